@@ -1,0 +1,360 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// Ledger outcomes.
+const (
+	OutApplied    = "applied"
+	OutNotCommand = "not-a-command"
+)
+
+// Handled reports whether the comment id is already in the ledger.
+func Handled(s *state.State, id int64) bool {
+	for _, e := range s.Ledger {
+		if e.CommentID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadOnly reports whether a comment body is a read-only command
+// (status/help) or no command at all: classifying it needs no state write.
+func ReadOnly(body string) bool {
+	r := reply.Parse(body)
+	return r.Kind == reply.None && !r.Attempt || r.Kind == reply.Command && (r.Cmd == "status" || r.Cmd == "help")
+}
+
+func (m *machine) ledger(id int64, outcome string) {
+	if Handled(m.s, id) {
+		return
+	}
+	m.s.Ledger = append(m.s.Ledger, state.LedgerEntry{CommentID: id, Outcome: outcome})
+}
+
+// comment classifies one comment exactly once and applies it.
+func (m *machine) comment(c Comment) error {
+	if Handled(m.s, c.ID) {
+		return nil // already classified: duplicates and re-runs are no-ops
+	}
+	if c.At.Before(m.s.StartedAt) {
+		m.ledger(c.ID, OutNotCommand) // older than the run: history, not input
+		return nil
+	}
+	r := reply.Parse(c.Body)
+	if r.Kind == reply.None && !r.Attempt {
+		m.ledger(c.ID, OutNotCommand)
+		return nil
+	}
+	if c.Bot && !c.Agent {
+		m.ledger(c.ID, OutNotCommand) // bots never count
+		return nil
+	}
+	if c.Agent {
+		// Agents may report on the step they execute, nothing else.
+		if r.Kind == reply.Command && (r.Cmd == "done" || r.Cmd == "fail" || r.Cmd == "progress") {
+			m.command(c, r)
+			return nil
+		}
+		m.ledger(c.ID, OutNotCommand)
+		return nil
+	}
+	if c.PermErr {
+		return nil // fail closed: not classified, retried on the next reconcile
+	}
+	if !c.Perm.AtLeast(m.set.AnswerPermission) {
+		m.refuseUnauthorized(c)
+		return nil
+	}
+	if r.Attempt {
+		m.ledger(c.ID, "rejected:not-canonical")
+		m.changed = true
+		m.replyOnce(c, "attempt", r.Hint)
+		return nil
+	}
+	if r.Kind == reply.Choice {
+		m.choice(c, r.Letter, r.Reason)
+		return nil
+	}
+	m.command(c, r)
+	return nil
+}
+
+// refuseUnauthorized: 😕 and at most one explanation per user per gate.
+func (m *machine) refuseUnauthorized(c Comment) {
+	m.ledger(c.ID, "rejected:unauthorized")
+	m.changed = true
+	m.react(c.ID, reactConfuse)
+	key := "unauth:" + strings.ToLower(c.Author) + ":" + m.gateKey()
+	if m.owed(key) {
+		m.replyTo(c.ID, fmt.Sprintf("@\u200b%s, thanks — only people with at least **%s** permission on this repository can answer autopilot's questions or run its commands, so this comment was not applied.",
+			textsafe.Escape(c.Author), m.set.AnswerPermission))
+	}
+}
+
+// replyOnce posts a reply unless this user already got one of this kind for
+// the current gate.
+func (m *machine) replyOnce(c Comment, kind, text string) {
+	if m.owed(kind + ":" + strings.ToLower(c.Author) + ":" + m.gateKey()) {
+		m.replyTo(c.ID, fmt.Sprintf("@\u200b%s: %s", textsafe.Escape(c.Author), text))
+	}
+}
+
+// owed records a reply key and reports whether it was new.
+func (m *machine) owed(key string) bool {
+	for _, k := range m.s.Replies {
+		if k == key {
+			return false
+		}
+	}
+	m.s.Replies = append(m.s.Replies, key)
+	m.changed = true
+	return true
+}
+
+func (m *machine) gateKey() string {
+	if m.s.Gate != nil {
+		return m.s.Gate.ID
+	}
+	return fmt.Sprintf("step-%s-c%d", m.s.Slug, m.s.Cycle)
+}
+
+// choice handles a letter answer.
+func (m *machine) choice(c Comment, letter, reason string) {
+	g := m.s.Gate
+	if g == nil || m.s.Run == state.RunStopped {
+		if d, ok := m.decidedFor(c); ok {
+			m.ledger(c.ID, "rejected:already-decided")
+			m.react(c.ID, reactConfuse)
+			m.replyOnce(c, "decided", fmt.Sprintf("already decided by @\u200b%s: %s", textsafe.Escape(d.By), d.Option))
+			return
+		}
+		if c.At.After(m.s.UpdatedAt) && !m.s.UpdatedAt.IsZero() && m.s.Run != state.RunStopped {
+			return // may answer a gate whose state write is not visible yet: defer
+		}
+		m.ledger(c.ID, "rejected:no-open-gate")
+		m.changed = true
+		m.react(c.ID, reactConfuse)
+		return
+	}
+	opened := g.OpenedAt
+	if !c.GatePostedAt.IsZero() && c.GatePostedAt.Before(opened) {
+		opened = c.GatePostedAt
+	}
+	if c.At.Before(opened) {
+		if d, ok := m.decidedFor(c); ok {
+			m.ledger(c.ID, "rejected:already-decided")
+			m.react(c.ID, reactConfuse)
+			m.replyOnce(c, "decided", fmt.Sprintf("already decided by @\u200b%s: %s", textsafe.Escape(d.By), d.Option))
+			return
+		}
+		m.ledger(c.ID, "rejected:stale")
+		m.react(c.ID, reactConfuse)
+		m.replyOnce(c, "stale", "this answer was written before the current question was asked, so it was not applied. Please answer the open question below it.")
+		return
+	}
+	if _, ok := g.Option(letter); !ok {
+		m.ledger(c.ID, "rejected:invalid-option")
+		m.changed = true
+		m.react(c.ID, reactConfuse)
+		m.replyOnce(c, "invalid", fmt.Sprintf("`%s` is not one of the options; did you mean one of %s?", letter, strings.Join(strings.Split(g.Letters(), ""), ", ")))
+		return
+	}
+	m.ledger(c.ID, OutApplied)
+	m.answer(c, letter, reason)
+}
+
+// decidedFor finds the decision of the gate a late answer was meant for.
+func (m *machine) decidedFor(c Comment) (state.Decision, bool) {
+	for i := len(m.s.Decisions) - 1; i >= 0; i-- {
+		d := m.s.Decisions[i]
+		if !d.GateOpenedAt.After(c.At) && d.CommentID != c.ID {
+			return d, true
+		}
+	}
+	return state.Decision{}, false
+}
+
+// command applies an /autopilot command from an authorised author.
+func (m *machine) command(c Comment, r reply.Result) {
+	accept := func() {
+		m.ledger(c.ID, OutApplied)
+		m.changed = true
+		m.react(c.ID, reactUp)
+	}
+	refuse := func(why, text string) {
+		m.ledger(c.ID, "rejected:"+why)
+		m.changed = true
+		m.react(c.ID, reactConfuse)
+		m.replyOnce(c, why, text)
+	}
+	stopped := m.s.Run == state.RunStopped
+	switch r.Cmd {
+	case "choose":
+		m.choice(c, r.Letter, r.Reason)
+	case "status":
+		m.ledger(c.ID, OutApplied)
+		m.react(c.ID, reactUp)
+		m.replyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+m.banner()+"\n```")
+	case "help":
+		m.ledger(c.ID, OutApplied)
+		m.react(c.ID, reactUp)
+		m.replyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+reply.Usage()+"\n```")
+	case "stop":
+		if stopped || m.s.Run == state.RunDone {
+			refuse("not-running", "the run is not running, so there is nothing to stop.")
+			return
+		}
+		accept()
+		m.stop("user-abort", "stopped by @"+c.Author)
+	case "resume":
+		if !stopped {
+			refuse("not-stopped", "the run is not stopped; `/autopilot resume` continues a stopped run.")
+			return
+		}
+		accept()
+		m.resume("resumed by @" + c.Author)
+	case "done", "fail", "progress":
+		if stopped || m.s.Run == state.RunDone || m.s.Status != state.InProgress || m.s.Gate != nil && m.s.Gate.Kind != "approval-"+m.s.Slug {
+			refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
+			return
+		}
+		m.executorReport(c, r, accept, refuse)
+	case "skip":
+		m.skipCommand(c, r, accept, refuse)
+	case "back":
+		i := m.f.Index(r.Name)
+		if k, err := strconv.Atoi(r.Name); err == nil && i < 0 && k >= 1 && k <= len(m.f.Steps) {
+			i = k - 1
+		}
+		latest := m.s.Step
+		if m.s.Run == state.RunDone {
+			latest = len(m.f.Steps) + 1
+		}
+		if i < 0 || i+1 >= latest {
+			refuse("bad-step", "`/autopilot back` needs an earlier step of this flow: "+strings.Join(m.slugs(), ", ")+".")
+			return
+		}
+		accept()
+		st := m.f.Steps[i]
+		m.openGate("rollback-"+st.Slug, fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
+			[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: "back:" + st.Slug}, {Letter: "B", Text: "Stay on the current step", Action: "stay"}},
+			"B", "re-running discards later progress; choose A only if the earlier output was wrong")
+	case "retry":
+		if m.s.Status != state.Failed || m.s.Gate == nil || !strings.HasPrefix(m.s.Gate.Kind, "skill-failed") {
+			refuse("nothing-to-retry", "there is no failed step to retry.")
+			return
+		}
+		m.ledger(c.ID, OutApplied)
+		m.answer(c, "A", "via /autopilot retry")
+	case "approve", "reject":
+		m.consensus(c, r, accept, refuse)
+	case "jira retry", "jira sync":
+		m.jiraCommand(c, r, accept, refuse)
+	default:
+		refuse("unknown-command", "unknown command; see `/autopilot help`.")
+	}
+}
+
+func (m *machine) slugs() []string {
+	out := make([]string, len(m.f.Steps))
+	for i, s := range m.f.Steps {
+		out[i] = s.Slug
+	}
+	return out
+}
+
+// skipCommand handles /autopilot skip [reason]: reason required where the
+// step says so; the skip itself is confirmed with a Choose (seed 002).
+func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if m.s.Run == state.RunDone || m.s.Run == state.RunStopped || m.s.Step == 0 {
+		refuse("not-running", "there is no running step to skip.")
+		return
+	}
+	st := m.step()
+	reason := strings.TrimSpace(r.Text)
+	if st.SkipReason && reason == "" {
+		refuse("reason-required", fmt.Sprintf("skipping **%s** needs a reason: `/autopilot skip <reason>`.", st.Name))
+		return
+	}
+	if st.Interview && reason == "" {
+		refuse("reason-required", "skipping the interview needs a reason: `/autopilot skip <reason>`.")
+		return
+	}
+	if st.Consensus || st.Evidence == "review" {
+		refuse("not-skippable", fmt.Sprintf("**%s** cannot be skipped: it needs its approvals or evidence.", st.Name))
+		return
+	}
+	accept()
+	if reason == "" {
+		reason = "no reason given"
+	}
+	if st.Interview && m.s.Review != nil {
+		m.s.Review.InterviewSkipped = oneLine(reason, 200) + " (by @" + c.Author + ")"
+	}
+	if st.Evidence == "checks" && m.s.Review != nil {
+		m.s.Review.QAVerdict = &state.Verdict{Clean: true, Skipped: true, Reason: oneLine(reason, 200), Evidence: c.URL}
+	}
+	details := []string{"Reason: " + textsafe.Escape(oneLine(reason, 200))}
+	if deps := m.dependents(); deps != "" {
+		details = append(details, "Warning: later steps ("+deps+") may depend on its output.")
+	}
+	m.openGate("skip-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Skip %s?", st.Name), details,
+		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: "skip-reason"}, {Letter: "B", Text: "Execute the step", Action: "execute"}},
+		"B", "skipped steps leave gaps later steps may rely on")
+}
+
+func (m *machine) dependents() string {
+	var out []string
+	for i := m.s.Step; i < len(m.f.Steps) && len(out) < 3; i++ {
+		out = append(out, m.f.Steps[i].Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// jiraCommand handles /autopilot jira retry|sync.
+func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if r.Cmd == "jira retry" {
+		if m.s.Gate != nil && m.s.Gate.Kind == "jira-auth" {
+			m.ledger(c.ID, OutApplied)
+			m.answer(c, "A", "via /autopilot jira retry")
+			return
+		}
+		accept()
+		m.s.JiraNote = ""
+		m.emit(state.Effect{Kind: EffJiraSync, Content: "retry"})
+		return
+	}
+	if !m.hasPendingTasks() && !m.hasCreatedTasks() {
+		refuse("nothing-to-sync", "there are no tasks to sync with Jira.")
+		return
+	}
+	accept()
+	m.emit(state.Effect{Kind: EffJiraSync, Content: "sync"})
+}
+
+func (m *machine) hasPendingTasks() bool {
+	for _, t := range m.s.Tasks {
+		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *machine) hasCreatedTasks() bool {
+	for _, t := range m.s.Tasks {
+		if t.Jira == state.JiraCreated {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,288 @@
+// Package engine is autopilot's workflow state machine. It is pure:
+// Apply(settings, state, event, now) returns the next state and the side
+// effects to perform, and never does I/O, reads a clock or draws randomness.
+// The caller (internal/reconcile) persists the state before it performs the
+// effects, so a crash between the two is recoverable (every effect is
+// idempotent by its hidden marker).
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Settings is what the engine needs to know about its environment.
+type Settings struct {
+	Config *config.Config
+	// AnswerPermission is the minimum permission to answer a gate or run a command.
+	AnswerPermission forge.Permission
+	// JiraConfigured is true when Jira credentials were supplied.
+	JiraConfigured bool
+	Repo           string
+	// BudgetLow: the API rate budget is nearly spent; the next iteration
+	// boundary stops the run with resource-overload.
+	BudgetLow bool
+}
+
+// Event is an input to the engine.
+type Event interface{ eventName() string }
+
+// Start: the trigger label was added.
+type Start struct {
+	// Flow is the flow to run; empty means choose among Candidates.
+	Flow       string
+	Candidates []string
+	Actor      string
+	Title      string
+	Body       string
+	URL        string
+}
+
+// LabelRemoved: the trigger label was removed (user-abort).
+type LabelRemoved struct{ Actor string }
+
+// Closed: the issue was closed.
+type Closed struct{ Actor string }
+
+// Comment is a human (or agent) comment on the issue or a linked PR.
+type Comment struct {
+	ID     int64
+	Author string
+	Bot    bool
+	// Agent: the author is a configured agent account (executor reports count).
+	Agent bool
+	Perm  forge.Permission
+	// PermErr: the permission lookup failed; the comment is deferred (fail closed).
+	PermErr bool
+	Body    string
+	At      time.Time
+	URL     string
+	OnPR    int
+	// Declared holds epics/tasks parsed from autopilot-epics/-tasks blocks.
+	Declared    []state.Task
+	DeclaredErr string
+	// GatePostedAt is when the open gate's comment appeared (GitHub clock),
+	// zero when unknown; answers older than it are stale.
+	GatePostedAt time.Time
+}
+
+// Review is a submitted review on a linked PR.
+type Review struct {
+	ID       int64
+	PR       int
+	PRAuthor string
+	Reviewer string
+	Perm     forge.Permission
+	PermErr  bool
+	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED
+	Body     string
+	At       time.Time
+	URL      string
+}
+
+// Checks reports the check state of a linked PR's head.
+type Checks struct {
+	PR     int
+	SHA    string
+	State  string // success, failure, pending
+	Failed []string
+	URL    string
+}
+
+// RunCompleted: a dispatched workflow run finished.
+type RunCompleted struct {
+	RunID        int64
+	DisplayTitle string
+	Conclusion   string
+	URL          string
+}
+
+// Dispatched reports the outcome of a dispatch effect.
+type Dispatched struct {
+	Session string
+	RunID   int64
+	Err     string
+}
+
+// JiraAuth reports the outcome of the Jira authentication check.
+type JiraAuth struct {
+	OK     bool
+	Detail string
+}
+
+// JiraSynced reports an outbox sync.
+type JiraSynced struct {
+	Tasks  []state.Task
+	Paused string // "auth" when a 401 paused the sync
+	Note   string
+}
+
+// Tick is the periodic sweep: timeouts and wall-clock limits.
+type Tick struct {
+	// BudgetLow: the API budget is nearly spent (resource-overload).
+	BudgetLow bool
+}
+
+// PRLinked: a PR whose body links this issue was opened or edited.
+type PRLinked struct {
+	PR  int
+	URL string
+}
+
+func (Start) eventName() string        { return "start" }
+func (LabelRemoved) eventName() string { return "label-removed" }
+func (Closed) eventName() string       { return "closed" }
+func (Comment) eventName() string      { return "comment" }
+func (Review) eventName() string       { return "review" }
+func (Checks) eventName() string       { return "checks" }
+func (RunCompleted) eventName() string { return "run-completed" }
+func (Dispatched) eventName() string   { return "dispatched" }
+func (JiraAuth) eventName() string     { return "jira-auth" }
+func (JiraSynced) eventName() string   { return "jira-synced" }
+func (Tick) eventName() string         { return "tick" }
+func (PRLinked) eventName() string     { return "pr-linked" }
+
+// Effect kinds.
+const (
+	EffComment   = "comment"   // post a comment (idempotent by Marker)
+	EffReact     = "react"     // react to CommentID with Content
+	EffDispatch  = "dispatch"  // workflow_dispatch
+	EffJiraAuth  = "jira-auth" // check Jira credentials, answer with JiraAuth
+	EffJiraSync  = "jira-sync" // run the Jira outbox, answer with JiraSynced
+	EffCheckPR   = "check-pr"  // read the linked PR's reviews/checks, answer with Review/Checks
+	reactUp      = "+1"
+	reactConfuse = "confused"
+)
+
+// Result is what Apply returns besides the state.
+type Result struct {
+	State   *state.State
+	Effects []state.Effect
+	// Changed is false when the event changed nothing worth writing
+	// (ledger-only classifications of read-only commands ride along later).
+	Changed bool
+	// Decision is the option letter applied by this event, if any.
+	Decision string
+}
+
+// machine carries one Apply call.
+type machine struct {
+	set  Settings
+	s    *state.State
+	f    *flow.Flow
+	now  time.Time
+	effs []state.Effect
+	// changed marks a state change that must be written.
+	changed  bool
+	decision string
+}
+
+// Apply computes the next state and effects for one event. s may be nil
+// when the issue has no state yet (only Start creates one). Apply never
+// mutates s.
+func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error) {
+	m := &machine{set: set, now: now.UTC()}
+	if s != nil {
+		m.s = clone(s)
+		if m.s.Flow != "" {
+			f, ok := set.Config.All[m.s.Flow]
+			if !ok {
+				return Result{}, fmt.Errorf("state names unknown flow %q (have %v)", m.s.Flow, set.Config.All.Names())
+			}
+			m.f = f
+		}
+	}
+	if err := m.apply(ev); err != nil {
+		return Result{}, err
+	}
+	if m.s != nil && m.changed {
+		m.s.UpdatedAt = m.now
+	}
+	return Result{State: m.s, Effects: m.effs, Changed: m.changed, Decision: m.decision}, nil
+}
+
+func (m *machine) apply(ev Event) error {
+	if m.s == nil {
+		if st, ok := ev.(Start); ok {
+			return m.start(st)
+		}
+		return nil // no run on this issue: nothing to do
+	}
+	switch e := ev.(type) {
+	case Start:
+		return m.restart(e)
+	case LabelRemoved:
+		m.stop("user-abort", "the trigger label was removed by @"+e.Actor)
+	case Closed:
+		if m.s.Run != state.RunDone && m.s.Run != state.RunStopped {
+			m.stop("user-abort", "the issue was closed")
+		}
+	case Comment:
+		return m.comment(e)
+	case Review:
+		m.review(e)
+	case Checks:
+		m.checks(e)
+	case RunCompleted:
+		m.runCompleted(e)
+	case Dispatched:
+		m.dispatched(e)
+	case JiraAuth:
+		m.jiraAuth(e)
+	case JiraSynced:
+		m.jiraSynced(e)
+	case Tick:
+		m.tick(e)
+	case PRLinked:
+		m.prLinked(e)
+	default:
+		return fmt.Errorf("unknown event %T", ev)
+	}
+	return nil
+}
+
+func (m *machine) emit(e state.Effect) { m.effs = append(m.effs, e) }
+
+// nextMarker returns a fresh marker id for a bot comment.
+func (m *machine) nextMarker(kind string) string {
+	m.s.Seq++
+	m.changed = true
+	return fmt.Sprintf("<!-- autopilot:%s %d-%d -->", kind, m.s.Issue, m.s.Seq)
+}
+
+// post emits a new bot comment with a unique marker.
+func (m *machine) post(kind, text string) {
+	marker := m.nextMarker(kind)
+	m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + text})
+}
+
+// replyTo posts a reply to a comment; its marker is keyed by the comment id,
+// so a reply is idempotent across runs without a state write.
+func (m *machine) replyTo(id int64, text string) {
+	marker := fmt.Sprintf("<!-- autopilot:reply %d -->", id)
+	m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + text})
+}
+
+func (m *machine) react(id int64, content string) {
+	if id != 0 {
+		m.emit(state.Effect{Kind: EffReact, CommentID: id, Content: content})
+	}
+}
+
+func clone(s *state.State) *state.State {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("engine: state does not marshal: " + err.Error()) // all fields are plain data
+	}
+	var c state.State
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic("engine: state does not unmarshal: " + err.Error())
+	}
+	return &c
+}

@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// MaxRetries is the number of consecutive failures that escalate (seed 002).
+const MaxRetries = 3
+
+// executorReport handles /autopilot done|fail|progress for the current step.
+func (m *machine) executorReport(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	st := m.step()
+	switch r.Cmd {
+	case "progress":
+		if r.Phase < m.s.SubStep.Phase {
+			refuse("phase-backwards", fmt.Sprintf("sub-step phases only move forward (current phase %d).", m.s.SubStep.Phase))
+			return
+		}
+		if r.Phase == 0 && r.Name != state.AwaitingInvocation || r.Name == state.AwaitingInvocation && r.Phase != 0 {
+			refuse("reserved-name", "`awaiting-invocation` is reserved for phase 0 (and phase 0 for it).")
+			return
+		}
+		accept()
+		m.s.SubStep = state.SubStep{Phase: r.Phase, Name: r.Name, Detail: oneLine(r.Text, 120)}
+		if i := m.s.Step - 1; i >= 0 && r.Text != "" {
+			m.s.Steps[i].Note = oneLine(r.Text, 40)
+		}
+	case "fail":
+		accept()
+		m.fail(r.Text)
+	case "done":
+		if st.Evidence != "" {
+			refuse("needs-evidence", m.evidenceNeeded(st.Evidence))
+			return
+		}
+		if c.DeclaredErr != "" {
+			refuse("bad-task-block", "the task block could not be read, so nothing was recorded: "+textsafe.Escape(c.DeclaredErr))
+			return
+		}
+		if st.Interview && strings.TrimSpace(r.Text) == "" {
+			refuse("rationale-required", "leaving the interview needs a recorded rationale: `/autopilot done <why the requirements are complete>`.")
+			return
+		}
+		accept()
+		if r.Confidence != nil {
+			m.s.Limits.LastConfidence = *r.Confidence
+			m.s.Limits.HasConfidence = true
+		}
+		m.addTasks(c.Declared, st.Slug)
+		summary := strings.TrimSpace(r.Text)
+		if summary == "" {
+			summary = "reported done by @" + c.Author
+		}
+		if m.s.Review != nil {
+			m.handoff(st.Slug, summary, c.URL)
+		}
+		if st.Interview && m.s.Review != nil {
+			m.s.Review.InterviewRationale = oneLine(summary, 300)
+		}
+		if st.Consensus {
+			m.planReported()
+			return
+		}
+		if st.Gate == "approval" {
+			m.openApprovalGate(st)
+			return
+		}
+		if n := len(c.Declared); n > 0 {
+			summary = fmt.Sprintf("%s (%d %s declared)", summary, n, plural(n, st.Jira))
+		}
+		m.complete(summary)
+	}
+}
+
+func plural(n int, kind string) string {
+	if kind == "" {
+		kind = "items"
+	}
+	if n == 1 {
+		return strings.TrimSuffix(kind, "s")
+	}
+	return kind
+}
+
+// addTasks appends declared epics/tasks, numbered after the existing ones.
+func (m *machine) addTasks(ts []state.Task, step string) {
+	if len(ts) == 0 {
+		return
+	}
+	for _, t := range ts {
+		t.ID = fmt.Sprintf("%02d", len(m.s.Tasks)+1)
+		t.Step = step
+		t.Jira = state.JiraPending
+		if t.IdemKey == "" {
+			t.IdemKey = IdemKey(m.s.Repo, m.s.Issue, t.ID, m.s.Cycle)
+		}
+		m.s.Tasks = append(m.s.Tasks, t)
+	}
+	if i := m.s.Step - 1; i >= 0 {
+		m.s.Steps[i].Note = fmt.Sprintf("%d %s", len(ts), plural(len(ts), kindWord(ts[0].Kind)))
+	}
+	if m.s.JiraEnabled != nil && *m.s.JiraEnabled {
+		m.emit(state.Effect{Kind: EffJiraSync})
+	}
+}
+
+func kindWord(k string) string {
+	if k == state.KindEpic {
+		return "epics"
+	}
+	return "tasks"
+}
+
+// IdemKey is the idempotency key of a task: stable across runs (so a
+// rebuilt state finds the same Jira issues), stored on the Jira issue as a label.
+func IdemKey(repo string, issue int, id string, cycle int) string {
+	return tracker.IdemKey(repo, issue, fmt.Sprintf("c%d/%s", cycle, id))
+}
+
+// fail runs the retry protocol of seed 002.
+func (m *machine) fail(reason string) {
+	st := m.step()
+	reason = oneLine(reason, 200)
+	if reason == "" {
+		reason = "no reason given"
+	}
+	m.s.RetryCount++
+	m.s.RetryLog = append(m.s.RetryLog, state.RetryEntry{
+		Attempt: m.s.RetryCount, Step: m.s.Step, Name: st.Name,
+		SubStep: fmt.Sprintf("%d %s", m.s.SubStep.Phase, m.s.SubStep.Name), Reason: reason, At: m.now,
+	})
+	m.changed = true
+	breaker := m.s.FailedSessions[st.Slug] >= MaxRetries
+	if m.s.RetryCount < MaxRetries && !breaker {
+		m.setProgress(state.InProgress)
+		// Auto-retry from the recorded sub-step (not from the beginning).
+		m.rerun(fmt.Sprintf("attempt %d failed: %s — retrying automatically (retry %d/%d) from sub-step %d %s.",
+			m.s.RetryCount, textsafe.Escape(reason), m.s.RetryCount, MaxRetries, m.s.SubStep.Phase, m.s.SubStep.Name))
+		return
+	}
+	m.escalate(reason, breaker)
+}
+
+// rerun re-executes the current step after a failure.
+func (m *machine) rerun(note string) {
+	st := m.step()
+	ex := m.set.Config.ExecutorFor(st.Slug)
+	if ex.Kind == "dispatch" || ex.Kind == "comment" {
+		m.run()
+		return
+	}
+	m.s.Exec = &state.Execution{Executor: ex.Kind, Attempt: m.s.RetryCount + 1, Announced: true, StartedAt: m.now}
+	m.post("announce", fmt.Sprintf("🔁 **%s** — %s", st.Name, note))
+}
+
+// escalate stops auto-retry: failed, blocker, SKILL FAILED Choose.
+func (m *machine) escalate(reason string, breaker bool) {
+	st := m.step()
+	m.s.RetryCount = MaxRetries
+	m.s.Status = state.Failed
+	m.setProgress(state.Failed)
+	m.s.Run = state.RunFailed
+	if m.s.FailedSessions == nil {
+		m.s.FailedSessions = map[string]int{}
+	}
+	m.s.FailedSessions[st.Slug]++
+	blocker := fmt.Sprintf("[%s] %s failed %d consecutive times at sub_step %d %s. Last failure: %s. Auto-retry exhausted.",
+		st.Slug, st.Name, MaxRetries, m.s.SubStep.Phase, m.s.SubStep.Name, reason)
+	if breaker {
+		blocker = fmt.Sprintf("[%s] circuit breaker: %s has failed in %d sessions; auto-retry is off until someone decides. Last failure: %s.",
+			st.Slug, st.Name, m.s.FailedSessions[st.Slug], reason)
+	}
+	m.removeBlockersFor(st.Slug)
+	m.s.Blockers = append(m.s.Blockers, blocker)
+	m.s.LastSession = m.session("failed", "auto-retry exhausted: "+reason)
+	m.openGate("skill-failed", fmt.Sprintf("SKILL FAILED: %s — %d consecutive failures", st.Name, MaxRetries),
+		[]string{
+			fmt.Sprintf("Step: %d — %s", m.s.Step, st.Name),
+			fmt.Sprintf("SubStep: %d — %s", m.s.SubStep.Phase, m.s.SubStep.Name),
+			"Last failure reason: " + textsafe.Escape(reason),
+		},
+		[]state.Option{
+			{Letter: "A", Text: "Retry with a fresh executor session", Action: "retry-fresh"},
+			{Letter: "B", Text: "Skip this step with warning", Action: "skip"},
+			{Letter: "C", Text: "Abort — investigate and fix manually", Action: "abort"},
+		}, "A", "fresh context often resolves persistent failures")
+	m.s.Run = state.RunFailed
+}
+
+// dispatched records the run id of a dispatch (or its failure).
+func (m *machine) dispatched(e Dispatched) {
+	if m.s.Exec == nil || m.s.Exec.Session != e.Session {
+		return
+	}
+	if e.Err != "" {
+		m.s.Limits.FailedWaves++
+		m.fail("dispatch failed: " + e.Err)
+		return
+	}
+	if m.s.Exec.RunID != e.RunID {
+		m.s.Exec.RunID = e.RunID
+		m.changed = true
+	}
+}
+
+// runCompleted matches a workflow run exactly (run id or session token).
+func (m *machine) runCompleted(e RunCompleted) {
+	ex := m.s.Exec
+	if ex == nil || ex.Executor != "dispatch" || m.s.Status != state.InProgress {
+		return
+	}
+	match := ex.RunID != 0 && e.RunID == ex.RunID || ex.Session != "" && containsToken(e.DisplayTitle, ex.Session)
+	if !match {
+		return
+	}
+	ex.RunID = e.RunID
+	m.changed = true
+	if e.Conclusion == "success" {
+		m.complete("workflow run succeeded: " + e.URL)
+		return
+	}
+	m.s.Limits.FailedWaves++
+	m.fail(fmt.Sprintf("workflow run %d concluded %s", e.RunID, e.Conclusion))
+}
+
+// containsToken matches the session token as a whole word.
+func containsToken(title, token string) bool {
+	for _, f := range strings.Fields(title) {
+		if f == token {
+			return true
+		}
+	}
+	return false
+}
+
+// tick is the sweep: executor timeouts and wall-clock limits at boundaries.
+func (m *machine) tick(e Tick) {
+	if m.s.Run == state.RunDone || m.s.Run == state.RunStopped {
+		return
+	}
+	if ex := m.s.Exec; ex != nil && ex.Executor == "dispatch" && m.s.Status == state.InProgress {
+		timeout := m.set.Config.ExecutorFor(m.s.Slug).Timeout
+		if m.now.Sub(ex.DispatchedAt) > timeoutDur(timeout) {
+			m.s.Limits.FailedWaves++
+			m.fail(fmt.Sprintf("dispatched run (session %s) did not report within %s", ex.Session, timeoutDur(timeout)))
+			return
+		}
+	}
+	if st := m.step(); st.Evidence != "" && m.s.Status == state.InProgress {
+		for _, pr := range m.s.LinkedPRs {
+			m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(pr)})
+		}
+	}
+	atBoundary := m.s.Run == state.RunAwaitingDecision || m.s.Status == state.NotStarted
+	if !atBoundary {
+		return
+	}
+	if e.BudgetLow {
+		m.stop("resource-overload", "the API rate budget is nearly spent")
+		return
+	}
+	if m.hoursExceeded() {
+		m.stop("max-hours-exceeded", fmt.Sprintf("the run has been going for more than %.1f hours", m.set.Config.Limits.MaxHours))
+	}
+}
+
+// prLinked records a PR that links this issue.
+func (m *machine) prLinked(e PRLinked) {
+	for _, n := range m.s.LinkedPRs {
+		if n == e.PR {
+			return
+		}
+	}
+	m.s.LinkedPRs = append(m.s.LinkedPRs, e.PR)
+	m.changed = true
+	if st := m.step(); st.Evidence != "" && m.s.Status == state.InProgress {
+		m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(e.PR)})
+	}
+}

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// openGate records a Choose block in the state and posts it. The gate's
+// marker makes the post idempotent.
+func (m *machine) openGate(kind, title string, details []string, opts []state.Option, rec, reason string) {
+	m.s.Seq++
+	id := fmt.Sprintf("g%d-%s", m.s.Seq, kind)
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	g := &state.Gate{ID: id, Kind: kind, Title: title, Details: details, Options: opts, Recommend: rec, Reason: reason, OpenedAt: m.now}
+	m.s.Gate = g
+	m.s.Run = state.RunAwaitingDecision
+	m.changed = true
+	m.emit(state.Effect{Kind: EffComment, Marker: gateMarker(id), Body: renderGate(g)})
+}
+
+func gateMarker(id string) string { return "<!-- autopilot:gate " + id + " -->" }
+
+// renderGate renders the Choose block of a gate.
+func renderGate(g *state.Gate) string {
+	b := choose.Block{GateID: g.ID, Title: g.Title, Details: g.Details, Recommend: g.Recommend, Reason: g.Reason}
+	for _, o := range g.Options {
+		b.Options = append(b.Options, choose.Option{Letter: o.Letter, Text: o.Text})
+	}
+	return b.Render()
+}
+
+// jiraGate runs before the first Jira step. It returns true when the step
+// may start now; otherwise an auth check or a gate is pending.
+func (m *machine) jiraGate() bool {
+	jc := m.set.Config.Jira
+	if jc.Enabled != nil && !*jc.Enabled {
+		f := false
+		m.s.JiraEnabled = &f
+		return true
+	}
+	if !m.set.JiraConfigured {
+		m.openJiraFailed("Jira is not configured (jira_url, jira_user, jira_token, jira_project are empty)")
+		return false
+	}
+	m.s.PendingJiraCheck = true
+	m.emit(state.Effect{Kind: EffJiraAuth})
+	return false
+}
+
+func (m *machine) openJiraFailed(detail string) {
+	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Escape(oneLine(detail, 160))},
+		[]state.Option{{Letter: "A", Text: "Retry authentication", Action: "jira-retry"}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: "jira-off"}},
+		"A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
+}
+
+// jiraAuth handles the outcome of the Jira authentication check.
+func (m *machine) jiraAuth(e JiraAuth) {
+	if !m.s.PendingJiraCheck {
+		return
+	}
+	m.s.PendingJiraCheck = false
+	m.changed = true
+	if !e.OK {
+		m.openJiraFailed(e.Detail)
+		return
+	}
+	t := true
+	m.s.JiraEnabled = &t
+	m.s.JiraNote = ""
+	if m.hasPendingTasks() {
+		m.emit(state.Effect{Kind: EffJiraSync})
+	}
+	m.continueStep()
+}
+
+// continueStep starts the current step after a gate that preceded it.
+func (m *machine) continueStep() {
+	st := m.step()
+	if st.Gate == "approval" {
+		m.openApprovalGate(st)
+		return
+	}
+	m.run()
+}
+
+// openApprovalGate asks a human to review (meta-repo config review).
+func (m *machine) openApprovalGate(st flow.Step) {
+	m.s.Status = state.InProgress
+	m.setProgress(state.InProgress)
+	m.s.SubStep = state.SubStep{Phase: 0, Name: "awaiting-human-review", Detail: oneLine(st.Produces, 120)}
+	m.openGate("approval-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Escape(st.Produces)},
+		[]state.Option{{Letter: "A", Text: "Approve and continue", Action: "approve"}, {Letter: "B", Text: "Request changes (the executor revises, then this asks again)", Action: "changes"}, {Letter: "C", Text: "Abort the run", Action: "abort"}},
+		"A", "approve once the configuration matches the repositories you mean to change")
+}
+
+// answer applies a valid option of the open gate.
+func (m *machine) answer(c Comment, letter, reason string) {
+	g := m.s.Gate
+	opt, _ := g.Option(letter)
+	m.s.Gate = nil
+	m.decision = letter
+	m.s.Decisions = append(m.s.Decisions, state.Decision{
+		Gate: g.ID, Question: g.Title, Option: letter, OptionText: opt.Text, By: c.Author, At: c.At,
+		Link: c.URL, CommentID: c.ID, Reason: oneLine(reason, 200), GateOpenedAt: g.OpenedAt,
+	})
+	m.changed = true
+	m.react(c.ID, reactUp)
+	m.s.Run = state.RunInProgress
+	m.doAction(g, opt.Action, c)
+}
+
+func (m *machine) doAction(g *state.Gate, action string, c Comment) {
+	switch {
+	case strings.HasPrefix(action, "flow:"):
+		name := strings.TrimPrefix(action, "flow:")
+		if f, ok := m.set.Config.All[name]; ok {
+			m.begin(f, Start{Flow: name, Actor: c.Author, Title: m.s.Title})
+		}
+	case action == "fresh-session":
+		m.s.Limits.Sessions++
+		if m.sessionLimit() {
+			return
+		}
+		m.enter(m.s.Step)
+	case action == "continue-session":
+		m.enter(m.s.Step)
+	case action == "jira-retry":
+		m.s.PendingJiraCheck = true
+		m.emit(state.Effect{Kind: EffJiraAuth})
+	case action == "jira-off":
+		f := false
+		m.s.JiraEnabled = &f
+		m.s.JiraNote = "continuing without Jira; tasks wait as Jira: pending until `/autopilot jira sync`"
+		m.continueStep()
+	case action == "retry-fresh":
+		m.s.RetryCount = 0
+		m.s.Limits.Sessions++
+		m.removeBlockersFor(m.s.Slug)
+		m.clearRetryLog(m.s.Step)
+		if m.sessionLimit() {
+			return
+		}
+		m.run()
+	case action == "skip":
+		m.skipStep(fmt.Sprintf("skipped after %s by @%s", g.Title, c.Author))
+	case action == "skip-reason":
+		m.skipStep(m.pendingSkipReason(g))
+	case action == "abort":
+		m.stop("user-abort", "aborted by @"+c.Author+" at "+g.Title)
+	case action == "execute", action == "stay", action == "confirm":
+		if m.s.Status != state.InProgress {
+			m.run()
+		}
+	case strings.HasPrefix(action, "back:"):
+		m.rollback(strings.TrimPrefix(action, "back:"))
+	case action == "approve":
+		m.complete("approved by @" + c.Author)
+	case action == "changes":
+		m.s.SubStep = state.SubStep{Phase: 1, Name: "changes-requested", Detail: "requested by @" + c.Author}
+		m.post("announce", fmt.Sprintf("Changes requested for **%s** by @\u200b%s. Revise, then report with `/autopilot done [summary]`; the approval will be asked again.", m.s.Name, textsafe.Escape(c.Author)))
+	case action == "next-cycle":
+		m.s.Cycle++
+		to := m.f.Index(m.f.Loop.To)
+		for i := to; i < len(m.s.Steps); i++ {
+			m.s.Steps[i] = state.StepProgress{Slug: m.s.Steps[i].Slug, Status: state.NotStarted}
+		}
+		m.enter(to + 1)
+	case action == "finish":
+		m.finish()
+	case action == "low-confidence-continue":
+		m.s.Limits.HasConfidence = false
+		m.proceedAfterBoundary()
+	case action == "low-confidence-stop":
+		m.stop("low-confidence-fallback", "stopped by @"+c.Author+" after a low-confidence report")
+	}
+}
+
+// pendingSkipReason recovers the reason recorded in a skip gate's details.
+func (m *machine) pendingSkipReason(g *state.Gate) string {
+	for _, d := range g.Details {
+		if r, ok := strings.CutPrefix(d, "Reason: "); ok {
+			return r
+		}
+	}
+	return "skipped"
+}
+
+// rollback re-runs an earlier step; later steps return to not_started.
+func (m *machine) rollback(slug string) {
+	i := m.f.Index(slug)
+	if i < 0 {
+		return
+	}
+	for j := i; j < len(m.s.Steps); j++ {
+		m.s.Steps[j].Status = state.NotStarted
+		m.s.Steps[j].Retries = 0
+		m.s.Steps[j].Note = ""
+	}
+	m.s.Blockers = nil
+	m.s.LastSession = m.session("rollback", "re-running "+m.f.Steps[i].Name)
+	m.enter(i + 1)
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// jiraSynced merges the outcome of an outbox sync into the state. Jira
+// trouble never blocks the GitHub side: the flow goes on regardless.
+func (m *machine) jiraSynced(e JiraSynced) {
+	byKey := map[string]state.Task{}
+	for _, t := range e.Tasks {
+		byKey[t.IdemKey] = t
+	}
+	for i, t := range m.s.Tasks {
+		if u, ok := byKey[t.IdemKey]; ok {
+			if u.Jira != t.Jira || u.JiraKey != t.JiraKey || u.Done != t.Done || u.Error != t.Error || !u.SentAt.Equal(t.SentAt) {
+				m.s.Tasks[i].Jira, m.s.Tasks[i].JiraKey, m.s.Tasks[i].JiraURL = u.Jira, u.JiraKey, u.JiraURL
+				m.s.Tasks[i].Done, m.s.Tasks[i].Error, m.s.Tasks[i].SentAt = u.Done, u.Error, u.SentAt
+				m.changed = true
+			}
+		}
+	}
+	switch {
+	case e.Paused == "auth":
+		if m.s.JiraNote != "paused: authentication failed" {
+			m.s.JiraNote = "paused: authentication failed"
+			m.changed = true
+			m.post("reply", "⚠️ Jira rejected autopilot's credentials (401), so Jira sync is paused. The GitHub side goes on; tasks wait as `Jira: pending`. Fix the token, then comment `/autopilot jira retry`.")
+		}
+	case e.Note != "" && e.Note != m.s.JiraNote:
+		m.s.JiraNote = e.Note
+		m.changed = true
+	case e.Note == "" && m.s.JiraNote != "" && !m.hasPendingTasks():
+		m.s.JiraNote = ""
+		m.changed = true
+	}
+}
+
+// PendingCount is the number of tasks waiting for Jira.
+func PendingCount(s *state.State) int {
+	n := 0
+	for _, t := range s.Tasks {
+		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+			n++
+		}
+	}
+	return n
+}
+
+// Labels derives the autopilot labels from a state (PRODUCT §5).
+func Labels(s *state.State) []string {
+	if s == nil {
+		return nil
+	}
+	out := []string{}
+	if s.Slug != "" {
+		out = append(out, "autopilot/step:"+s.Slug)
+	}
+	out = append(out, "autopilot/status:"+s.Run)
+	if s.Flow != "" {
+		out = append(out, "autopilot/flow:"+s.Flow)
+	}
+	if PendingCount(s) > 0 {
+		out = append(out, "autopilot/jira:pending")
+	}
+	return out
+}
+
+// LabelColor returns the colour and description for an autopilot label.
+func LabelColor(name string) (color, desc string) {
+	switch {
+	case name == "autopilot/status:in-progress":
+		return "1d76db", "autopilot: a step is running"
+	case name == "autopilot/status:awaiting-decision":
+		return "fbca04", "autopilot: waiting for a human decision"
+	case name == "autopilot/status:failed":
+		return "d93f0b", "autopilot: a step failed after retries"
+	case name == "autopilot/status:done":
+		return "0e8a16", "autopilot: the run is complete"
+	case name == "autopilot/status:stopped":
+		return "b60205", "autopilot: the run is stopped"
+	case name == "autopilot/jira:pending":
+		return "c5def5", "autopilot: tasks waiting for Jira"
+	case len(name) > 15 && name[:15] == "autopilot/step:":
+		return "5319e7", fmt.Sprintf("autopilot: current step %s", name[15:])
+	case len(name) > 15 && name[:15] == "autopilot/flow:":
+		return "bfd4f2", fmt.Sprintf("autopilot: flow %s", name[15:])
+	}
+	return "ededed", "autopilot"
+}

@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+func (m *machine) evidenceNeeded(kind string) string {
+	if kind == "review" {
+		return fmt.Sprintf("**%s** is clean only on evidence: an approving review of the linked PR by someone other than its author with at least %s permission. A reported \"done\" is not enough.", m.s.Name, m.set.AnswerPermission)
+	}
+	return fmt.Sprintf("**%s** is clean only on evidence: all checks green on the linked PR's head. A reported \"done\" is not enough; `/autopilot skip <reason>` records a reasoned skip.", m.s.Name)
+}
+
+// handoff records a phase's handoff with the links it rests on.
+func (m *machine) handoff(slug, summary string, links ...string) {
+	if m.s.Review == nil {
+		return
+	}
+	if m.s.Review.Handoffs == nil {
+		m.s.Review.Handoffs = map[string]state.Handoff{}
+	}
+	ls := []string{}
+	for _, l := range links {
+		if l != "" {
+			ls = append(ls, l)
+		}
+	}
+	if m.s.Review.Snapshot != "" {
+		ls = append(ls, "snapshot:"+m.s.Review.Snapshot)
+	}
+	m.s.Review.Handoffs[slug] = state.Handoff{Summary: oneLine(summary, 300), Links: ls, At: m.now}
+	m.changed = true
+}
+
+// planReported: a plan report is not consensus; approvals must follow it.
+func (m *machine) planReported() {
+	rl := m.s.Review
+	rl.Architect, rl.Critic = nil, nil
+	m.s.SubStep = state.SubStep{Phase: 1, Name: "awaiting-architect-review", Detail: "plan reported; needs architect then critic approval"}
+	m.changed = true
+	m.post("announce", "Plan recorded. It needs consensus before execution: an **architect** approval, then a **critic** approval (`/autopilot approve architect|critic [note]`, or an approving review on the linked PR by someone holding the role).")
+}
+
+// consensus handles /autopilot approve|reject <role>.
+func (m *machine) consensus(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	st := m.step()
+	role := strings.ToLower(r.Name)
+	if !st.Consensus || m.s.Review == nil || m.s.Status != state.InProgress {
+		refuse("no-consensus-gate", "approvals count only while the plan waits for consensus.")
+		return
+	}
+	if role != "architect" && role != "critic" {
+		refuse("bad-role", "the roles are `architect` and `critic`.")
+		return
+	}
+	if !m.set.Config.HasRole(role, c.Author) {
+		refuse("not-in-role", fmt.Sprintf("only people listed under roles.%s in .github/autopilot.yml can give that approval.", role))
+		return
+	}
+	if r.Cmd == "reject" {
+		accept()
+		m.s.Review.Architect, m.s.Review.Critic = nil, nil
+		m.s.Review.ReturnToPlanReason = oneLine(r.Text, 300)
+		m.s.SubStep = state.SubStep{Phase: 2, Name: "plan-rejected", Detail: oneLine(role+": "+r.Text, 120)}
+		m.post("announce", fmt.Sprintf("The %s rejected the plan: %s\nRevise the plan and report it again with `/autopilot done`.", role, textsafe.Escape(oneLine(r.Text, 300))))
+		return
+	}
+	if m.s.SubStep.Phase < 1 {
+		refuse("no-plan", "there is no plan report yet; approvals must follow the plan (`/autopilot done <plan summary>` first).")
+		return
+	}
+	if role == "critic" && m.s.Review.Architect == nil {
+		refuse("out-of-order", "the architect approves first, then the critic. This critic approval was not recorded.")
+		return
+	}
+	if role == "architect" && m.s.Review.Architect != nil {
+		refuse("duplicate", "the architect approval is already recorded.")
+		return
+	}
+	accept()
+	m.approve(role, c.Author, c.URL, r.Text)
+}
+
+func (m *machine) approve(role, by, link, note string) {
+	a := &state.Approval{By: by, At: m.now, Link: link, Note: oneLine(note, 200)}
+	if role == "architect" {
+		m.s.Review.Architect = a
+		m.s.SubStep = state.SubStep{Phase: 2, Name: "awaiting-critic-review", Detail: "architect approved"}
+		m.changed = true
+		return
+	}
+	m.s.Review.Critic = a
+	m.s.Review.ReturnToPlanReason = ""
+	m.handoff("plan-consensus", "architect @"+m.s.Review.Architect.By+" then critic @"+by+" approved", m.s.Review.Architect.Link, link)
+	m.complete("consensus: architect @" + m.s.Review.Architect.By + ", critic @" + by)
+}
+
+// review handles a PR review on a linked PR.
+func (m *machine) review(e Review) {
+	if m.s.Run != state.RunInProgress || m.s.Status != state.InProgress {
+		return
+	}
+	st := m.step()
+	if e.PermErr {
+		return
+	}
+	authorised := e.Perm.AtLeast(m.set.AnswerPermission) && !strings.EqualFold(e.Reviewer, e.PRAuthor)
+	if st.Consensus && e.State == "APPROVED" && authorised && m.s.Review != nil && m.s.SubStep.Phase >= 1 {
+		switch {
+		case m.s.Review.Architect == nil && m.set.Config.HasRole("architect", e.Reviewer):
+			m.approve("architect", e.Reviewer, e.URL, "approving review")
+		case m.s.Review.Architect != nil && m.set.Config.HasRole("critic", e.Reviewer) && !strings.EqualFold(m.s.Review.Architect.By, e.Reviewer):
+			m.approve("critic", e.Reviewer, e.URL, "approving review")
+		}
+		return
+	}
+	if st.Evidence != "review" {
+		return
+	}
+	switch e.State {
+	case "APPROVED":
+		if !authorised {
+			if strings.EqualFold(e.Reviewer, e.PRAuthor) {
+				m.note("review-self-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was not counted as evidence: the PR's author cannot approve their own work.", textsafe.Escape(e.Reviewer), e.PR))
+			}
+			return
+		}
+		v := &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer}
+		if m.s.Review != nil {
+			m.s.Review.ReviewVerdict = v
+		}
+		m.handoff(st.Slug, "approved by @"+e.Reviewer, e.URL)
+		m.complete("clean review: approved by @" + e.Reviewer + " (" + e.URL + ")")
+	case "CHANGES_REQUESTED":
+		if !e.Perm.AtLeast(m.set.AnswerPermission) {
+			return
+		}
+		m.notClean("review", "changes requested by @"+e.Reviewer+": "+firstLine(e.Body), e.URL)
+	}
+}
+
+// checks handles the check state of a linked PR's head.
+func (m *machine) checks(e Checks) {
+	if m.s.Run != state.RunInProgress || m.s.Status != state.InProgress {
+		return
+	}
+	st := m.step()
+	if st.Evidence != "checks" {
+		return
+	}
+	switch e.State {
+	case "success":
+		if m.s.Review != nil {
+			m.s.Review.QAVerdict = &state.Verdict{Clean: true, Evidence: e.URL, Reason: "all checks green on " + short(e.SHA)}
+		}
+		m.handoff(st.Slug, "all checks green on "+short(e.SHA), e.URL)
+		m.complete("clean QA: all checks green on " + short(e.SHA))
+	case "failure":
+		m.notClean("qa", "checks failed on "+short(e.SHA)+": "+strings.Join(e.Failed, ", "), e.URL)
+	}
+}
+
+// notClean returns the flow to the step's return_to with the findings, or
+// runs the retry protocol when the step has none.
+func (m *machine) notClean(kind, finding, link string) {
+	st := m.step()
+	finding = oneLine(finding, 300)
+	v := &state.Verdict{Clean: false, Reason: finding, Evidence: link}
+	if st.ReturnTo == "" || m.s.Review == nil {
+		m.fail(finding)
+		return
+	}
+	rl := m.s.Review
+	if kind == "review" {
+		rl.ReviewVerdict = v
+	} else {
+		rl.QAVerdict = v
+	}
+	rl.ReviewCycle++
+	rl.Iteration++
+	rl.ReturnToPlanReason = finding
+	rl.FailureHistory = append(rl.FailureHistory, normalise(finding))
+	m.s.Status = state.Failed
+	m.setProgress(state.Failed)
+	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "NOT CLEAN — " + finding, Cycle: m.s.Cycle})
+	m.changed = true
+	if n := len(rl.FailureHistory); n >= 3 && rl.FailureHistory[n-1] == rl.FailureHistory[n-2] && rl.FailureHistory[n-2] == rl.FailureHistory[n-3] {
+		m.stop(KillSpiral, "the same finding came back three review cycles in a row: "+finding)
+		return
+	}
+	if rl.Iteration > rl.MaxIterations {
+		m.stop(StopMaxIterations, fmt.Sprintf("%d iterations reached without a clean review and QA", rl.MaxIterations))
+		return
+	}
+	m.rollbackTo(st.ReturnTo, finding)
+}
+
+// rollbackTo returns to an earlier step (review loop) with a reason.
+func (m *machine) rollbackTo(slug, reason string) {
+	i := m.f.Index(slug)
+	for j := i; j < len(m.s.Steps); j++ {
+		m.s.Steps[j].Status = state.NotStarted
+		m.s.Steps[j].Retries = 0
+	}
+	if m.s.Review != nil {
+		m.s.Review.Architect, m.s.Review.Critic = nil, nil
+	}
+	m.s.LastSession = m.session("returned to "+slug, reason)
+	m.post("announce", "↩️ Returning to **"+m.f.Steps[i].Name+"** (review cycle "+fmt.Sprint(m.s.Review.ReviewCycle)+"): "+textsafe.Escape(reason))
+	m.enter(i + 1)
+}
+
+// note posts a one-off notice keyed so it is never repeated.
+func (m *machine) note(key, text string) {
+	if m.owed("note:" + key) {
+		m.post("reply", text)
+	}
+}
+
+func normalise(s string) string {
+	s = strings.ToLower(s)
+	if i := strings.Index(s, ":"); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			return t
+		}
+	}
+	return "(no details)"
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}

@@ -1,0 +1,397 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// start creates the state for a new run.
+func (m *machine) start(e Start) error {
+	name := e.Flow
+	if name == "" {
+		name = m.set.Config.DefaultFlow
+	}
+	if name == "" && len(e.Candidates) == 1 {
+		name = e.Candidates[0]
+	}
+	if name == "" && len(e.Candidates) == 0 {
+		name = "greenfield"
+	}
+	m.s = &state.State{
+		Schema:    state.SchemaVersion,
+		Repo:      m.set.Repo,
+		Title:     e.Title,
+		Cycle:     1,
+		Run:       state.RunInProgress,
+		Status:    state.NotStarted,
+		StartedAt: m.now,
+	}
+	m.changed = true
+	m.s.Limits.RunStartedAt = m.now
+	if name == "" {
+		// Detection was ambiguous: ask which flow to run.
+		m.s.Slug, m.s.Name = "select-flow", "Select flow"
+		m.s.SubStep = state.SubStep{Phase: 0, Name: state.AwaitingInvocation}
+		opts := []state.Option{}
+		for i, c := range e.Candidates {
+			if i == 4 {
+				break
+			}
+			opts = append(opts, state.Option{Letter: letter(i), Text: "Run the " + c + " flow", Action: "flow:" + c})
+		}
+		m.openGate("flow-select", "DECISION REQUIRED: Which flow should autopilot run on this issue?", nil, opts,
+			"A", "the repository's contents match more than one flow; the first match is the usual one")
+		return nil
+	}
+	f, ok := m.set.Config.All[name]
+	if !ok {
+		return fmt.Errorf("unknown flow %q (have %s)", name, strings.Join(m.set.Config.All.Names(), ", "))
+	}
+	m.begin(f, e)
+	return nil
+}
+
+// begin sets up the flow's step table and enters step 1.
+func (m *machine) begin(f *flow.Flow, e Start) {
+	m.f = f
+	m.s.Flow = f.Name
+	m.s.Steps = make([]state.StepProgress, len(f.Steps))
+	for i, st := range f.Steps {
+		m.s.Steps[i] = state.StepProgress{Slug: st.Slug, Status: state.NotStarted}
+	}
+	m.s.Limits.Sessions = 1
+	if f.ReviewLoop {
+		m.s.Review = &state.ReviewLoop{
+			Slug:          taskSlug(e.Title),
+			Iteration:     1,
+			MaxIterations: m.set.Config.MaxIterations,
+		}
+		marker := m.nextMarker("snapshot")
+		m.s.Review.Snapshot = marker
+		m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + snapshotText(m.s.Review.Slug, e)})
+	}
+	m.s.LastSession = state.Session{Date: m.now, EndedAt: "Step 1 " + f.Steps[0].Name, Reason: "started", Notes: "run started by @" + e.Actor}
+	m.enter(1)
+}
+
+// restart handles the trigger label being added to an issue that has state.
+func (m *machine) restart(e Start) error {
+	switch m.s.Run {
+	case state.RunStopped:
+		m.resume("@" + e.Actor + " re-added the trigger label")
+	case state.RunDone:
+		// A finished run stays finished; say so once.
+		m.post("reply", "This autopilot run is already **done**. Open a new issue for new work, or use `/autopilot back <step>` to re-run a step.")
+	}
+	return nil
+}
+
+// enter makes step n (1-based) current and starts its executor, unless a
+// gate (Jira authentication, confirmation, approval) must come first.
+func (m *machine) enter(n int) {
+	st, ok := m.f.StepAt(n)
+	if !ok {
+		m.finish()
+		return
+	}
+	m.s.Step, m.s.Slug, m.s.Name = n, st.Slug, st.Name
+	m.s.Status = state.NotStarted
+	m.s.SubStep = state.SubStep{Phase: 0, Name: state.AwaitingInvocation}
+	m.s.RetryCount = 0
+	m.s.Exec = nil
+	m.s.Run = state.RunInProgress
+	m.changed = true
+	if st.Jira != "" && m.s.JiraEnabled == nil {
+		if !m.jiraGate() {
+			return
+		}
+	}
+	if st.Confirm {
+		m.openGate("confirm-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Start %s? This step is irreversible.", st.Name), nil,
+			[]state.Option{{Letter: "A", Text: "Start " + st.Name + " now", Action: "confirm"}, {Letter: "B", Text: "Stop the run here", Action: "abort"}},
+			"A", "the earlier steps are complete")
+		return
+	}
+	if st.Gate == "approval" {
+		m.openApprovalGate(st)
+		return
+	}
+	m.run()
+}
+
+// run starts the current step's executor.
+func (m *machine) run() {
+	st := m.step()
+	m.s.Status = state.InProgress
+	m.s.Run = state.RunInProgress
+	m.setProgress(state.InProgress)
+	ex := m.set.Config.ExecutorFor(st.Slug)
+	attempt := m.s.RetryCount + 1
+	m.s.Exec = &state.Execution{Executor: ex.Kind, Attempt: attempt, StartedAt: m.now}
+	switch ex.Kind {
+	case flow.ExecDispatch:
+		session := fmt.Sprintf("ap-%d-%s-c%d-a%d-s%d", m.s.Issue, st.Slug, m.s.Cycle, attempt, m.s.Seq+1)
+		m.s.Seq++
+		m.s.Exec.Session = session
+		m.s.Exec.DispatchedAt = m.now
+		ref := ex.Ref
+		m.emit(state.Effect{Kind: EffDispatch, Workflow: ex.Workflow, Ref: ref, Marker: session, Inputs: map[string]string{
+			"issue":    fmt.Sprint(m.s.Issue),
+			"step":     st.Slug,
+			"sub_step": fmt.Sprintf("%d %s", m.s.SubStep.Phase, m.s.SubStep.Name),
+			"attempt":  fmt.Sprint(attempt),
+			"session":  session,
+		}})
+		m.post("announce", m.announceText(st, "dispatched workflow `"+textsafe.Escape(ex.Workflow)+"` (session `"+session+"`); its result is reported automatically."))
+	case flow.ExecComment:
+		m.post("prompt", m.promptText(st, ex.Agent, ex.Prompt, attempt))
+	default:
+		m.post("announce", m.announceText(st, "report with `/autopilot done [summary]`, `/autopilot fail <reason>` or `/autopilot progress <phase> <name> [detail]`."))
+	}
+	m.s.Exec.Announced = true
+}
+
+// step returns the current step definition.
+func (m *machine) step() flow.Step {
+	st, _ := m.f.StepAt(m.s.Step)
+	return st
+}
+
+func (m *machine) setProgress(status string) {
+	if i := m.s.Step - 1; i >= 0 && i < len(m.s.Steps) {
+		m.s.Steps[i].Status = status
+		if status == state.Completed || status == state.Skipped {
+			m.s.Steps[i].Retries = 0
+		} else {
+			m.s.Steps[i].Retries = m.s.RetryCount
+		}
+	}
+}
+
+// complete marks the current step completed with an outcome and moves on.
+func (m *machine) complete(outcome string) {
+	st := m.step()
+	m.s.Status = state.Completed
+	m.setProgress(state.Completed)
+	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: oneLine(outcome, 200), Cycle: m.s.Cycle})
+	m.clearRetryLog(m.s.Step)
+	m.s.RetryCount = 0
+	m.s.Exec = nil
+	m.removeBlockersFor(st.Slug)
+	m.changed = true
+	m.advance(st)
+}
+
+// skip marks the current step skipped and moves on.
+func (m *machine) skipStep(reason string) {
+	st := m.step()
+	m.s.Status = state.Skipped
+	m.setProgress(state.Skipped)
+	m.s.Steps[m.s.Step-1].Note = "skipped: " + oneLine(reason, 80)
+	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "SKIPPED — " + oneLine(reason, 180), Cycle: m.s.Cycle})
+	m.clearRetryLog(m.s.Step)
+	m.s.RetryCount = 0
+	m.s.Exec = nil
+	m.removeBlockersFor(st.Slug)
+	m.changed = true
+	m.advance(st)
+}
+
+// advance goes from a finished step to the next: a session boundary asks,
+// the end of a looping flow asks, anything else chains automatically.
+// Kill-switches are evaluated here: this is the iteration boundary.
+func (m *machine) advance(done flow.Step) {
+	m.s.Limits.Iterations++
+	if m.killSwitches(done) {
+		return
+	}
+	m.proceed(done)
+}
+
+// proceed continues after the kill-switch checks of an iteration boundary.
+func (m *machine) proceed(done flow.Step) {
+	next := m.s.Step + 1
+	if next > len(m.f.Steps) {
+		if m.f.Loop != nil {
+			m.s.LastSession = m.session("cycle complete", fmt.Sprintf("cycle %d finished", m.s.Cycle))
+			m.s.Run = state.RunAwaitingDecision
+			m.openGate("next-cycle", fmt.Sprintf("DECISION REQUIRED: Cycle %d complete — start the next feature?", m.s.Cycle), nil,
+				[]state.Option{{Letter: "A", Text: "Start the next feature (cycle " + fmt.Sprint(m.s.Cycle+1) + ", back to " + m.f.Steps[m.f.Index(m.f.Loop.To)].Name + ")", Action: "next-cycle"},
+					{Letter: "B", Text: "Finish the run here", Action: "finish"}},
+				"B", "start the next feature only when one is ready to describe")
+			return
+		}
+		m.finish()
+		return
+	}
+	if done.Boundary {
+		nst := m.f.Steps[next-1]
+		m.s.Step, m.s.Slug, m.s.Name = next, nst.Slug, nst.Name
+		m.s.Status = state.NotStarted
+		m.s.SubStep = state.SubStep{Phase: 0, Name: state.AwaitingInvocation}
+		m.s.Run = state.RunAwaitingDecision
+		m.s.LastSession = m.session("session boundary", done.Name+" complete, "+nst.Name+" ready")
+		summary := []string{}
+		if n := m.countTasks(state.KindTask); n > 0 {
+			summary = append(summary, fmt.Sprintf("Tasks: %d (%s points)", n, pts(m.totalPoints())))
+		}
+		m.openGate("session-boundary", fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, strings.ToLower(nst.Name)), summary,
+			[]state.Option{{Letter: "A", Text: "Start " + strings.ToLower(nst.Name) + " with a fresh executor session (recommended)", Action: "fresh-session"},
+				{Letter: "B", Text: "Continue in the current executor session", Action: "continue-session"}},
+			"A", strings.ToLower(nst.Name)+" is long; fresh context helps")
+		return
+	}
+	m.enter(next)
+}
+
+// finish ends the run successfully.
+func (m *machine) finish() {
+	m.s.Step, m.s.Slug, m.s.Name = 0, "done", "Done"
+	m.s.Status = state.Completed
+	m.s.SubStep = state.SubStep{Phase: 0, Name: state.AwaitingInvocation}
+	m.s.Run = state.RunDone
+	m.s.Exec = nil
+	m.s.LastSession = m.session("completed", "all steps finished")
+	m.changed = true
+	m.post("done", "✅ **Autopilot run complete.** Every step of the "+m.f.Name+" flow is done; the state comment above keeps the record.")
+}
+
+// stop sets the run to stopped with a reason (kill-switch name) and hint.
+func (m *machine) stop(reason, detail string) {
+	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone {
+		return
+	}
+	hint := recoveryHint(reason)
+	m.s.Stop = &state.Stop{Reason: reason, Hint: hint, At: m.now, Resume: m.s.Run}
+	m.s.Run = state.RunStopped
+	m.s.LastSession = m.session("stopped: "+reason, detail)
+	m.changed = true
+	m.post("stopped", fmt.Sprintf("⏹️ **Autopilot stopped** — `%s`: %s\n\nRecovery: %s\nResume with `/autopilot resume`.", reason, textsafe.Escape(detail), hint))
+}
+
+// resume continues a stopped run where it was.
+func (m *machine) resume(why string) {
+	if m.s.Run != state.RunStopped || m.s.Stop == nil {
+		return
+	}
+	prev := m.s.Stop.Resume
+	m.s.Stop = nil
+	m.s.Limits.RunStartedAt = m.now
+	m.s.Limits.Sessions = 1
+	m.s.Limits.FailedWaves = 0
+	m.s.Limits.Deferred = ""
+	m.s.Limits.HasConfidence = false
+	m.changed = true
+	m.s.LastSession = m.session("resumed", why)
+	if m.s.Gate != nil {
+		m.s.Run = state.RunAwaitingDecision
+		return
+	}
+	if prev == "" || prev == state.RunStopped {
+		prev = state.RunInProgress
+	}
+	m.s.Run = prev
+	if m.s.Run == state.RunInProgress && m.s.Status == state.NotStarted && m.f != nil {
+		m.enter(m.s.Step)
+	}
+}
+
+func (m *machine) session(reason, notes string) state.Session {
+	ended := "Step " + fmt.Sprint(m.s.Step) + " " + m.s.Name
+	if m.s.SubStep.Name != "" && m.s.SubStep.Name != state.AwaitingInvocation {
+		ended += fmt.Sprintf(" — SubStep %d %s", m.s.SubStep.Phase, m.s.SubStep.Name)
+	}
+	return state.Session{Date: m.now, EndedAt: ended, Reason: reason, Notes: notes}
+}
+
+func (m *machine) clearRetryLog(step int) {
+	out := m.s.RetryLog[:0]
+	for _, r := range m.s.RetryLog {
+		if r.Step != step {
+			out = append(out, r)
+		}
+	}
+	m.s.RetryLog = out
+	if len(m.s.RetryLog) == 0 {
+		m.s.RetryLog = nil
+	}
+}
+
+func (m *machine) removeBlockersFor(slug string) {
+	out := m.s.Blockers[:0]
+	for _, b := range m.s.Blockers {
+		if !strings.HasPrefix(b, "["+slug+"]") {
+			out = append(out, b)
+		}
+	}
+	m.s.Blockers = out
+	if len(m.s.Blockers) == 0 {
+		m.s.Blockers = nil
+	}
+}
+
+func (m *machine) countTasks(kind string) int {
+	n := 0
+	for _, t := range m.s.Tasks {
+		if t.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *machine) totalPoints() float64 {
+	p := 0.0
+	for _, t := range m.s.Tasks {
+		if t.Kind == state.KindTask {
+			p += t.Points
+		}
+	}
+	return p
+}
+
+func pts(p float64) string {
+	if p == float64(int64(p)) {
+		return fmt.Sprint(int64(p))
+	}
+	return fmt.Sprintf("%.1f", p)
+}
+
+func letter(i int) string { return string(rune('A' + i)) }
+
+// oneLine trims text to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// taskSlug derives a kebab-case slug from an issue title (seed 003).
+func taskSlug(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" {
+		s = "task"
+	}
+	return s
+}

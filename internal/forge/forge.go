@@ -1,0 +1,222 @@
+// Package forge defines the few operations autopilot needs from a code forge
+// (GitHub), shaped by what the engine's effects need rather than by the REST
+// API's surface. Implementations: the go-github adapter (internal/github) and
+// the in-memory sandbox (Sandbox) used by `bot demo` and tests.
+//
+// A Forge value is bound to one repository. It must never decide anything:
+// it reads and writes, and reports errors with the types below so callers can
+// tell "retry later" from "give up".
+package forge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// User is a GitHub account as seen on a comment, review or event.
+type User struct {
+	Login string `json:"login"`
+	ID    int64  `json:"id,omitempty"`
+	// Type is "User", "Bot" or "Organization", as GitHub reports it.
+	Type string `json:"type,omitempty"`
+}
+
+// IsBot reports whether GitHub marks the account as a bot.
+func (u User) IsBot() bool { return u.Type == "Bot" }
+
+// Issue is an issue or pull request as the issues API returns it.
+type Issue struct {
+	Number    int       `json:"number"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
+	State     string    `json:"state"` // "open" or "closed"
+	Labels    []string  `json:"labels"`
+	IsPR      bool      `json:"is_pr,omitempty"`
+	Author    User      `json:"author"`
+	URL       string    `json:"url"` // html_url
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// HasLabel reports whether the issue carries the label (exact match).
+func (i Issue) HasLabel(name string) bool {
+	for _, l := range i.Labels {
+		if l == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Comment is an issue (or PR conversation) comment.
+type Comment struct {
+	ID          int64     `json:"id"`
+	IssueNumber int       `json:"issue_number"`
+	Author      User      `json:"author"`
+	Body        string    `json:"body"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	URL         string    `json:"url"` // html_url
+	// AppID is performed_via_github_app.id, 0 when the comment was not made
+	// through a GitHub App.
+	AppID int64 `json:"app_id,omitempty"`
+}
+
+// Label is a repository label definition.
+type Label struct {
+	Name        string `json:"name"`
+	Color       string `json:"color"` // six hex digits, no '#'
+	Description string `json:"description"`
+}
+
+// Permission is a repository permission level from the collaborator
+// permission API ("none", "read", "triage", "write", "maintain", "admin").
+type Permission string
+
+// Permission levels, lowest first.
+const (
+	PermNone     Permission = "none"
+	PermRead     Permission = "read"
+	PermTriage   Permission = "triage"
+	PermWrite    Permission = "write"
+	PermMaintain Permission = "maintain"
+	PermAdmin    Permission = "admin"
+)
+
+var permRank = map[Permission]int{PermNone: 0, PermRead: 1, PermTriage: 2, PermWrite: 3, PermMaintain: 4, PermAdmin: 5}
+
+// ParsePermission validates a permission name.
+func ParsePermission(s string) (Permission, error) {
+	p := Permission(s)
+	if _, ok := permRank[p]; !ok {
+		return "", fmt.Errorf("unknown permission %q (want none, read, triage, write, maintain or admin)", s)
+	}
+	return p, nil
+}
+
+// AtLeast reports whether p grants at least min. Unknown values grant nothing.
+func (p Permission) AtLeast(min Permission) bool {
+	r, ok := permRank[p]
+	if !ok {
+		return false
+	}
+	return r >= permRank[min]
+}
+
+// Pull is a pull request.
+type Pull struct {
+	Number  int    `json:"number"`
+	Title   string `json:"title"`
+	Body    string `json:"body"`
+	State   string `json:"state"` // "open" or "closed"
+	Merged  bool   `json:"merged"`
+	Author  User   `json:"author"`
+	HeadSHA string `json:"head_sha"`
+	URL     string `json:"url"`
+}
+
+// Review is a pull request review.
+type Review struct {
+	ID          int64     `json:"id"`
+	PR          int       `json:"pr"`
+	Reviewer    User      `json:"reviewer"`
+	State       string    `json:"state"` // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED
+	Body        string    `json:"body"`
+	SubmittedAt time.Time `json:"submitted_at"`
+	URL         string    `json:"url"`
+	CommitSHA   string    `json:"commit_sha"`
+}
+
+// Check is one check run (or commit status) on a commit.
+type Check struct {
+	Name       string `json:"name"`
+	Status     string `json:"status"`     // queued, in_progress, completed
+	Conclusion string `json:"conclusion"` // success, failure, neutral, cancelled, skipped, timed_out, action_required, ""
+	URL        string `json:"url"`
+}
+
+// WorkflowRun is a GitHub Actions workflow run.
+type WorkflowRun struct {
+	ID           int64     `json:"id"`
+	Name         string    `json:"name"`
+	DisplayTitle string    `json:"display_title"`
+	Status       string    `json:"status"`
+	Conclusion   string    `json:"conclusion"`
+	Event        string    `json:"event"`
+	HeadSHA      string    `json:"head_sha"`
+	Path         string    `json:"path"` // .github/workflows/x.yml
+	URL          string    `json:"url"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Forge is the repository-scoped API autopilot needs.
+type Forge interface {
+	// Repo returns "owner/name".
+	Repo() string
+
+	GetIssue(ctx context.Context, number int) (Issue, error)
+	// ListOpenIssues lists open issues (not PRs) carrying label.
+	ListOpenIssues(ctx context.Context, label string) ([]Issue, error)
+	// ListComments returns every comment on the issue, oldest first.
+	ListComments(ctx context.Context, number int) ([]Comment, error)
+	GetComment(ctx context.Context, id int64) (Comment, error)
+	CreateComment(ctx context.Context, number int, body string) (Comment, error)
+	EditComment(ctx context.Context, id int64, body string) (Comment, error)
+	React(ctx context.Context, commentID int64, content string) error
+
+	AddLabels(ctx context.Context, number int, labels []string) error
+	RemoveLabel(ctx context.Context, number int, label string) error
+	// EnsureLabels creates the labels that do not exist yet in the repository.
+	EnsureLabels(ctx context.Context, labels []Label) error
+
+	// Permission returns the user's repository permission. Errors must be
+	// returned as errors, never mapped to a permission: callers fail closed.
+	Permission(ctx context.Context, login string) (Permission, error)
+
+	GetPull(ctx context.Context, number int) (Pull, error)
+	ListReviews(ctx context.Context, pr int) ([]Review, error)
+	ListChecks(ctx context.Context, sha string) ([]Check, error)
+
+	// ReadFile reads a file at the default branch; found is false on 404.
+	ReadFile(ctx context.Context, path string) (data []byte, found bool, err error)
+
+	// DispatchWorkflow triggers workflow_dispatch; runID is 0 when the server
+	// does not return run details.
+	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]string) (runID int64, err error)
+	ListWorkflowRuns(ctx context.Context, workflow string, since time.Time) ([]WorkflowRun, error)
+}
+
+// Errors returned by Forge implementations. Use errors.Is / errors.As.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrForbidden  = errors.New("forbidden")
+	ErrValidation = errors.New("validation failed")
+)
+
+// RateLimitError says the API refused the call until Until.
+type RateLimitError struct {
+	Until     time.Time
+	Secondary bool
+	Msg       string
+}
+
+func (e *RateLimitError) Error() string {
+	kind := "primary"
+	if e.Secondary {
+		kind = "secondary"
+	}
+	return fmt.Sprintf("github %s rate limit until %s: %s", kind, e.Until.UTC().Format(time.RFC3339), e.Msg)
+}
+
+// TransientError is a failure worth retrying later (5xx, timeouts).
+type TransientError struct {
+	Status int
+	Err    error
+}
+
+func (e *TransientError) Error() string {
+	return fmt.Sprintf("github transient error (status %d): %v", e.Status, e.Err)
+}
+
+func (e *TransientError) Unwrap() error { return e.Err }

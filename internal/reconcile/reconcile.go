@@ -1,0 +1,439 @@
+// Package reconcile turns "something happened on issue N" into a converged
+// issue: it re-reads the state comment, the comments since the ledger and
+// the labels, feeds every unhandled input to the pure engine, writes the new
+// state (re-reading its version first) and only then performs the effects,
+// each idempotent by its hidden marker. Dropped, duplicated, reordered and
+// replayed events are therefore harmless. Action mode and App mode share it.
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tasks"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// Options configures a Reconciler.
+type Options struct {
+	Forge   forge.Forge
+	Tracker tracker.Tracker // nil when Jira is not configured
+	// Config, when set, is used instead of reading ConfigPath from the repo.
+	Config     *config.Config
+	ConfigPath string
+	// AnswerPermission is the baseline (action input); the repository
+	// config may raise it, never lower it.
+	AnswerPermission forge.Permission
+	TriggerLabel     string
+	// BotLogin is the only author whose state comments are trusted; AppID,
+	// when non-zero, must also match performed_via_github_app.id.
+	BotLogin string
+	AppID    int64
+	StateKey []byte
+	Now      func() time.Time
+	Logger   *slog.Logger
+	DryRun   bool
+	// BudgetLow reports that the API budget is nearly spent.
+	BudgetLow func() bool
+	// JiraSleep and JiraMaxWait bound waits inside a Jira sync.
+	JiraSleep   func(context.Context, time.Duration) error
+	JiraMaxWait time.Duration
+	// Print receives dry-run output.
+	Print func(string)
+}
+
+// Reconciler reconciles issues of one repository.
+type Reconciler struct {
+	o   Options
+	cfg *config.Config
+}
+
+// New checks options and returns a Reconciler.
+func New(o Options) (*Reconciler, error) {
+	if o.Forge == nil {
+		return nil, errors.New("reconcile: no forge")
+	}
+	if o.TriggerLabel == "" {
+		o.TriggerLabel = "autopilot"
+	}
+	if o.ConfigPath == "" {
+		o.ConfigPath = config.DefaultPath
+	}
+	if o.AnswerPermission == "" {
+		o.AnswerPermission = forge.PermWrite
+	}
+	if o.BotLogin == "" {
+		o.BotLogin = "github-actions[bot]"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Print == nil {
+		o.Print = func(string) {}
+	}
+	return &Reconciler{o: o, cfg: o.Config}, nil
+}
+
+// Trigger says why an issue is reconciled. All fields are optional: an empty
+// trigger is a plain catch-up (sweep).
+type Trigger struct {
+	Start        bool
+	StartActor   string
+	Unlabeled    bool
+	Closed       bool
+	Actor        string
+	Sweep        bool
+	ExtraComment *forge.Comment // a comment on a linked PR
+	Review       *engine.Review
+	Run          *engine.RunCompleted
+	PRLinked     *engine.PRLinked
+	// Issue is the issue snapshot from the event payload, when there is one;
+	// it saves a read (labels are only ever added or removed one by one, so
+	// a slightly stale snapshot cannot clobber anyone's label).
+	Issue *forge.Issue
+}
+
+// Outcome reports what one reconcile did.
+type Outcome struct {
+	Issue    int      `json:"issue"`
+	Flow     string   `json:"flow"`
+	Step     string   `json:"step"`
+	Status   string   `json:"status"`
+	Decision string   `json:"decision"`
+	Wrote    bool     `json:"wrote"`
+	Version  int64    `json:"version"`
+	Stop     string   `json:"stop,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// ErrConflict means the state comment changed between read and write.
+var ErrConflict = errors.New("state comment changed during the run")
+
+// Issue reconciles one issue, re-applying on a version conflict.
+func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome, error) {
+	var out Outcome
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		out, err = r.once(ctx, number, t)
+		if !errors.Is(err, ErrConflict) {
+			return out, err
+		}
+		r.o.Logger.Warn("state conflict, re-applying", "issue", number, "attempt", attempt+1)
+	}
+	return out, err
+}
+
+// run is one reconcile pass over an issue.
+type run struct {
+	r        *Reconciler
+	ctx      context.Context
+	number   int
+	set      engine.Settings
+	loaded   *loaded
+	st       *state.State
+	effects  []state.Effect
+	decision string
+	wrote    bool
+	changed  bool
+	notes    []string
+	perms    map[string]permResult
+}
+
+type permResult struct {
+	p   forge.Permission
+	err error
+}
+
+func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, error) {
+	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}}
+	ld, err := r.load(ctx, number, t.Issue)
+	if err != nil {
+		return Outcome{Issue: number}, err
+	}
+	ru.loaded = ld
+	ru.st = ld.state
+	cfg, err := r.config(ctx)
+	if err != nil {
+		return Outcome{Issue: number}, err
+	}
+	perm := r.o.AnswerPermission
+	if cfg.AnswerPermission != "" {
+		if p := forge.Permission(cfg.AnswerPermission); p.AtLeast(perm) {
+			perm = p
+		}
+	}
+	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: r.o.Tracker != nil, Repo: r.o.Forge.Repo()}
+	if r.o.BudgetLow != nil {
+		ru.set.BudgetLow = r.o.BudgetLow()
+	}
+	if err := ru.recover(); err != nil {
+		return ru.outcome(), err
+	}
+	if err := ru.collect(t); err != nil {
+		return ru.outcome(), err
+	}
+	if err := ru.settle(); err != nil {
+		return ru.outcome(), err
+	}
+	return ru.outcome(), nil
+}
+
+func (ru *run) outcome() Outcome {
+	o := Outcome{Issue: ru.number, Decision: ru.decision, Wrote: ru.wrote, Notes: ru.notes}
+	if s := ru.st; s != nil {
+		o.Flow, o.Step, o.Status, o.Version = s.Flow, s.Slug, s.Run, s.Version
+		if s.Stop != nil {
+			o.Stop = s.Stop.Reason
+		}
+	}
+	return o
+}
+
+// apply feeds one event to the engine.
+func (ru *run) apply(ev engine.Event) error {
+	res, err := engine.Apply(ru.set, ru.st, ev, ru.r.o.Now())
+	if err != nil {
+		return err
+	}
+	if res.State != nil && ru.st == nil {
+		res.State.Issue = ru.number
+	}
+	ru.st = res.State
+	ru.effects = append(ru.effects, res.Effects...)
+	if res.Changed {
+		ru.changed = true
+	}
+	if res.Decision != "" {
+		ru.decision = res.Decision
+	}
+	return nil
+}
+
+// collect turns the trigger and every unhandled comment into engine events.
+func (ru *run) collect(t Trigger) error {
+	r := ru.r
+	if t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone) {
+		flowName, cands, err := ru.pickFlow()
+		if err != nil {
+			return err
+		}
+		is := ru.loaded.issue
+		if err := ru.apply(engine.Start{Flow: flowName, Candidates: cands, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL}); err != nil {
+			return err
+		}
+	}
+	if ru.st == nil {
+		return nil
+	}
+	comments := ru.loaded.human
+	if t.ExtraComment != nil {
+		comments = append(comments, *t.ExtraComment)
+	}
+	sort.SliceStable(comments, func(i, j int) bool {
+		if !comments[i].CreatedAt.Equal(comments[j].CreatedAt) {
+			return comments[i].CreatedAt.Before(comments[j].CreatedAt)
+		}
+		return comments[i].ID < comments[j].ID
+	})
+	for _, c := range comments {
+		if engine.Handled(ru.st, c.ID) {
+			continue
+		}
+		ev, err := ru.commentEvent(c)
+		if err != nil {
+			return err
+		}
+		if err := ru.apply(ev); err != nil {
+			return err
+		}
+	}
+	if t.Review != nil {
+		rv := *t.Review
+		p := ru.permission(rv.Reviewer)
+		rv.Perm, rv.PermErr = p.p, p.err != nil
+		if err := ru.apply(rv); err != nil {
+			return err
+		}
+	}
+	if t.Run != nil {
+		if err := ru.apply(*t.Run); err != nil {
+			return err
+		}
+	}
+	if t.PRLinked != nil {
+		if err := ru.apply(*t.PRLinked); err != nil {
+			return err
+		}
+	}
+	if t.Unlabeled {
+		if err := ru.apply(engine.LabelRemoved{Actor: t.Actor}); err != nil {
+			return err
+		}
+	}
+	if t.Closed {
+		if err := ru.apply(engine.Closed{Actor: t.Actor}); err != nil {
+			return err
+		}
+	}
+	if t.Sweep {
+		if err := ru.apply(engine.Tick{BudgetLow: ru.set.BudgetLow}); err != nil {
+			return err
+		}
+	}
+	_ = r
+	return nil
+}
+
+// commentEvent builds the engine's view of a comment: permission (looked up
+// only for comments that could act), agent status and declared tasks.
+func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
+	cfg := ru.set.Config
+	ev := engine.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: cfg.IsAgent(c.Author.Login),
+		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: ru.loaded.gatePosted(ru.st)}
+	if c.IssueNumber != ru.number {
+		ev.OnPR = c.IssueNumber
+	}
+	res := reply.Parse(c.Body)
+	acts := res.Kind != reply.None || res.Attempt
+	if acts && (!ev.Bot || ev.Agent) && !ev.Agent {
+		p := ru.permission(c.Author.Login)
+		ev.Perm, ev.PermErr = p.p, p.err != nil
+	}
+	if res.Kind == reply.Command && res.Cmd == "done" {
+		start := len(ru.st.Tasks) + 1
+		ts, err := tasks.ParseBlocks(c.Body, start)
+		if err != nil {
+			ev.DeclaredErr = err.Error()
+		} else {
+			ev.Declared = ts
+		}
+	}
+	return ev, nil
+}
+
+func (ru *run) permission(login string) permResult {
+	key := strings.ToLower(login)
+	if p, ok := ru.perms[key]; ok {
+		return p
+	}
+	p, err := ru.r.o.Forge.Permission(ru.ctx, login)
+	if err != nil {
+		ru.r.o.Logger.Warn("permission lookup failed; failing closed", "login", login, "err", err)
+	}
+	res := permResult{p, err}
+	ru.perms[key] = res
+	return res
+}
+
+// pickFlow: a flow label wins, then the config default, then detection.
+func (ru *run) pickFlow() (string, []string, error) {
+	for _, l := range ru.loaded.issue.Labels {
+		if name, ok := strings.CutPrefix(l, "autopilot/flow:"); ok {
+			if _, known := ru.set.Config.All[name]; known {
+				return name, nil, nil
+			}
+		}
+	}
+	if ru.set.Config.DefaultFlow != "" {
+		return ru.set.Config.DefaultFlow, nil, nil
+	}
+	cands, err := detect(ru.ctx, ru.r.o.Forge)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(cands) == 1 {
+		return cands[0], nil, nil
+	}
+	return "", cands, nil
+}
+
+// detect looks at what the repository already has (seeds 000/001).
+func detect(ctx context.Context, f forge.Forge) ([]string, error) {
+	lister, ok := f.(interface {
+		ListDir(ctx context.Context, dir string) ([]string, bool, error)
+	})
+	if !ok {
+		return []string{"greenfield"}, nil
+	}
+	names, _, err := lister.ListDir(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("detect flow: %w", err)
+	}
+	hasDocs, hasSource, meta := false, false, false
+	for _, n := range names {
+		switch {
+		case n == "_docs":
+			hasDocs = true
+		case n == ".gitmodules":
+			meta = true
+		case n == "README.md" || n == "LICENSE" || n == ".github" || n == ".gitignore" || strings.HasPrefix(n, "LICENSE"):
+		default:
+			hasSource = true
+		}
+	}
+	if hasDocs {
+		docs, _, err := lister.ListDir(ctx, "_docs")
+		if err != nil {
+			return nil, fmt.Errorf("detect flow: %w", err)
+		}
+		for _, d := range docs {
+			if d == "_repo-config.yaml" {
+				meta = true
+			}
+		}
+	}
+	var out []string
+	if meta {
+		out = append(out, "meta-repo")
+	}
+	if hasSource || hasDocs && !meta {
+		out = append(out, "existing-code")
+	}
+	if len(out) == 0 {
+		out = append(out, "greenfield")
+	}
+	return out, nil
+}
+
+// config returns the repository configuration (read once per reconciler).
+func (r *Reconciler) config(ctx context.Context) (*config.Config, error) {
+	if r.cfg != nil {
+		return r.cfg, nil
+	}
+	data, found, err := r.o.Forge.ReadFile(ctx, r.o.ConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", r.o.ConfigPath, err)
+	}
+	if !found {
+		r.cfg = config.Default()
+		return r.cfg, nil
+	}
+	c, err := config.Parse(data)
+	if err != nil {
+		return nil, &ConfigError{Path: r.o.ConfigPath, Err: err}
+	}
+	r.cfg = c
+	return c, nil
+}
+
+// ConfigError is a broken repository configuration (exit code 2).
+type ConfigError struct {
+	Path string
+	Err  error
+}
+
+func (e *ConfigError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }

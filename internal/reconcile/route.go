@@ -1,0 +1,233 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Handle routes one decoded event to "reconcile issue N" for every issue it
+// concerns. Irrelevant events return without any API call.
+func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	if ev == nil || !ev.Handled {
+		return nil, nil
+	}
+	if ev.Sweep {
+		return r.Sweep(ctx)
+	}
+	if strings.EqualFold(ev.Sender.Login, r.o.BotLogin) && ev.Name != "workflow_run" {
+		return nil, nil // our own writes never trigger work (no loops)
+	}
+	switch ev.Name {
+	case "issues":
+		return r.issues(ctx, ev)
+	case "issue_comment":
+		return r.issueComment(ctx, ev)
+	case "pull_request":
+		if ev.Action == "closed" {
+			return nil, nil
+		}
+		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
+			return Trigger{PRLinked: &engine.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
+		})
+	case "pull_request_review":
+		if ev.Review == nil || ev.Pull == nil {
+			return nil, nil
+		}
+		rv := ev.Review
+		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
+			return Trigger{Review: &engine.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL}}
+		})
+	case "workflow_run":
+		return r.workflowRun(ctx, ev)
+	}
+	return nil, nil
+}
+
+func prURL(ev *ghevent.Event) string {
+	if ev.Pull != nil {
+		return ev.Pull.URL
+	}
+	return ""
+}
+
+func (r *Reconciler) hasTrigger(labels []string) bool {
+	for _, l := range labels {
+		if l == r.o.TriggerLabel {
+			return true
+		}
+	}
+	return false
+}
+
+func snapshot(ev *ghevent.Event) *forge.Issue {
+	return &forge.Issue{Number: ev.Issue, Title: ev.Title, Body: ev.Body, State: ev.IssueState, Labels: append([]string(nil), ev.Labels...), IsPR: ev.IsPR}
+}
+
+func (r *Reconciler) issues(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	if ev.IsPR {
+		return nil, nil
+	}
+	t := Trigger{Issue: snapshot(ev), Actor: ev.Sender.Login}
+	switch ev.Action {
+	case "labeled":
+		if ev.Label != r.o.TriggerLabel {
+			return nil, nil
+		}
+		t.Start, t.StartActor = true, ev.Sender.Login
+	case "unlabeled":
+		if ev.Label != r.o.TriggerLabel {
+			return nil, nil
+		}
+		t.Unlabeled = true
+	case "closed":
+		if !r.hasTrigger(ev.Labels) {
+			return nil, nil
+		}
+		t.Closed = true
+	case "reopened":
+		if !r.hasTrigger(ev.Labels) {
+			return nil, nil
+		}
+	default:
+		return nil, nil
+	}
+	out, err := r.Issue(ctx, ev.Issue, t)
+	return []Outcome{out}, err
+}
+
+func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	c := ev.Comment
+	if c == nil {
+		return nil, nil
+	}
+	if ev.Action == "edited" {
+		// Edits never change a decision (decisions are keyed by the comment
+		// as created). An edit of the bot's own comment by someone else may
+		// be tampering with the state: reconcile to verify it.
+		if r.trusted(*c) && strings.HasPrefix(c.Body, state.Marker) && r.hasTrigger(ev.Labels) {
+			out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev)})
+			return []Outcome{out}, err
+		}
+		r.o.Logger.Info("comment edited (audit only)", "issue", ev.Issue, "comment", c.ID, "editor", ev.Sender.Login)
+		return nil, nil
+	}
+	if r.trusted(*c) {
+		return nil, nil
+	}
+	if ev.IsPR {
+		cc := *c
+		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger { return Trigger{ExtraComment: &cc} })
+	}
+	if !r.hasTrigger(ev.Labels) {
+		return r.unmanaged(ctx, ev)
+	}
+	out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev)})
+	return []Outcome{out}, err
+}
+
+// unmanaged answers an /autopilot command on an issue autopilot does not
+// manage (once, to a permitted user); anything else costs no API call.
+func (r *Reconciler) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	c := ev.Comment
+	res := reply.Parse(c.Body)
+	if res.Kind != reply.Command || c.Author.IsBot() {
+		return nil, nil
+	}
+	p, err := r.o.Forge.Permission(ctx, c.Author.Login)
+	if err != nil || !p.AtLeast(r.o.AnswerPermission) {
+		return nil, nil
+	}
+	if r.o.DryRun {
+		r.o.Print(fmt.Sprintf("dry-run: would tell @%s that #%d is not managed", c.Author.Login, ev.Issue))
+		return nil, nil
+	}
+	marker := fmt.Sprintf("<!-- autopilot:reply %d -->", c.ID)
+	body := marker + "\nThis issue is not managed by autopilot. Add the `" + r.o.TriggerLabel + "` label to start a run."
+	if _, err := r.o.Forge.CreateComment(ctx, ev.Issue, body); err != nil {
+		return nil, fmt.Errorf("reply on #%d: %w", ev.Issue, err)
+	}
+	return nil, nil
+}
+
+// forLinked reconciles each linked issue that carries the trigger label.
+func (r *Reconciler) forLinked(ctx context.Context, issues []int, mk func(int) Trigger) ([]Outcome, error) {
+	var outs []Outcome
+	var errs []error
+	for _, n := range issues {
+		is, err := r.o.Forge.GetIssue(ctx, n)
+		if err != nil {
+			if errors.Is(err, forge.ErrNotFound) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("read linked issue #%d: %w", n, err))
+			continue
+		}
+		if is.IsPR || !r.hasTrigger(is.Labels) {
+			continue
+		}
+		t := mk(n)
+		t.Issue = &is
+		out, err := r.Issue(ctx, n, t)
+		outs = append(outs, out)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return outs, errors.Join(errs...)
+}
+
+// workflowRun matches a completed run to its issue through the session
+// token in its display title ("autopilot ap-<issue>-<step>-…").
+func (r *Reconciler) workflowRun(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	wr := ev.WorkflowRun
+	if wr == nil {
+		return nil, nil
+	}
+	for _, f := range strings.Fields(wr.DisplayTitle) {
+		if !strings.HasPrefix(f, "ap-") {
+			continue
+		}
+		parts := strings.SplitN(f, "-", 3)
+		n, err := strconv.Atoi(parts[1])
+		if err != nil || n <= 0 {
+			continue
+		}
+		out, err := r.Issue(ctx, n, Trigger{Run: &engine.RunCompleted{RunID: wr.ID, DisplayTitle: wr.DisplayTitle, Conclusion: wr.Conclusion, URL: wr.URL}})
+		return []Outcome{out}, err
+	}
+	return nil, nil
+}
+
+// Sweep reconciles every open issue with the trigger label: it catches up
+// missed events, fires executor timeouts and wall-clock limits, and stops
+// early (saying so) when the API budget runs low.
+func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
+	list, err := r.o.Forge.ListOpenIssues(ctx, r.o.TriggerLabel)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: list issues: %w", err)
+	}
+	var outs []Outcome
+	var errs []error
+	for i := range list {
+		if r.o.BudgetLow != nil && r.o.BudgetLow() {
+			outs = append(outs, Outcome{Notes: []string{fmt.Sprintf("sweep stopped early: API budget low (%d of %d issues left)", len(list)-i, len(list))}})
+			break
+		}
+		is := list[i]
+		out, err := r.Issue(ctx, is.Number, Trigger{Sweep: true, Issue: &is})
+		outs = append(outs, out)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))
+		}
+	}
+	return outs, errors.Join(errs...)
+}

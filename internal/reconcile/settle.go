@@ -1,0 +1,513 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// settle runs queries, writes the state, then performs the effects.
+func (ru *run) settle() error {
+	if err := ru.queries(); err != nil {
+		return err
+	}
+	if ru.st != nil {
+		ru.pruneOutbox()
+	}
+	if ru.changed && ru.st != nil {
+		if err := ru.write(); err != nil {
+			return err
+		}
+	}
+	if err := ru.jira(); err != nil {
+		return err
+	}
+	if err := ru.perform(); err != nil {
+		return err
+	}
+	return ru.labels()
+}
+
+// queries performs read-only effects whose answers feed the engine (Jira
+// auth check, PR evidence) until none remain.
+func (ru *run) queries() error {
+	for round := 0; round < 5; round++ {
+		var rest, q []state.Effect
+		for _, e := range ru.effects {
+			if e.Kind == engine.EffJiraAuth || e.Kind == engine.EffCheckPR {
+				q = append(q, e)
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		if len(q) == 0 {
+			return nil
+		}
+		ru.effects = rest
+		for _, e := range q {
+			switch e.Kind {
+			case engine.EffJiraAuth:
+				ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
+				if tr := ru.r.o.Tracker; tr != nil {
+					if err := tr.CheckAuth(ru.ctx); err != nil {
+						ev.Detail = err.Error()
+					} else {
+						ev = engine.JiraAuth{OK: true}
+					}
+				}
+				if err := ru.apply(ev); err != nil {
+					return err
+				}
+			case engine.EffCheckPR:
+				if err := ru.checkPR(int(e.CommentID)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkPR reads a linked PR's reviews and checks as evidence events.
+func (ru *run) checkPR(n int) error {
+	f := ru.r.o.Forge
+	pr, err := f.GetPull(ru.ctx, n)
+	if err != nil {
+		if errors.Is(err, forge.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("read PR #%d: %w", n, err)
+	}
+	st := ru.currentStep()
+	switch st.Evidence {
+	case "review":
+		rs, err := f.ListReviews(ru.ctx, n)
+		if err != nil {
+			return fmt.Errorf("reviews of PR #%d: %w", n, err)
+		}
+		for _, rv := range rs {
+			if rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" || ru.st.Exec != nil && rv.SubmittedAt.Before(ru.st.Exec.StartedAt) {
+				continue
+			}
+			p := ru.permission(rv.Reviewer.Login)
+			if err := ru.apply(engine.Review{ID: rv.ID, PR: n, PRAuthor: pr.Author.Login, Reviewer: rv.Reviewer.Login, Perm: p.p, PermErr: p.err != nil, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL}); err != nil {
+				return err
+			}
+		}
+	case "checks":
+		cs, err := f.ListChecks(ru.ctx, pr.HeadSHA)
+		if err != nil {
+			return fmt.Errorf("checks of PR #%d: %w", n, err)
+		}
+		if ev, ok := checksEvent(n, pr, cs); ok {
+			return ru.apply(ev)
+		}
+	}
+	return nil
+}
+
+// checksEvent summarises check runs: any failure → failure; all completed
+// successfully (success/neutral/skipped) → success; otherwise pending.
+func checksEvent(n int, pr forge.Pull, cs []forge.Check) (engine.Checks, bool) {
+	if len(cs) == 0 {
+		return engine.Checks{}, false
+	}
+	ev := engine.Checks{PR: n, SHA: pr.HeadSHA, State: "success", URL: pr.URL + "/checks"}
+	for _, c := range cs {
+		switch {
+		case c.Status != "completed":
+			if ev.State == "success" {
+				ev.State = "pending"
+			}
+		case c.Conclusion == "success" || c.Conclusion == "neutral" || c.Conclusion == "skipped":
+		default:
+			ev.State = "failure"
+			ev.Failed = append(ev.Failed, c.Name)
+		}
+	}
+	return ev, ev.State != "pending"
+}
+
+func (ru *run) currentStep() flow.Step {
+	if ru.st == nil {
+		return flow.Step{}
+	}
+	f := ru.set.Config.All[ru.st.Flow]
+	if f == nil {
+		return flow.Step{}
+	}
+	st, _ := f.StepAt(ru.st.Step)
+	return st
+}
+
+// pruneOutbox drops announced effects that are visibly done and keeps the
+// rest, so a crash between the state write and an effect is recovered.
+func (ru *run) pruneOutbox() {
+	var keep []state.Effect
+	for _, e := range ru.st.Outbox {
+		if e.Kind == engine.EffComment {
+			if _, done := ru.loaded.markers[e.Marker]; done {
+				continue
+			}
+			ru.effects = append([]state.Effect{e}, ru.effects...)
+		}
+	}
+	if len(keep) != len(ru.st.Outbox) {
+		ru.st.Outbox = keep
+	}
+	// Durable effects of this pass go into the outbox before the write.
+	for _, e := range ru.effects {
+		if e.Kind == engine.EffComment && !strings.Contains(e.Marker, "autopilot:reply ") && !strings.Contains(e.Marker, "autopilot:notice ") {
+			if _, done := ru.loaded.markers[e.Marker]; !done {
+				ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body})
+			}
+		}
+	}
+}
+
+func appendUnique(xs []state.Effect, e state.Effect) []state.Effect {
+	for _, x := range xs {
+		if x.Marker == e.Marker {
+			return xs
+		}
+	}
+	return append(xs, e)
+}
+
+// write renders and stores the state, re-reading its version first.
+func (ru *run) write() error {
+	r := ru.r
+	s := ru.st
+	prev := int64(0)
+	if ru.loaded.state != nil {
+		prev = ru.loaded.state.Version
+	}
+	s.Version = prev + 1
+	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
+	body, err := state.Render(s, ru.view(), r.o.StateKey)
+	if err != nil {
+		return fmt.Errorf("render state of #%d: %w", ru.number, err)
+	}
+	if r.o.DryRun {
+		r.o.Print(fmt.Sprintf("dry-run: would write state v%d of #%d (%d characters)", s.Version, ru.number, len([]rune(body))))
+		ru.wrote = true
+		return nil
+	}
+	if ru.loaded.stateComment == nil {
+		c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body)
+		if err != nil {
+			return fmt.Errorf("post state of #%d: %w", ru.number, err)
+		}
+		ru.loaded.stateComment = &c
+		ru.loaded.state = s
+		ru.wrote = true
+		return nil
+	}
+	// Re-read before writing: a concurrent run may have written meanwhile.
+	if err := ru.checkVersion(prev); err != nil {
+		return err
+	}
+	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.stateComment.ID, body)
+	if errors.Is(err, forge.ErrNotFound) {
+		// Deleted under us: post a new one rather than lose the write.
+		c, err = r.o.Forge.CreateComment(ru.ctx, ru.number, body)
+	}
+	if err != nil {
+		return fmt.Errorf("write state of #%d: %w", ru.number, err)
+	}
+	ru.loaded.stateComment = &c
+	ru.loaded.state = s
+	ru.wrote = true
+	return nil
+}
+
+func (ru *run) checkVersion(prev int64) error {
+	cs, err := ru.r.o.Forge.ListComments(ru.ctx, ru.number)
+	if err != nil {
+		return fmt.Errorf("re-read state of #%d: %w", ru.number, err)
+	}
+	want := state.Want{Repo: ru.r.o.Forge.Repo(), Issue: ru.number, Key: ru.r.o.StateKey}
+	for _, c := range cs {
+		if c.ID != ru.loaded.stateComment.ID {
+			if ru.r.trusted(c) && strings.HasPrefix(c.Body, state.Marker) {
+				if s, err := state.Parse(c.Body, want); err == nil && s.Version > prev {
+					return ErrConflict
+				}
+			}
+			continue
+		}
+		s, err := state.Parse(c.Body, want)
+		if err == nil && s.Version != prev {
+			return ErrConflict
+		}
+		if err != nil && ru.loaded.restorable == nil && !errors.Is(err, state.ErrEdited) {
+			return ErrConflict
+		}
+	}
+	return nil
+}
+
+func (ru *run) view() state.View {
+	f := ru.set.Config.All[ru.st.Flow]
+	v := state.View{Action: engine.NextAction(ru.st)}
+	if f != nil {
+		for i, st := range f.Steps {
+			v.Steps = append(v.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
+		}
+	}
+	return v
+}
+
+// jira runs the outbox when the engine asked for it or tasks wait.
+func (ru *run) jira() error {
+	want := false
+	var rest []state.Effect
+	for _, e := range ru.effects {
+		if e.Kind == engine.EffJiraSync {
+			want = true
+			continue
+		}
+		rest = append(rest, e)
+	}
+	ru.effects = rest
+	s := ru.st
+	tr := ru.r.o.Tracker
+	if s == nil || tr == nil || s.JiraEnabled == nil || len(s.Tasks) == 0 {
+		if want && tr == nil && s != nil {
+			ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")
+		}
+		return nil
+	}
+	if !*s.JiraEnabled && !want {
+		return nil
+	}
+	if s.JiraNote == "paused: authentication failed" && !want {
+		return nil
+	}
+	if !want && engine.PendingCount(s) == 0 && !ru.sweeping() {
+		return nil
+	}
+	if ru.r.o.DryRun {
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(s)))
+		return nil
+	}
+	if want && !*s.JiraEnabled {
+		t := true
+		s.JiraEnabled = &t
+		ru.changed = true
+	}
+	opts := tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, Persist: func(ts []state.Task) error {
+		if err := ru.apply(engine.JiraSynced{Tasks: ts}); err != nil {
+			return err
+		}
+		return ru.write()
+	}}
+	res, err := tracker.Sync(ru.ctx, tr, s.Tasks, opts)
+	if err != nil {
+		return fmt.Errorf("jira sync of #%d: %w", ru.number, err)
+	}
+	note := ""
+	if res.Waiting > 0 {
+		note = fmt.Sprintf("Jira sync pending (%d)", res.Waiting)
+		if res.Note != "" {
+			note += ": " + res.Note
+		}
+	}
+	before := ru.st.Version
+	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note}); err != nil {
+		return err
+	}
+	if ru.changed && (ru.st.Version == before) {
+		return ru.write()
+	}
+	return nil
+}
+
+func (ru *run) sweeping() bool { return false }
+
+// perform executes the effects, skipping comments whose marker exists.
+func (ru *run) perform() error {
+	r := ru.r
+	for i := 0; i < len(ru.effects); i++ {
+		e := ru.effects[i]
+		switch e.Kind {
+		case engine.EffComment:
+			if _, done := ru.loaded.markers[e.Marker]; done {
+				continue
+			}
+			body := textsafe.Truncate(e.Body, textsafe.MaxBody)
+			if r.o.DryRun {
+				r.o.Print("dry-run: would comment on #" + fmt.Sprint(ru.number) + ":\n" + body)
+				continue
+			}
+			c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body)
+			if err != nil {
+				return fmt.Errorf("comment on #%d: %w", ru.number, err)
+			}
+			ru.loaded.markers[e.Marker] = c
+		case engine.EffReact:
+			if r.o.DryRun {
+				r.o.Print(fmt.Sprintf("dry-run: would react %s to comment %d", e.Content, e.CommentID))
+				continue
+			}
+			if err := r.o.Forge.React(ru.ctx, e.CommentID, e.Content); err != nil && !errors.Is(err, forge.ErrNotFound) {
+				return fmt.Errorf("react on #%d: %w", ru.number, err)
+			}
+		case engine.EffDispatch:
+			if err := ru.dispatch(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dispatch triggers a workflow. A run whose id is lost is still matched by
+// the session token in its display title; a dispatch that never happened is
+// caught by the sweep's executor timeout.
+func (ru *run) dispatch(e state.Effect) error {
+	r := ru.r
+	if r.o.DryRun {
+		r.o.Print("dry-run: would dispatch " + e.Workflow + " session " + e.Marker)
+		return nil
+	}
+	ref := e.Ref
+	if ref == "" {
+		ref = "main"
+	}
+	id, err := r.o.Forge.DispatchWorkflow(ru.ctx, e.Workflow, ref, e.Inputs)
+	ev := engine.Dispatched{Session: e.Marker, RunID: id}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	return ru.afterDispatch(ev)
+}
+
+func (ru *run) afterDispatch(ev engine.Dispatched) error {
+	ru.changed = false
+	if err := ru.apply(ev); err != nil {
+		return err
+	}
+	if ru.changed {
+		return ru.write()
+	}
+	return nil
+}
+
+// labels makes the issue's autopilot labels match the state.
+func (ru *run) labels() error {
+	r := ru.r
+	if ru.st == nil || r.o.DryRun {
+		return nil
+	}
+	want := engine.Labels(ru.st)
+	have := map[string]bool{}
+	for _, l := range ru.loaded.issue.Labels {
+		have[l] = true
+	}
+	var add []string
+	for _, l := range want {
+		if !have[l] {
+			add = append(add, l)
+		}
+	}
+	wantSet := map[string]bool{}
+	for _, l := range want {
+		wantSet[l] = true
+	}
+	var del []string
+	for _, l := range ru.loaded.issue.Labels {
+		if managed(l) && !wantSet[l] {
+			del = append(del, l)
+		}
+	}
+	if len(add) > 0 && ru.needEnsure(add) {
+		var defs []forge.Label
+		for _, l := range allLabels(ru.set.Config.All[ru.st.Flow], add) {
+			c, d := engine.LabelColor(l)
+			defs = append(defs, forge.Label{Name: l, Color: c, Description: d})
+		}
+		if err := r.o.Forge.EnsureLabels(ru.ctx, defs); err != nil {
+			return fmt.Errorf("create labels: %w", err)
+		}
+	}
+	for _, l := range del {
+		if err := r.o.Forge.RemoveLabel(ru.ctx, ru.number, l); err != nil && !errors.Is(err, forge.ErrNotFound) {
+			return fmt.Errorf("remove label %s: %w", l, err)
+		}
+	}
+	if len(add) > 0 {
+		if err := r.o.Forge.AddLabels(ru.ctx, ru.number, add); err != nil {
+			return fmt.Errorf("add labels: %w", err)
+		}
+	}
+	ru.loaded.issue.Labels = append(removeAll(ru.loaded.issue.Labels, del), add...)
+	return nil
+}
+
+// needEnsure: labels are created (with colours) the first time a run needs
+// them — at the start of a run, or when a label never seen before appears.
+func (ru *run) needEnsure(add []string) bool {
+	if ru.loaded.state == nil || ru.loaded.state.Version <= 1 {
+		return true
+	}
+	for _, l := range add {
+		if l == "autopilot/jira:pending" {
+			return true
+		}
+	}
+	return false
+}
+
+// allLabels lists every label a flow can use, so one EnsureLabels call at
+// the start creates them all.
+func allLabels(f *flow.Flow, add []string) []string {
+	out := append([]string(nil), add...)
+	for _, s := range []string{state.RunInProgress, state.RunAwaitingDecision, state.RunFailed, state.RunDone, state.RunStopped} {
+		out = append(out, "autopilot/status:"+s)
+	}
+	out = append(out, "autopilot/jira:pending", "autopilot/step:done")
+	if f != nil {
+		out = append(out, "autopilot/flow:"+f.Name)
+		for _, st := range f.Steps {
+			out = append(out, "autopilot/step:"+st.Slug)
+		}
+	}
+	seen := map[string]bool{}
+	var uniq []string
+	for _, l := range out {
+		if !seen[l] {
+			seen[l] = true
+			uniq = append(uniq, l)
+		}
+	}
+	return uniq
+}
+
+func managed(l string) bool {
+	return strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") ||
+		strings.HasPrefix(l, "autopilot/flow:") || l == "autopilot/jira:pending"
+}
+
+func removeAll(xs, drop []string) []string {
+	var out []string
+	for _, x := range xs {
+		keep := true
+		for _, d := range drop {
+			if x == d {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out
+}

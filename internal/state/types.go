@@ -1,0 +1,328 @@
+// Package state holds the workflow state of one issue and its codec: the
+// state comment (human-readable Markdown rendered from the state, plus a
+// machine block of base64 JSON, optionally HMAC-signed). The machine block is
+// the truth; the Markdown must agree with it. This package never does I/O.
+package state
+
+import "time"
+
+// SchemaVersion is the machine block's schema version.
+const SchemaVersion = 1
+
+// Marker is the first line of every state comment.
+const Marker = "<!-- autopilot:state -->"
+
+// Step status values, as in the seeds.
+const (
+	NotStarted = "not_started"
+	InProgress = "in_progress"
+	Completed  = "completed"
+	Skipped    = "skipped"
+	Failed     = "failed"
+)
+
+// Run status values; each maps to the label autopilot/status:<s>.
+const (
+	RunInProgress       = "in-progress"
+	RunAwaitingDecision = "awaiting-decision"
+	RunFailed           = "failed"
+	RunDone             = "done"
+	RunStopped          = "stopped"
+)
+
+// State is everything autopilot knows about one issue's run.
+type State struct {
+	Schema  int    `json:"schema"`
+	Version int64  `json:"version"`
+	Repo    string `json:"repo"`
+	Issue   int    `json:"issue"`
+	Title   string `json:"title,omitempty"`
+
+	Flow   string `json:"flow"`
+	Step   int    `json:"step"` // 1-based index into the flow's steps; 0 when done
+	Slug   string `json:"slug"` // current step slug ("done" when finished)
+	Name   string `json:"name"` // current step display name
+	Status string `json:"status"`
+	// Run is the run status behind the autopilot/status:<s> label.
+	Run        string  `json:"run"`
+	SubStep    SubStep `json:"sub_step"`
+	RetryCount int     `json:"retry_count"`
+	Cycle      int     `json:"cycle"`
+
+	// Steps holds per-step progress for the status banner, in flow order.
+	Steps []StepProgress `json:"steps"`
+
+	Completed   []CompletedStep `json:"completed,omitempty"`
+	Decisions   []Decision      `json:"decisions,omitempty"`
+	LastSession Session         `json:"last_session"`
+	RetryLog    []RetryEntry    `json:"retry_log,omitempty"`
+	Blockers    []string        `json:"blockers,omitempty"`
+	Tasks       []Task          `json:"tasks,omitempty"`
+
+	// JiraEnabled is nil until the Jira gate has been passed or declined.
+	JiraEnabled *bool  `json:"jira_enabled,omitempty"`
+	JiraNote    string `json:"jira_note,omitempty"` // e.g. "paused: 401" shown once
+
+	Gate *Gate `json:"gate,omitempty"`
+
+	// Ledger records how every human comment was classified, by comment id.
+	Ledger []LedgerEntry `json:"ledger,omitempty"`
+	// Replies records one-off replies already owed or sent, by marker, so a
+	// user gets at most one explanation per gate.
+	Replies []string `json:"replies,omitempty"`
+	// Outbox holds side effects announced by the last state write and not yet
+	// confirmed done; reconcile performs them idempotently (by marker).
+	Outbox []Effect `json:"outbox,omitempty"`
+
+	Stop   *Stop  `json:"stop,omitempty"`
+	Limits Limits `json:"limits"`
+
+	// Review-loop fields (seed 003).
+	Review *ReviewLoop `json:"review,omitempty"`
+
+	// Exec tracks the executor of the current step (dispatch run ids etc.).
+	Exec *Execution `json:"exec,omitempty"`
+
+	LinkedPRs []int `json:"linked_prs,omitempty"`
+	// Seq numbers the markers of posted comments so each is unique.
+	Seq int64 `json:"seq"`
+	// PendingJiraCheck is set while the Jira authentication check is owed.
+	PendingJiraCheck bool `json:"pending_jira_check,omitempty"`
+	// FailedSessions counts, per step slug, the sessions in which the step
+	// escalated (circuit breaker across sessions).
+	FailedSessions map[string]int `json:"failed_sessions,omitempty"`
+	StartedAt      time.Time      `json:"started_at"`
+	UpdatedAt      time.Time      `json:"updated_at"`
+	// Sig is the HMAC over repo, issue, version and content (hex), set by the
+	// codec when a key is configured. It is not part of the signed content.
+	Sig string `json:"sig,omitempty"`
+}
+
+// SubStep is the structured sub-step of seed 001.
+type SubStep struct {
+	Phase  int    `json:"phase"`
+	Name   string `json:"name"` // kebab-case; "awaiting-invocation" with phase 0
+	Detail string `json:"detail"`
+}
+
+// AwaitingInvocation is the reserved sub-step name for "chained, not started".
+const AwaitingInvocation = "awaiting-invocation"
+
+// StepProgress is one row of the status banner.
+type StepProgress struct {
+	Slug    string `json:"slug"`
+	Status  string `json:"status"`
+	Retries int    `json:"retries,omitempty"`
+	Note    string `json:"note,omitempty"` // e.g. "5 tasks", "batch 2 of ~4"
+}
+
+// CompletedStep is a row of the Completed Steps table.
+type CompletedStep struct {
+	Step    int       `json:"step"`
+	Slug    string    `json:"slug"`
+	Name    string    `json:"name"`
+	At      time.Time `json:"at"`
+	Outcome string    `json:"outcome"`
+	Cycle   int       `json:"cycle,omitempty"`
+}
+
+// Decision is an answered Choose block.
+type Decision struct {
+	Gate       string    `json:"gate"`
+	Question   string    `json:"question"`
+	Option     string    `json:"option"` // letter
+	OptionText string    `json:"option_text"`
+	By         string    `json:"by"`
+	At         time.Time `json:"at"`
+	Link       string    `json:"link"`
+	CommentID  int64     `json:"comment_id"`
+	Reason     string    `json:"reason,omitempty"`
+	// GateOpenedAt lets a late second answer be told "already decided".
+	GateOpenedAt time.Time `json:"gate_opened_at"`
+}
+
+// Session is the Last Session section.
+type Session struct {
+	Date    time.Time `json:"date"`
+	EndedAt string    `json:"ended_at"`
+	Reason  string    `json:"reason"`
+	Notes   string    `json:"notes"`
+}
+
+// RetryEntry is a Retry Log row.
+type RetryEntry struct {
+	Attempt int       `json:"attempt"`
+	Step    int       `json:"step"`
+	Name    string    `json:"name"`
+	SubStep string    `json:"sub_step"`
+	Reason  string    `json:"reason"`
+	At      time.Time `json:"at"`
+}
+
+// Task kinds.
+const (
+	KindEpic = "epic"
+	KindTask = "task"
+)
+
+// Jira sync states of a task.
+const (
+	JiraPending = "pending" // not yet sent (or Jira disabled)
+	JiraSending = "sending" // idempotency key recorded, create sent, outcome unknown
+	JiraCreated = "created" // Jira key known
+	JiraFailed  = "failed"  // rejected by Jira (validation); needs a human
+)
+
+// Task is an epic or task, kept locally and synced to Jira.
+type Task struct {
+	ID          string   `json:"id"` // "01", "02", ... (local numbering)
+	Kind        string   `json:"kind"`
+	Title       string   `json:"title"`
+	Description string   `json:"description,omitempty"`
+	Epic        string   `json:"epic,omitempty"` // title or local id of the epic
+	DependsOn   []string `json:"depends_on,omitempty"`
+	Points      float64  `json:"points,omitempty"`
+	Step        string   `json:"step,omitempty"` // step slug that declared it
+	// IdemKey is recorded before the create and stored on the Jira issue as a label.
+	IdemKey   string    `json:"idem_key"`
+	Jira      string    `json:"jira"`               // sync state (JiraPending...)
+	JiraKey   string    `json:"jira_key,omitempty"` // e.g. PROJ-12
+	JiraURL   string    `json:"jira_url,omitempty"`
+	SentAt    time.Time `json:"sent_at,omitempty"` // when the create was sent
+	Done      bool      `json:"done,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	Carryover bool      `json:"carryover,omitempty"`
+}
+
+// Option is one choice of a Choose block.
+type Option struct {
+	Letter string `json:"letter"`
+	Text   string `json:"text"`
+	// Action is what the engine does when the option is chosen.
+	Action string `json:"action"`
+}
+
+// Gate is an open Choose block waiting for an answer.
+type Gate struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	Title     string    `json:"title"` // e.g. "DECISION REQUIRED: ..." or "SKILL FAILED: ..."
+	Details   []string  `json:"details,omitempty"`
+	Options   []Option  `json:"options"`
+	Recommend string    `json:"recommend"`
+	Reason    string    `json:"reason"`
+	OpenedAt  time.Time `json:"opened_at"`
+	CommentID int64     `json:"comment_id,omitempty"`
+}
+
+// Letters returns the gate's option letters, e.g. "ABC".
+func (g *Gate) Letters() string {
+	s := ""
+	for _, o := range g.Options {
+		s += o.Letter
+	}
+	return s
+}
+
+// Option returns the option with the letter, if any.
+func (g *Gate) Option(letter string) (Option, bool) {
+	for _, o := range g.Options {
+		if o.Letter == letter {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// LedgerEntry classifies one comment. Outcome is "applied",
+// "rejected:<reason>", "not-a-command" or "deferred".
+type LedgerEntry struct {
+	CommentID int64  `json:"id"`
+	Outcome   string `json:"o"`
+}
+
+// Effect is a side effect announced by a state write.
+type Effect struct {
+	Kind      string            `json:"kind"` // comment, reply, react, dispatch, jira-sync
+	Marker    string            `json:"marker,omitempty"`
+	Body      string            `json:"body,omitempty"`
+	CommentID int64             `json:"comment_id,omitempty"` // react target / reply-to
+	Content   string            `json:"content,omitempty"`    // reaction content
+	Workflow  string            `json:"workflow,omitempty"`
+	Ref       string            `json:"ref,omitempty"`
+	Inputs    map[string]string `json:"inputs,omitempty"`
+}
+
+// Stop records why a run stopped.
+type Stop struct {
+	Reason string    `json:"reason"` // kill-switch name
+	Hint   string    `json:"hint"`
+	At     time.Time `json:"at"`
+	// Resume is the run status to restore on /autopilot resume.
+	Resume string `json:"resume,omitempty"`
+}
+
+// Limits tracks the loop limits of seed 004.
+type Limits struct {
+	Sessions       int       `json:"sessions"`       // executor sessions started
+	Iterations     int       `json:"iterations"`     // iteration boundaries passed
+	RunStartedAt   time.Time `json:"run_started_at"` // wall-clock start for max_hours
+	LastConfidence float64   `json:"last_confidence,omitempty"`
+	HasConfidence  bool      `json:"has_confidence,omitempty"`
+	FailedWaves    int       `json:"failed_waves,omitempty"`
+	Deferred       string    `json:"deferred,omitempty"` // e.g. rate limit note
+}
+
+// ReviewLoop holds the review-loop flow fields of seed 003.
+type ReviewLoop struct {
+	Slug               string             `json:"slug"`
+	Snapshot           string             `json:"snapshot"` // link to the context snapshot comment (marker)
+	Iteration          int                `json:"iteration"`
+	ReviewCycle        int                `json:"review_cycle"`
+	MaxIterations      int                `json:"max_iterations"`
+	InterviewRationale string             `json:"interview_rationale,omitempty"`
+	InterviewSkipped   string             `json:"interview_skipped,omitempty"`
+	Architect          *Approval          `json:"architect,omitempty"`
+	Critic             *Approval          `json:"critic,omitempty"`
+	Handoffs           map[string]Handoff `json:"handoffs,omitempty"`
+	ReviewVerdict      *Verdict           `json:"review_verdict,omitempty"`
+	QAVerdict          *Verdict           `json:"qa_verdict,omitempty"`
+	ReturnToPlanReason string             `json:"return_to_plan_reason,omitempty"`
+	FailureHistory     []string           `json:"failure_history,omitempty"`
+}
+
+// Approval is one consensus-gate approval.
+type Approval struct {
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
+	Link string    `json:"link"`
+	Note string    `json:"note,omitempty"`
+}
+
+// Handoff is a phase's recorded handoff: links to the evidence it rests on.
+type Handoff struct {
+	Summary string    `json:"summary"`
+	Links   []string  `json:"links"`
+	At      time.Time `json:"at"`
+}
+
+// Verdict is a review or QA verdict with the evidence that made it.
+type Verdict struct {
+	Clean    bool   `json:"clean"`
+	Skipped  bool   `json:"skipped,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Evidence string `json:"evidence"` // link to the review / check run
+}
+
+// Execution tracks how the current step is being executed.
+type Execution struct {
+	Executor     string    `json:"executor"`
+	Session      string    `json:"session,omitempty"` // session token (run-name)
+	Attempt      int       `json:"attempt,omitempty"`
+	RunID        int64     `json:"run_id,omitempty"`
+	DispatchedAt time.Time `json:"dispatched_at,omitempty"`
+	// StartedAt is when the step's execution started; evidence older than
+	// it (a review of an earlier cycle) does not count.
+	StartedAt time.Time `json:"started_at"`
+	Announced bool      `json:"announced,omitempty"`
+}
