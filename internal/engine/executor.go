@@ -104,6 +104,7 @@ func (m *machine) addTasks(ts []state.Task, step string) {
 	}
 	if i := m.s.Step - 1; i >= 0 {
 		m.s.Steps[i].Note = fmt.Sprintf("%d %s", len(ts), plural(len(ts), kindWord(ts[0].Kind)))
+		m.s.Steps[i].Declared = true
 	}
 	if m.s.JiraEnabled != nil && *m.s.JiraEnabled {
 		m.emit(state.Effect{Kind: EffJiraSync})

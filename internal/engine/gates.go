@@ -108,7 +108,7 @@ func (m *machine) answer(c Comment, letter, reason string) {
 	m.decision = letter
 	m.s.Decisions = append(m.s.Decisions, state.Decision{
 		Gate: g.ID, Question: g.Title, Option: letter, OptionText: opt.Text, By: c.Author, At: c.At,
-		Link: c.URL, CommentID: c.ID, Reason: oneLine(reason, 200), GateOpenedAt: g.OpenedAt,
+		Link: c.URL, CommentID: c.ID, Reason: oneLine(strings.TrimLeft(reason, "—–-:). \t"), 200), GateOpenedAt: g.OpenedAt,
 	})
 	m.changed = true
 	m.react(c.ID, reactUp)
@@ -137,7 +137,6 @@ func (m *machine) doAction(g *state.Gate, action string, c Comment) {
 	case action == "jira-off":
 		f := false
 		m.s.JiraEnabled = &f
-		m.s.JiraNote = "continuing without Jira; tasks wait as Jira: pending until `/autopilot jira sync`"
 		m.continueStep()
 	case action == "retry-fresh":
 		m.s.RetryCount = 0

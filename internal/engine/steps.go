@@ -177,6 +177,9 @@ func (m *machine) complete(outcome string) {
 	st := m.step()
 	m.s.Status = state.Completed
 	m.setProgress(state.Completed)
+	if i := m.s.Step - 1; i >= 0 && m.s.Steps[i].Note != "" && !m.s.Steps[i].Declared {
+		m.s.Steps[i].Note = "" // progress notes describe work in flight only
+	}
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: oneLine(outcome, 200), Cycle: m.s.Cycle})
 	m.clearRetryLog(m.s.Step)
 	m.s.RetryCount = 0
@@ -302,6 +305,9 @@ func (m *machine) resume(why string) {
 
 func (m *machine) session(reason, notes string) state.Session {
 	ended := "Step " + fmt.Sprint(m.s.Step) + " " + m.s.Name
+	if m.s.Step == 0 {
+		ended = m.s.Name
+	}
 	if m.s.SubStep.Name != "" && m.s.SubStep.Name != state.AwaitingInvocation {
 		ended += fmt.Sprintf(" — SubStep %d %s", m.s.SubStep.Phase, m.s.SubStep.Name)
 	}

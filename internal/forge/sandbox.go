@@ -319,6 +319,20 @@ func (s *Sandbox) Runs() []WorkflowRun {
 	return append([]WorkflowRun(nil), s.runs...)
 }
 
+// Snapshot returns an issue as a webhook payload would carry it, without
+// counting an API call.
+func (s *Sandbox) Snapshot(n int) (Issue, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, ok := s.issues[n]
+	if !ok {
+		return Issue{}, false
+	}
+	out := is.Issue
+	out.Labels = append([]string(nil), is.labels...)
+	return out, true
+}
+
 // --- Forge ---
 
 // GetIssue implements Forge.

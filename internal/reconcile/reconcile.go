@@ -314,7 +314,7 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	}
 	if res.Kind == reply.Command && res.Cmd == "done" {
 		start := len(ru.st.Tasks) + 1
-		ts, err := tasks.ParseBlocks(c.Body, start)
+		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
 		if err != nil {
 			ev.DeclaredErr = err.Error()
 		} else {

@@ -114,6 +114,8 @@ type StepProgress struct {
 	Status  string `json:"status"`
 	Retries int    `json:"retries,omitempty"`
 	Note    string `json:"note,omitempty"` // e.g. "5 tasks", "batch 2 of ~4"
+	// Declared: Note counts declared tasks and outlives completion.
+	Declared bool `json:"declared,omitempty"`
 }
 
 // CompletedStep is a row of the Completed Steps table.

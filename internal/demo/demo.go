@@ -1,0 +1,320 @@
+// Package demo runs a complete autopilot scenario on the in-process sandbox
+// forge and sandbox Jira: no network, no token, a fixed clock and fixed ids,
+// so its transcript is deterministic and golden-tested. Every step goes
+// through the same reconcile path the Action and the App use.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// Options selects the scenario and the output.
+type Options struct {
+	Flow  string // greenfield (default), existing-code, meta-repo, review-loop
+	Jira  bool   // Jira reachable (sandbox tracker authenticates)
+	JSON  bool   // machine-readable transcript
+	Quiet bool   // summary only
+}
+
+// UsageError is a bad option (exit code 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// Entry is one line of the transcript.
+type Entry struct {
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Kind   string    `json:"kind"` // comment, state, label+, label-, react, dispatch, note
+	Issue  int       `json:"issue,omitempty"`
+	Body   string    `json:"body,omitempty"`
+	Label  string    `json:"label,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Summary is the closing table.
+type Summary struct {
+	Flow           string         `json:"flow"`
+	Status         string         `json:"status"`
+	StepsCompleted int            `json:"steps_completed"`
+	StepsSkipped   int            `json:"steps_skipped"`
+	Decisions      []string       `json:"decisions"`
+	CommentsPosted int            `json:"comments_posted"`
+	StateVersion   int64          `json:"state_version"`
+	Tasks          int            `json:"tasks"`
+	JiraPending    int            `json:"jira_pending"`
+	JiraIssues     int            `json:"jira_issues"`
+	APICalls       map[string]int `json:"api_calls"`
+	APICallsTotal  int            `json:"api_calls_total"`
+	Runs           int            `json:"runs"`
+}
+
+// Transcript is the --json output.
+type Transcript struct {
+	Entries []Entry `json:"entries"`
+	Summary Summary `json:"summary"`
+	State   string  `json:"final_state_comment"`
+}
+
+const (
+	repo = "acme/reports"
+	bot  = "github-actions[bot]"
+)
+
+// world is the sandbox a scenario runs in.
+type world struct {
+	sb      *forge.Sandbox
+	tr      *tracker.Sandbox
+	rec     *reconcile.Reconciler
+	clock   time.Time
+	entries []Entry
+	issue   int
+	runs    int
+	posted  int
+	lastVer int64
+	err     error
+}
+
+func (w *world) now() time.Time { return w.clock }
+
+// tick advances the fixed clock.
+func (w *world) tick(d time.Duration) { w.clock = w.clock.Add(d) }
+
+// Run executes the scenario and writes the transcript to out.
+func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
+	if o.Flow == "" {
+		o.Flow = "greenfield"
+	}
+	cfg := config.Default()
+	if _, ok := cfg.All[o.Flow]; !ok {
+		return Transcript{}, &UsageError{fmt.Sprintf("unknown flow %q (have %s)", o.Flow, strings.Join(cfg.All.Names(), ", "))}
+	}
+	if o.Flow == "review-loop" {
+		var err error
+		cfg, err = config.Parse([]byte("roles:\n  architect: [ada]\n  critic: [grace]\n"))
+		if err != nil {
+			return Transcript{}, err
+		}
+	}
+	w := &world{clock: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
+	w.sb = forge.NewSandbox(repo, forge.User{Login: bot, ID: 41898282, Type: "Bot"}, w.now)
+	w.sb.OnChange = w.record
+	w.tr = tracker.NewSandbox(tracker.SandboxOptions{Project: "REP", Now: w.now})
+	w.tr.SetAuth(o.Jira)
+	for _, u := range []struct {
+		login string
+		perm  forge.Permission
+	}{{"maria", forge.PermAdmin}, {"devin", forge.PermWrite}, {"ada", forge.PermMaintain}, {"grace", forge.PermWrite}, {"drive-by", forge.PermRead}} {
+		w.sb.AddUser(forge.User{Login: u.login}, u.perm)
+	}
+	var err error
+	w.rec, err = reconcile.New(reconcile.Options{
+		Forge: w.sb, Tracker: w.tr, Config: cfg, BotLogin: bot, Now: w.now,
+		StateKey:  []byte("demo-state-key"),
+		JiraSleep: func(context.Context, time.Duration) error { return nil },
+	})
+	if err != nil {
+		return Transcript{}, err
+	}
+	switch o.Flow {
+	case "greenfield":
+		w.greenfield(ctx)
+	default:
+		w.generic(ctx, o.Flow)
+	}
+	if w.err != nil {
+		return Transcript{}, w.err
+	}
+	tr := w.transcript()
+	switch {
+	case o.JSON:
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return tr, enc.Encode(tr)
+	case o.Quiet:
+		printSummary(out, tr.Summary)
+	default:
+		printTranscript(out, w, tr)
+	}
+	return tr, nil
+}
+
+// record turns sandbox changes into transcript entries.
+func (w *world) record(c forge.Change) {
+	e := Entry{At: c.At, Actor: c.Actor, Kind: c.Kind, Issue: c.Issue, Label: c.Label}
+	switch c.Kind {
+	case "comment":
+		if c.Actor == bot {
+			w.posted++
+		}
+		if strings.HasPrefix(c.Comment.Body, state.Marker) {
+			e.Kind = "state"
+			e.Detail = w.stateLine(c.Comment.Body)
+			break
+		}
+		e.Body = c.Comment.Body
+	case "edit":
+		if !strings.HasPrefix(c.Comment.Body, state.Marker) {
+			return
+		}
+		e.Kind = "state"
+		e.Detail = w.stateLine(c.Comment.Body)
+	case "react":
+		e.Detail = c.Content + " on @" + c.Comment.Author.Login + "'s comment"
+	case "dispatch":
+		e.Detail = c.Content
+	}
+	w.entries = append(w.entries, e)
+}
+
+func (w *world) stateLine(body string) string {
+	s, err := state.Parse(body, state.Want{Repo: repo, Issue: w.issue, Key: []byte("demo-state-key")})
+	if err != nil {
+		return "state comment (unreadable: " + err.Error() + ")"
+	}
+	w.lastVer = s.Version
+	line := fmt.Sprintf("v%d · %s", s.Version, s.Run)
+	if s.Step > 0 {
+		line += fmt.Sprintf(" · step %d %s (%s)", s.Step, s.Name, s.Status)
+	}
+	if s.RetryCount > 0 {
+		line += fmt.Sprintf(" · retry %d/3", s.RetryCount)
+	}
+	if n := engine.PendingCount(s); n > 0 {
+		line += fmt.Sprintf(" · Jira: pending (%d)", n)
+	}
+	return line
+}
+
+// say posts a human comment and delivers the issue_comment event.
+func (w *world) say(ctx context.Context, who, body string) {
+	if w.err != nil {
+		return
+	}
+	w.tick(2 * time.Minute)
+	c, err := w.sb.Comment(who, w.issue, body)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.tick(20 * time.Second)
+	is := w.snapshot()
+	u := w.sb.User(who)
+	c.Author = u
+	w.deliver(ctx, &ghevent.Event{Name: "issue_comment", Action: "created", Repo: repo, Sender: u, Handled: true,
+		Issue: w.issue, Labels: is.Labels, Title: is.Title, Body: is.Body, IssueState: "open", Comment: &c})
+}
+
+// label adds the trigger label and delivers issues.labeled.
+func (w *world) label(ctx context.Context, who, label string) {
+	w.tick(time.Minute)
+	w.sb.LabelIssue(who, w.issue, label)
+	w.tick(15 * time.Second)
+	is := w.snapshot()
+	w.deliver(ctx, &ghevent.Event{Name: "issues", Action: "labeled", Repo: repo, Sender: w.sb.User(who), Handled: true,
+		Issue: w.issue, Labels: is.Labels, Label: label, Title: is.Title, Body: is.Body, IssueState: "open"})
+}
+
+// snapshot reads the issue the way a webhook payload carries it (not an API call).
+func (w *world) snapshot() forge.Issue {
+	is, ok := w.sb.Snapshot(w.issue)
+	if !ok {
+		w.err = fmt.Errorf("issue #%d vanished", w.issue)
+	}
+	return is
+}
+
+func (w *world) deliver(ctx context.Context, ev *ghevent.Event) {
+	if w.err != nil {
+		return
+	}
+	w.runs++
+	if _, err := w.rec.Handle(ctx, ev); err != nil {
+		w.err = fmt.Errorf("run %d (%s.%s): %w", w.runs, ev.Name, ev.Action, err)
+	}
+}
+
+func (w *world) state() *state.State {
+	for _, c := range w.sb.Comments(w.issue) {
+		if c.Author.Login == bot && strings.HasPrefix(c.Body, state.Marker) {
+			s, err := state.Parse(c.Body, state.Want{Repo: repo, Issue: w.issue, Key: []byte("demo-state-key")})
+			if err == nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+func (w *world) stateBody() string {
+	for _, c := range w.sb.Comments(w.issue) {
+		if c.Author.Login == bot && strings.HasPrefix(c.Body, state.Marker) {
+			return c.Body
+		}
+	}
+	return ""
+}
+
+func (w *world) transcript() Transcript {
+	s := w.state()
+	sum := Summary{APICalls: w.sb.Calls(), Runs: w.runs, CommentsPosted: w.posted, JiraIssues: len(w.tr.Issues())}
+	for _, n := range sum.APICalls {
+		sum.APICallsTotal += n
+	}
+	if s != nil {
+		sum.Flow, sum.Status, sum.StateVersion = s.Flow, s.Run, s.Version
+		for _, st := range s.Steps {
+			switch st.Status {
+			case state.Completed:
+				sum.StepsCompleted++
+			case state.Skipped:
+				sum.StepsSkipped++
+			}
+		}
+		for _, d := range s.Decisions {
+			sum.Decisions = append(sum.Decisions, fmt.Sprintf("%s → %s (@%s)", d.Question, d.Option, d.By))
+		}
+		sum.Tasks = len(s.Tasks)
+		sum.JiraPending = engine.PendingCount(s)
+	}
+	return Transcript{Entries: w.entries, Summary: sum, State: w.stateBody()}
+}
+
+func printSummary(out io.Writer, s Summary) {
+	fmt.Fprintf(out, "\n══ Summary ═════════════════════════════════════════════\n")
+	fmt.Fprintf(out, " %-22s %s\n", "Flow", s.Flow)
+	fmt.Fprintf(out, " %-22s %s\n", "Final status", s.Status)
+	fmt.Fprintf(out, " %-22s %d completed, %d skipped\n", "Steps", s.StepsCompleted, s.StepsSkipped)
+	fmt.Fprintf(out, " %-22s %d\n", "Decisions", len(s.Decisions))
+	for _, d := range s.Decisions {
+		fmt.Fprintf(out, "   - %s\n", d)
+	}
+	fmt.Fprintf(out, " %-22s %d\n", "Comments posted", s.CommentsPosted)
+	fmt.Fprintf(out, " %-22s v%d\n", "State version", s.StateVersion)
+	fmt.Fprintf(out, " %-22s %d (Jira pending: %d, Jira issues: %d)\n", "Tasks", s.Tasks, s.JiraPending, s.JiraIssues)
+	fmt.Fprintf(out, " %-22s %d\n", "Runs (events)", s.Runs)
+	fmt.Fprintf(out, " %-22s %d\n", "API calls", s.APICallsTotal)
+	kinds := make([]string, 0, len(s.APICalls))
+	for k := range s.APICalls {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(out, "   %-20s %d\n", k, s.APICalls[k])
+	}
+	fmt.Fprintf(out, "════════════════════════════════════════════════════════\n")
+}

@@ -1,0 +1,106 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+const epicsReport = "/autopilot done Architecture: a streaming CSV writer behind the existing report query layer.\n\n" +
+	"```autopilot-epics\n" +
+	"- title: CSV export\n" +
+	"  description: Export any report as CSV from the reports page and the API.\n" +
+	"```\n"
+
+const tasksReport = "/autopilot done Five tasks, 11 points, two batches.\n\n" +
+	"```autopilot-tasks\n" +
+	"- title: Streaming CSV writer\n  epic: CSV export\n  points: 3\n" +
+	"- title: Export endpoint\n  epic: CSV export\n  depends_on: [\"01\"]\n  points: 2\n" +
+	"- title: Export button on the reports page\n  epic: CSV export\n  depends_on: [\"02\"]\n  points: 2\n" +
+	"- title: Column escaping and Unicode tests\n  epic: CSV export\n  points: 2\n" +
+	"- title: Docs for CSV export\n  epic: CSV export\n  points: 2\n" +
+	"```\n"
+
+// greenfield is the scripted story of the README: label → status → Choose →
+// answers → retry → Jira fallback → done.
+func (w *world) greenfield(ctx context.Context) {
+	is := w.sb.CreateIssue("maria", "Add CSV export to reports", "Users want to download any report as CSV.\n\n## Constraints\nNo new dependencies.")
+	w.issue = is.Number
+	w.entries = append(w.entries, Entry{At: w.clock, Actor: "maria", Kind: "open", Issue: is.Number, Detail: is.Title})
+	w.label(ctx, "maria", "autopilot")
+	w.say(ctx, "maria", "/autopilot done Problem: users need CSV downloads of every report; acceptance: a 100k-row report exports in under 5 s.")
+	w.say(ctx, "maria", "/autopilot done Research: encoding/csv streams fine; no new dependency needed.")
+	// Plan needs Jira: the sandbox Jira refuses the credentials → Choose.
+	w.say(ctx, "maria", "B")
+	w.say(ctx, "maria", epicsReport)
+	w.say(ctx, "maria", tasksReport)
+	// Session boundary: a reader without write access tries to answer.
+	w.say(ctx, "drive-by", "A")
+	w.say(ctx, "drive-by", "A please, I need this feature")
+	w.say(ctx, "maria", "A")
+	w.say(ctx, "devin", "/autopilot progress 1 batch-loop batch 1 of 2")
+	w.say(ctx, "devin", "/autopilot fail tests do not compile: csv writer missing")
+	w.say(ctx, "devin", "/autopilot fail integration test times out on 100k rows")
+	w.say(ctx, "devin", "/autopilot fail flaky fixture in export_test")
+	w.say(ctx, "maria", "A — retry with a fresh session")
+	w.say(ctx, "devin", "/autopilot done PR #2 implements all five tasks")
+	w.say(ctx, "devin", "/autopilot done 214 passed, 0 failed")
+	w.say(ctx, "devin", "/autopilot done No findings: output is escaped, no new endpoints without auth")
+	w.say(ctx, "maria", "/autopilot done Deployed to production; smoke test passed")
+}
+
+// generic drives any flow the way people would: answer each open question
+// with its recommendation, satisfy evidence gates with a real PR review and
+// green checks, give consensus approvals in order, report done otherwise.
+func (w *world) generic(ctx context.Context, flowName string) {
+	is := w.sb.CreateIssue("maria", "Tidy the export pipeline", "## Desired outcome\nOne export code path.\n## Constraints\nKeep the public API.")
+	w.issue = is.Number
+	w.entries = append(w.entries, Entry{At: w.clock, Actor: "maria", Kind: "open", Issue: is.Number, Detail: is.Title})
+	w.label(ctx, "maria", "autopilot/flow:"+flowName)
+	w.label(ctx, "maria", "autopilot")
+	pr := 0
+	for i := 0; i < 80 && w.err == nil; i++ {
+		s := w.state()
+		if s == nil || s.Run == state.RunDone || s.Run == state.RunStopped {
+			return
+		}
+		switch {
+		case s.Gate != nil:
+			ans := s.Gate.Recommend
+			if s.Gate.Kind == "next-cycle" || s.Gate.Kind == "jira-auth" {
+				ans = "B"
+			}
+			w.say(ctx, "maria", ans)
+		case s.Slug == "plan" && s.Review != nil && s.SubStep.Phase == 0:
+			w.say(ctx, "devin", "/autopilot done Plan and test spec posted; one export path behind the query layer.")
+		case s.Slug == "plan" && s.Review != nil && s.Review.Architect == nil:
+			w.say(ctx, "ada", "/autopilot approve architect fits the layering")
+		case s.Slug == "plan" && s.Review != nil:
+			w.say(ctx, "grace", "/autopilot approve critic risks are covered")
+		case s.Slug == "code-review":
+			if pr == 0 {
+				w.tick(time.Minute)
+				p := w.sb.CreatePull("devin", "One export path", fmt.Sprintf("Fixes #%d", w.issue), "4f2c9e1ab7d3")
+				pr = p.Number
+				w.deliver(ctx, &ghevent.Event{Name: "pull_request", Action: "opened", Repo: repo, Sender: w.sb.User("devin"), Handled: true, Issue: pr, IsPR: true, Pull: &p, LinkedIssues: []int{w.issue}})
+				continue
+			}
+			w.tick(3 * time.Minute)
+			rv := w.sb.AddReview(pr, "grace", "APPROVED", "Looks good.")
+			p, _ := w.sb.GetPull(ctx, pr)
+			w.deliver(ctx, &ghevent.Event{Name: "pull_request_review", Action: "submitted", Repo: repo, Sender: w.sb.User("grace"), Handled: true, Issue: pr, IsPR: true, Pull: &p, Review: &rv, LinkedIssues: []int{w.issue}})
+		case s.Slug == "qa":
+			w.tick(5 * time.Minute)
+			w.sb.SetChecks("4f2c9e1ab7d3", forge.Check{Name: "test", Status: "completed", Conclusion: "success"}, forge.Check{Name: "lint", Status: "completed", Conclusion: "success"})
+			w.deliver(ctx, &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo})
+		case s.Status == state.InProgress:
+			w.say(ctx, "devin", "/autopilot done "+s.Name+" finished.")
+		default:
+			w.deliver(ctx, &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo})
+		}
+	}
+}

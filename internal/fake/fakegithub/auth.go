@@ -1,0 +1,167 @@
+package fakegithub
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// GitHub's well-known Actions identities: GITHUB_TOKEN acts as
+// github-actions[bot] for the GitHub Actions App.
+const (
+	ActionsAppID    = 15368
+	ActionsAppSlug  = "github-actions"
+	ActionsBotLogin = "github-actions[bot]"
+	ActionsBotID    = 41898282
+)
+
+// Identity is who a registered token acts as.
+type Identity struct {
+	Login string
+	// Type is "User" (default) or "Bot".
+	Type string
+	// AppID is the App the token acts for (installation tokens and
+	// GITHUB_TOKEN); comments it creates carry performed_via_github_app.
+	AppID          int64
+	InstallationID int64
+	// Repos, when non-empty, are the only repositories ("owner/name") the
+	// token can see; others answer 404 like GitHub.
+	Repos []string
+	// RateLimit is the hourly budget; 0 means Options.RateLimit.
+	RateLimit int
+	// ExpiresAt, when set, ends the token (401 afterwards, by AuthClock).
+	ExpiresAt time.Time
+}
+
+func (id Identity) canSee(fullName string) bool {
+	if len(id.Repos) == 0 {
+		return true
+	}
+	for _, r := range id.Repos {
+		if strings.EqualFold(r, fullName) {
+			return true
+		}
+	}
+	return false
+}
+
+// AddUser registers an account ("User", "Bot" or "Organization") and
+// returns its numeric id. Registering an existing login returns its id.
+func (s *Server) AddUser(login, typ string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.user(login, typ).id
+}
+
+// user finds or creates an account. Called with s.mu held.
+func (s *Server) user(login, typ string) *user {
+	if u := s.users[strings.ToLower(login)]; u != nil {
+		return u
+	}
+	if typ == "" {
+		typ = "User"
+	}
+	u := &user{login: login, id: s.newID(), typ: typ}
+	s.users[strings.ToLower(login)] = u
+	return u
+}
+
+// AddToken registers a token (sent as "token X" or "Bearer X").
+func (s *Server) AddToken(tok string, id Identity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addToken(tok, id)
+}
+
+func (s *Server) addToken(tok string, id Identity) {
+	if id.Type == "" {
+		id.Type = "User"
+	}
+	u := s.user(id.Login, id.Type)
+	if id.AppID == 0 {
+		id.AppID = u.appID
+	}
+	limit := id.RateLimit
+	if limit <= 0 {
+		limit = s.defaultLimit
+	}
+	s.tokens[tok] = &token{id: id, limit: limit}
+}
+
+// AddActionsToken registers tok as a GITHUB_TOKEN for repo: it acts as
+// github-actions[bot] (type Bot, App 15368), sees only that repository and
+// has GitHub's 1,000 requests per hour.
+func (s *Server) AddActionsToken(tok, repo string) {
+	s.AddToken(tok, Identity{Login: ActionsBotLogin, Type: "Bot", AppID: ActionsAppID,
+		Repos: []string{repo}, RateLimit: 1000})
+}
+
+// SetRateLimit overrides a token's budget window: limit requests, of which
+// remaining are left until reset.
+func (s *Server) SetRateLimit(tok string, limit, remaining int, reset time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tokens[tok]
+	if t == nil {
+		return fmt.Errorf("fakegithub: unknown token")
+	}
+	t.limit, t.used, t.reset = limit, max(limit-remaining, 0), reset.UTC().Truncate(time.Second)
+	return nil
+}
+
+// tokenFor resolves the Authorization header. Called with s.mu held.
+func (s *Server) tokenFor(r *http.Request) *token {
+	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "token") && !strings.EqualFold(scheme, "bearer") {
+		return nil
+	}
+	t := s.tokens[strings.TrimSpace(cred)]
+	if t == nil || (!t.id.ExpiresAt.IsZero() && !s.authClock().Before(t.id.ExpiresAt)) {
+		return nil
+	}
+	return t
+}
+
+// window rolls the token's hourly window forward when it has passed.
+func (s *Server) window(t *token) {
+	now := s.clock()
+	if t.reset.IsZero() || !now.Before(t.reset) {
+		t.used = 0
+		t.reset = now.Add(time.Hour).UTC().Truncate(time.Second)
+	}
+}
+
+// limited answers 403 when the token's budget is spent.
+func (s *Server) limited(t *token) (reply, bool) {
+	s.window(t)
+	if t.used < t.limit {
+		return reply{}, false
+	}
+	who := fmt.Sprintf("user ID %d", s.user(t.id.Login, t.id.Type).id)
+	if t.id.InstallationID != 0 {
+		who = fmt.Sprintf("installation ID %d", t.id.InstallationID)
+	}
+	rep := errorReply(http.StatusForbidden, "API rate limit exceeded for "+who+".",
+		"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits")
+	s.rateHeaders(t, &rep)
+	return rep, true
+}
+
+func (s *Server) rateHeaders(t *token, rep *reply) {
+	s.window(t)
+	rep.set("X-RateLimit-Limit", strconv.Itoa(t.limit))
+	rep.set("X-RateLimit-Remaining", strconv.Itoa(max(t.limit-t.used, 0)))
+	rep.set("X-RateLimit-Used", strconv.Itoa(t.used))
+	rep.set("X-RateLimit-Reset", strconv.FormatInt(t.reset.Unix(), 10))
+	rep.set("X-RateLimit-Resource", "core")
+}
+
+// getAuthUser serves GET /user; installation tokens are refused like GitHub.
+func (s *Server) getAuthUser(c *call) reply {
+	if c.tok.id.AppID != 0 {
+		return errorReply(http.StatusForbidden, "Resource not accessible by integration", docRoot)
+	}
+	return ok(s.userJSON(c.who))
+}

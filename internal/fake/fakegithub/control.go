@@ -1,0 +1,322 @@
+package fakegithub
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+)
+
+// The Go control API: tests seed and change state directly, as GitHub's
+// users would through the web UI. Mutations here are not in the request log.
+
+func (s *Server) repoLocked(full string) (*repo, error) {
+	rp := s.repos[strings.ToLower(full)]
+	if rp == nil {
+		return nil, fmt.Errorf("fakegithub: unknown repository %q (call AddRepo)", full)
+	}
+	return rp, nil
+}
+
+func (s *Server) issueLocked(full string, n int) (*issue, error) {
+	rp, err := s.repoLocked(full)
+	if err != nil {
+		return nil, err
+	}
+	is := rp.issues[n]
+	if is == nil {
+		return nil, fmt.Errorf("fakegithub: %s has no issue #%d", full, n)
+	}
+	return is, nil
+}
+
+// AddRepo creates a public repository "owner/name" with default branch
+// main. The owner becomes a User account unless AddUser registered it.
+func (s *Server) AddRepo(fullName string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, name, found := strings.Cut(fullName, "/")
+	if !found || owner == "" || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("fakegithub: repository %q is not owner/name", fullName)
+	}
+	if s.repos[strings.ToLower(fullName)] != nil {
+		return fmt.Errorf("fakegithub: repository %q exists", fullName)
+	}
+	s.user(owner, "") // a personal account unless AddUser registered it first
+	s.repos[strings.ToLower(fullName)] = &repo{
+		id: s.newID(), owner: owner, name: name, defaultBranch: "main",
+		issues: map[int]*issue{}, perms: map[string]forge.Permission{}, assoc: map[string]string{},
+		files: map[string][]byte{}, checks: map[string][]*checkRun{}, statuses: map[string][]*status{},
+	}
+	return nil
+}
+
+// SetRepo changes a repository's visibility and default branch ("" keeps it).
+func (s *Server) SetRepo(fullName string, private bool, defaultBranch string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(fullName)
+	if err != nil {
+		return err
+	}
+	rp.private = private
+	if defaultBranch != "" {
+		rp.defaultBranch = defaultBranch
+	}
+	return nil
+}
+
+func (s *Server) newIssue(rp *repo, author, title, body string, labels []string) (*issue, error) {
+	now := s.now()
+	rp.lastNumber++
+	is := &issue{id: s.newID(), number: rp.lastNumber, title: title, body: body, state: "open",
+		user: s.user(author, ""), created: now, updated: now}
+	if rep, bad := s.setLabels(rp, is, labels, ""); bad {
+		rp.lastNumber--
+		return nil, fmt.Errorf("fakegithub: invalid labels %q: %v", labels, rep.body)
+	}
+	rp.issues[is.number] = is
+	return is, nil
+}
+
+// CreateIssue opens an issue by author and returns its number. Missing
+// repository labels are created like GitHub does.
+func (s *Server) CreateIssue(repo, author, title, body string, labels []string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return 0, err
+	}
+	is, err := s.newIssue(rp, author, title, body, labels)
+	if err != nil {
+		return 0, err
+	}
+	return is.number, nil
+}
+
+// CreatePull opens a pull request from headRef at headSHA into the default
+// branch and returns its number (shared with issues, as on GitHub).
+func (s *Server) CreatePull(repo, author, title, body, headRef, headSHA string) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return 0, err
+	}
+	is, err := s.newIssue(rp, author, title, body, nil)
+	if err != nil {
+		return 0, err
+	}
+	is.pull = &pullInfo{id: s.newID(), headRef: headRef, headSHA: headSHA, baseRef: rp.defaultBranch}
+	return is.number, nil
+}
+
+// SetIssueState opens or closes an issue or pull request; merged applies
+// to pull requests being closed.
+func (s *Server) SetIssueState(repo string, n int, state string, merged bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, n)
+	if err != nil {
+		return err
+	}
+	if state != "open" && state != "closed" {
+		return fmt.Errorf("fakegithub: state %q is not open or closed", state)
+	}
+	now := s.now()
+	is.state, is.updated, is.closed = state, now, time.Time{}
+	if state == "closed" {
+		is.closed = now
+		if merged && is.pull != nil {
+			is.pull.merged, is.pull.mergedAt = true, now
+		}
+	}
+	return nil
+}
+
+// AddComment posts a comment as login (created as a User when unknown). A
+// "<slug>[bot]" login of a registered App, or github-actions[bot], posts
+// through its App, so the comment carries performed_via_github_app.
+func (s *Server) AddComment(repo string, n int, login, body string) (Comment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, n)
+	if err != nil {
+		return Comment{}, err
+	}
+	u := s.user(login, "")
+	return s.addComment(s.repos[strings.ToLower(repo)], is, u, u.appID, body).snap(), nil
+}
+
+// EditComment changes a comment's body as editor (anyone: GitHub lets
+// users with write access edit other people's comments).
+func (s *Server) EditComment(id int64, editor, body string) (Comment, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.comments[id]
+	if c == nil || c.deleted {
+		return Comment{}, fmt.Errorf("fakegithub: no comment %d", id)
+	}
+	u := s.user(editor, "")
+	s.edit(c, u, u.appID, body)
+	return c.snap(), nil
+}
+
+// DeleteComment deletes a comment.
+func (s *Server) DeleteComment(id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.comments[id]
+	if c == nil || c.deleted {
+		return fmt.Errorf("fakegithub: no comment %d", id)
+	}
+	s.remove(c)
+	return nil
+}
+
+// SetPermission gives login a role on repo (creating the user if needed).
+// The collaborator API reports maintain as write and triage as read, with
+// the role in role_name.
+func (s *Server) SetPermission(repo, login string, perm forge.Permission) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return err
+	}
+	if _, err := forge.ParsePermission(string(perm)); err != nil {
+		return fmt.Errorf("fakegithub: %w", err)
+	}
+	s.user(login, "")
+	rp.perms[strings.ToLower(login)] = perm
+	return nil
+}
+
+// SetAssociation overrides author_association for login on repo (e.g.
+// "MEMBER" or "CONTRIBUTOR"); "" restores the computed value.
+func (s *Server) SetAssociation(repo, login, assoc string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return err
+	}
+	rp.assoc[strings.ToLower(login)] = assoc
+	return nil
+}
+
+// AddLabel defines a repository label.
+func (s *Server) AddLabel(repo, name, color, description string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return err
+	}
+	in := labelInput{Name: &name, Color: &color, Description: &description}
+	if rep, bad := in.check(""); bad || rp.label(name) != nil {
+		return fmt.Errorf("fakegithub: label %q exists or is invalid: %v", name, rep.body)
+	}
+	l := s.newLabel(rp, name)
+	l.color, l.description = strings.TrimPrefix(color, "#"), description
+	return nil
+}
+
+// SetFile stores a file on the default branch; nil content deletes it.
+func (s *Server) SetFile(repo, path string, content []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return err
+	}
+	path = strings.Trim(path, "/")
+	if content == nil {
+		delete(rp.files, path)
+		return nil
+	}
+	rp.files[path] = slices.Clone(content)
+	return nil
+}
+
+// AddCheckRun adds a check run on sha and returns its id. Status is
+// queued, in_progress or completed; conclusion is set when completed.
+func (s *Server) AddCheckRun(repo, sha, name, status, conclusion string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return 0, err
+	}
+	now := s.now()
+	cr := &checkRun{id: s.newID(), name: name, status: status, conclusion: conclusion, started: now}
+	if status == "completed" {
+		cr.completed = now
+	}
+	rp.checks[sha] = append(rp.checks[sha], cr)
+	return cr.id, nil
+}
+
+// AddStatus adds a commit status (error, failure, pending or success).
+func (s *Server) AddStatus(repo, sha, context, state string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return err
+	}
+	rp.statuses[sha] = append(rp.statuses[sha], &status{id: s.newID(), context: context, state: state, created: s.now()})
+	return nil
+}
+
+// SubmitReview records a review by login on pull request pr with state
+// APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED or PENDING.
+func (s *Server) SubmitReview(repo string, pr int, login, state, body string) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, pr)
+	if err != nil || is.pull == nil {
+		return 0, fmt.Errorf("fakegithub: %s has no pull request #%d", repo, pr)
+	}
+	return s.addReview(is, s.user(login, ""), state, body, "").id, nil
+}
+
+// SetWorkflow configures a workflow file: its name and run-name pattern
+// (e.g. "autopilot ${{ inputs.session }}"; "" shows the name instead).
+func (s *Server) SetWorkflow(repo, file, name, runName string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return err
+	}
+	wf := s.workflow(rp, file, true)
+	if wf == nil {
+		return fmt.Errorf("fakegithub: workflow %q must be a .yml or .yaml file", file)
+	}
+	wf.name, wf.runName = name, runName
+	return nil
+}
+
+// StartRun marks a run in_progress.
+func (s *Server) StartRun(id int64) error { return s.setRun(id, "in_progress", "") }
+
+// CompleteRun marks a run completed with a conclusion (success, failure,
+// cancelled, ...).
+func (s *Server) CompleteRun(id int64, conclusion string) error {
+	return s.setRun(id, "completed", conclusion)
+}
+
+func (s *Server) setRun(id int64, status, conclusion string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rn := s.runs[id]
+	if rn == nil {
+		return fmt.Errorf("fakegithub: no workflow run %d", id)
+	}
+	rn.status, rn.conclusion, rn.updated = status, conclusion, s.now()
+	return nil
+}

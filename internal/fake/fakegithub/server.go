@@ -1,0 +1,346 @@
+package fakegithub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configures a Server. The zero value is usable.
+type Options struct {
+	// Clock stamps every object (created_at, updated_at, ...), the request
+	// log and rate-limit windows. Default time.Now.
+	Clock func() time.Time
+	// AuthClock checks credential lifetimes: App JWT iat/exp and
+	// installation token expires_at. Default time.Now, because clients
+	// (ghinstallation, go-github) mint and refresh credentials from the wall
+	// clock whatever Clock says.
+	AuthClock func() time.Time
+	// Latency is added to every request before it is processed.
+	Latency time.Duration
+	// LegacyDispatch makes workflow dispatches that carry
+	// return_run_details fail with 422, like a GHES that predates it.
+	LegacyDispatch bool
+	// RateLimit is the default hourly request budget per token (default 5000).
+	RateLimit int
+	// WebURL is the html_url base (default https://github.com).
+	WebURL string
+}
+
+// Server is the fake GitHub. All methods are safe for concurrent use.
+type Server struct {
+	ts        *httptest.Server
+	clock     func() time.Time
+	authClock func() time.Time
+	webURL    string
+	routes    []route
+
+	mu             sync.Mutex
+	latency        time.Duration
+	legacyDispatch bool
+	defaultLimit   int
+	lastID         int64
+	users          map[string]*user // lower login
+	tokens         map[string]*token
+	apps           map[int64]*app
+	repos          map[string]*repo // lower full name
+	comments       map[int64]*comment
+	runs           map[int64]*run
+	scripts        []*script
+	log            []Request
+}
+
+// New starts a fake GitHub on a local port. Call Close when done.
+func New(opts Options) *Server {
+	s := &Server{
+		clock:          opts.Clock,
+		authClock:      opts.AuthClock,
+		webURL:         strings.TrimRight(opts.WebURL, "/"),
+		latency:        opts.Latency,
+		legacyDispatch: opts.LegacyDispatch,
+		defaultLimit:   opts.RateLimit,
+		lastID:         1000,
+		users:          map[string]*user{},
+		tokens:         map[string]*token{},
+		apps:           map[int64]*app{},
+		repos:          map[string]*repo{},
+		comments:       map[int64]*comment{},
+		runs:           map[int64]*run{},
+	}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	if s.authClock == nil {
+		s.authClock = time.Now
+	}
+	if s.webURL == "" {
+		s.webURL = "https://github.com"
+	}
+	if s.defaultLimit <= 0 {
+		s.defaultLimit = 5000
+	}
+	s.routes = buildRoutes()
+	s.addActionsApp()
+	s.ts = httptest.NewServer(s)
+	return s
+}
+
+// URL is the API base URL (use it as GITHUB_API_URL or go-github's BaseURL).
+func (s *Server) URL() string { return s.ts.URL }
+
+// Close shuts the server down.
+func (s *Server) Close() { s.ts.Close() }
+
+// SetLatency changes the latency added to every request.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+// SetLegacyDispatch toggles the Options.LegacyDispatch knob.
+func (s *Server) SetLegacyDispatch(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.legacyDispatch = on
+}
+
+// now is the object timestamp: GitHub stores whole seconds, so do we.
+func (s *Server) now() time.Time { return s.clock().UTC().Truncate(time.Second) }
+
+func (s *Server) newID() int64 {
+	s.lastID++
+	return s.lastID
+}
+
+// call is one request on its way through a handler.
+type call struct {
+	r      *http.Request
+	params map[string]string
+	query  url.Values
+	body   []byte
+	tok    *token // token routes
+	who    *user  // acting account on token routes
+	app    *app   // JWT routes
+	repo   *repo  // routes under /repos/{owner}/{repo}
+}
+
+// reply is a handler's answer before headers are finalised.
+type reply struct {
+	status int
+	body   any // JSON-encoded unless raw is set
+	raw    []byte
+	header http.Header
+}
+
+func (r *reply) set(k, v string) {
+	if r.header == nil {
+		r.header = http.Header{}
+	}
+	r.header.Set(k, v)
+}
+
+// statusClientGone is logged when the client gave up during latency.
+const statusClientGone = 499
+
+const maxBody = 32 << 20
+
+// ServeHTTP implements http.Handler: latency, fault scripts, auth, rate
+// limits, the route handler, ETags, then the request log.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	escaped := r.URL.EscapedPath()
+	if p, ok := strings.CutPrefix(escaped, "/api/v3"); ok && (p == "" || p[0] == '/') {
+		escaped = p
+	}
+	segs := splitPath(escaped)
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	entry := Request{Method: r.Method, Path: "/" + strings.Trim(escaped, "/"), Query: r.URL.RawQuery}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		entry.Body = string(body)
+	}
+
+	s.mu.Lock()
+	entry.Time = s.clock()
+	latency := s.latency
+	if tok := s.tokenFor(r); tok != nil {
+		entry.Login = tok.id.Login
+	}
+	step := s.nextStep(r.Method, segs)
+	s.mu.Unlock()
+	if step != nil {
+		latency += step.Delay
+	}
+	if !sleep(r.Context(), latency) {
+		entry.Status = statusClientGone
+		s.record(entry)
+		return
+	}
+
+	var rep reply
+	s.mu.Lock()
+	if step != nil && !step.Pass && !step.CommitThenFail {
+		rep = s.scripted(r, step)
+	} else {
+		rep = s.handle(r, segs, body, &entry)
+		if step != nil && step.CommitThenFail {
+			rep = s.scripted(r, step)
+		}
+	}
+	s.mu.Unlock()
+
+	entry.Status = rep.status
+	s.record(entry)
+	writeReply(w, rep)
+}
+
+// handle runs auth, rate limits and the route. Called with s.mu held.
+func (s *Server) handle(r *http.Request, segs []string, body []byte, entry *Request) reply {
+	rt, params := s.match(r.Method, segs)
+	if rt == nil {
+		return notFound()
+	}
+	c := &call{r: r, params: params, query: r.URL.Query(), body: body}
+	if rt.jwt {
+		a, rep := s.verifyJWT(r)
+		if a == nil {
+			return rep
+		}
+		c.app = a
+		entry.Login = a.slug
+		return finish(r, rt.h(s, c))
+	}
+	c.tok = s.tokenFor(r)
+	if c.tok == nil {
+		return errorReply(http.StatusUnauthorized, "Bad credentials", docRoot)
+	}
+	c.who = s.user(c.tok.id.Login, c.tok.id.Type)
+	if rep, limited := s.limited(c.tok); limited {
+		return rep
+	}
+	rep := s.scoped(c)
+	if rep.status == 0 {
+		rep = finish(r, rt.h(s, c))
+	}
+	if rep.status != http.StatusNotModified {
+		c.tok.used++
+	}
+	s.rateHeaders(c.tok, &rep)
+	return rep
+}
+
+// scoped resolves {owner}/{repo}; a zero reply means "go on".
+func (s *Server) scoped(c *call) reply {
+	owner, ok := c.params["owner"]
+	if !ok {
+		return reply{}
+	}
+	full := owner + "/" + c.params["repo"]
+	rp := s.repos[strings.ToLower(full)]
+	if rp == nil || !c.tok.id.canSee(full) {
+		return notFound()
+	}
+	c.repo = rp
+	return reply{}
+}
+
+// finish encodes the body and applies ETag / If-None-Match on GET 200s.
+func finish(r *http.Request, rep reply) reply {
+	if rep.raw == nil && rep.body != nil {
+		rep.raw, _ = json.Marshal(rep.body)
+	}
+	if r.Method != http.MethodGet || rep.status != http.StatusOK {
+		return rep
+	}
+	sum := sha256.Sum256(append([]byte(r.Header.Get("Accept")+"\n"), rep.raw...))
+	etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
+	rep.set("ETag", etag)
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		rep.status = http.StatusNotModified
+		rep.raw = nil
+	}
+	return rep
+}
+
+func etagMatches(header, etag string) bool {
+	bare := strings.TrimPrefix(etag, "W/")
+	for _, v := range strings.Split(header, ",") {
+		v = strings.TrimSpace(v)
+		if v == "*" || strings.TrimPrefix(v, "W/") == bare {
+			return true
+		}
+	}
+	return false
+}
+
+func writeReply(w http.ResponseWriter, rep reply) {
+	if rep.status == 0 {
+		closeConn(w)
+		return
+	}
+	if rep.raw == nil && rep.body != nil {
+		rep.raw, _ = json.Marshal(rep.body)
+	}
+	for k, vs := range rep.header {
+		w.Header()[k] = vs
+	}
+	if rep.raw != nil && w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	}
+	w.Header().Set("X-GitHub-Media-Type", "github.v3; format=json")
+	w.WriteHeader(rep.status)
+	if rep.status != http.StatusNotModified && rep.status != http.StatusNoContent {
+		_, _ = w.Write(rep.raw)
+	}
+}
+
+// closeConn drops the connection without an answer: the client sees EOF,
+// as when a response is lost after GitHub committed the change.
+func closeConn(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	_ = buf.Flush()
+	_ = conn.Close()
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func splitPath(escaped string) []string {
+	var segs []string
+	for _, p := range strings.Split(strings.Trim(escaped, "/"), "/") {
+		if p == "" {
+			continue
+		}
+		if u, err := url.PathUnescape(p); err == nil {
+			p = u
+		}
+		segs = append(segs, p)
+	}
+	return segs
+}

@@ -1,0 +1,187 @@
+package fakegithub
+
+import (
+	"crypto/rsa"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+)
+
+// Internal state. Every field is guarded by Server.mu; nothing here escapes
+// the package except through the snapshot types in snapshot.go.
+
+type user struct {
+	login string
+	id    int64
+	typ   string // User, Bot, Organization
+	appID int64  // for "<slug>[bot]" accounts: the App they act for
+}
+
+type label struct {
+	id          int64
+	name        string
+	color       string
+	description string
+	isDefault   bool
+}
+
+type reaction struct {
+	id      int64
+	user    *user
+	content string
+	created time.Time
+}
+
+type comment struct {
+	id        int64
+	repo      *repo
+	issue     int
+	user      *user
+	appID     int64
+	body      string
+	created   time.Time
+	updated   time.Time
+	deleted   bool
+	deletedAt time.Time
+	edits     []Edit
+	reactions []*reaction
+}
+
+type pullInfo struct {
+	id                        int64
+	headRef, headSHA, baseRef string
+	merged                    bool
+	mergedAt                  time.Time
+	draft                     bool
+	reviews                   []*review
+}
+
+type review struct {
+	id        int64
+	user      *user
+	state     string
+	body      string
+	commitID  string
+	submitted time.Time
+}
+
+type issue struct {
+	id       int64
+	number   int
+	title    string
+	body     string
+	state    string
+	user     *user
+	labels   []*label
+	comments []*comment
+	created  time.Time
+	updated  time.Time
+	closed   time.Time
+	pull     *pullInfo // nil for plain issues
+}
+
+type checkRun struct {
+	id                 int64
+	name               string
+	status, conclusion string
+	started, completed time.Time
+}
+
+type status struct {
+	id      int64
+	context string
+	state   string
+	created time.Time
+}
+
+type workflow struct {
+	id      int64
+	file    string
+	name    string
+	runName string
+	runs    int
+}
+
+type run struct {
+	id         int64
+	repo       *repo
+	wf         *workflow
+	number     int
+	title      string
+	ref        string
+	sha        string
+	inputs     map[string]string
+	actor      *user
+	status     string
+	conclusion string
+	created    time.Time
+	updated    time.Time
+}
+
+type repo struct {
+	id            int64
+	owner         string
+	name          string
+	private       bool
+	defaultBranch string
+	issues        map[int]*issue
+	lastNumber    int
+	labels        []*label
+	perms         map[string]forge.Permission // lower login
+	assoc         map[string]string           // lower login -> author_association override
+	files         map[string][]byte
+	checks        map[string][]*checkRun
+	statuses      map[string][]*status
+	workflows     []*workflow
+	runs          []*run
+}
+
+func (r *repo) fullName() string { return r.owner + "/" + r.name }
+
+func (r *repo) label(name string) *label {
+	for _, l := range r.labels {
+		if strings.EqualFold(l.name, name) {
+			return l
+		}
+	}
+	return nil
+}
+
+type app struct {
+	id            int64
+	slug          string
+	name          string
+	key           *rsa.PublicKey
+	bot           *user
+	installations []*installation
+	created       time.Time
+}
+
+type installation struct {
+	id      int64
+	app     *app
+	account string
+	repos   []string // full names; empty means every repo of account
+}
+
+func (in *installation) covers(fullName string) bool {
+	if len(in.repos) == 0 {
+		owner, _, _ := strings.Cut(fullName, "/")
+		return strings.EqualFold(owner, in.account)
+	}
+	for _, r := range in.repos {
+		if strings.EqualFold(r, fullName) {
+			return true
+		}
+	}
+	return false
+}
+
+// token is a registered credential and its rate-limit window.
+type token struct {
+	id    Identity
+	limit int
+	used  int
+	reset time.Time
+}

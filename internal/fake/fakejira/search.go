@@ -1,0 +1,294 @@
+package fakejira
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// clause is one "field = value" or "field in (values)" condition.
+type clause struct {
+	field  string
+	values []string
+}
+
+// query is the subset of JQL the fake understands: clauses joined by AND
+// and an optional ORDER BY key|created [ASC|DESC].
+type query struct {
+	clauses []clause
+	desc    bool
+}
+
+var jqlFields = map[string]string{
+	"project": "project", "labels": "labels", "label": "labels",
+	"key": "key", "issuekey": "key", "id": "key",
+	"issuetype": "issuetype", "type": "issuetype", "status": "status",
+}
+
+// parseJQL parses the fake's JQL subset.
+func parseJQL(jql string) (query, error) {
+	toks, err := tokenize(jql)
+	if err != nil {
+		return query{}, err
+	}
+	var q query
+	i := 0
+	word := func(w string) bool {
+		if i < len(toks) && !toks[i].quoted && strings.EqualFold(toks[i].text, w) {
+			i++
+			return true
+		}
+		return false
+	}
+	next := func() (token, error) {
+		if i >= len(toks) {
+			return token{}, jiraMsg("Error in the JQL Query: Expecting more input at the end of the query.")
+		}
+		i++
+		return toks[i-1], nil
+	}
+	for i < len(toks) && (toks[i].quoted || !strings.EqualFold(toks[i].text, "order")) {
+		if len(q.clauses) > 0 && !word("and") {
+			return query{}, jiraMsg("Error in the JQL Query: Expecting either 'OR' or 'AND' but got '%s'.", toks[i].text)
+		}
+		f, err := next()
+		if err != nil {
+			return query{}, err
+		}
+		field, ok := jqlFields[strings.ToLower(f.text)]
+		if !ok {
+			return query{}, jiraMsg("Field '%s' does not exist or you do not have permission to view it.", f.text)
+		}
+		c := clause{field: field}
+		switch {
+		case word("="):
+			v, err := next()
+			if err != nil {
+				return query{}, err
+			}
+			c.values = []string{v.text}
+		case word("in"):
+			if !word("(") {
+				return query{}, jiraMsg("Error in the JQL Query: Expecting '(' after 'in'.")
+			}
+			for {
+				v, err := next()
+				if err != nil {
+					return query{}, err
+				}
+				c.values = append(c.values, v.text)
+				if word(")") {
+					break
+				}
+				if !word(",") {
+					return query{}, jiraMsg("Error in the JQL Query: Expecting ',' or ')'.")
+				}
+			}
+		default:
+			return query{}, jiraMsg("Error in the JQL Query: Expecting operator after '%s'.", f.text)
+		}
+		q.clauses = append(q.clauses, c)
+	}
+	if word("order") {
+		if !word("by") {
+			return query{}, jiraMsg("Error in the JQL Query: Expecting 'by' after 'order'.")
+		}
+		if _, err := next(); err != nil {
+			return query{}, err
+		}
+		q.desc = word("desc")
+		word("asc")
+	}
+	if i < len(toks) {
+		return query{}, jiraMsg("Error in the JQL Query: unexpected '%s'.", toks[i].text)
+	}
+	return q, nil
+}
+
+// jiraMessage is an error worded as Jira words it (capitalised, with a full
+// stop), answered verbatim in errorMessages.
+type jiraMessage string
+
+func (m jiraMessage) Error() string { return string(m) }
+
+func jiraMsg(format string, args ...any) error {
+	return jiraMessage(fmt.Sprintf(format, args...))
+}
+
+type token struct {
+	text   string
+	quoted bool
+}
+
+func tokenize(s string) ([]token, error) {
+	var out []token
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case strings.IndexByte("(),=", c) >= 0:
+			out = append(out, token{text: string(c)})
+			i++
+		case c == '"' || c == '\'':
+			var b strings.Builder
+			j := i + 1
+			for ; j < len(s) && s[j] != c; j++ {
+				if s[j] == '\\' && j+1 < len(s) {
+					j++
+				}
+				b.WriteByte(s[j])
+			}
+			if j >= len(s) {
+				return nil, jiraMsg("Error in the JQL Query: The quoted string has not been completed.")
+			}
+			out = append(out, token{text: b.String(), quoted: true})
+			i = j + 1
+		default:
+			j := i
+			for j < len(s) && strings.IndexByte(" \t\r\n(),=\"'", s[j]) < 0 {
+				j++
+			}
+			out = append(out, token{text: s[i:j]})
+			i = j
+		}
+	}
+	return out, nil
+}
+
+// check validates values Jira checks against the database; s.mu must be held.
+func (s *Server) check(q query) error {
+	for _, c := range q.clauses {
+		for _, v := range c.values {
+			switch {
+			case c.field == "key" && s.find(v) == nil:
+				return jiraMsg("An issue with key '%s' does not exist for field 'key'.", v)
+			case c.field == "project" && v != s.opts.Project:
+				return jiraMsg("The value '%s' does not exist for the field 'project'.", v)
+			}
+		}
+	}
+	return nil
+}
+
+func (c clause) match(is *Issue, project string) bool {
+	switch c.field {
+	case "project":
+		return slices.Contains(c.values, project)
+	case "labels":
+		for _, l := range is.Labels {
+			if slices.Contains(c.values, l) {
+				return true
+			}
+		}
+		return false
+	case "key":
+		return slices.Contains(c.values, is.Key) || slices.Contains(c.values, is.ID)
+	case "issuetype":
+		return slices.ContainsFunc(c.values, func(v string) bool { return strings.EqualFold(v, is.Type) })
+	case "status":
+		return slices.ContainsFunc(c.values, func(v string) bool { return strings.EqualFold(v, is.Status) })
+	}
+	return false
+}
+
+// search handles both search endpoints: Cloud's /search/jql with token
+// paging, and Data Center's /search with startAt/total.
+func (s *Server) search(w http.ResponseWriter, r *http.Request, cloud bool) {
+	params := r.URL.Query()
+	jql := strings.TrimSpace(params.Get("jql"))
+	if cloud && jql == "" {
+		writeErrors(w, http.StatusBadRequest, []string{"Unbounded JQL queries are not allowed here. Please add a search restriction to your query."}, nil)
+		return
+	}
+	maxResults := 50
+	if v := params.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeErrors(w, http.StatusBadRequest, []string{"maxResults must be a non-negative integer."}, nil)
+			return
+		}
+		maxResults = min(n, 1000)
+	}
+	q, err := parseJQL(jql)
+	if err != nil {
+		writeErrors(w, http.StatusBadRequest, []string{err.Error()}, nil)
+		return
+	}
+	start, err := pageStart(params, cloud)
+	if err != nil {
+		writeErrors(w, http.StatusBadRequest, []string{err.Error()}, nil)
+		return
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(q); err != nil {
+		writeErrors(w, http.StatusBadRequest, []string{err.Error()}, nil)
+		return
+	}
+	now := s.opts.Now()
+	var hits []*Issue
+	for _, is := range s.issues {
+		if now.Sub(is.Created) < s.opts.SearchLag {
+			continue // not indexed yet
+		}
+		if !slices.ContainsFunc(q.clauses, func(c clause) bool { return !c.match(is, s.opts.Project) }) {
+			hits = append(hits, is)
+		}
+	}
+	if q.desc {
+		slices.Reverse(hits)
+	}
+	end := min(start+maxResults, len(hits))
+	start = min(start, end)
+	fields := fieldSet(params.Get("fields"), !cloud)
+	issues := make([]map[string]any, 0, end-start)
+	for _, is := range hits[start:end] {
+		issues = append(issues, s.render(is, fields))
+	}
+	if !cloud {
+		writeJSON(w, http.StatusOK, map[string]any{
+			"expand": "names,schema", "startAt": start, "maxResults": maxResults, "total": len(hits), "issues": issues,
+		})
+		return
+	}
+	resp := map[string]any{"issues": issues, "isLast": end >= len(hits)}
+	if end < len(hits) {
+		resp["nextPageToken"] = base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(end)))
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func pageStart(params map[string][]string, cloud bool) (int, error) {
+	get := func(k string) string {
+		if v := params[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	if !cloud {
+		if v := get("startAt"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return 0, jiraMsg("startAt must be a non-negative integer.")
+			}
+			return n, nil
+		}
+		return 0, nil
+	}
+	tok := get("nextPageToken")
+	if tok == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if n, ok := strings.CutPrefix(string(raw), "offset:"); err == nil && ok {
+		if v, err := strconv.Atoi(n); err == nil && v >= 0 {
+			return v, nil
+		}
+	}
+	return 0, jiraMsg("The provided next page token is invalid or expired.")
+}

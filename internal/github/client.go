@@ -1,0 +1,377 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+	"golang.org/x/oauth2"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+)
+
+// DefaultBaseURL is GitHub.com's REST API root.
+const DefaultBaseURL = "https://api.github.com/"
+
+// Defaults for the zero values of Options.
+const (
+	DefaultMinMutationGap = time.Second
+	DefaultMaxWait        = 60 * time.Second
+	DefaultMaxRetries     = 3
+	defaultHTTPTimeout    = 30 * time.Second
+)
+
+// Options configures a Client.
+type Options struct {
+	// Repo is "owner/name".
+	Repo string
+	// Token authenticates through golang.org/x/oauth2 when HTTPClient is nil.
+	Token string
+	// HTTPClient, when set, is used as is (e.g. a ghinstallation transport
+	// in App mode) and Token is ignored.
+	HTTPClient *http.Client
+	// BaseURL is the REST root (GITHUB_API_URL); default DefaultBaseURL.
+	// GHES roots such as https://ghes.example.com/api/v3 work as given.
+	BaseURL string
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Sleep waits for d or until ctx ends; default a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MinMutationGap spaces mutating requests (default 1s, GitHub's
+	// guidance); negative disables spacing.
+	MinMutationGap time.Duration
+	// MaxWait is the longest rate-limit wait worth sitting out; a longer one
+	// returns *forge.RateLimitError at once (default 60s).
+	MaxWait time.Duration
+	// MaxRetries bounds transient retries and rate-limit re-sends per
+	// request (default 3; negative means none).
+	MaxRetries int
+	// Rand returns a float in [0,1) for backoff jitter; default math/rand/v2.
+	Rand func() float64
+	// Logger receives waits, retries and dry-run notes; default discards.
+	Logger *slog.Logger
+	// DryRun logs mutations instead of sending them and returns plausible
+	// values; reads still go out.
+	DryRun bool
+	// BotLogin is the identity the client posts as (e.g.
+	// "github-actions[bot]" or "<slug>[bot]"). CreateComment only adopts an
+	// already-committed comment authored by it; when empty, the identity
+	// learnt from earlier writes is used, else any Bot account.
+	BotLogin string
+	// AppID, when non-zero, additionally requires an adopted comment's
+	// performed_via_github_app.id to match.
+	AppID int64
+}
+
+// Stats counts what a Client sent, for budgets and metrics.
+type Stats struct {
+	// Requests counts requests sent by kind, e.g. "GET issue", "POST comment".
+	Requests map[string]int
+	// Total is every request sent, 304s included.
+	Total int
+	// ConditionalHits counts 304 answers served from the ETag cache; they
+	// do not count against the rate limit (Total-ConditionalHits does).
+	ConditionalHits int
+	// RateLimited counts rate-limit answers (403/429) received.
+	RateLimited int
+	// Retries counts transient retries.
+	Retries int
+	// Waited is the time spent sitting out rate-limit windows.
+	Waited time.Duration
+	// RateRemaining is the last x-ratelimit-remaining seen, -1 before any.
+	RateRemaining int
+	// RateReset is the last x-ratelimit-reset seen.
+	RateReset time.Time
+
+	rateSeen bool
+}
+
+// Client is a forge.Forge bound to one repository. It is safe for
+// concurrent use; mutations are serialised and spaced.
+type Client struct {
+	gh          *gh.Client
+	t           *transport
+	owner, name string
+	log         *slog.Logger
+	now         func() time.Time
+	dryRun      bool
+	maxRetries  int
+	botLogin    string
+	appID       int64
+
+	mu       sync.Mutex
+	identity string // login learnt from our own successful comment writes
+	dryID    int64
+
+	labelMu sync.Mutex
+	labels  map[string]bool // lower-cased names known to exist; nil until listed
+}
+
+var _ forge.Forge = (*Client)(nil)
+
+// New builds a Client. It makes no request.
+func New(o Options) (*Client, error) {
+	owner, name, ok := strings.Cut(o.Repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("github: repo %q must be \"owner/name\"", o.Repo)
+	}
+	base := o.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	baseURL, err := url.Parse(base)
+	if err != nil || baseURL.Scheme == "" || baseURL.Host == "" {
+		return nil, fmt.Errorf("github: base URL %q is not an absolute URL", o.BaseURL)
+	}
+	withDefaults(&o)
+
+	hc := o.HTTPClient
+	if hc == nil {
+		if o.Token != "" {
+			hc = oauth2.NewClient(context.Background(), oauth2.StaticTokenSource(&oauth2.Token{AccessToken: o.Token}))
+		} else {
+			hc = &http.Client{}
+		}
+		hc.Timeout = defaultHTTPTimeout
+	}
+	next := hc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	t := &transport{
+		next: next, now: o.Now, sleep: o.Sleep, rand: o.Rand, log: o.Logger,
+		gap: o.MinMutationGap, maxWait: o.MaxWait, maxRetries: o.MaxRetries, dryRun: o.DryRun,
+	}
+	wrapped := *hc
+	wrapped.Transport = t
+	client := gh.NewClient(&wrapped)
+	client.BaseURL = baseURL
+	return &Client{
+		gh: client, t: t, owner: owner, name: name, log: o.Logger, now: o.Now,
+		dryRun: o.DryRun, maxRetries: o.MaxRetries, botLogin: o.BotLogin, appID: o.AppID,
+	}, nil
+}
+
+func withDefaults(o *Options) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = realSleep
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case o.MinMutationGap == 0:
+		o.MinMutationGap = DefaultMinMutationGap
+	case o.MinMutationGap < 0:
+		o.MinMutationGap = 0
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+}
+
+func realSleep(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// Repo returns "owner/name".
+func (c *Client) Repo() string { return c.owner + "/" + c.name }
+
+// Stats returns a copy of the request counters.
+func (c *Client) Stats() Stats { return c.t.snapshot() }
+
+// repoPath joins escaped path segments under repos/{owner}/{name}/.
+func (c *Client) repoPath(segments ...string) string {
+	parts := []string{"repos", url.PathEscape(c.owner), url.PathEscape(c.name)}
+	for _, s := range segments {
+		parts = append(parts, url.PathEscape(s))
+	}
+	return strings.Join(parts, "/")
+}
+
+// do sends one raw request through go-github's NewRequest/Do, decoding the
+// answer into v (nil to discard, an io.Writer for raw bytes).
+func (c *Client) do(ctx context.Context, o op, method, path string, body, v any, accept string) (*gh.Response, error) {
+	req, err := c.gh.NewRequest(method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	return c.gh.Do(withOp(ctx, o), req, v)
+}
+
+// maxPages stops a list that never ends (100 pages of 100 items).
+const maxPages = 100
+
+// paginate calls fetch for page 0 (first) and then each next page that the
+// Link header announces.
+func paginate(fetch func(page int) (*gh.Response, error)) error {
+	page := 0
+	for range maxPages {
+		resp, err := fetch(page)
+		if err != nil {
+			return err
+		}
+		if resp == nil || resp.NextPage <= page {
+			return nil
+		}
+		page = resp.NextPage
+	}
+	return fmt.Errorf("more than %d pages, stopping", maxPages)
+}
+
+// listQuery adds per_page=100 and the page (when not the first) to q.
+func listQuery(q url.Values, page int) string {
+	if q == nil {
+		q = url.Values{}
+	}
+	q.Set("per_page", "100")
+	if page > 0 {
+		q.Set("page", fmt.Sprint(page))
+	} else {
+		q.Del("page")
+	}
+	return "?" + q.Encode()
+}
+
+// mapErr turns go-github and transport errors into forge's error types,
+// wrapped with what was being done.
+func (c *Client) mapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("github %s: %w", what, c.classify(err))
+}
+
+func (c *Client) classify(err error) error {
+	var (
+		rl    *forge.RateLimitError
+		te    *forge.TransientError
+		er    *gh.ErrorResponse
+		ghrl  *gh.RateLimitError
+		abuse *gh.AbuseRateLimitError
+	)
+	switch {
+	case errors.As(err, &rl):
+		return rl
+	case errors.As(err, &te):
+		return te
+	case errors.Is(err, forge.ErrValidation), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return unwrapURLError(err)
+	case errors.As(err, &er):
+		return statusErr(er)
+	case errors.As(err, &ghrl):
+		return &forge.RateLimitError{Until: ghrl.Rate.Reset.Time, Msg: ghrl.Message}
+	case errors.As(err, &abuse):
+		until := c.now().Add(secondaryBaseWait)
+		if abuse.RetryAfter != nil {
+			until = c.now().Add(*abuse.RetryAfter)
+		}
+		return &forge.RateLimitError{Until: until, Secondary: true, Msg: abuse.Message}
+	}
+	return unwrapURLError(err)
+}
+
+// unwrapURLError drops net/http's *url.Error wrapper (whose text repeats the
+// URL) around an error our transport produced.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err
+	}
+	return err
+}
+
+func statusErr(er *gh.ErrorResponse) error {
+	status := 0
+	if er.Response != nil {
+		status = er.Response.StatusCode
+	}
+	msg := errorDetail(er)
+	switch {
+	case status == http.StatusNotFound:
+		return fmt.Errorf("%w: %s", forge.ErrNotFound, msg)
+	case status == http.StatusForbidden:
+		return fmt.Errorf("%w: %s", forge.ErrForbidden, msg)
+	case status == http.StatusUnprocessableEntity:
+		return fmt.Errorf("%w: %s", forge.ErrValidation, msg)
+	case status == http.StatusUnauthorized:
+		return fmt.Errorf("unauthorized (check the token or the App installation): %s", msg)
+	case status >= 500:
+		return &forge.TransientError{Status: status, Err: errors.New(msg)}
+	}
+	return fmt.Errorf("status %d: %s", status, msg)
+}
+
+// errorDetail renders GitHub's message plus its per-field errors.
+func errorDetail(er *gh.ErrorResponse) string {
+	var b strings.Builder
+	b.WriteString(er.Message)
+	if b.Len() == 0 && er.Response != nil {
+		b.WriteString(er.Response.Status)
+	}
+	for _, e := range er.Errors {
+		b.WriteString("; ")
+		switch {
+		case e.Message != "":
+			b.WriteString(e.Message)
+		default:
+			fmt.Fprintf(&b, "%s.%s %s", e.Resource, e.Field, e.Code)
+		}
+	}
+	return b.String()
+}
+
+// statusOf returns the HTTP status behind a go-github error, 0 if none.
+func statusOf(err error) int {
+	var er *gh.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	return 0
+}
+
+// nextDryID returns a fake, negative id for an object dry-run did not create.
+func (c *Client) nextDryID() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dryID--
+	return c.dryID
+}
+
+// dry logs a mutation that dry-run mode does not send.
+func (c *Client) dry(kind string, args ...any) {
+	c.log.Info("dry run: mutation not sent", append([]any{"op", kind, "repo", c.Repo()}, args...)...)
+}

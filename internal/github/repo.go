@@ -1,0 +1,66 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+)
+
+// Permission returns the user's permission on the repository from
+// GET /repos/{o}/{r}/collaborators/{u}/permission. role_name is preferred
+// when it is triage or maintain (the legacy permission field reports those
+// as read and write); a 404 (not a collaborator) is forge.PermNone. Any
+// other failure is an error, never a permission: callers fail closed.
+func (c *Client) Permission(ctx context.Context, login string) (forge.Permission, error) {
+	what := fmt.Sprintf("permission of %q", login)
+	if login == "" {
+		return "", fmt.Errorf("github %s: empty login", what)
+	}
+	var p struct {
+		Permission string `json:"permission"`
+		RoleName   string `json:"role_name"`
+	}
+	_, err := c.do(ctx, op{kind: "GET permission"}, http.MethodGet,
+		c.repoPath("collaborators", login, "permission"), nil, &p, "")
+	if statusOf(err) == http.StatusNotFound {
+		return forge.PermNone, nil
+	}
+	if err != nil {
+		return "", c.mapErr(what, err)
+	}
+	switch forge.Permission(p.RoleName) {
+	case forge.PermTriage, forge.PermMaintain:
+		return forge.Permission(p.RoleName), nil
+	}
+	perm, err := forge.ParsePermission(p.Permission)
+	if err != nil {
+		return "", fmt.Errorf("github %s: %w", what, err)
+	}
+	return perm, nil
+}
+
+// ReadFile reads a file at the default branch through the contents API
+// (raw media type). found is false when GitHub answers 404.
+func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, bool, error) {
+	what := fmt.Sprintf("read file %q", path)
+	segments := strings.Split(strings.Trim(path, "/"), "/")
+	for _, s := range segments {
+		if s == "" || s == "." || s == ".." {
+			return nil, false, fmt.Errorf("github %s: invalid path", what)
+		}
+	}
+	var buf bytes.Buffer
+	_, err := c.do(ctx, op{kind: "GET contents"}, http.MethodGet,
+		c.repoPath(append([]string{"contents"}, segments...)...), nil, &buf, "application/vnd.github.raw+json")
+	if statusOf(err) == http.StatusNotFound {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, c.mapErr(what, err)
+	}
+	return buf.Bytes(), true, nil
+}

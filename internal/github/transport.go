@@ -1,0 +1,507 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+)
+
+// op tells the transport what a request is: its name in Stats and the
+// policies that apply to it. It travels in the request context.
+type op struct {
+	kind string // "GET issue", "POST comment", ...
+	// etag makes a GET conditional on the cached ETag for its URL.
+	etag bool
+	// noRetry returns transient failures (5xx, network) at once instead of
+	// retrying: for POSTs that are not idempotent. Rate-limit answers are
+	// still waited out, because GitHub did not process the request.
+	noRetry bool
+}
+
+type opKey struct{}
+
+func withOp(ctx context.Context, o op) context.Context { return context.WithValue(ctx, opKey{}, o) }
+
+func opFrom(req *http.Request) op {
+	if o, ok := req.Context().Value(opKey{}).(op); ok {
+		return o
+	}
+	return op{kind: req.Method + " " + req.URL.Path}
+}
+
+// errDryRun is returned by the transport if a mutation reaches it in dry-run
+// mode; the Client's methods short-circuit before that, this is the backstop.
+var errDryRun = errors.New("dry run: mutating request not sent")
+
+// Cache bounds: entries and body bytes kept for conditional requests.
+const (
+	maxCacheEntries = 1024
+	maxCacheBytes   = 32 << 20
+	maxRejected     = 1024
+	backoffBase     = time.Second
+	backoffCap      = 30 * time.Second
+)
+
+type cached struct {
+	etag   string
+	header http.Header
+	body   []byte
+}
+
+// transport is the one place where GitHub's limits are enforced. It sits
+// under go-github's http.Client and is the only authority on rate-limit
+// windows: it strips the x-ratelimit-* headers from what it hands up so
+// go-github's own wall-clock bookkeeping never second-guesses it.
+type transport struct {
+	next       http.RoundTripper
+	now        func() time.Time
+	sleep      func(context.Context, time.Duration) error
+	rand       func() float64
+	log        *slog.Logger
+	gap        time.Duration
+	maxWait    time.Duration
+	maxRetries int
+	dryRun     bool
+
+	// mutMu makes mutations go out one at a time.
+	mutMu sync.Mutex
+
+	mu              sync.Mutex
+	blockedUntil    time.Time
+	blockSecondary  bool
+	blockMsg        string
+	secondaryStreak int
+	lastMutation    time.Time
+	cache           map[string]*cached
+	cacheOrder      []string
+	cacheBytes      int
+	rejected        map[string]string // fingerprint of a 422'd request -> message
+	rejectedOrder   []string
+	stats           Stats
+}
+
+// RoundTrip sends req under the client's policies. Errors it returns are
+// *forge.RateLimitError, *forge.TransientError, a forge.ErrValidation
+// wrapper (identical request already rejected), errDryRun or ctx errors.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		defer req.Body.Close() // a RoundTripper must close the request body
+	}
+	ctx := req.Context()
+	o := opFrom(req)
+	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead
+	if mutating && t.dryRun {
+		return nil, errDryRun
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	fp := fingerprint(req, body)
+	if msg, seen := t.rejectedBefore(fp); seen {
+		return nil, fmt.Errorf("%w: identical request was already rejected, not repeating it: %s", forge.ErrValidation, msg)
+	}
+	key := req.URL.String()
+
+	limited, transient := 0, 0
+	for {
+		resp, err := t.send(ctx, req, o, mutating, body, key)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var rl *forge.RateLimitError
+			if errors.As(err, &rl) || errors.Is(err, errDryRun) {
+				return nil, err
+			}
+			if o.noRetry || transient >= t.maxRetries {
+				return nil, &forge.TransientError{Err: fmt.Errorf("%s: %w", o.kind, err)}
+			}
+			transient++
+			if err := t.backoff(ctx, o.kind, transient, 0, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		t.observeRate(resp.Header)
+
+		switch status := resp.StatusCode; {
+		case status == http.StatusNotModified:
+			if hit := t.conditionalHit(req, resp, key); hit != nil {
+				return hit, nil
+			}
+			return stripRate(resp), nil
+		case status == http.StatusForbidden || status == http.StatusTooManyRequests:
+			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(errBody))
+			l, isLimit := t.limitFor(status, resp.Header, errBody)
+			if !isLimit {
+				return stripRate(resp), nil
+			}
+			t.openWindow(o.kind, l)
+			if limited >= t.maxRetries {
+				return nil, &forge.RateLimitError{Until: l.until, Secondary: l.secondary, Msg: l.msg}
+			}
+			limited++
+			continue // the next send waits the window out, or gives up if too long
+		case status >= 500:
+			if o.noRetry || transient >= t.maxRetries {
+				return stripRate(resp), nil
+			}
+			drain(resp)
+			transient++
+			if err := t.backoff(ctx, o.kind, transient, status, nil); err != nil {
+				return nil, err
+			}
+			continue
+		case status == http.StatusUnprocessableEntity:
+			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(errBody))
+			t.rememberRejected(fp, rejectionDetail(errBody))
+			return stripRate(resp), nil
+		case status >= 200 && status < 300:
+			t.mu.Lock()
+			t.secondaryStreak = 0
+			t.mu.Unlock()
+			if o.etag && req.Method == http.MethodGet {
+				if err := t.store(key, resp); err != nil {
+					return nil, &forge.TransientError{Status: status, Err: fmt.Errorf("%s: read body: %w", o.kind, err)}
+				}
+			}
+			return stripRate(resp), nil
+		default:
+			if status == http.StatusNotFound {
+				t.forget(key)
+			}
+			return stripRate(resp), nil
+		}
+	}
+}
+
+// send waits for any open window (and, for a mutation, its slot), then
+// sends one attempt.
+func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating bool, body []byte, key string) (*http.Response, error) {
+	if mutating {
+		t.mutMu.Lock()
+		defer t.mutMu.Unlock()
+	}
+	for {
+		if err := t.awaitWindow(ctx, o.kind); err != nil {
+			return nil, err
+		}
+		if !mutating {
+			break
+		}
+		t.mu.Lock()
+		last := t.lastMutation
+		t.mu.Unlock()
+		wait := last.Add(t.gap).Sub(t.now())
+		if last.IsZero() || wait <= 0 {
+			break
+		}
+		if err := t.sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+		// A window may have opened while we waited for the slot: re-check.
+	}
+
+	attempt := req.Clone(ctx)
+	if body != nil {
+		attempt.Body = io.NopCloser(bytes.NewReader(body))
+		attempt.ContentLength = int64(len(body))
+	}
+	if o.etag && req.Method == http.MethodGet {
+		if etag := t.cachedETag(key); etag != "" {
+			attempt.Header.Set("If-None-Match", etag)
+		}
+	}
+	t.mu.Lock()
+	now := t.now()
+	if mutating {
+		t.lastMutation = now
+	}
+	if t.stats.Requests == nil {
+		t.stats.Requests = map[string]int{}
+	}
+	t.stats.Requests[o.kind]++
+	t.stats.Total++
+	t.mu.Unlock()
+	return t.next.RoundTrip(attempt)
+}
+
+// awaitWindow blocks until no rate-limit window is open, or returns a
+// *forge.RateLimitError at once when the wait would exceed maxWait.
+func (t *transport) awaitWindow(ctx context.Context, kind string) error {
+	for {
+		t.mu.Lock()
+		until, secondary, msg := t.blockedUntil, t.blockSecondary, t.blockMsg
+		t.mu.Unlock()
+		wait := until.Sub(t.now())
+		if wait <= 0 {
+			return nil
+		}
+		if wait > t.maxWait {
+			return &forge.RateLimitError{Until: until, Secondary: secondary, Msg: msg}
+		}
+		t.log.Info("github rate limit: waiting", "op", kind, "wait", wait, "until", until, "secondary", secondary)
+		t.mu.Lock()
+		t.stats.Waited += wait
+		t.mu.Unlock()
+		if err := t.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+func (t *transport) limitFor(status int, h http.Header, body []byte) (limit, bool) {
+	t.mu.Lock()
+	streak := t.secondaryStreak
+	t.mu.Unlock()
+	return classifyLimit(status, h, body, t.now(), streak)
+}
+
+func (t *transport) openWindow(kind string, l limit) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats.RateLimited++
+	if l.headerless {
+		t.secondaryStreak++
+	}
+	if l.until.After(t.blockedUntil) {
+		t.blockedUntil, t.blockSecondary, t.blockMsg = l.until, l.secondary, l.msg
+	}
+	t.log.Warn("github rate limit hit", "op", kind, "until", l.until, "secondary", l.secondary, "message", l.msg)
+}
+
+// observeRate records x-ratelimit-remaining/reset and, when the budget is
+// spent, opens a window until the reset so the next request is not sent
+// into a certain 403.
+func (t *transport) observeRate(h http.Header) {
+	rem := h.Get("X-RateLimit-Remaining")
+	if rem == "" {
+		return
+	}
+	n, err := strconv.Atoi(rem)
+	if err != nil {
+		return
+	}
+	reset, hasReset := parseReset(h.Get("X-RateLimit-Reset"))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats.RateRemaining = n
+	t.stats.rateSeen = true
+	if hasReset {
+		t.stats.RateReset = reset
+	}
+	if n == 0 && hasReset && reset.After(t.blockedUntil) && reset.After(t.now()) {
+		t.blockedUntil, t.blockSecondary, t.blockMsg = reset, false, "x-ratelimit-remaining is 0"
+	}
+}
+
+// backoff sleeps before transient retry n (1-based): exponential with
+// jitter in [d/2, d).
+func (t *transport) backoff(ctx context.Context, kind string, n, status int, cause error) error {
+	d := backoffBase << (n - 1)
+	if d > backoffCap || d <= 0 {
+		d = backoffCap
+	}
+	d = d/2 + time.Duration(t.rand()*float64(d/2))
+	t.mu.Lock()
+	t.stats.Retries++
+	t.mu.Unlock()
+	t.log.Warn("github transient failure: retrying", "op", kind, "attempt", n, "status", status, "err", cause, "backoff", d)
+	return t.sleep(ctx, d)
+}
+
+func (t *transport) cachedETag(key string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.cache[key]; c != nil {
+		return c.etag
+	}
+	return ""
+}
+
+// conditionalHit answers a 304 from the cache as a 200, or returns nil when
+// nothing is cached for the URL.
+func (t *transport) conditionalHit(req *http.Request, resp *http.Response, key string) *http.Response {
+	t.mu.Lock()
+	c := t.cache[key]
+	if c != nil {
+		t.stats.ConditionalHits++
+		t.secondaryStreak = 0
+	}
+	t.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	drain(resp)
+	return &http.Response{
+		Status:        "200 OK",
+		StatusCode:    http.StatusOK,
+		Proto:         resp.Proto,
+		ProtoMajor:    resp.ProtoMajor,
+		ProtoMinor:    resp.ProtoMinor,
+		Header:        c.header.Clone(),
+		Body:          io.NopCloser(bytes.NewReader(c.body)),
+		ContentLength: int64(len(c.body)),
+		Request:       req,
+	}
+}
+
+// store caches a 200's body under its ETag (it reads and replaces the body).
+func (t *transport) store(key string, resp *http.Response) error {
+	etag := resp.Header.Get("ETag")
+	if etag == "" {
+		return nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if len(body) > maxCacheBytes/4 {
+		return nil
+	}
+	h := resp.Header.Clone()
+	stripRateHeaders(h)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cache == nil {
+		t.cache = map[string]*cached{}
+	}
+	if old := t.cache[key]; old != nil {
+		t.cacheBytes -= len(old.body)
+	} else {
+		t.cacheOrder = append(t.cacheOrder, key)
+	}
+	t.cache[key] = &cached{etag: etag, header: h, body: body}
+	t.cacheBytes += len(body)
+	for (len(t.cache) > maxCacheEntries || t.cacheBytes > maxCacheBytes) && len(t.cacheOrder) > 0 {
+		oldest := t.cacheOrder[0]
+		t.cacheOrder = t.cacheOrder[1:]
+		if c := t.cache[oldest]; c != nil {
+			t.cacheBytes -= len(c.body)
+			delete(t.cache, oldest)
+		}
+	}
+	return nil
+}
+
+func (t *transport) forget(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.cache[key]; c != nil {
+		t.cacheBytes -= len(c.body)
+		delete(t.cache, key)
+		// cacheOrder keeps the key; eviction skips keys no longer cached.
+	}
+}
+
+func (t *transport) rejectedBefore(fp string) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	msg, ok := t.rejected[fp]
+	return msg, ok
+}
+
+func (t *transport) rememberRejected(fp, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rejected == nil {
+		t.rejected = map[string]string{}
+	}
+	if _, ok := t.rejected[fp]; !ok {
+		t.rejectedOrder = append(t.rejectedOrder, fp)
+	}
+	t.rejected[fp] = msg
+	for len(t.rejectedOrder) > maxRejected {
+		delete(t.rejected, t.rejectedOrder[0])
+		t.rejectedOrder = t.rejectedOrder[1:]
+	}
+}
+
+func (t *transport) snapshot() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.stats
+	s.Requests = make(map[string]int, len(t.stats.Requests))
+	for k, v := range t.stats.Requests {
+		s.Requests[k] = v
+	}
+	if !s.rateSeen {
+		s.RateRemaining = -1
+	}
+	return s
+}
+
+// readBody returns the request body's bytes (nil when there is none).
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	if req.GetBody != nil {
+		rc, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	}
+	return io.ReadAll(req.Body)
+}
+
+// rejectionDetail renders a 422 body as GitHub's message plus field errors.
+func rejectionDetail(body []byte) string {
+	var er gh.ErrorResponse
+	if json.Unmarshal(body, &er) != nil {
+		return string(body)
+	}
+	return errorDetail(&er)
+}
+
+// fingerprint identifies a request by method, URL and body.
+func fingerprint(req *http.Request, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(req.Method))
+	h.Write([]byte{0})
+	h.Write([]byte(req.URL.String()))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+}
+
+func stripRate(resp *http.Response) *http.Response {
+	stripRateHeaders(resp.Header)
+	return resp
+}
+
+// stripRateHeaders removes the headers go-github would use for its own
+// wall-clock rate-limit bookkeeping; the transport already acted on them.
+func stripRateHeaders(h http.Header) {
+	for _, k := range []string{"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Used", "X-Ratelimit-Resource", "Retry-After"} {
+		h.Del(k)
+	}
+}

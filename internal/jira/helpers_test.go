@@ -1,0 +1,123 @@
+package jira
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.Advance(d)
+	return ctx.Err()
+}
+
+// env is one adapter wired to one fake Jira on a fake clock.
+type env struct {
+	fj    *fakejira.Server
+	clock *fakeClock
+	c     *Client
+	saved [][]state.Task
+}
+
+// setup starts a fake of the deployment and a client configured for it the
+// way docs/jira.md tells a user to.
+func setup(tb testing.TB, deployment string, fopt func(*fakejira.Options), copt func(*Config)) *env {
+	tb.Helper()
+	clock := &fakeClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	o := fakejira.Options{Deployment: deployment, Now: clock.Now}
+	if fopt != nil {
+		fopt(&o)
+	}
+	fj := fakejira.New(o)
+	tb.Cleanup(fj.Close)
+	fo := fj.Options()
+	cfg := Config{
+		URL: fj.URL(), Token: fo.Token, Project: fo.Project, Deployment: deployment,
+		PointsField: fo.PointsField, HTTPClient: fj.Client(), Now: clock.Now,
+	}
+	if deployment == fakejira.Cloud {
+		cfg.User = fo.User
+	} else {
+		cfg.EpicLinkField, cfg.EpicNameField = fo.EpicLinkField, fo.EpicNameField
+	}
+	if copt != nil {
+		copt(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		tb.Fatalf("New: %v", err)
+	}
+	return &env{fj: fj, clock: clock, c: c}
+}
+
+func (e *env) opts() tracker.SyncOptions {
+	return tracker.SyncOptions{
+		Now: e.clock.Now, Sleep: e.clock.Sleep, Rand: func() float64 { return 0.5 },
+		Persist: func(ts []state.Task) error { e.saved = append(e.saved, ts); return nil },
+	}
+}
+
+func (e *env) sync(tb testing.TB, ts []state.Task, mod func(*tracker.SyncOptions)) tracker.SyncResult {
+	tb.Helper()
+	o := e.opts()
+	if mod != nil {
+		mod(&o)
+	}
+	res, err := tracker.Sync(context.Background(), e.c, ts, o)
+	if err != nil {
+		tb.Fatalf("Sync: %v", err)
+	}
+	return res
+}
+
+func mkTask(id, kind, title, epic string, points float64) state.Task {
+	return state.Task{
+		ID: id, Kind: kind, Title: title, Epic: epic, Points: points,
+		Description: "Plain text description of " + title,
+		IdemKey:     tracker.IdemKey("octo/repo", 42, id), Jira: state.JiraPending,
+	}
+}
+
+func tasksN(n int) []state.Task {
+	out := make([]state.Task, n)
+	for i := range out {
+		id := fmt.Sprintf("%02d", i+1)
+		out[i] = mkTask(id, state.KindTask, "Task "+id, "", 0)
+	}
+	return out
+}
+
+// onePerKey fails unless every task has exactly one issue in the fake.
+func onePerKey(tb testing.TB, fj *fakejira.Server, ts []state.Task) {
+	tb.Helper()
+	for _, t := range ts {
+		if n := fj.CountLabel(t.IdemKey); n != 1 {
+			tb.Errorf("task %s (%s): %d issues, want exactly 1", t.ID, t.IdemKey, n)
+		}
+	}
+}
+
+var deployments = []string{fakejira.Cloud, fakejira.DataCenter}

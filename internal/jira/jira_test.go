@@ -1,0 +1,490 @@
+package jira
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+func TestNewChecksConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr string
+	}{
+		{"cloud ok", Config{URL: "https://acme.atlassian.net", User: "a@b.c", Token: "t", Project: "P"}, ""},
+		{"datacenter PAT ok", Config{URL: "https://jira.acme.internal/jira", Token: "t", Project: "P", Deployment: "datacenter"}, ""},
+		{"no scheme", Config{URL: "acme.atlassian.net", Token: "t", Project: "P"}, "want an http(s) site URL"},
+		{"no project", Config{URL: "https://x.atlassian.net", User: "u", Token: "t"}, "jira_project"},
+		{"no token", Config{URL: "https://x.atlassian.net", User: "u", Project: "P"}, "jira_token"},
+		{"cloud host without user", Config{URL: "https://acme.atlassian.net", Token: "t", Project: "P"}, "jira_user"},
+		{"bad deployment", Config{URL: "https://j.example", Token: "t", Project: "P", Deployment: "onprem"}, "deployment"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			if (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestDeploymentIsDetectedOnceFromServerInfo(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, nil, func(c *Config) { c.Deployment = "" })
+			for range 2 {
+				cloud, err := e.c.IsCloud(context.Background())
+				if err != nil || cloud != (dep == fakejira.Cloud) {
+					t.Fatalf("IsCloud = %v, %v", cloud, err)
+				}
+			}
+			if n := len(e.fj.RequestsTo(fakejira.EndpointServerInfo)); n != 1 {
+				t.Fatalf("serverInfo asked %d times", n)
+			}
+		})
+	}
+}
+
+func TestCheckAuth(t *testing.T) {
+	tests := []struct {
+		name       string
+		deployment string
+		token      string
+		revoke     bool
+		wantStatus int // 0 = ok
+		wantScheme string
+	}{
+		{"cloud api token", fakejira.Cloud, "", false, 0, "Basic "},
+		{"cloud wrong token", fakejira.Cloud, "nope", false, 401, "Basic "},
+		{"cloud expired token", fakejira.Cloud, "", true, 401, "Basic "},
+		{"datacenter PAT", fakejira.DataCenter, "", false, 0, "Bearer "},
+		{"datacenter wrong PAT", fakejira.DataCenter, "nope", false, 401, "Bearer "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, tc.deployment, nil, func(c *Config) {
+				if tc.token != "" {
+					c.Token = tc.token
+				}
+			})
+			e.fj.SetAuthValid(!tc.revoke)
+			err := e.c.CheckAuth(context.Background())
+			var ae *tracker.AuthError
+			switch {
+			case tc.wantStatus == 0 && err != nil:
+				t.Fatalf("CheckAuth = %v", err)
+			case tc.wantStatus != 0 && (!errors.As(err, &ae) || ae.Status != tc.wantStatus):
+				t.Fatalf("CheckAuth = %v, want AuthError %d", err, tc.wantStatus)
+			}
+			me := e.fj.RequestsTo(fakejira.EndpointMyself)
+			if len(me) != 1 || !strings.HasPrefix(me[0].Header.Get("Authorization"), tc.wantScheme) {
+				t.Fatalf("myself requests %+v", me)
+			}
+		})
+	}
+}
+
+func TestSyncCreatesEpicsAndLinkedTasks(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, nil, nil)
+			ts := []state.Task{
+				mkTask("01", state.KindEpic, "Authentication", "", 0),
+				mkTask("02", state.KindTask, "Login form", "Authentication", 3),
+				mkTask("03", state.KindTask, "Password reset", "01", 1.5),
+			}
+			res := e.sync(t, ts, nil)
+			if res.Created != 3 || res.Waiting != 0 || res.Note != "" {
+				t.Fatalf("result %+v", res)
+			}
+			issues := e.fj.Issues()
+			epic := issues[0]
+			if epic.Type != "Epic" || epic.Key != res.Tasks[0].JiraKey {
+				t.Fatalf("epic %+v", epic)
+			}
+			if dep == fakejira.DataCenter && epic.EpicName != "Authentication" {
+				t.Fatalf("DC epic without Epic Name: %+v", epic)
+			}
+			for i, is := range issues[1:] {
+				link := is.Parent
+				if dep == fakejira.DataCenter {
+					link = is.EpicLink
+				}
+				if link != epic.Key || is.Type != "Task" || is.Points == nil || *is.Points != ts[i+1].Points {
+					t.Errorf("task issue %+v", is)
+				}
+				if is.Description != ts[i+1].Description || len(is.Labels) != 2 || is.Labels[1] != ts[i+1].IdemKey {
+					t.Errorf("task issue fields %+v", is)
+				}
+			}
+			for _, tk := range res.Tasks {
+				if !strings.HasPrefix(tk.JiraURL, e.fj.URL()+"/browse/PROJ-") {
+					t.Errorf("url %q", tk.JiraURL)
+				}
+			}
+			// A second sync reads statuses back on the flavour's endpoint.
+			e.sync(t, res.Tasks, nil)
+			want, gone := fakejira.EndpointSearchJQL, fakejira.EndpointSearch
+			if dep == fakejira.DataCenter {
+				want, gone = gone, want
+			}
+			if len(e.fj.RequestsTo(want)) != 1 || len(e.fj.RequestsTo(gone)) != 0 {
+				t.Fatalf("search requests: %s=%d %s=%d", want, len(e.fj.RequestsTo(want)), gone, len(e.fj.RequestsTo(gone)))
+			}
+			for _, r := range e.fj.Requests() {
+				if r.Header.Get("Idempotency-Key") != "" || r.Header.Get("X-Idempotency-Key") != "" {
+					t.Fatalf("request %s %s carries an idempotency header", r.Method, r.Path)
+				}
+			}
+		})
+	}
+}
+
+func TestSync120TasksTakesThreeCreateRequests(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, nil, nil)
+			ts := tasksN(120)
+			res := e.sync(t, ts, nil)
+			if res.Created != 120 {
+				t.Fatalf("created %d: %s", res.Created, res.Note)
+			}
+			if n := len(e.fj.RequestsTo(fakejira.EndpointBulk)); n != 3 {
+				t.Fatalf("%d bulk requests, want 3", n)
+			}
+			if n := len(e.fj.RequestsTo(fakejira.EndpointCreate)); n != 0 {
+				t.Fatalf("%d single creates", n)
+			}
+			onePerKey(t, e.fj, ts)
+			byKey := map[string]string{}
+			for _, is := range e.fj.Issues() {
+				byKey[is.Key] = is.Labels[1]
+			}
+			for _, tk := range res.Tasks {
+				if byKey[tk.JiraKey] != tk.IdemKey {
+					t.Fatalf("task %s recorded as %s, which carries %s", tk.ID, tk.JiraKey, byKey[tk.JiraKey])
+				}
+			}
+		})
+	}
+}
+
+func TestSyncPartialFailureFailsOnlyTheRejectedTask(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, nil, nil)
+			ts := tasksN(5)
+			ts[2].Title = strings.Repeat("long ", 60)
+			res := e.sync(t, ts, nil)
+			if res.Created != 4 || res.Failed != 1 {
+				t.Fatalf("result %+v", res)
+			}
+			bad := res.Tasks[2]
+			if bad.Jira != state.JiraFailed || !strings.Contains(bad.Error, `"summary"`) || !strings.Contains(bad.Error, "255") {
+				t.Fatalf("rejected task %+v", bad)
+			}
+			issues := e.fj.Issues()
+			for _, tk := range res.Tasks {
+				if tk.Jira != state.JiraCreated {
+					continue
+				}
+				found := false
+				for _, is := range issues {
+					found = found || (is.Key == tk.JiraKey && is.Labels[1] == tk.IdemKey)
+				}
+				if !found {
+					t.Errorf("task %s mapped to the wrong issue %s", tk.ID, tk.JiraKey)
+				}
+			}
+		})
+	}
+}
+
+func TestValidationErrorsNameTheField(t *testing.T) {
+	tests := []struct {
+		name       string
+		deployment string
+		cfg        func(*Config)
+		task       state.Task
+		wantField  string
+	}{
+		{"unknown points field", fakejira.Cloud, func(c *Config) { c.PointsField = "customfield_99999" },
+			mkTask("01", state.KindTask, "Sized", "", 5), `"customfield_99999 (story points)"`},
+		{"DC epic without epic name field", fakejira.DataCenter, func(c *Config) { c.EpicNameField = "" },
+			mkTask("01", state.KindEpic, "Epic", "", 0), `"customfield_10102"`},
+		{"unknown issue type", fakejira.Cloud, func(c *Config) { c.IssueTypeTask = "Chore" },
+			mkTask("01", state.KindTask, "Chore", "", 0), `"issuetype"`},
+		{"wrong project", fakejira.DataCenter, func(c *Config) { c.Project = "NOPE" },
+			mkTask("01", state.KindTask, "Lost", "", 0), `"project"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, tc.deployment, nil, tc.cfg)
+			res := e.sync(t, []state.Task{tc.task}, nil)
+			got := res.Tasks[0]
+			if got.Jira != state.JiraFailed || !strings.Contains(got.Error, tc.wantField) {
+				t.Fatalf("task %+v, want failed naming %s", got, tc.wantField)
+			}
+			if b := e.fj.RequestsTo(fakejira.EndpointBulk); len(b) != 1 || b[0].Status != http.StatusBadRequest {
+				t.Fatalf("bulk requests %+v", b)
+			}
+		})
+	}
+}
+
+func TestSyncLostResponseMakesExactlyOneIssuePerKey(t *testing.T) {
+	tests := []struct {
+		name      string
+		fault     fakejira.Fault
+		wantFound int
+	}{
+		{"committed, connection dropped", fakejira.Fault{Commit: true, Drop: true}, 4},
+		{"committed, 504 answered", fakejira.Fault{Commit: true, Status: 504}, 4},
+		{"not committed, 503", fakejira.Fault{Status: 503}, 0},
+	}
+	for _, dep := range deployments {
+		for _, tc := range tests {
+			t.Run(dep+"/"+tc.name, func(t *testing.T) {
+				e := setup(t, dep, func(o *fakejira.Options) { o.SearchLag = 90 * time.Second }, nil)
+				e.fj.Script(fakejira.EndpointBulk, tc.fault)
+				ts := tasksN(4)
+				res := e.sync(t, ts, nil)
+				if res.Waiting != 4 || res.Created != 0 {
+					t.Fatalf("after the lost create: %+v", res)
+				}
+				for _, step := range []time.Duration{30 * time.Second, 30 * time.Second, 31 * time.Second} {
+					e.clock.Advance(step)
+					res = e.sync(t, res.Tasks, nil)
+				}
+				if res.Found != tc.wantFound || res.Found+res.Created != 4 || res.Waiting != 0 {
+					t.Fatalf("after the lag: %+v", res)
+				}
+				onePerKey(t, e.fj, ts)
+				wantBulk := 1
+				if tc.wantFound == 0 {
+					wantBulk = 2
+				}
+				if n := len(e.fj.RequestsTo(fakejira.EndpointBulk)); n != wantBulk {
+					t.Fatalf("%d bulk requests, want %d", n, wantBulk)
+				}
+			})
+		}
+	}
+}
+
+func TestSyncRateLimitSendsNothingInsideRetryAfter(t *testing.T) {
+	tests := []struct {
+		name    string
+		maxWait time.Duration
+	}{
+		{"waits inside the sync", time.Minute},
+		{"defers to a later sync", 10 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, fakejira.Cloud, nil, nil)
+			e.fj.Script(fakejira.EndpointBulk, fakejira.RateLimited(30*time.Second, "jira-per-issue-on-write"))
+			ts := tasksN(60)
+			res := e.sync(t, ts, func(o *tracker.SyncOptions) { o.MaxWait = tc.maxWait })
+			// A caller that syncs every 5 s, passing RetryAt back.
+			for i := 0; res.Waiting > 0 && i < 20; i++ {
+				e.clock.Advance(5 * time.Second)
+				notBefore := res.RetryAt
+				res = e.sync(t, res.Tasks, func(o *tracker.SyncOptions) { o.MaxWait = tc.maxWait; o.NotBefore = notBefore })
+			}
+			if res.Waiting != 0 {
+				t.Fatalf("outbox not drained: %+v", res)
+			}
+			log := e.fj.Requests()
+			limitedAt := log[0].At
+			if log[0].Status != http.StatusTooManyRequests {
+				t.Fatalf("first request %+v", log[0])
+			}
+			for _, r := range log[1:] {
+				if r.At.Before(limitedAt.Add(30 * time.Second)) {
+					t.Fatalf("request %s %s at +%s, inside the 30 s Retry-After window", r.Method, r.Path, r.At.Sub(limitedAt))
+				}
+			}
+			onePerKey(t, e.fj, ts)
+		})
+	}
+}
+
+func TestSyncAuthFailureIsOneAttemptThenPaused(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, nil, nil)
+			e.fj.SetAuthValid(false)
+			res := e.sync(t, tasksN(3), nil)
+			if res.Paused != tracker.PausedAuth || res.Waiting != 3 || !strings.Contains(res.Note, "authentication failed") {
+				t.Fatalf("result %+v", res)
+			}
+			if log := e.fj.Requests(); len(log) != 1 || log[0].Status != http.StatusUnauthorized {
+				t.Fatalf("requests %+v", log)
+			}
+			if res.Tasks[0].Jira != state.JiraPending {
+				t.Fatalf("a refused create left the task %s", res.Tasks[0].Jira)
+			}
+		})
+	}
+}
+
+func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, func(o *fakejira.Options) { o.SearchLag = 90 * time.Second }, nil)
+			start := e.clock.Now()
+			// First create commits but loses its answer; then an hour of 503s
+			// and an hour of dropped connections.
+			e.fj.Script(fakejira.EndpointBulk, fakejira.Fault{Commit: true, Status: 503})
+			e.fj.Outage(start.Add(time.Hour), fakejira.Fault{Status: 503})
+			e.fj.Outage(start.Add(2*time.Hour), fakejira.Fault{Drop: true, Commit: true})
+			ts := []state.Task{
+				mkTask("01", state.KindEpic, "Epic A", "", 0),
+				mkTask("02", state.KindEpic, "Epic B", "", 0),
+				mkTask("03", state.KindTask, "A1", "01", 1),
+				mkTask("04", state.KindTask, "B1", "02", 2),
+				mkTask("05", state.KindTask, "A2", "01", 3),
+				mkTask("06", state.KindTask, "Loose", "", 0),
+			}
+			res := e.sync(t, ts, nil)
+			syncs, maxCalls, maxHTTP := 0, 0, 0
+			for e.clock.Now().Before(start.Add(2*time.Hour + 10*time.Minute)) {
+				e.clock.Advance(10 * time.Minute)
+				before := len(e.fj.Requests())
+				res = e.sync(t, res.Tasks, nil)
+				if e.clock.Now().Before(start.Add(2 * time.Hour)) {
+					maxCalls = max(maxCalls, res.Requests)
+					maxHTTP = max(maxHTTP, len(e.fj.Requests())-before)
+					syncs++
+				}
+			}
+			if syncs < 10 {
+				t.Fatalf("only %d syncs during the outage", syncs)
+			}
+			if res.Waiting != 0 {
+				t.Fatalf("outbox not drained after recovery: %+v", res)
+			}
+			// Go's transport may resend an idempotent GET once when a reused
+			// connection drops; POSTs are never resent (checked below).
+			if maxCalls > tracker.DefaultAttempts || maxHTTP > 2*tracker.DefaultAttempts {
+				t.Fatalf("a sync during the outage made %d calls, %d HTTP requests", maxCalls, maxHTTP)
+			}
+			if n := len(e.fj.RequestsTo(fakejira.EndpointBulk)); n != 2 {
+				t.Fatalf("%d bulk requests, want 2 (the lost epics, then the tasks after recovery)", n)
+			}
+			onePerKey(t, e.fj, ts)
+			var order []string
+			for _, is := range e.fj.Issues() {
+				order = append(order, is.Summary)
+			}
+			if got := strings.Join(order, ","); got != "Epic A,Epic B,A1,B1,A2,Loose" {
+				t.Fatalf("creation order %s", got)
+			}
+			for _, tk := range res.Tasks[2:4] {
+				if tk.Jira != state.JiraCreated {
+					t.Fatalf("task %+v", tk)
+				}
+			}
+		})
+	}
+}
+
+func TestStatusesTickDoneAndSurviveADeletedKey(t *testing.T) {
+	for _, dep := range deployments {
+		t.Run(dep, func(t *testing.T) {
+			e := setup(t, dep, nil, nil)
+			res := e.sync(t, tasksN(3), nil)
+			if err := e.fj.Transition(res.Tasks[1].JiraKey, "Done"); err != nil {
+				t.Fatal(err)
+			}
+			ts := append(res.Tasks, state.Task{ID: "09", Kind: state.KindTask, Jira: state.JiraCreated, JiraKey: "PROJ-999", IdemKey: "autopilot-gone000000"})
+			res = e.sync(t, ts, nil)
+			if res.Ticked != 1 || !res.Tasks[1].Done || res.Tasks[0].Done || res.Tasks[3].Done {
+				t.Fatalf("result %+v", res)
+			}
+			if n := len(e.fj.RequestsTo(fakejira.EndpointGet)); n != 4 {
+				t.Fatalf("%d per-key reads after the rejected key query, want 4", n)
+			}
+		})
+	}
+}
+
+func TestSearchSwitchesFlavourOnGoneOrMissingEndpoint(t *testing.T) {
+	tests := []struct {
+		name, fake, configured string
+	}{
+		{"configured DC, site is Cloud", fakejira.Cloud, DeploymentDataCenter},
+		{"configured Cloud, site is DC", fakejira.DataCenter, DeploymentCloud},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := setup(t, tc.fake, nil, func(c *Config) {
+				c.Deployment = tc.configured
+				c.User = "bot@example.com" // basic auth works on both flavours
+			})
+			fo := e.fj.Options()
+			right, err := New(Config{URL: e.fj.URL(), User: fo.User, Token: fo.Token, Project: fo.Project, Deployment: tc.fake, HTTPClient: e.fj.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := tasksN(2)
+			if res, err := tracker.Sync(context.Background(), right, ts, e.opts()); err != nil || res.Created != 2 {
+				t.Fatalf("seeding: %+v, %v", res, err)
+			}
+			got, err := e.c.FindByIdemKeys(context.Background(), []string{ts[0].IdemKey, ts[1].IdemKey})
+			if err != nil || len(got) != 2 || got[ts[1].IdemKey].Key != "PROJ-2" {
+				t.Fatalf("FindByIdemKeys = %v, %v", got, err)
+			}
+			gone := fakejira.EndpointSearch
+			if tc.fake == fakejira.DataCenter {
+				gone = fakejira.EndpointSearchJQL
+			}
+			if n := len(e.fj.RequestsTo(gone)); n != 1 {
+				t.Fatalf("%d requests to %s, want the one that triggered the switch", n, gone)
+			}
+			cloud, _ := e.c.IsCloud(context.Background())
+			if cloud != (tc.fake == fakejira.Cloud) {
+				t.Fatalf("IsCloud = %v after the fallback", cloud)
+			}
+		})
+	}
+}
+
+func TestRetryAfterParsing(t *testing.T) {
+	now := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	c := &Client{cfg: Config{Now: func() time.Time { return now }}}
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   time.Duration
+	}{
+		{"seconds", map[string]string{"Retry-After": "30"}, 30 * time.Second},
+		{"http date", map[string]string{"Retry-After": now.Add(time.Minute).Format(http.TimeFormat)}, time.Minute},
+		{"past date", map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
+		{"reset time", map[string]string{"X-RateLimit-Reset": now.Add(2 * time.Minute).Format(time.RFC3339)}, 2 * time.Minute},
+		{"reset minutes", map[string]string{"X-RateLimit-Reset": "2026-03-02T09:05Z"}, 5 * time.Minute},
+		{"nothing", nil, 0},
+		{"garbage", map[string]string{"Retry-After": "soon"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tc.header {
+				h.Set(k, v)
+			}
+			if got := c.retryAfter(h); got != tc.want {
+				t.Fatalf("retryAfter = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,785 @@
+// Package reply turns the text of an issue or pull-request comment into a
+// decision ("A" to "D") or an `/autopilot` command, following PRODUCT.md §7.
+// It is pure: no I/O, no clock, no knowledge of which gate is open or who
+// wrote the comment (the engine checks the letter against the gate's options
+// and the author's permission).
+//
+// Only one line of a comment matters: the first non-empty line that is
+// neither inside a fenced code block (``` or ~~~, closed by a fence of the
+// same character at least as long) nor a block quote (`>` after at most three
+// spaces). Every later line is ignored, so "A" followed by "/autopilot skip"
+// is a choice of A. A line that directly follows quoted paragraph text
+// without a blank line is rendered by Markdown as part of the quote (a lazy
+// continuation line): it is never a decision or command, only an attempt.
+//
+// That line is normalised with Unicode NFKC and trimmed, and must then be
+// exactly one of the canonical forms:
+//
+//   - a letter A–D in either case, alone or followed by `)`, `.`, `:` or
+//     white space and a free-text reason ("A", "b)", "C. because", "d: ok");
+//     a reason made only of option letters ("A B", "A or B") is ambiguous.
+//     A letter a or A followed by words also matches ("a quick question"
+//     reads as a choice of A): the engine only acts on a Choice while a gate
+//     is open and the author may answer;
+//   - `/autopilot choose <letter>` with an optional reason;
+//   - `/autopilot <command> [args]` for the commands Usage lists (the word
+//     "/autopilot" and the command word are matched case-insensitively, in
+//     ASCII only).
+//
+// NFKC folds compatibility forms, so fullwidth `Ａ` (U+FF21), mathematical
+// `𝐀` and circled `Ⓐ` are accepted as A and `／autopilot` as `/autopilot`.
+// Letters of other scripts that merely look Latin (Cyrillic `А`, Greek `Α`,
+// Cherokee `Ꭺ`, …) are never a decision: NFKC keeps them apart and this
+// package never maps them to a choice. A line holding any invisible or
+// text-direction character (zero-width space and joiners, word joiner, BOM,
+// bidi embeddings, overrides and isolates, other format or control
+// characters, variation selectors) is never a decision or a command either.
+//
+// When a non-canonical line looks like an attempt (a lookalike letter, a
+// letter wrapped in markdown such as `**A**`, "Option A", a letter E–Z, an
+// unknown sub-command or a command with missing arguments) Parse reports
+// Attempt with a short Hint, so the bot can answer once with "did you mean".
+//
+// The package must never turn anything but a canonical line into a Choice or
+// Command, never read past the first effective line, and never copy the
+// user's text into a Hint.
+package reply
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Kind says what a comment's first effective line is.
+type Kind int
+
+const (
+	// None means the comment is neither a decision nor a command.
+	None Kind = iota
+	// Choice means the comment picks an option letter of the open decision.
+	Choice
+	// Command means the comment is an `/autopilot` command.
+	Command
+)
+
+// Result is what Parse read from a comment. For Kind None, Letter and Cmd are
+// always empty; Attempt and Hint say whether the bot should answer.
+type Result struct {
+	Kind Kind
+	// Letter is the chosen option, "A" to "D" in upper case, for Choice
+	// (also from `/autopilot choose b`).
+	Letter string
+	// Reason is the free text after the letter, trimmed.
+	Reason string
+	// Cmd names the command: "status", "done", "fail", "progress", "skip",
+	// "back", "retry", "stop", "resume", "approve", "reject", "jira retry",
+	// "jira sync", "help"; and "choose" on the Choice that
+	// `/autopilot choose <letter>` produces.
+	Cmd string
+	// Text is the command's free-text argument (summary, reason, note or
+	// detail), trimmed; empty when none was given. Commands without
+	// arguments (status, retry, stop, ...) keep any trailing words here.
+	Text string
+	// Phase is the <phase> of `/autopilot progress`.
+	Phase int
+	// Name is the kebab-case <name> of progress, the <step> of back and the
+	// <role> of approve and reject, lower-cased.
+	Name string
+	// Confidence is the value of `/autopilot done --confidence X` (0..1),
+	// nil when the flag was not given.
+	Confidence *float64
+	// Attempt is true when the comment looks like an attempt at a decision
+	// or command but is not canonical. The bot answers it once.
+	Attempt bool
+	// Hint is the "did you mean" or usage text for an Attempt. It is built
+	// from this package's own words only, never from the comment.
+	Hint string
+}
+
+// Hints for attempts. They are the bot's words; nothing of the comment is
+// ever copied into them.
+const (
+	hintAmbiguous  = "a reply must pick exactly one option: put a single letter such as `A` on the first line"
+	hintOutOfRange = "only the letters A to D name options: reply with one of the letters shown in the decision block"
+	hintUnknown    = "unknown /autopilot command: `/autopilot help` lists the commands"
+	hintJira       = "usage: `/autopilot jira retry` or `/autopilot jira sync`"
+	noteInvisible  = " (the line contains invisible or text-direction characters: type it again without them)"
+	noteLookalike  = " (a character there only looks like a Latin letter: type the plain letter)"
+	noteLazy       = " (leave a blank line after a quote: as written, this line is shown as part of the quote)"
+	maxNameLen     = 64
+	maxPhase       = 1 << 20
+)
+
+// spec describes one `/autopilot` command: its arguments in order, and the
+// words Usage and the usage hints show for it.
+type spec struct {
+	name     string // command word(s), e.g. "progress" or "jira sync"
+	args     string // argument synopsis
+	about    string // one-line description for Usage
+	rule     string // what the arguments must look like, for the usage hint
+	flags    bool   // accepts a leading --confidence X (done)
+	phase    bool   // first argument is a whole number, 0 or more
+	slug     bool   // next argument is a kebab-case name
+	needText bool   // free text after the fixed arguments is required
+}
+
+// specs lists the commands of PRODUCT.md §7 in the order Usage shows them.
+var specs = [...]spec{
+	{name: "status", about: "post where the run is"},
+	{name: "done", args: "[--confidence X] [summary]", flags: true,
+		about: "report the current step finished",
+		rule:  "X is a number from 0 to 1, e.g. 0.7"},
+	{name: "fail", args: "<reason>", needText: true,
+		about: "report the current step failed",
+		rule:  "a reason is required"},
+	{name: "progress", args: "<phase> <name> [detail]", phase: true, slug: true,
+		about: "record progress inside the current step",
+		rule:  "phase is a whole number, 0 or more; name is kebab-case, e.g. run-tests"},
+	{name: "skip", args: "[reason]",
+		about: "skip the current step (security-audit and qa need a reason)"},
+	{name: "back", args: "<step>", slug: true,
+		about: "go back to an earlier step",
+		rule:  "step is a step name such as plan, or its number"},
+	{name: "retry", about: "retry the failed step"},
+	{name: "stop", about: "stop the run"},
+	{name: "resume", about: "continue a stopped run"},
+	{name: "approve", args: "<role> [note]", slug: true,
+		about: "approve the plan in a review role",
+		rule:  "role is architect or critic"},
+	{name: "reject", args: "<role> <reason>", slug: true, needText: true,
+		about: "reject the plan in a review role",
+		rule:  "role is architect or critic; a reason is required"},
+	{name: "jira retry", about: "retry Jira authentication"},
+	{name: "jira sync", about: "create the tasks still marked Jira: pending"},
+	{name: "help", about: "show this list"},
+	{name: "choose", args: "<letter>",
+		about: "answer the open decision, same as replying with the letter",
+		rule:  "letter is one of A, B, C, D"},
+}
+
+// Usage returns the help text listing every command with its arguments, for
+// `/autopilot help`. Its first line is not itself a decision or a command.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString("Autopilot understands these replies, written as the first line of a comment:\n\n")
+	b.WriteString("- `A`, `B`, `C` or `D`, optionally followed by `)`, `.` or `:` and a reason: answer the open decision\n")
+	for _, s := range specs {
+		b.WriteString("- `" + s.synopsis() + "`: " + s.about)
+		if s.rule != "" {
+			b.WriteString("; " + s.rule)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nQuoted lines and code blocks are ignored, and so is every line after the first.\n")
+	return b.String()
+}
+
+func (s spec) synopsis() string {
+	if s.args == "" {
+		return "/autopilot " + s.name
+	}
+	return "/autopilot " + s.name + " " + s.args
+}
+
+func (s spec) usage() string {
+	h := "usage: `" + s.synopsis() + "`"
+	if s.rule != "" {
+		h += " (" + s.rule + ")"
+	}
+	return h
+}
+
+// Parse reads the first effective line of a comment body and says whether it
+// is a decision, a command, an attempt at one, or nothing. It never fails:
+// any input, however long or malformed, gives a Result.
+func Parse(body string) Result {
+	line, lazy, ok := firstLine(body)
+	if !ok {
+		return Result{}
+	}
+	n := strings.TrimSpace(norm.NFKC.String(line))
+	invisible := hasInvisible(line) || hasInvisible(n)
+	var failed Result
+	if !invisible {
+		r, matched := parseCanonical(n)
+		switch {
+		case matched && !r.Attempt && lazy:
+			return Result{Attempt: true, Hint: "did you mean `" + canonical(r) + "`?" + noteLazy}
+		case matched && !r.Attempt:
+			return r
+		}
+		failed = r
+	}
+	if r := suggest(line, n, invisible); r.Attempt {
+		return r
+	}
+	return failed
+}
+
+// firstLine returns the first non-blank line outside fenced code blocks and
+// block quotes. Lines end at "\r\n", "\n" or "\r". lazy reports that the line
+// directly follows a quoted paragraph: Markdown renders it inside the quote
+// (a "lazy continuation line"), so it must not count as an answer.
+func firstLine(body string) (line string, lazy, ok bool) {
+	var open fence // open.n == 0: not inside a fenced code block
+	inQuote := false
+	for body != "" {
+		line, body = body, ""
+		if i := strings.IndexAny(line, "\r\n"); i >= 0 {
+			end := i + 1
+			if line[i] == '\r' && end < len(line) && line[end] == '\n' {
+				end++
+			}
+			line, body = line[:i], line[end:]
+		}
+		if open.n > 0 {
+			if open.closes(line) {
+				open = fence{}
+			}
+			continue
+		}
+		if text, quoted := quoteText(line); quoted {
+			inQuote = isParagraph(text)
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			inQuote = false
+			continue
+		}
+		f, isFence := openFence(line)
+		if !isFence {
+			return line, inQuote, true
+		}
+		open, inQuote = f, false
+	}
+	return "", false, false
+}
+
+// fence is an open fenced code block: its character and length.
+type fence struct {
+	char byte
+	n    int
+}
+
+// indent strips at most three leading spaces; ok is false when the line is
+// indented further (an indented code block, not a fence or a quote).
+func indent(line string) (string, bool) {
+	for i := 0; i < 4; i++ {
+		if i == len(line) || line[i] != ' ' {
+			return line[i:], true
+		}
+	}
+	return line, false
+}
+
+// openFence reports whether line opens a fenced code block.
+func openFence(line string) (fence, bool) {
+	s, ok := indent(line)
+	if !ok || len(s) < 3 || (s[0] != '`' && s[0] != '~') {
+		return fence{}, false
+	}
+	n := run(s, s[0])
+	if n < 3 || (s[0] == '`' && strings.IndexByte(s[n:], '`') >= 0) {
+		return fence{}, false
+	}
+	return fence{char: s[0], n: n}, true
+}
+
+// closes reports whether line closes the fenced code block f.
+func (f fence) closes(line string) bool {
+	s, ok := indent(line)
+	if !ok {
+		return false
+	}
+	n := run(s, f.char)
+	return n >= f.n && strings.Trim(s[n:], " \t") == ""
+}
+
+// run counts the leading bytes of s equal to c.
+func run(s string, c byte) int {
+	n := 0
+	for n < len(s) && s[n] == c {
+		n++
+	}
+	return n
+}
+
+// quoteText strips the block-quote markers (">", nested or not) from line;
+// quoted is false when line is not a quote line. Text indented as code
+// inside the quote comes back empty.
+func quoteText(line string) (text string, quoted bool) {
+	s, ok := indent(line)
+	for ok && strings.HasPrefix(s, ">") {
+		quoted = true
+		s, ok = indent(strings.TrimPrefix(s[1:], " "))
+	}
+	if !ok {
+		return "", quoted
+	}
+	return s, quoted
+}
+
+// isParagraph reports whether the text of a quote line is paragraph text,
+// which a following unquoted line continues: not blank, and not a fence,
+// an ATX heading or a thematic break.
+func isParagraph(text string) bool {
+	if strings.TrimSpace(text) == "" {
+		return false
+	}
+	if _, ok := openFence(text); ok {
+		return false
+	}
+	if h := run(text, '#'); h >= 1 && h <= 6 && (h == len(text) || text[h] == ' ' || text[h] == '\t') {
+		return false
+	}
+	return !isBreak(text)
+}
+
+// isBreak reports whether text is a thematic break: three or more "-", "*"
+// or "_", all the same, with only spaces and tabs between them.
+func isBreak(text string) bool {
+	rest := strings.TrimLeft(text, " \t")
+	if rest == "" || strings.IndexByte("-*_", rest[0]) < 0 {
+		return false
+	}
+	c, n := rest[0], 0
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case c:
+			n++
+		case ' ', '\t':
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// isInvisible reports whether r is a character a reader cannot see or that
+// reorders the text around it: controls (other than tab), format characters
+// (zero-width, bidi, BOM, ...), other default-ignorable code points,
+// variation selectors, and the replacement for invalid UTF-8.
+func isInvisible(r rune) bool {
+	if r == '\t' {
+		return false
+	}
+	return r == utf8.RuneError || unicode.IsControl(r) ||
+		unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector)
+}
+
+func hasInvisible(s string) bool {
+	return strings.IndexFunc(s, isInvisible) >= 0
+}
+
+// parseCanonical parses a normalised, trimmed line. matched reports that the
+// line has the shape of a letter reply or an `/autopilot` command; the result
+// is then either a Choice or Command, or an Attempt with a usage hint.
+func parseCanonical(n string) (Result, bool) {
+	word, rest := cut(n)
+	if asciiLower(word) == "/autopilot" {
+		return parseCommand(rest), true
+	}
+	letter, reason, ok := parseLetter(n)
+	if !ok {
+		return Result{}, false
+	}
+	if isAmbiguous(n) {
+		return Result{Attempt: true, Hint: hintAmbiguous}, true
+	}
+	return Result{Kind: Choice, Letter: letter, Reason: reason}, true
+}
+
+// parseLetter parses "X", "X)", "X.", "X:" or any of those followed by white
+// space and a reason, where X is A–D in either case.
+func parseLetter(s string) (letter, reason string, ok bool) {
+	if s == "" || !isOption(s[0]) {
+		return "", "", false
+	}
+	letter, rest := string(s[0]&^0x20), s[1:]
+	if rest != "" && strings.IndexByte(").:", rest[0]) >= 0 {
+		rest = rest[1:]
+	}
+	if rest == "" {
+		return letter, "", true
+	}
+	if r, _ := utf8.DecodeRuneInString(rest); !unicode.IsSpace(r) {
+		return "", "", false
+	}
+	return letter, strings.TrimSpace(rest), true
+}
+
+// isOption reports whether c is an ASCII option letter, A–D or a–d.
+func isOption(c byte) bool {
+	return (c >= 'A' && c <= 'D') || (c >= 'a' && c <= 'd')
+}
+
+// parseCommand parses what follows "/autopilot".
+func parseCommand(rest string) Result {
+	word, rest := cut(rest)
+	name := asciiLower(word)
+	if name == "jira" {
+		var sub string
+		sub, rest = cut(rest)
+		name += " " + asciiLower(sub)
+	}
+	s, ok := lookup(name)
+	switch {
+	case !ok && strings.HasPrefix(name, "jira "):
+		return Result{Attempt: true, Hint: hintJira}
+	case !ok:
+		return Result{Attempt: true, Hint: hintUnknown}
+	case s.name == "choose":
+		return parseChoose(s, rest)
+	}
+	res := Result{Kind: Command, Cmd: s.name}
+	if s.flags {
+		if res.Confidence, rest, ok = parseFlags(rest); !ok {
+			return Result{Attempt: true, Hint: s.usage()}
+		}
+	}
+	if s.phase {
+		var w string
+		w, rest = cut(rest)
+		if res.Phase, ok = parsePhase(w); !ok {
+			return Result{Attempt: true, Hint: s.usage()}
+		}
+	}
+	if s.slug {
+		var w string
+		w, rest = cut(rest)
+		if res.Name = asciiLower(w); !isKebab(res.Name) {
+			return Result{Attempt: true, Hint: s.usage()}
+		}
+	}
+	if s.needText && rest == "" {
+		return Result{Attempt: true, Hint: s.usage()}
+	}
+	res.Text = rest
+	return res
+}
+
+func lookup(name string) (spec, bool) {
+	for _, s := range specs {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return spec{}, false
+}
+
+// parseChoose parses the argument of `/autopilot choose`.
+func parseChoose(s spec, rest string) Result {
+	letter, reason, ok := parseLetter(rest)
+	if !ok {
+		return Result{Attempt: true, Hint: s.usage()}
+	}
+	if isAmbiguous(rest) {
+		return Result{Attempt: true, Hint: hintAmbiguous}
+	}
+	return Result{Kind: Choice, Letter: letter, Reason: reason, Cmd: s.name}
+}
+
+// parseFlags reads done's leading flags: "--confidence X" or
+// "--confidence=X", once, and "--" to end the flags.
+func parseFlags(rest string) (*float64, string, bool) {
+	var conf *float64
+	for strings.HasPrefix(rest, "--") {
+		word, after := cut(rest)
+		if word == "--" {
+			return conf, after, true
+		}
+		name, value, hasValue := strings.Cut(word, "=")
+		if asciiLower(name) != "--confidence" || conf != nil {
+			return nil, "", false
+		}
+		if !hasValue {
+			value, after = cut(after)
+		}
+		f, ok := parseConfidence(value)
+		if !ok {
+			return nil, "", false
+		}
+		conf, rest = &f, after
+	}
+	return conf, rest, true
+}
+
+// parseConfidence accepts a plain decimal from 0 to 1 ("0.7", ".5", "1").
+func parseConfidence(s string) (float64, bool) {
+	digits, dots := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] >= '0' && s[i] <= '9':
+			digits++
+		case s[i] == '.':
+			dots++
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || dots > 1 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, false
+	}
+	return f, true
+}
+
+// parsePhase accepts a whole number written in ASCII digits, 0 or more.
+func parsePhase(s string) (int, bool) {
+	if s == "" || len(s) > 7 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	p, err := strconv.Atoi(s)
+	if err != nil || p > maxPhase {
+		return 0, false
+	}
+	return p, true
+}
+
+// isKebab reports whether s is lower-case kebab-case: ASCII letters and
+// digits in words joined by single hyphens.
+func isKebab(s string) bool {
+	if s == "" || len(s) > maxNameLen || s[0] == '-' || s[len(s)-1] == '-' || strings.Contains(s, "--") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// cut splits s at its first run of white space: the first word and the
+// trimmed rest.
+func cut(s string) (word, rest string) {
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], strings.TrimSpace(s[i:])
+}
+
+// asciiLower lower-cases ASCII letters only, so that no non-ASCII character
+// can fold into a command word.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// Attempt detection. Everything below only decides whether and how the bot
+// answers a line that is not canonical; none of it can produce a Choice or
+// Command.
+
+// lookalikes maps letters of other scripts (and a few slashes) that are easily
+// mistaken for the Latin letters of "A"–"D" and "/autopilot" to those
+// letters, after the Unicode confusables data. NFKC keeps them distinct.
+var lookalikes = map[rune]rune{
+	// A, a
+	0x0391: 'A', 0x0410: 'A', 0x13AA: 'A', 0x15C5: 'A', 0xA4EE: 'A', 0x2C80: 'A', 0x1D00: 'A',
+	0x03B1: 'a', 0x0430: 'a', 0x0251: 'a', 0x237A: 'a',
+	// B, b
+	0x0392: 'B', 0x0412: 'B', 0x13F4: 'B', 0x15F7: 'B', 0xA4D0: 'B', 0x2C82: 'B', 0x0299: 'B',
+	0x0432: 'B', 0x03B2: 'B',
+	0x0184: 'b', 0x042C: 'b', 0x044C: 'b', 0x13CF: 'b', 0x1472: 'b', 0x15AF: 'b',
+	// C, c
+	0x03F9: 'C', 0x0421: 'C', 0x13DF: 'C', 0x2CA4: 'C', 0xA4DA: 'C', 0x1D04: 'C',
+	0x03F2: 'c', 0x0441: 'c', 0x2CA5: 'c',
+	// D, d
+	0x13A0: 'D', 0x15DE: 'D', 0x15EA: 'D', 0xA4D3: 'D', 0x1D05: 'D',
+	0x0501: 'd', 0x13E7: 'd', 0x146F: 'd', 0xA4D2: 'd',
+	// the other letters of "autopilot", and slashes
+	0x043E: 'o', 0x03BF: 'o', 0x0585: 'o', 0x1D0F: 'o', 0x041E: 'O', 0x039F: 'O',
+	0x0440: 'p', 0x03C1: 'p', 0x1D18: 'p', 0x0420: 'P', 0x03A1: 'P',
+	0x0456: 'i', 0x03B9: 'i', 0x026A: 'i', 0x0406: 'I', 0x0399: 'I', 0x04CF: 'l',
+	0x057D: 'u', 0x03C5: 'u', 0x1D1C: 'u', 0x0422: 'T', 0x03A4: 'T', 0x1D1B: 't',
+	0x2215: '/', 0x2044: '/', 0x29F8: '/',
+}
+
+func mapLookalikes(s string) string {
+	return strings.Map(func(r rune) rune {
+		if l, ok := lookalikes[r]; ok {
+			return l
+		}
+		return r
+	}, s)
+}
+
+// skeleton is the line as a reader would read it: lookalikes mapped to Latin,
+// invisible characters and combining marks dropped, NFKC, trimmed.
+func skeleton(line string) string {
+	s := mapLookalikes(norm.NFKD.String(mapLookalikes(line)))
+	s = strings.Map(func(r rune) rune {
+		if isInvisible(r) || unicode.In(r, unicode.Mn, unicode.Me) {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(norm.NFKC.String(s))
+}
+
+// suggest decides whether a line that is not canonical (n is its NFKC form)
+// looks like an attempt, and returns an Attempt result with a hint if so.
+func suggest(line, n string, invisible bool) Result {
+	sk := skeleton(line)
+	note := ""
+	switch {
+	case invisible:
+		note = noteInvisible
+	case sk != n:
+		note = noteLookalike
+	}
+	foreign := foreignLead(n)
+	if r, matched := parseCanonical(sk); matched {
+		if r.Attempt {
+			r.Hint += note
+			return r
+		}
+		if note == "" {
+			return Result{}
+		}
+		// "А вот …" is Russian, not a reply: a lookalike followed by plain
+		// text is left alone; a lookalike alone or with ")", "." or ":" is not.
+		if r.Kind == Choice && r.Cmd == "" && foreign && len(sk) > 1 && sk[1] != ')' && sk[1] != '.' && sk[1] != ':' {
+			return Result{}
+		}
+		return Result{Attempt: true, Hint: "did you mean `" + canonical(r) + "`?" + note}
+	}
+	if h := looseHint(sk, foreign); h != "" {
+		return Result{Attempt: true, Hint: h + note}
+	}
+	return Result{}
+}
+
+// canonical is the canonical spelling of a decision or the synopsis of a
+// command, for "did you mean".
+func canonical(r Result) string {
+	switch {
+	case r.Cmd == "choose":
+		return "/autopilot choose " + r.Letter
+	case r.Kind == Choice:
+		return r.Letter
+	}
+	s, _ := lookup(r.Cmd)
+	return s.synopsis()
+}
+
+// foreignLead reports whether the first visible character of n is not ASCII.
+func foreignLead(n string) bool {
+	for _, r := range n {
+		if !isInvisible(r) && !unicode.IsSpace(r) {
+			return r >= utf8.RuneSelf
+		}
+	}
+	return false
+}
+
+// connectors may stand between letters in an ambiguous reply ("A or B").
+var connectors = map[string]bool{
+	"or": true, "and": true, "vs": true, "versus": true, "then": true, "either": true, "nor": true,
+}
+
+// prefixes are words people put before a letter ("Option A", "- A").
+var prefixes = [][]string{
+	{"option"}, {"choice"}, {"answer"}, {"choose"}, {"pick"}, {"select"}, {"letter"}, {"vote"},
+	{"i", "choose"}, {"i", "pick"}, {"i", "vote"}, {"i", "vote", "for"}, {"go", "with"},
+	{"let's", "go", "with"}, {"lets", "go", "with"}, {"going", "with"},
+	{"-"}, {"*"}, {"+"}, {"•"},
+}
+
+// isAmbiguous reports whether s is nothing but two or more option letters
+// with connectors and punctuation between them ("A B", "A or B", "A/B").
+func isAmbiguous(s string) bool {
+	letters := 0
+	for _, tok := range strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(",/|;&+-", r)
+	}) {
+		core := asciiLower(unwrap(tok))
+		switch {
+		case len(core) == 1 && isOption(core[0]):
+			letters++
+		case connectors[core] || strings.IndexFunc(core, isWordRune) < 0:
+		default:
+			return false
+		}
+	}
+	return letters >= 2
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// unwrap strips markdown emphasis, brackets, quotes and trailing
+// punctuation around a word: "**A**", "(A)", "`A`", "A," all give "A".
+func unwrap(tok string) string {
+	return strings.TrimRight(strings.TrimLeft(tok, "*_`([{<\"'“‘«"), "*_`)]}>\"'”’».,;:!?")
+}
+
+// looseHint recognises a letter the reader meant as a reply but did not
+// write canonically, in the skeleton sk of a line.
+func looseHint(sk string, foreign bool) string {
+	if isAmbiguous(sk) {
+		return hintAmbiguous
+	}
+	if strings.HasPrefix(asciiLower(sk), "/autopilot") {
+		return hintUnknown
+	}
+	toks := strings.Fields(sk)
+	prefixed := false
+	for _, p := range prefixes {
+		if hasPrefixWords(toks, p) {
+			toks, prefixed = toks[len(p):], true
+			break
+		}
+	}
+	if len(toks) == 0 {
+		return ""
+	}
+	if prefixed && len(toks) > 1 && isAmbiguous(strings.Join(toks, " ")) {
+		return hintAmbiguous
+	}
+	core := unwrap(toks[0])
+	if len(core) != 1 || !unicode.IsLetter(rune(core[0])) || core[0] >= utf8.RuneSelf {
+		return ""
+	}
+	if !isOption(core[0]) {
+		if len(toks) == 1 {
+			return hintOutOfRange
+		}
+		return ""
+	}
+	if (core == toks[0] && !prefixed) || (foreign && len(toks) > 1) {
+		return ""
+	}
+	return "did you mean `" + string(core[0]&^0x20) + "`?"
+}
+
+// hasPrefixWords reports whether toks starts with the words of p, ignoring
+// ASCII case and a colon after the last word ("Option: A").
+func hasPrefixWords(toks, p []string) bool {
+	if len(toks) <= len(p) {
+		return false
+	}
+	for i, w := range p {
+		t := asciiLower(toks[i])
+		if i == len(p)-1 {
+			t = strings.TrimSuffix(t, ":")
+		}
+		if t != w {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+)
+
+// storeProbeInterval is how often the shared store is pinged in the
+// background, so intake stops and resumes promptly with it.
+const storeProbeInterval = time.Second
+
+// healthz answers 200 while the process is alive.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, "ok\n")
+}
+
+// readyz answers 200 when the server takes work: not draining and, when a
+// shared store is configured, the store answers (checked now).
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if s.draining.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "draining\n")
+		return
+	}
+	if err := s.checkStore(r.Context()); err != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "store unavailable: "+err.Error()+"\n")
+		return
+	}
+	_, _ = io.WriteString(w, "ready\n")
+}
+
+// checkStore pings every store and records the result.
+func (s *Server) checkStore(ctx context.Context) error {
+	if len(s.pingers) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	var errs []error
+	for _, p := range s.pingers {
+		if err := p.Ping(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		s.noteStore(err)
+		return err
+	}
+	if s.storeDown.Swap(false) {
+		s.log.Info("store reachable again; taking deliveries")
+	}
+	s.metrics.storeUp.Set(1)
+	return nil
+}
+
+// noteStore records a store failure: intake answers 503 until a probe
+// succeeds.
+func (s *Server) noteStore(err error) {
+	if !s.storeDown.Swap(true) {
+		s.log.Error("store unreachable; refusing deliveries with 503", "err", err)
+	}
+	s.metrics.storeUp.Set(0)
+}
+
+// probeStore pings the store every storeProbeInterval until ctx ends.
+func (s *Server) probeStore(ctx context.Context) {
+	t := time.NewTicker(storeProbeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = s.checkStore(ctx)
+		}
+	}
+}

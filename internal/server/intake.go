@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+)
+
+// retryAfter is the Retry-After (seconds) sent with every 503.
+const retryAfter = 5
+
+// storeTimeout bounds a dedupe call made while a delivery waits for its answer.
+const storeTimeout = 2 * time.Second
+
+// maxLinkedLocks caps the issues one PR event locks; a PR body linking more
+// is unusual enough that the rest are left to the sweep's locking.
+const maxLinkedLocks = 16
+
+// intake answers POST $WEBHOOK_PATH. The order matters: nothing is parsed
+// before the signature verifies, the queue slot is reserved before the
+// delivery id is recorded, and 202 is sent only for a committed job.
+func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	event := "unverified" // metrics label until the signature verifies
+	answer := func(code int, outcome, msg string) {
+		if code == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, msg+"\n")
+		s.metrics.delivery(event, outcome)
+		s.metrics.ack.Observe(time.Since(start).Seconds())
+	}
+	delivery := r.Header.Get("X-GitHub-Delivery")
+
+	if s.draining.Load() {
+		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "shutting down; redeliver later")
+		return
+	}
+	if r.ContentLength > MaxBody {
+		answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
+			return
+		}
+		answer(http.StatusBadRequest, OutcomeBadRequest, "could not read body")
+		return
+	}
+	if !VerifySignature(s.secret, body, r.Header.Get("X-Hub-Signature-256")) {
+		s.log.Info("webhook refused: missing or wrong X-Hub-Signature-256", "delivery", delivery, "remote", r.RemoteAddr)
+		answer(http.StatusUnauthorized, OutcomeUnauthorized, "missing or wrong X-Hub-Signature-256")
+		return
+	}
+	event = r.Header.Get("X-GitHub-Event")
+	if event == "" || delivery == "" {
+		event = "unknown"
+		answer(http.StatusBadRequest, OutcomeBadRequest, "missing X-GitHub-Event or X-GitHub-Delivery")
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		answer(http.StatusBadRequest, OutcomeBadRequest, "content type must be application/json (set it in the App's webhook settings)")
+		return
+	}
+	ev, err := ghevent.Decode(event, body)
+	if err != nil {
+		s.log.Info("webhook refused: malformed payload", "delivery", delivery, "event", event, "err", err)
+		answer(http.StatusBadRequest, OutcomeBadRequest, "malformed payload: "+err.Error())
+		return
+	}
+	s.noteInstallation(ev.Installation)
+	log := s.log.With("delivery", delivery, "event", event, "action", ev.Action, "installation", ev.Installation)
+
+	switch {
+	case event == "ping":
+		answer(http.StatusOK, OutcomePing, "pong")
+		return
+	case event == "installation" || event == "installation_repositories":
+		log.Info("installation changed", "sender", ev.Sender.Login)
+		answer(http.StatusOK, OutcomeIgnored, "noted")
+		return
+	case s.deps.BotLogin != "" && strings.EqualFold(ev.Sender.Login, s.deps.BotLogin):
+		answer(http.StatusOK, OutcomeOwnBot, "ignored: sent by this App")
+		return
+	case !ev.Handled || ev.Sweep:
+		// Sweeps come from the timer in App mode, never from a delivery.
+		answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
+		return
+	case s.storeDown.Load():
+		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
+		return
+	}
+
+	if !s.queue.reserve() {
+		log.Warn("queue full; delivery refused")
+		answer(http.StatusServiceUnavailable, OutcomeQueueFull, "queue full; redeliver later")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	dup, err := s.deps.Deduper.Seen(ctx, delivery)
+	cancel()
+	if err != nil {
+		s.queue.unreserve()
+		if r.Context().Err() == nil { // not just the sender hanging up
+			s.noteStore(err)
+		}
+		log.Error("dedupe failed; delivery refused", "err", err)
+		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
+		return
+	}
+	if dup {
+		s.queue.unreserve()
+		answer(http.StatusOK, OutcomeDuplicate, "duplicate delivery")
+		return
+	}
+	key, locks := jobKeys(ev)
+	s.queue.commit(work{
+		job:    Job{Delivery: delivery, Event: ev, Received: s.now()},
+		key:    key,
+		locks:  locks,
+		queued: time.Now(),
+	})
+	log.Debug("delivery queued", "key", key)
+	answer(http.StatusAccepted, OutcomeAccepted, "queued")
+}
+
+// readBody reads the whole body under the MaxBody cap, presizing the buffer
+// from Content-Length.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, MaxBody)
+	defer rd.Close()
+	if n := r.ContentLength; n > 0 && n <= MaxBody {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		// Anything past Content-Length is a framing error, not our body.
+		return buf, nil
+	}
+	return io.ReadAll(rd)
+}
+
+// jobKeys picks a job's serialisation key and the issue leases it holds:
+// the issue or PR it names plus the issues a PR links to, sorted so leases
+// are always taken in one order. An event naming no issue (workflow_run) is
+// serialised per repository and holds no lease; its processor locks the
+// issue it finds with LockIssue.
+func jobKeys(ev *ghevent.Event) (string, []string) {
+	var locks []string
+	if repo, n, ok := ghevent.IssueKey(ev); ok {
+		locks = append(locks, IssueLockKey(repo, n))
+	}
+	for i, n := range ev.LinkedIssues {
+		if i == maxLinkedLocks {
+			break
+		}
+		if n > 0 && ev.Repo != "" {
+			locks = append(locks, IssueLockKey(ev.Repo, n))
+		}
+	}
+	slices.Sort(locks)
+	locks = slices.Compact(locks)
+	if len(locks) == 0 {
+		return "repo:" + ev.Repo, nil
+	}
+	return locks[0], locks
+}

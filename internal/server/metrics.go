@@ -1,0 +1,140 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Delivery outcomes, the "outcome" label of autopilot_webhook_deliveries_total.
+const (
+	OutcomeAccepted     = "accepted"     // 202, queued
+	OutcomeDuplicate    = "duplicate"    // 200, delivery id seen before
+	OutcomeIgnored      = "ignored"      // 200, event/action not handled
+	OutcomeOwnBot       = "own_bot"      // 200, sent by the App's own bot
+	OutcomePing         = "ping"         // 200
+	OutcomeUnauthorized = "unauthorized" // 401
+	OutcomeBadRequest   = "bad_request"  // 400
+	OutcomeTooLarge     = "too_large"    // 413
+	OutcomeQueueFull    = "queue_full"   // 503
+	OutcomeUnavailable  = "unavailable"  // 503, draining or store down
+)
+
+// Metrics are the server's Prometheus metrics on a private registry (nothing
+// is registered globally). The setters are safe for concurrent use; the lead
+// calls the API and Jira ones from the reconcile side.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	deliveries *prometheus.CounterVec
+	ack        prometheus.Histogram
+	queueDepth prometheus.Gauge
+	inFlight   prometheus.Gauge
+	jobs       *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	apiCalls   *prometheus.CounterVec
+	rateLeft   *prometheus.GaugeVec
+	outbox     prometheus.Gauge
+	lastSweep  *prometheus.GaugeVec
+	storeUp    prometheus.Gauge
+}
+
+// NewMetrics builds the metrics and their registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "autopilot_webhook_deliveries_total",
+			Help: "Webhook deliveries received, by event and outcome.",
+		}, []string{"event", "outcome"}),
+		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "autopilot_webhook_ack_seconds",
+			Help:    "Time from request start to the webhook answer.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
+		}),
+		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "autopilot_queue_depth",
+			Help: "Jobs accepted and not yet started.",
+		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "autopilot_jobs_in_flight",
+			Help: "Jobs running now.",
+		}),
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "autopilot_jobs_total",
+			Help: "Jobs finished, by event (or \"sweep\") and outcome (ok, error, panic).",
+		}, []string{"event", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "autopilot_job_duration_seconds",
+			Help:    "Processing time of a job, lock wait included.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"event"}),
+		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "autopilot_github_api_calls_total",
+			Help: "GitHub API requests, by installation (0: the App itself).",
+		}, []string{"installation"}),
+		rateLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "autopilot_github_rate_limit_remaining",
+			Help: "Last x-ratelimit-remaining seen, by installation.",
+		}, []string{"installation"}),
+		outbox: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "autopilot_jira_outbox_size",
+			Help: "Jira writes waiting in outboxes.",
+		}),
+		lastSweep: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "autopilot_last_sweep_timestamp_seconds",
+			Help: "Unix time of the last successful sweep, by installation; alert when older than a few intervals.",
+		}, []string{"installation"}),
+		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "autopilot_store_up",
+			Help: "1 when the shared store (Redis) answers, 0 when not; 1 without one.",
+		}),
+	}
+	m.storeUp.Set(1)
+	m.reg.MustRegister(m.deliveries, m.ack, m.queueDepth, m.inFlight, m.jobs, m.latency,
+		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp)
+	return m
+}
+
+// Registry is the private registry, for callers adding their own collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+func instLabel(installation int64) string { return strconv.FormatInt(installation, 10) }
+
+// ObserveAPICall counts one GitHub API request made for installation.
+func (m *Metrics) ObserveAPICall(installation int64) {
+	m.apiCalls.WithLabelValues(instLabel(installation)).Inc()
+}
+
+// SetRateLimitRemaining records the installation's remaining rate budget.
+func (m *Metrics) SetRateLimitRemaining(installation int64, remaining int) {
+	m.rateLeft.WithLabelValues(instLabel(installation)).Set(float64(remaining))
+}
+
+// ObserveResponse counts a GitHub API response for installation and records
+// its x-ratelimit-remaining header when present. It fits appauth.Observer.
+func (m *Metrics) ObserveResponse(installation int64, resp *http.Response) {
+	m.ObserveAPICall(installation)
+	if resp == nil {
+		return
+	}
+	if v := resp.Header.Get("X-Ratelimit-Remaining"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			m.SetRateLimitRemaining(installation, n)
+		}
+	}
+}
+
+// SetJiraOutbox records how many Jira writes wait in outboxes.
+func (m *Metrics) SetJiraOutbox(n int) { m.outbox.Set(float64(n)) }
+
+func (m *Metrics) delivery(event, outcome string) {
+	m.deliveries.WithLabelValues(event, outcome).Inc()
+}

@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// work is one queued unit: a delivery to process, or a sweep of an
+// installation (sweep != 0).
+type work struct {
+	job    Job
+	key    string   // serialisation key: jobs with equal keys never run at once
+	locks  []string // lease keys held while the job runs, sorted
+	sweep  int64    // installation to sweep; 0 for a delivery
+	queued time.Time
+}
+
+// queue is a bounded FIFO of work that hands out at most one job per key at a
+// time, so jobs for one issue run in arrival order and never concurrently,
+// while jobs for different issues run side by side.
+//
+// Capacity is reserved before a job is committed, so intake can refuse
+// (503) before it records the delivery as seen, and a committed job always
+// has a place: commit never blocks and never drops.
+type queue struct {
+	limit   int
+	ready   chan string   // keys with waiting jobs and no running job
+	closing chan struct{} // closed when intake has stopped for good
+	depth   func(int)     // observer of the waiting count
+
+	mu      sync.Mutex
+	pending int // reserved + waiting jobs
+	keys    map[string]*keyJobs
+	closed  bool
+}
+
+type keyJobs struct {
+	jobs    []work
+	running bool
+}
+
+func newQueue(limit int, depth func(int)) *queue {
+	if depth == nil {
+		depth = func(int) {}
+	}
+	return &queue{
+		limit:   limit,
+		ready:   make(chan string, limit),
+		closing: make(chan struct{}),
+		depth:   depth,
+		keys:    make(map[string]*keyJobs),
+	}
+}
+
+// reserve claims room for one job; false when the queue is full.
+func (q *queue) reserve() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending >= q.limit || q.closed {
+		return false
+	}
+	q.pending++
+	q.depth(q.pending)
+	return true
+}
+
+// unreserve gives back a reservation that will not be committed.
+func (q *queue) unreserve() {
+	q.mu.Lock()
+	q.pending--
+	q.depth(q.pending)
+	q.mu.Unlock()
+}
+
+// commit places w into a reserved slot.
+func (q *queue) commit(w work) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kj := q.keys[w.key]
+	if kj == nil {
+		kj = &keyJobs{}
+		q.keys[w.key] = kj
+	}
+	kj.jobs = append(kj.jobs, w)
+	if len(kj.jobs) == 1 && !kj.running {
+		// At most one ready entry per key and pending >= ready entries, so
+		// this send never blocks.
+		q.ready <- w.key
+	}
+}
+
+// take waits for the next job whose key is free. It returns false once ctx
+// ends, or once the queue is closed and nothing is ready.
+func (q *queue) take(ctx context.Context) (work, bool) {
+	if ctx.Err() != nil {
+		return work{}, false
+	}
+	var key string
+	select {
+	case key = <-q.ready:
+	default:
+		select {
+		case key = <-q.ready:
+		case <-q.closing:
+			// A key may have become ready since; take it before giving up.
+			select {
+			case key = <-q.ready:
+			default:
+				return work{}, false
+			}
+		case <-ctx.Done():
+			return work{}, false
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kj := q.keys[key]
+	w := kj.jobs[0]
+	kj.jobs[0] = work{}
+	kj.jobs = kj.jobs[1:]
+	kj.running = true
+	q.pending--
+	q.depth(q.pending)
+	return w, true
+}
+
+// done marks the running job of key finished and readies the key's next job.
+// The caller loops back into take, so a key readied here is never stranded
+// when the queue is closing.
+func (q *queue) done(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kj := q.keys[key]
+	kj.running = false
+	if len(kj.jobs) > 0 {
+		q.ready <- key
+		return
+	}
+	delete(q.keys, key)
+}
+
+// close stops reservations; workers return once nothing is left.
+func (q *queue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.closed {
+		q.closed = true
+		close(q.closing)
+	}
+}
+
+// len is the number of reserved and waiting jobs.
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pending
+}

@@ -1,0 +1,420 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestNewRequiresProcessorAndSecret(t *testing.T) {
+	if _, err := New(testConfig(), Deps{}); err == nil || !strings.Contains(err.Error(), "Processor") {
+		t.Fatalf("New without processor: err = %v", err)
+	}
+	cfg := testConfig()
+	cfg.WebhookSecret = ""
+	if _, err := New(cfg, Deps{Processor: newRecorder()}); err == nil || !strings.Contains(err.Error(), "WEBHOOK_SECRET") {
+		t.Fatalf("New without secret: err = %v", err)
+	}
+}
+
+func TestShutdownDrainsQueuedJobsAndRefusesNewOnes(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers = 1
+	rec := newRecorder()
+	rec.gate = make(chan struct{})
+	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	for i, id := range []string{"dr-1", "dr-2", "dr-3"} {
+		if code, _ := issueDelivery(t, id, 30+i).send(t, srv.url); code != http.StatusAccepted {
+			t.Fatalf("%s = %d", id, code)
+		}
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.stop() }()
+	eventually(t, "draining", s.draining.Load)
+
+	// While draining: intake 503 and readyz fails, but healthz is alive.
+	h := s.Handler()
+	if code := serveLocal(h, issueDelivery(t, "dr-late", 40).request(t, "")); code != http.StatusServiceUnavailable {
+		t.Fatalf("delivery while draining = %d, want 503", code)
+	}
+	if code := serveLocal(h, mustGet(t, "/readyz")); code != http.StatusServiceUnavailable {
+		t.Fatalf("readyz while draining = %d, want 503", code)
+	}
+	if code := serveLocal(h, mustGet(t, "/healthz")); code != http.StatusOK {
+		t.Fatalf("healthz while draining = %d, want 200", code)
+	}
+	close(rec.gate)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"dr-1", "dr-2", "dr-3"} {
+		if n := rec.count(id); n != 1 {
+			t.Errorf("%s processed %d times during drain, want 1", id, n)
+		}
+	}
+	if rec.count("dr-late") != 0 {
+		t.Error("a delivery refused while draining was processed")
+	}
+}
+
+func TestShutdownDeadlineCancelsStuckJobs(t *testing.T) {
+	cfg := testConfig()
+	cfg.Workers, cfg.ShutdownTimeout = 1, 200*time.Millisecond
+	rec := newRecorder()
+	rec.gate = make(chan struct{}) // never opened: the job waits for ctx
+	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	for _, id := range []string{"stuck-1", "stuck-2"} {
+		if code, _ := issueDelivery(t, id, 50).send(t, srv.url); code != http.StatusAccepted {
+			t.Fatalf("%s = %d", id, code)
+		}
+	}
+	eventually(t, "first job running", func() bool { return s.queue.len() == 1 })
+	start := time.Now()
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Serve returned after %s, want about the %s deadline", took, cfg.ShutdownTimeout)
+	}
+	if rec.count("stuck-1") != 1 {
+		t.Fatal("the running job was not cancelled and returned")
+	}
+	if rec.count("stuck-2") != 0 {
+		t.Fatal("a job still queued at the deadline was started")
+	}
+}
+
+func TestProcessorPanicIsRecoveredAndCounted(t *testing.T) {
+	rec := newRecorder()
+	rec.hook = func(_ context.Context, job Job) error {
+		if job.Delivery == "boom" {
+			panic("processor bug")
+		}
+		return nil
+	}
+	s, err := New(testConfig(), Deps{Processor: rec, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	issueDelivery(t, "boom", 1).send(t, srv.url)
+	issueDelivery(t, "after", 1).send(t, srv.url)
+	eventually(t, "job after the panic", func() bool { return rec.count("after") == 1 })
+	_, body := get(t, srv.url, "/metrics")
+	if !strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="panic"} 1`) {
+		t.Fatalf("panic not counted in metrics:\n%s", grepLines(body, "autopilot_jobs_total"))
+	}
+}
+
+func TestReadyzAndIntakeFollowTheStore(t *testing.T) {
+	store := &flakyStore{MemoryDeduper: NewMemoryDeduper(time.Hour, nil)}
+	rec := newRecorder()
+	s, err := New(testConfig(), Deps{Processor: rec, Deduper: store, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
+		t.Fatalf("readyz = %d with the store up", code)
+	}
+	store.down.Store(true)
+	if code, body := get(t, srv.url, "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "store") {
+		t.Fatalf("readyz = %d %q with the store down, want 503 naming the store", code, body)
+	}
+	code, retry := issueDelivery(t, "st-1", 1).send(t, srv.url)
+	if code != http.StatusServiceUnavailable || retry == "" {
+		t.Fatalf("delivery with the store down = %d Retry-After %q, want 503 with Retry-After", code, retry)
+	}
+	store.down.Store(false)
+	eventually(t, "readyz recovering", func() bool { c, _ := get(t, srv.url, "/readyz"); return c == http.StatusOK })
+	if code, _ := issueDelivery(t, "st-1", 1).send(t, srv.url); code != http.StatusAccepted {
+		t.Fatalf("redelivery after recovery = %d, want 202", code)
+	}
+	rec.waitDone(t, 1)
+}
+
+func TestDedupeFailureRefusesWithoutRecording(t *testing.T) {
+	store := &flakyStore{MemoryDeduper: NewMemoryDeduper(time.Hour, nil)}
+	store.failSeen.Store(true)
+	rec := newRecorder()
+	s, err := New(testConfig(), Deps{Processor: rec, Deduper: store, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.Handler() // no Serve: no probe flips the store back
+	if code := serveLocal(h, issueDelivery(t, "df-1", 1).request(t, "")); code != http.StatusServiceUnavailable {
+		t.Fatalf("delivery when dedupe fails = %d, want 503", code)
+	}
+	if s.queue.len() != 0 {
+		t.Fatalf("queue holds %d jobs after a refused delivery", s.queue.len())
+	}
+	if store.Len() != 0 {
+		t.Fatal("a refused delivery was recorded as seen")
+	}
+}
+
+func TestMetricsCountDeliveriesAndSetters(t *testing.T) {
+	m := NewMetrics()
+	s, err := New(testConfig(), Deps{Processor: newRecorder(), Metrics: m, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	issueDelivery(t, "m-1", 1).send(t, srv.url)
+	issueDelivery(t, "m-1", 1).send(t, srv.url)
+	bad := issueDelivery(t, "m-2", 1)
+	bad.header = http.Header{"X-Hub-Signature-256": {""}}
+	bad.send(t, srv.url)
+	m.SetJiraOutbox(3)
+	m.ObserveResponse(42, &http.Response{Header: http.Header{"X-Ratelimit-Remaining": {"4990"}}})
+	m.ObserveAPICall(42)
+
+	_, body := get(t, srv.url, "/metrics")
+	for _, want := range []string{
+		`autopilot_webhook_deliveries_total{event="issues",outcome="accepted"} 1`,
+		`autopilot_webhook_deliveries_total{event="issues",outcome="duplicate"} 1`,
+		`autopilot_webhook_deliveries_total{event="unverified",outcome="unauthorized"} 1`,
+		`autopilot_jira_outbox_size 3`,
+		`autopilot_github_api_calls_total{installation="42"} 2`,
+		`autopilot_github_rate_limit_remaining{installation="42"} 4990`,
+		`autopilot_queue_depth`,
+		`autopilot_job_duration_seconds_bucket`,
+		`autopilot_webhook_ack_seconds_count 3`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+func TestSweepIsQueuedOncePerIntervalAcrossReplicas(t *testing.T) {
+	shared := NewMemoryDeduper(time.Hour, nil)
+	sw := &sweepRecorder{}
+	fixed := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var servers []*Server
+	for range 2 {
+		cfg := testConfig()
+		cfg.SweepInterval = time.Minute
+		s, err := New(cfg, Deps{
+			Processor: newRecorder(), Sweeper: sw, Deduper: shared, Logger: quietLogger(t),
+			Installations: listerFunc(func(context.Context) ([]int64, error) { return []int64{7, 8}, nil }),
+			Clock:         func() time.Time { return fixed },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	for _, s := range servers {
+		serve(t, s) // each sweeps at start
+	}
+	eventually(t, "sweeps", func() bool { return sw.count() >= 2 })
+	time.Sleep(50 * time.Millisecond)
+	if got := sw.sorted(); got != "7,8" {
+		t.Fatalf("sweeps = %s, want each installation once in the interval", got)
+	}
+}
+
+func TestSweepFallsBackToInstallationsSeenInDeliveries(t *testing.T) {
+	sw := &sweepRecorder{}
+	cfg := testConfig()
+	s, err := New(cfg, Deps{Processor: newRecorder(), Sweeper: sw, Logger: quietLogger(t),
+		Installations: listerFunc(func(context.Context) ([]int64, error) { return nil, errors.New("no JWT") })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	// issue_comment.created carries installation 1.
+	d := delivery{event: "issue_comment", id: "inst-1", body: payload(t, "issue_comment.created").Body}
+	if code, _ := d.send(t, srv.url); code != http.StatusAccepted {
+		t.Fatalf("delivery = %d", code)
+	}
+	s.sweepAll(context.Background())
+	eventually(t, "sweep of installation 1", func() bool { return sw.sorted() == "1" })
+}
+
+func TestLockIssueSerialisesSweepWithJobsAndIsReentrant(t *testing.T) {
+	locker := NewMemoryLocker()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var sweepHeld atomic.Bool
+	rec := newRecorder()
+	rec.hook = func(ctx context.Context, job Job) error {
+		if sweepHeld.Load() {
+			return errors.New("job ran while the sweep held the issue")
+		}
+		l, err := LockIssue(ctx, job.Event.Repo, job.Event.Issue)
+		if err != nil {
+			return err
+		}
+		if held, ok := LeaseFor(ctx, job.Event.Repo, job.Event.Issue); !ok || held.Token != l.Token {
+			return errors.New("LockIssue inside a job did not return the job's own lease")
+		}
+		return l.Release(ctx)
+	}
+	sw := sweeperFunc(func(ctx context.Context, _ int64) error {
+		l, err := LockIssue(ctx, "Codertocat/Hello-World", 5)
+		if err != nil {
+			return err
+		}
+		sweepHeld.Store(true)
+		close(entered)
+		<-release
+		sweepHeld.Store(false)
+		return l.Release(ctx)
+	})
+	s, err := New(testConfig(), Deps{Processor: rec, Sweeper: sw, Locker: locker, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	s.noteInstallation(1)
+	s.sweepAll(context.Background())
+	<-entered
+	issueDelivery(t, "during-sweep", 5).send(t, srv.url)
+	time.Sleep(50 * time.Millisecond)
+	if rec.count("during-sweep") != 0 {
+		t.Fatal("job on the issue ran while the sweep held its lease")
+	}
+	close(release)
+	eventually(t, "job after the sweep", func() bool { return rec.count("during-sweep") == 1 })
+	_, body := get(t, srv.url, "/metrics")
+	if !strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="ok"} 1`) {
+		t.Fatalf("job did not succeed:\n%s", grepLines(body, "autopilot_jobs_total"))
+	}
+}
+
+func TestLostLeaseCancelsTheJob(t *testing.T) {
+	locker := &losingLocker{MemoryLocker: NewMemoryLocker()}
+	cfg := testConfig()
+	cfg.LockTTL = 30 * time.Millisecond
+	rec := newRecorder()
+	rec.gate = make(chan struct{}) // waits for ctx: only a lost lease ends it
+	s, err := New(cfg, Deps{Processor: rec, Locker: locker, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s)
+	issueDelivery(t, "lost", 3).send(t, srv.url)
+	eventually(t, "job cancelled by the lost lease", func() bool { return rec.count("lost") == 1 })
+	_, body := get(t, srv.url, "/metrics")
+	if !strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="error"} 1`) {
+		t.Fatalf("lost lease not reported as a job error:\n%s", grepLines(body, "autopilot_jobs_total"))
+	}
+}
+
+// flakyStore is a Deduper and Pinger that can be switched off.
+type flakyStore struct {
+	*MemoryDeduper
+	down     atomic.Bool
+	failSeen atomic.Bool
+}
+
+func (f *flakyStore) Ping(context.Context) error {
+	if f.down.Load() {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+func (f *flakyStore) Seen(ctx context.Context, id string) (bool, error) {
+	if f.down.Load() || f.failSeen.Load() {
+		return false, errors.New("connection refused")
+	}
+	return f.MemoryDeduper.Seen(ctx, id)
+}
+
+// losingLocker grants leases that cannot be renewed.
+type losingLocker struct{ *MemoryLocker }
+
+func (l *losingLocker) Lock(ctx context.Context, key string) (Lease, error) {
+	lease, err := l.MemoryLocker.Lock(ctx, key)
+	lease.h = losingHandle{l.MemoryLocker}
+	return lease, err
+}
+
+type losingHandle struct{ m *MemoryLocker }
+
+func (h losingHandle) renew(context.Context, Lease) error { return ErrLeaseLost }
+func (h losingHandle) release(ctx context.Context, l Lease) error {
+	return h.m.release(ctx, l)
+}
+
+type sweepRecorder struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+func (s *sweepRecorder) Sweep(_ context.Context, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, id)
+	return nil
+}
+
+func (s *sweepRecorder) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ids)
+}
+
+func (s *sweepRecorder) sorted() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := slices.Clone(s.ids)
+	slices.Sort(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = instLabel(id)
+	}
+	return strings.Join(parts, ",")
+}
+
+type listerFunc func(context.Context) ([]int64, error)
+
+func (f listerFunc) Installations(ctx context.Context) ([]int64, error) { return f(ctx) }
+
+type sweeperFunc func(context.Context, int64) error
+
+func (f sweeperFunc) Sweep(ctx context.Context, id int64) error { return f(ctx, id) }
+
+// serveLocal runs one request through h in process and returns the status.
+func serveLocal(h http.Handler, req *http.Request) int {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Code
+}
+
+func mustGet(t testing.TB, path string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

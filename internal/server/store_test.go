@@ -1,0 +1,165 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestQueueHandsOutOneJobPerKeyInArrivalOrder(t *testing.T) {
+	q := newQueue(4, nil)
+	for _, w := range []work{
+		{key: "a", job: Job{Delivery: "a1"}},
+		{key: "a", job: Job{Delivery: "a2"}},
+		{key: "b", job: Job{Delivery: "b1"}},
+	} {
+		if !q.reserve() {
+			t.Fatal("reserve refused below the limit")
+		}
+		q.commit(w)
+	}
+	ctx := context.Background()
+	first, _ := q.take(ctx)
+	second, _ := q.take(ctx)
+	if first.job.Delivery != "a1" || second.job.Delivery != "b1" {
+		t.Fatalf("took %s then %s, want a1 then b1 (a2 waits for a1)", first.job.Delivery, second.job.Delivery)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if w, ok := q.take(short); ok {
+		t.Fatalf("took %s while a1 was still running", w.job.Delivery)
+	}
+	q.done("a")
+	third, ok := q.take(ctx)
+	if !ok || third.job.Delivery != "a2" {
+		t.Fatalf("after a1 finished took %q, want a2", third.job.Delivery)
+	}
+}
+
+func TestQueueReservesCapacityBeforeCommit(t *testing.T) {
+	var depth int
+	q := newQueue(2, func(n int) { depth = n })
+	if !q.reserve() || !q.reserve() {
+		t.Fatal("reserve refused below the limit")
+	}
+	if q.reserve() {
+		t.Fatal("reserve accepted past the limit")
+	}
+	q.unreserve()
+	if depth != 1 || q.len() != 1 {
+		t.Fatalf("depth = %d len = %d after unreserve, want 1", depth, q.len())
+	}
+	if !q.reserve() {
+		t.Fatal("reserve refused after a slot was given back")
+	}
+	q.close()
+	q.unreserve()
+	if q.reserve() {
+		t.Fatal("reserve accepted after close")
+	}
+}
+
+func TestQueueCloseLetsWaitingJobsFinish(t *testing.T) {
+	q := newQueue(4, nil)
+	for _, d := range []string{"x1", "x2"} {
+		q.reserve()
+		q.commit(work{key: "x", job: Job{Delivery: d}})
+	}
+	ctx := context.Background()
+	w, _ := q.take(ctx)
+	q.close()
+	q.done(w.key)
+	if w, ok := q.take(ctx); !ok || w.job.Delivery != "x2" {
+		t.Fatalf("after close took %q ok=%v, want the waiting x2", w.job.Delivery, ok)
+	}
+	q.done("x")
+	if _, ok := q.take(ctx); ok {
+		t.Fatal("take returned a job from an empty closed queue")
+	}
+}
+
+func TestMemoryDeduperForgetsAfterTTL(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := NewMemoryDeduper(72*time.Hour, func() time.Time { return now })
+	ctx := context.Background()
+	if seen, _ := d.Seen(ctx, "x"); seen {
+		t.Fatal("new id reported seen")
+	}
+	if seen, _ := d.Seen(ctx, "x"); !seen {
+		t.Fatal("repeated id not reported seen")
+	}
+	now = now.Add(71 * time.Hour)
+	if seen, _ := d.Seen(ctx, "x"); !seen {
+		t.Fatal("id forgotten before the TTL")
+	}
+	now = now.Add(2 * time.Hour)
+	if seen, _ := d.Seen(ctx, "x"); seen {
+		t.Fatal("id remembered past the TTL")
+	}
+	now = now.Add(73 * time.Hour)
+	d.Seen(ctx, "y") // sweeps expired entries
+	if d.Len() != 1 {
+		t.Fatalf("Len = %d after expiry sweep, want 1", d.Len())
+	}
+}
+
+// lockerContract checks what every Locker promises; the Redis test reuses it.
+func lockerContract(t *testing.T, a, b Locker) {
+	ctx := context.Background()
+	la, err := a.Lock(ctx, "o/r#1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(short, "o/r#1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second Lock of a held key: err = %v, want it to wait until ctx ends", err)
+	}
+	other, err := b.Lock(ctx, "o/r#2")
+	if err != nil {
+		t.Fatalf("Lock of another key blocked: %v", err)
+	}
+	if err := la.Renew(ctx); err != nil {
+		t.Fatalf("owner Renew: %v", err)
+	}
+	got := make(chan Lease, 1)
+	go func() {
+		l, err := b.Lock(ctx, "o/r#1")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- l
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := la.Release(ctx); err != nil {
+		t.Fatalf("owner Release: %v", err)
+	}
+	var lb Lease
+	select {
+	case lb = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("waiter did not get the lease after release")
+	}
+	if lb.Token <= la.Token || other.Token <= la.Token {
+		t.Fatalf("fencing tokens %d then %d, %d: want later leases to carry larger tokens", la.Token, lb.Token, other.Token)
+	}
+	if err := la.Release(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stale Release: err = %v, want ErrLeaseLost", err)
+	}
+	if err := la.Renew(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stale Renew: err = %v, want ErrLeaseLost", err)
+	}
+	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel2()
+	if _, err := a.Lock(short2, "o/r#1"); err == nil {
+		t.Fatal("stale Release freed the new holder's lease")
+	}
+	_ = lb.Release(ctx)
+	_ = other.Release(ctx)
+}
+
+func TestMemoryLockerExclusiveFencedOwnerOnly(t *testing.T) {
+	m := NewMemoryLocker()
+	lockerContract(t, m, m)
+}

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+)
+
+// jobCtx is what a running job's context carries: the Locker (for LockIssue)
+// and the leases the job holds.
+type jobCtx struct {
+	locker Locker
+	held   []Lease
+}
+
+type jobCtxKey struct{}
+
+// LeaseFor returns the lease the running job holds on repo#issue, so the
+// processor can stamp writes with its fencing token.
+func LeaseFor(ctx context.Context, repo string, issue int) (Lease, bool) {
+	jc, _ := ctx.Value(jobCtxKey{}).(*jobCtx)
+	if jc == nil {
+		return Lease{}, false
+	}
+	key := IssueLockKey(repo, issue)
+	for _, l := range jc.held {
+		if l.Key == key {
+			return l, true
+		}
+	}
+	return Lease{}, false
+}
+
+// LockIssue takes the per-issue lease a webhook job for repo#issue takes. A
+// Sweeper calls it around each issue it reconciles, and a Processor handling
+// an event that names no issue (workflow_run) calls it for the issue it
+// finds, so that work never overlaps other work on that issue. Release the
+// lease when done. If the job already holds that issue's lease, the returned
+// lease is that one and its Release does nothing. Take one lease at a time:
+// holding one while waiting for another can deadlock. Outside a server job
+// it returns a lease that guards nothing.
+func LockIssue(ctx context.Context, repo string, issue int) (Lease, error) {
+	key := IssueLockKey(repo, issue)
+	jc, _ := ctx.Value(jobCtxKey{}).(*jobCtx)
+	if jc == nil {
+		return Lease{Key: key}, nil
+	}
+	for _, l := range jc.held {
+		if l.Key == key {
+			return Lease{Key: l.Key, Token: l.Token, Owner: l.Owner}, nil
+		}
+	}
+	return jc.locker.Lock(ctx, key)
+}
+
+// IssueLockKey is the lock key of an issue: "owner/repo#12".
+func IssueLockKey(repo string, issue int) string {
+	return fmt.Sprintf("%s#%d", repo, issue)
+}
+
+// work runs jobs until the queue closes empty or ctx (the shutdown deadline)
+// ends.
+func (s *Server) work(ctx context.Context) {
+	for {
+		w, ok := s.queue.take(ctx)
+		if !ok {
+			return
+		}
+		s.run(ctx, w)
+		s.queue.done(w.key)
+	}
+}
+
+// run runs one job with its leases held and renewed, recovering a panic so
+// one bad job cannot take the queue down.
+func (s *Server) run(ctx context.Context, w work) {
+	name := "sweep"
+	log := s.log.With("installation", w.sweep)
+	if w.sweep == 0 {
+		ev := w.job.Event
+		name = ev.Name
+		_, issue, _ := ghevent.IssueKey(ev)
+		log = s.log.With("delivery", w.job.Delivery, "event", ev.Name, "installation", ev.Installation,
+			"repo", ev.Repo, "issue", issue)
+	}
+	s.metrics.inFlight.Inc()
+	start := time.Now()
+	outcome := "ok"
+	defer func() {
+		if p := recover(); p != nil {
+			outcome = "panic"
+			log.Error("job panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+		s.metrics.inFlight.Dec()
+		s.metrics.jobs.WithLabelValues(name, outcome).Inc()
+		s.metrics.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	}()
+
+	jc := &jobCtx{locker: s.deps.Locker}
+	ctx = context.WithValue(ctx, jobCtxKey{}, jc)
+	var err error
+	if w.sweep != 0 {
+		err = s.deps.Sweeper.Sweep(ctx, w.sweep)
+		if err == nil {
+			s.metrics.lastSweep.WithLabelValues(instLabel(w.sweep)).Set(float64(s.now().Unix()))
+		}
+	} else {
+		err = s.withLeases(ctx, jc, w.locks, log, func(ctx context.Context) error {
+			return s.deps.Processor.Process(ctx, w.job)
+		})
+	}
+	if err != nil {
+		outcome = "error"
+		log.Error("job failed; the next event or sweep retries the issue", "err", err)
+	}
+}
+
+// withLeases takes the leases in order (retrying store errors until ctx
+// ends: the delivery was acknowledged, so it is never run unlocked or
+// dropped early), renews them every third of the TTL while fn runs, cancels
+// fn if one is lost, and releases them after.
+func (s *Server) withLeases(ctx context.Context, jc *jobCtx, keys []string, log *slog.Logger, fn func(context.Context) error) error {
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		defer cancel()
+		for _, l := range jc.held {
+			if err := l.Release(rctx); err != nil {
+				log.Warn("lease release", "key", l.Key, "err", err)
+			}
+		}
+	}()
+	for _, key := range keys {
+		l, err := s.lockRetry(ctx, key, log)
+		if err != nil {
+			return err
+		}
+		jc.held = append(jc.held, l)
+	}
+	if len(jc.held) == 0 {
+		return fn(ctx)
+	}
+
+	fnCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(max(s.cfg.LockTTL/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				for _, l := range jc.held {
+					if err := l.Renew(fnCtx); err != nil {
+						log.Error("lease lost; cancelling job", "key", l.Key, "err", err)
+						cancel(fmt.Errorf("lease %s: %w", l.Key, err))
+						return
+					}
+				}
+			}
+		}
+	}()
+	err := fn(fnCtx)
+	close(stop)
+	<-renewed
+	if cause := context.Cause(fnCtx); cause != nil && !errors.Is(cause, context.Canceled) && err == nil {
+		err = cause
+	}
+	return err
+}
+
+// lockRetry takes key's lease, retrying store errors with backoff (100ms
+// doubling to 5s) until ctx ends.
+func (s *Server) lockRetry(ctx context.Context, key string, log *slog.Logger) (Lease, error) {
+	wait := 100 * time.Millisecond
+	for {
+		l, err := s.deps.Locker.Lock(ctx, key)
+		if err == nil {
+			return l, nil
+		}
+		if ctx.Err() != nil {
+			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
+		}
+		s.noteStore(err)
+		log.Warn("lock failed; retrying", "key", key, "err", err, "in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}

@@ -1,0 +1,64 @@
+package state
+
+import (
+	"errors"
+	"math/rand"
+	"reflect"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary bodies to Parse: it must never panic, return a
+// state only with a nil error or ErrEdited, and any state it accepts must
+// render to a body it accepts again, unchanged.
+func FuzzParse(f *testing.F) {
+	f.Add(mustRenderF(f, sample(), key), true)
+	f.Add(mustRenderF(f, sample(), nil), false)
+	g := gen{rand.New(rand.NewSource(10))}
+	for i := 0; i < 4; i++ {
+		s := g.state(g.n(5))
+		s.Repo, s.Issue = "octo-org/hello-world", 12
+		f.Add(mustRenderF(f, s, nil), false)
+	}
+	f.Add(Marker+"\n"+dataPrefix+"e30="+dataSuffix, false)
+	f.Add("", false)
+
+	f.Fuzz(func(t *testing.T, body string, keyed bool) {
+		want := Want{Repo: "octo-org/hello-world", Issue: 12}
+		if keyed {
+			want.Key = key
+		}
+		s, err := Parse(body, want)
+		if s == nil {
+			if err == nil {
+				t.Fatal("Parse returned neither a state nor an error")
+			}
+			return
+		}
+		if err != nil && !errors.Is(err, ErrEdited) {
+			t.Fatalf("Parse returned a state with error %v", err)
+		}
+		before := *s
+		again, err := Render(s, View{}, want.Key)
+		if err != nil {
+			t.Fatalf("accepted state does not render: %v", err)
+		}
+		got, err := Parse(again, want)
+		if err != nil {
+			t.Fatalf("re-rendered state is refused: %v", err)
+		}
+		before.Sig, got.Sig = "", ""
+		utc(reflect.ValueOf(&before))
+		utc(reflect.ValueOf(got))
+		if !reflect.DeepEqual(&before, got) {
+			t.Fatalf("re-rendered state differs:\nbefore %+v\nafter  %+v", before, *got)
+		}
+	})
+}
+
+func mustRenderF(f *testing.F, s *State, k []byte) string {
+	body, err := Render(s, greenfieldView(), k)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return body
+}

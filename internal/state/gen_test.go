@@ -1,0 +1,330 @@
+package state
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostile fragments for generated text: marker breakouts, fences, mentions,
+// references, HTML, table pipes, non-ASCII.
+var hostile = []string{
+	"--> <!-- autopilot:state {\"x\":1} -->", "<!-- autopilot:data AAAA -->", "```", "~~~",
+	"```\n", "@team", "@org/team", "#12", "GH-3", "<img src=x>", "&amp;", "|", "\\", "[a](b)",
+	"\n", "\r\n", "\t", "\u2028", "é", "e\u0301", "日本語", "👍🏽", "\u200b", "\u202e", "\x00",
+	"https://evil.example", "**bold**", "- [ ] fake task", "### Tasks", "\"quote\"", "'",
+}
+
+// gen builds random valid states from a seeded source.
+type gen struct{ r *rand.Rand }
+
+func (g gen) n(max int) int { return g.r.Intn(max + 1) }
+
+func (g gen) pick(vs ...string) string { return vs[g.r.Intn(len(vs))] }
+
+// text returns a random string of words, hostile fragments and random
+// runes; oneLine strips line breaks (for Choose block texts).
+func (g gen) text(oneLine bool) string {
+	var b strings.Builder
+	for i := g.n(8); i > 0; i-- {
+		switch g.n(3) {
+		case 0:
+			b.WriteString(hostile[g.r.Intn(len(hostile))])
+		case 1:
+			b.WriteRune(rune(0x20 + g.r.Intn(0x2fff)))
+		default:
+			b.WriteString(g.pick("plan ", "task ", "Implement ", "retry ", "ok "))
+		}
+	}
+	s := strings.ToValidUTF8(b.String(), "?")
+	if oneLine {
+		s = strings.NewReplacer("\n", " ", "\r", " ", "\u2028", " ", "\u2029", " ").Replace(s)
+		if r := []rune(s); len(r) > 150 {
+			s = string(r[:150])
+		}
+	}
+	return s
+}
+
+func (g gen) time() time.Time {
+	switch g.n(4) {
+	case 0:
+		return time.Time{}
+	case 1:
+		return time.Unix(g.r.Int63n(4e9), 0).In(time.FixedZone("X", 3600*(g.n(10)-5)))
+	}
+	return time.Unix(g.r.Int63n(4e9), g.r.Int63n(1e9)).UTC()
+}
+
+func (g gen) link() string {
+	if g.n(3) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("https://github.com/octo-org/hello-world/issues/%d#issuecomment-%d", 1+g.n(99), 1+g.n(1e6))
+}
+
+func (g gen) verdict() *Verdict {
+	return &Verdict{Clean: g.n(1) == 0, Skipped: g.n(1) == 0, Reason: g.text(false), Evidence: g.link()}
+}
+
+func (g gen) kebab() string {
+	return g.pick("architecture-review", "batch-loop", "test-case-generation", "a", "x-1-y")
+}
+
+var slugs = []string{"problem", "research", "plan", "decompose", "implement", "run-tests", "security-audit", "deploy"}
+
+func (g gen) slug() string { return slugs[g.r.Intn(len(slugs))] }
+
+func (g gen) stepStatus() string { return g.pick(NotStarted, InProgress, Completed, Skipped, Failed) }
+
+// state returns a random valid state; tasks is the number of tasks.
+func (g gen) state(tasks int) *State {
+	s := &State{
+		Schema:     SchemaVersion,
+		Version:    int64(g.n(1000)),
+		Repo:       g.pick("octo-org/hello-world", "a/b", "Octo-Org/Hello.World_2"),
+		Issue:      1 + g.n(99999),
+		Title:      g.text(false),
+		Flow:       g.pick("greenfield", "existing-code", "meta-repo", "review-loop"),
+		Step:       g.n(12),
+		Slug:       g.pick(append(slugs, "done")...),
+		Name:       g.text(false),
+		Status:     g.stepStatus(),
+		Run:        g.pick(RunInProgress, RunAwaitingDecision, RunFailed, RunDone, RunStopped),
+		RetryCount: g.n(3),
+		Cycle:      1 + g.n(4),
+		Limits: Limits{Sessions: g.n(5), Iterations: g.n(9), RunStartedAt: g.time(),
+			LastConfidence: float64(g.n(100)) / 100, HasConfidence: g.n(1) == 1, FailedWaves: g.n(2), Deferred: g.text(false)},
+		StartedAt: g.time(),
+		UpdatedAt: g.time(),
+	}
+	switch g.n(2) {
+	case 0:
+	case 1:
+		s.SubStep = SubStep{Phase: 0, Name: AwaitingInvocation}
+	default:
+		s.SubStep = SubStep{Phase: g.n(9), Name: g.kebab(), Detail: g.text(false)}
+	}
+	for i := g.n(10); i > 0; i-- {
+		s.Steps = append(s.Steps, StepProgress{Slug: g.slug(), Status: g.stepStatus(), Retries: g.n(3), Note: g.text(false)})
+	}
+	for i := g.n(6); i > 0; i-- {
+		s.Completed = append(s.Completed, CompletedStep{Step: g.n(12), Slug: g.slug(), Name: g.text(false),
+			At: g.time(), Outcome: g.text(false), Cycle: g.n(3)})
+	}
+	for i := g.n(5); i > 0; i-- {
+		s.Decisions = append(s.Decisions, Decision{Gate: fmt.Sprintf("gate-%d", g.n(50)), Question: g.text(false),
+			Option: g.pick("A", "B", "C", "D"), OptionText: g.text(false), By: g.pick("octocat", "dependabot[bot]", "a-b"),
+			At: g.time(), Link: g.link(), CommentID: int64(g.n(1e6)), Reason: g.text(false), GateOpenedAt: g.time()})
+	}
+	if g.n(2) > 0 {
+		s.LastSession = Session{Date: g.time(), EndedAt: g.text(false), Reason: g.text(false), Notes: g.text(false)}
+	}
+	for i := g.n(4); i > 0; i-- {
+		s.RetryLog = append(s.RetryLog, RetryEntry{Attempt: 1 + g.n(2), Step: g.n(9), Name: g.text(false),
+			SubStep: g.text(false), Reason: g.text(false), At: g.time()})
+	}
+	for i := g.n(3); i > 0; i-- {
+		s.Blockers = append(s.Blockers, g.text(false))
+	}
+	g.tasks(s, tasks)
+	g.rest(s)
+	return s
+}
+
+func (g gen) tasks(s *State, n int) {
+	for i := 0; i < n; i++ {
+		t := Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(KindEpic, KindTask, KindTask), Title: g.text(false),
+			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Jira: g.pick(JiraPending, JiraSending, JiraCreated, JiraFailed),
+			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
+			Points: float64(g.n(16)) / 2}
+		if i > 0 && g.n(1) == 0 {
+			t.Epic = fmt.Sprintf("%02d", 1+g.n(i-1))
+		}
+		if g.n(2) == 0 {
+			t.DependsOn = []string{fmt.Sprintf("%02d", 1+g.n(i))}
+		}
+		if t.Jira == JiraCreated {
+			t.JiraKey = fmt.Sprintf("PROJ-%d", 1+g.n(999))
+			if g.n(1) == 0 {
+				t.JiraURL = "https://example.atlassian.net/browse/" + t.JiraKey
+			}
+		}
+		s.Tasks = append(s.Tasks, t)
+	}
+}
+
+func (g gen) rest(s *State) {
+	if g.n(2) > 0 {
+		v := g.n(1) == 1
+		s.JiraEnabled = &v
+		s.JiraNote = g.text(false)
+	}
+	if g.n(1) == 0 {
+		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),
+			Recommend: "A", Reason: "because " + g.text(false), OpenedAt: g.time(), CommentID: int64(g.n(1e6))}
+		for i := 0; i < 2+g.n(2); i++ {
+			gt.Options = append(gt.Options, Option{Letter: string(rune('A' + i)), Text: "opt " + g.text(true), Action: g.pick("next", "retry", "")})
+		}
+		if g.n(1) == 0 {
+			gt.Details = []string{"Step: 5 — " + g.text(true)}
+		}
+		s.Gate = gt
+	}
+	for i := g.n(5); i > 0; i-- {
+		s.Ledger = append(s.Ledger, LedgerEntry{CommentID: int64(1 + g.n(1e6)), Outcome: g.pick("applied", "rejected:unauthorized", "not-a-command")})
+	}
+	for i := g.n(2); i > 0; i-- {
+		s.Replies = append(s.Replies, g.text(false))
+	}
+	for i := g.n(2); i > 0; i-- {
+		e := Effect{Kind: g.pick("comment", "reply", "react", "dispatch", "jira-sync"), Marker: g.text(false), Body: g.text(false),
+			CommentID: int64(g.n(1000)), Content: g.pick("+1", "confused", "")}
+		if g.n(1) == 0 {
+			e.Workflow, e.Ref = "autopilot.yml", "main"
+			e.Inputs = map[string]string{"issue": "12", "step": g.text(false)}
+		}
+		s.Outbox = append(s.Outbox, e)
+	}
+	if g.n(3) == 0 {
+		s.Stop = &Stop{Reason: "max-sessions-reached", Hint: g.text(false), At: g.time(), Resume: g.pick("", RunInProgress)}
+	}
+	if g.n(2) == 0 {
+		s.Review = &ReviewLoop{Slug: "fix-login", Snapshot: g.text(false), Iteration: g.n(10), ReviewCycle: g.n(3), MaxIterations: 10,
+			Architect: &Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
+			Handoffs:  map[string]Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()}},
+			FailureHistory: []string{g.text(false)}}
+	}
+	if g.n(1) == 0 {
+		s.Exec = &Execution{Executor: "dispatch", Session: "ap-12-3", Attempt: g.n(3), RunID: int64(g.n(1e9)), DispatchedAt: g.time(), StartedAt: g.time(), Announced: true}
+	}
+	for i := g.n(2); i > 0; i-- {
+		s.LinkedPRs = append(s.LinkedPRs, 1+g.n(500))
+	}
+	s.Seq = int64(g.n(40))
+	s.PendingJiraCheck = g.n(1) == 0
+	if g.n(2) == 0 {
+		s.FailedSessions = map[string]int{g.slug(): g.n(3)}
+	}
+	if s.Review != nil {
+		s.Review.Critic = &Approval{By: "hubot", At: g.time(), Link: g.link(), Note: g.text(false)}
+		s.Review.ReviewVerdict = g.verdict()
+		s.Review.QAVerdict = g.verdict()
+		s.Review.InterviewRationale, s.Review.InterviewSkipped = g.text(false), g.text(false)
+		s.Review.ReturnToPlanReason = g.text(false)
+	}
+}
+
+var timeT = reflect.TypeOf(time.Time{})
+
+// utc converts every time in v (a pointer) to UTC, in place, so states can
+// be compared with reflect.DeepEqual after a JSON round trip.
+func utc(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			utc(v.Elem())
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			utc(v.Index(i))
+		}
+	case reflect.Map:
+		iter := v.MapRange()
+		for iter.Next() {
+			e := reflect.New(iter.Value().Type()).Elem()
+			e.Set(iter.Value())
+			utc(e)
+			v.SetMapIndex(iter.Key(), e)
+		}
+	case reflect.Struct:
+		if v.Type() == timeT {
+			v.Set(reflect.ValueOf(v.Interface().(time.Time).UTC()))
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			utc(v.Field(i))
+		}
+	}
+}
+
+// leafPaths lists the JSON paths of every leaf field of t ("tasks[].title").
+func leafPaths(t reflect.Type, path string, out map[string]bool) {
+	switch t.Kind() {
+	case reflect.Pointer:
+		leafPaths(t.Elem(), path, out)
+	case reflect.Slice, reflect.Map:
+		leafPaths(t.Elem(), path+"[]", out)
+	case reflect.Struct:
+		if t == timeT {
+			out[path] = true
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if path != "" {
+				name = path + "." + name
+			}
+			leafPaths(t.Field(i).Type, name, out)
+		}
+	default:
+		out[path] = true
+	}
+}
+
+// setPaths records the paths of leaves that hold a non-zero value in v.
+func setPaths(v reflect.Value, path string, out map[string]bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			setPaths(v.Elem(), path, out)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			setPaths(v.Index(i), path+"[]", out)
+		}
+	case reflect.Map:
+		for iter := v.MapRange(); iter.Next(); {
+			setPaths(iter.Value(), path+"[]", out)
+		}
+	case reflect.Struct:
+		if v.Type() == timeT {
+			if !v.Interface().(time.Time).IsZero() {
+				out[path] = true
+			}
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			if path != "" {
+				name = path + "." + name
+			}
+			setPaths(v.Field(i), name, out)
+		}
+	default:
+		if !v.IsZero() {
+			out[path] = true
+		}
+	}
+}
+
+// TestGeneratorCoversEveryField keeps the round-trip property honest: when
+// a field is added to State, the generator must learn to fill it.
+func TestGeneratorCoversEveryField(t *testing.T) {
+	all, set := map[string]bool{}, map[string]bool{}
+	leafPaths(reflect.TypeOf(State{}), "", all)
+	g := gen{rand.New(rand.NewSource(9))}
+	for i := 0; i < 300; i++ {
+		s := g.state(g.n(6))
+		s.Sig = strings.Repeat("a", 64) // set by Render, never by the generator
+		setPaths(reflect.ValueOf(s), "", set)
+	}
+	for p := range all {
+		if !set[p] {
+			t.Errorf("the random state generator never sets %s", p)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package state
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// budget limits the human part: at most rows rows per table or list (the
+// last ones; < 0 means all) and cell characters of user text per value.
+type budget struct{ rows, cell int }
+
+// budgets are tried in order until the body fits textsafe.SafeBody.
+var budgets = []budget{{-1, 300}, {100, 200}, {30, 120}, {10, 80}, {3, 60}, {0, 40}}
+
+// renderHuman renders everything before the machine block (ending in a
+// blank line).
+func renderHuman(s *State, view View, lim budget) string {
+	var b strings.Builder
+	b.WriteString(Marker + "\n## Autopilot State\n```text\n")
+	b.WriteString(banner(s, view))
+	b.WriteString("\n```\n")
+	section(&b, "Current Step")
+	currentStep(&b, s)
+	section(&b, "Completed Steps")
+	completed(&b, s, lim)
+	section(&b, "Key Decisions")
+	decisions(&b, s, lim)
+	section(&b, "Last Session")
+	lastSession(&b, s, lim)
+	section(&b, "Retry Log")
+	retryLog(&b, s, lim)
+	section(&b, "Blockers")
+	blockers(&b, s, lim)
+	section(&b, "Tasks")
+	tasks(&b, s, lim)
+	b.WriteString("\n") // the machine block follows after a blank line
+	return b.String()
+}
+
+func section(b *strings.Builder, title string) {
+	b.WriteString("\n### " + title + "\n")
+}
+
+// stepInfo finds a step of the view by slug; unknown steps are labelled
+// "Step n" (n = index+1 when known, else 0) and named by their slug.
+func stepInfo(view View, slug string, index int) StepInfo {
+	for _, st := range view.Steps {
+		if st.Slug == slug {
+			return st
+		}
+	}
+	return StepInfo{Slug: slug, Name: slug, Label: "Step " + strconv.Itoa(index)}
+}
+
+func banner(s *State, view View) string {
+	rows := make([]choose.Row, len(s.Steps))
+	for i, p := range s.Steps {
+		info := stepInfo(view, p.Slug, i+1)
+		rows[i] = choose.Row{Label: info.Label, Name: info.Name, Status: p.Status, Retries: p.Retries, Note: p.Note}
+	}
+	cur := choose.Current{Name: "Done", Action: view.Action}
+	if s.Slug != "done" {
+		cur = choose.Current{
+			Label:   stepInfo(view, s.Slug, s.Step).Label,
+			Name:    s.Name,
+			Phase:   s.SubStep.Phase,
+			SubStep: s.SubStep.Name,
+			Retry:   s.RetryCount,
+			Action:  view.Action,
+		}
+	}
+	return choose.Banner(s.Flow, rows, cur)
+}
+
+func currentStep(b *strings.Builder, s *State) {
+	step := strconv.Itoa(s.Step)
+	if s.Slug == "done" {
+		step = "done"
+	}
+	fmt.Fprintf(b, "```yaml\nflow: %s\nstep: %s\nname: %s\nstatus: %s\n", s.Flow, step, yamlPlain(s.Name), s.Status)
+	fmt.Fprintf(b, "sub_step:\n  phase: %d\n  name: %s\n  detail: %s\n", s.SubStep.Phase, yamlPlain(s.SubStep.Name), yamlQuoted(s.SubStep.Detail))
+	fmt.Fprintf(b, "retry_count: %d\ncycle: %d\n```\n", s.RetryCount, s.Cycle)
+}
+
+// yamlPlain renders a value plainly when YAML would read it back as the
+// same string, quoted otherwise. Values pass through textsafe.Code first.
+func yamlPlain(v string) string {
+	v = textsafe.Code(textsafe.Clip(v, 200))
+	if v == "" || !plainSafe(v) {
+		return yamlQuoted(v)
+	}
+	return v
+}
+
+func plainSafe(v string) bool {
+	switch strings.ToLower(v) {
+	case "true", "false", "yes", "no", "on", "off", "null", "~":
+		return false
+	}
+	if v[0] < 'A' || (v[0] > 'Z' && v[0] < 'a') || v[0] > 'z' || strings.HasSuffix(v, " ") {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(" -_.()", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// yamlQuoted renders a YAML double-quoted scalar on one line.
+func yamlQuoted(v string) string {
+	v = textsafe.Code(textsafe.Clip(v, 300))
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range v {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// lastRows returns the last rows (by budget) of n and how many were left out.
+func lastRows(n int, lim budget) (from, omitted int) {
+	if lim.rows < 0 || n <= lim.rows {
+		return 0, 0
+	}
+	return n - lim.rows, n - lim.rows
+}
+
+func omittedNote(b *strings.Builder, n int, what string) {
+	if n > 0 {
+		fmt.Fprintf(b, "_… %d earlier %s in the machine block_\n\n", n, what)
+	}
+}
+
+func none(b *strings.Builder) { b.WriteString("- none\n") }
+
+func cell(s string, lim budget) string { return textsafe.Cell(textsafe.Clip(s, lim.cell)) }
+
+func inline(s string, lim budget) string { return textsafe.Inline(textsafe.Clip(s, lim.cell)) }
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
+func minute(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+func completed(b *strings.Builder, s *State, lim budget) {
+	if len(s.Completed) == 0 {
+		none(b)
+		return
+	}
+	from, omitted := lastRows(len(s.Completed), lim)
+	omittedNote(b, omitted, "rows")
+	if from == len(s.Completed) {
+		return
+	}
+	b.WriteString("| Step | Name | Completed | Key Outcome |\n|------|------|-----------|-------------|\n")
+	for _, c := range s.Completed[from:] {
+		step := strconv.Itoa(c.Step)
+		if c.Cycle > 1 {
+			step += fmt.Sprintf(" (cycle %d)", c.Cycle)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", step, cell(c.Name, lim), day(c.At), cell(c.Outcome, lim))
+	}
+}
+
+func decisions(b *strings.Builder, s *State, lim budget) {
+	if len(s.Decisions) == 0 {
+		none(b)
+		return
+	}
+	from, omitted := lastRows(len(s.Decisions), lim)
+	omittedNote(b, omitted, "decisions")
+	for _, d := range s.Decisions[from:] {
+		q := d.Question
+		if q == "" {
+			q = d.Gate
+		}
+		// The login is validated ([A-Za-z0-9-] and "[bot]"); the ZWSP after
+		// "@" keeps it from pinging.
+		fmt.Fprintf(b, "- **%s** → %s) %s — by @%s%s on %s", inline(q, lim), d.Option, inline(d.OptionText, lim),
+			textsafe.ZWSP, inline(d.By, lim), minute(d.At))
+		if d.Link != "" {
+			fmt.Fprintf(b, " ([comment](%s))", d.Link)
+		}
+		if d.Reason != "" {
+			b.WriteString(" — reason: " + inline(d.Reason, lim))
+		}
+		b.WriteString("\n")
+	}
+}
+
+func lastSession(b *strings.Builder, s *State, lim budget) {
+	ls := s.LastSession
+	if ls == (Session{}) {
+		none(b)
+		return
+	}
+	fmt.Fprintf(b, "- date: %s\n- ended_at: %s\n- reason: %s\n- notes: %s\n",
+		minute(ls.Date), inline(ls.EndedAt, lim), inline(ls.Reason, lim), inline(ls.Notes, budget{cell: 3 * lim.cell}))
+}
+
+func retryLog(b *strings.Builder, s *State, lim budget) {
+	if len(s.RetryLog) == 0 {
+		none(b)
+		return
+	}
+	from, omitted := lastRows(len(s.RetryLog), lim)
+	omittedNote(b, omitted, "rows")
+	if from == len(s.RetryLog) {
+		return
+	}
+	b.WriteString("| Attempt | Step | Name | SubStep | Failure Reason | Timestamp |\n")
+	b.WriteString("|---------|------|------|---------|----------------|-----------|\n")
+	for _, r := range s.RetryLog[from:] {
+		fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %s |\n", r.Attempt, r.Step, cell(r.Name, lim),
+			cell(r.SubStep, lim), cell(r.Reason, lim), minute(r.At))
+	}
+}
+
+func blockers(b *strings.Builder, s *State, lim budget) {
+	if len(s.Blockers) == 0 {
+		none(b)
+		return
+	}
+	from, omitted := lastRows(len(s.Blockers), lim)
+	omittedNote(b, omitted, "blockers")
+	for _, x := range s.Blockers[from:] {
+		b.WriteString("- " + inline(x, lim) + "\n")
+	}
+}

@@ -1,0 +1,524 @@
+package tracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Defaults of SyncOptions.
+const (
+	DefaultSearchLag  = 90 * time.Second
+	DefaultMaxWait    = 60 * time.Second
+	DefaultAttempts   = 3
+	DefaultBackoff    = 2 * time.Second
+	DefaultRetryAfter = 60 * time.Second // when a 429 names no Retry-After
+)
+
+// PausedAuth is SyncResult.Paused after the tracker refused the credentials.
+const PausedAuth = "auth"
+
+// maxRateWaits bounds how often one request waits out a 429 inside one Sync.
+const maxRateWaits = 3
+
+// SyncOptions configures Sync. Zero values take the defaults above.
+type SyncOptions struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Sleep waits; default a timer that honours ctx.
+	Sleep func(context.Context, time.Duration) error
+	// SearchLag is how long a created issue may stay invisible to search
+	// (Jira Cloud search is eventually consistent); default 90s. A task
+	// whose create outcome is unknown is re-created only after this long.
+	SearchLag time.Duration
+	// MaxWait is the longest single wait (Retry-After or backoff) Sync may
+	// sleep through; longer waits stop the sync and report RetryAt.
+	// Default 60s; negative means never wait.
+	MaxWait time.Duration
+	// Persist writes the tasks to the state (the caller's state comment).
+	// Sync calls it after marking tasks "sending" and before sending their
+	// create, and sends nothing if it fails. Required when there is
+	// anything to create.
+	Persist func([]state.Task) error
+	// NotBefore is the end of a Retry-After window reported by an earlier
+	// sync; Sync sends no request before it.
+	NotBefore time.Time
+	// Rand returns a number in [0, 1) for backoff jitter; default math/rand/v2.
+	Rand func() float64
+	// Attempts is how many times an idempotent request (search, status) is
+	// tried on transient errors; default 3. Creates are never re-sent on a
+	// transient error: their outcome is looked up by idempotency key.
+	Attempts int
+	// Backoff is the first retry delay, doubled per attempt, with jitter;
+	// default 2s.
+	Backoff time.Duration
+}
+
+func (o SyncOptions) withDefaults() SyncOptions {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	if o.SearchLag <= 0 {
+		o.SearchLag = DefaultSearchLag
+	}
+	if o.MaxWait == 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.Rand == nil {
+		o.Rand = rand.Float64
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = DefaultAttempts
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = DefaultBackoff
+	}
+	return o
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// SyncResult is the outcome of one Sync. The caller persists Tasks.
+type SyncResult struct {
+	// Tasks are the input tasks with their new sync state.
+	Tasks []state.Task
+	// Created counts issues created by this sync; Found counts tasks whose
+	// earlier create was found by idempotency key; Failed counts tasks Jira
+	// rejected in this sync; Ticked counts tasks whose Done flag changed.
+	Created, Found, Failed, Ticked int
+	// Waiting counts tasks still in the outbox (pending or sending) after
+	// this sync: "Jira sync pending (n)".
+	Waiting int
+	// Paused is PausedAuth when the tracker refused the credentials; the
+	// caller says so once and stops syncing until told to retry.
+	Paused string
+	// RetryAt, when set, is the earliest time the next sync may send a
+	// request (pass it back as SyncOptions.NotBefore).
+	RetryAt time.Time
+	// Requests counts calls made to the tracker, retries included.
+	Requests int
+	// Note says, for people, why work was left over (empty when none was).
+	Note string
+}
+
+// haltError stops a sync without failing it; the cause is kept.
+type haltError struct{ cause error }
+
+func (h *haltError) Error() string { return "sync halted: " + h.cause.Error() }
+func (h *haltError) Unwrap() error { return h.cause }
+
+// Sync moves tasks through the outbox: it looks up tasks left "sending" by an
+// earlier sync, creates pending ones (epics first, at most MaxBulk per
+// request, persisting the "sending" mark before each batch is sent), and
+// reads back the status of created ones. Trouble with the tracker never
+// makes Sync fail: it stops early and says why in the result. Sync returns an
+// error only for bad input (a task without an idempotency key) or when
+// Persist fails, and then nothing was sent after the failure.
+func Sync(ctx context.Context, tr Tracker, tasks []state.Task, opts SyncOptions) (SyncResult, error) {
+	s := &syncer{
+		tr:         tr,
+		o:          opts.withDefaults(),
+		res:        SyncResult{Tasks: cloneTasks(tasks)},
+		stale:      map[int]bool{},
+		createdNow: map[int]bool{},
+	}
+	if err := checkIdemKeys(s.res.Tasks); err != nil {
+		return s.res, err
+	}
+	err := s.run(ctx)
+	s.finish()
+	var h *haltError
+	if err != nil && !errors.As(err, &h) {
+		return s.res, err
+	}
+	return s.res, nil
+}
+
+type syncer struct {
+	tr         Tracker
+	o          SyncOptions
+	res        SyncResult
+	notes      []string
+	stale      map[int]bool // "sending" tasks not found past the search lag
+	createdNow map[int]bool // created (or found) in this sync
+}
+
+func (s *syncer) note(format string, args ...any) {
+	s.notes = append(s.notes, fmt.Sprintf(format, args...))
+}
+
+func (s *syncer) run(ctx context.Context) error {
+	if !s.hasWork() {
+		return nil
+	}
+	if now := s.o.Now(); now.Before(s.o.NotBefore) {
+		s.res.RetryAt = s.o.NotBefore
+		s.note("Jira asked us to wait until %s", s.o.NotBefore.UTC().Format(time.RFC3339))
+		return &haltError{cause: errors.New("inside a Retry-After window")}
+	}
+	if err := s.reconcileSending(ctx); err != nil {
+		return err
+	}
+	for _, kind := range []string{state.KindEpic, state.KindTask} {
+		if err := s.createPhase(ctx, kind); err != nil {
+			return err
+		}
+	}
+	return s.backSync(ctx)
+}
+
+func (s *syncer) hasWork() bool {
+	for _, t := range s.res.Tasks {
+		if inOutbox(t) || (t.Jira == state.JiraCreated && t.JiraKey != "") {
+			return true
+		}
+	}
+	return false
+}
+
+func inOutbox(t state.Task) bool {
+	return t.Jira == "" || t.Jira == state.JiraPending || t.Jira == state.JiraSending
+}
+
+func kindOf(t state.Task) string {
+	if t.Kind == state.KindEpic {
+		return state.KindEpic
+	}
+	return state.KindTask
+}
+
+// reconcileSending looks up every task whose create was sent but whose
+// outcome was never recorded.
+func (s *syncer) reconcileSending(ctx context.Context) error {
+	var idx []int
+	var keys []string
+	for i, t := range s.res.Tasks {
+		if t.Jira == state.JiraSending {
+			idx = append(idx, i)
+			keys = append(keys, t.IdemKey)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	var found map[string]Issue
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		var err error
+		found, err = s.tr.FindByIdemKeys(ctx, keys)
+		return err
+	})
+	if err != nil {
+		return s.haltOn("look up unconfirmed creates", err)
+	}
+	now := s.o.Now()
+	lagging := 0
+	for _, i := range idx {
+		t := &s.res.Tasks[i]
+		if is, ok := found[t.IdemKey]; ok {
+			markCreated(t, is)
+			s.createdNow[i] = true
+			s.res.Found++
+			continue
+		}
+		if now.Sub(t.SentAt) < s.o.SearchLag {
+			lagging++
+			continue
+		}
+		s.stale[i] = true
+	}
+	if lagging > 0 {
+		s.note("%d waiting for Jira search lag", lagging)
+	}
+	return nil
+}
+
+func markCreated(t *state.Task, is Issue) {
+	t.Jira = state.JiraCreated
+	t.JiraKey = is.Key
+	t.JiraURL = is.URL
+	t.Done = is.Done
+	t.Error = ""
+}
+
+// epicFor resolves a task's epic reference (local id, epic title or Jira
+// key) to a Jira key. ready is false while the epic itself is still on its
+// way to Jira.
+func (s *syncer) epicFor(t state.Task) (key string, ready bool) {
+	ref := strings.TrimSpace(t.Epic)
+	if ref == "" {
+		return "", true
+	}
+	for _, e := range s.res.Tasks {
+		if e.Kind != state.KindEpic || (e.ID != ref && !strings.EqualFold(strings.TrimSpace(e.Title), ref)) {
+			continue
+		}
+		switch e.Jira {
+		case state.JiraCreated:
+			return e.JiraKey, true
+		case state.JiraFailed:
+			return "", true // create unlinked rather than block on a human
+		default:
+			return "", false
+		}
+	}
+	if IsJiraKey(ref) {
+		return ref, true
+	}
+	return "", true
+}
+
+// createPhase creates the ready outbox tasks of one kind.
+func (s *syncer) createPhase(ctx context.Context, kind string) error {
+	var idx []int
+	held := 0
+	for i, t := range s.res.Tasks {
+		if kindOf(t) != kind {
+			continue
+		}
+		if t.Jira != "" && t.Jira != state.JiraPending && !(t.Jira == state.JiraSending && s.stale[i]) {
+			continue
+		}
+		if _, ready := s.epicFor(t); !ready {
+			held++
+			continue
+		}
+		idx = append(idx, i)
+	}
+	if held > 0 {
+		s.note("%d held until their epic is in Jira", held)
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	prev := make([]state.Task, len(idx))
+	now := s.o.Now()
+	for n, i := range idx {
+		prev[n] = s.res.Tasks[i]
+		t := &s.res.Tasks[i]
+		t.Jira, t.SentAt, t.Error = state.JiraSending, now, ""
+	}
+	restore := func(from int) {
+		for n := from; n < len(idx); n++ {
+			s.res.Tasks[idx[n]] = prev[n]
+		}
+	}
+	if s.o.Persist == nil {
+		restore(0)
+		return errors.New("tracker sync: SyncOptions.Persist is required before creating issues")
+	}
+	if err := s.o.Persist(cloneTasks(s.res.Tasks)); err != nil {
+		restore(0)
+		return fmt.Errorf("persist outbox before jira create: %w", err)
+	}
+	for start := 0; start < len(idx); start += MaxBulk {
+		chunk := idx[start:min(start+MaxBulk, len(idx))]
+		items := make([]Item, len(chunk))
+		for n, i := range chunk {
+			items[n] = s.item(s.res.Tasks[i])
+		}
+		var results []CreateResult
+		err := s.call(ctx, false, func(ctx context.Context) error {
+			var err error
+			results, err = s.tr.CreateBulk(ctx, items)
+			return err
+		})
+		var ve *ValidationError
+		switch {
+		case err == nil:
+			s.apply(chunk, results)
+		case errors.As(err, &ve):
+			for _, i := range chunk {
+				s.fail(&s.res.Tasks[i], ve)
+			}
+		default:
+			// Nothing after this chunk was sent. The chunk itself was not
+			// committed on auth or rate-limit errors; on anything else its
+			// outcome is unknown and it stays "sending" for the next lookup.
+			var ae *AuthError
+			var rl *RateLimitError
+			if errors.As(err, &ae) || errors.As(err, &rl) {
+				restore(start)
+			} else {
+				restore(start + len(chunk))
+				s.note("%d create outcomes unknown (%v); looked up by idempotency key at the next sync", len(chunk), unwrapHalt(err))
+			}
+			return s.haltOn("create issues", err)
+		}
+	}
+	return nil
+}
+
+func (s *syncer) item(t state.Task) Item {
+	epic, _ := s.epicFor(t)
+	return Item{
+		IdemKey:     t.IdemKey,
+		Kind:        kindOf(t),
+		Title:       t.Title,
+		Description: t.Description,
+		EpicKey:     epic,
+		Points:      t.Points,
+	}
+}
+
+func (s *syncer) fail(t *state.Task, err error) {
+	t.Jira = state.JiraFailed
+	t.Error = err.Error()
+	s.res.Failed++
+}
+
+// apply records the per-item outcomes of one bulk create.
+func (s *syncer) apply(chunk []int, results []CreateResult) {
+	byKey := make(map[string]CreateResult, len(results))
+	for _, r := range results {
+		byKey[r.IdemKey] = r
+	}
+	unknown := 0
+	for _, i := range chunk {
+		t := &s.res.Tasks[i]
+		r, ok := byKey[t.IdemKey]
+		var ve *ValidationError
+		switch {
+		case !ok:
+			unknown++ // stays "sending": found by idempotency key later
+		case r.Err == nil:
+			markCreated(t, r.Issue)
+			s.createdNow[i] = true
+			s.res.Created++
+		case errors.As(r.Err, &ve):
+			s.fail(t, ve)
+		default:
+			// Jira reported this item as not created: back to the outbox.
+			t.Jira, t.SentAt, t.Error = state.JiraPending, time.Time{}, r.Err.Error()
+		}
+	}
+	if unknown > 0 {
+		s.note("%d create outcomes missing from Jira's answer; looked up by idempotency key at the next sync", unknown)
+	}
+}
+
+// backSync reads the status of issues created before this sync and ticks the
+// tasks whose issue is done.
+func (s *syncer) backSync(ctx context.Context) error {
+	var keys []string
+	for i, t := range s.res.Tasks {
+		if t.Jira == state.JiraCreated && t.JiraKey != "" && !s.createdNow[i] {
+			keys = append(keys, t.JiraKey)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var got map[string]Issue
+	err := s.call(ctx, true, func(ctx context.Context) error {
+		var err error
+		got, err = s.tr.Statuses(ctx, keys)
+		return err
+	})
+	if err != nil {
+		return s.haltOn("read issue statuses", err)
+	}
+	for i := range s.res.Tasks {
+		t := &s.res.Tasks[i]
+		is, ok := got[t.JiraKey]
+		if !ok || t.Jira != state.JiraCreated || s.createdNow[i] {
+			continue
+		}
+		if t.Done != is.Done {
+			t.Done = is.Done
+			s.res.Ticked++
+		}
+		if is.URL != "" {
+			t.JiraURL = is.URL
+		}
+	}
+	return nil
+}
+
+// haltOn turns any tracker error into a halt, noting errors call did not
+// already explain.
+func (s *syncer) haltOn(what string, err error) error {
+	var h *haltError
+	if errors.As(err, &h) {
+		return err
+	}
+	s.note("%s: %v", what, err)
+	return &haltError{cause: err}
+}
+
+func unwrapHalt(err error) error {
+	var h *haltError
+	if errors.As(err, &h) {
+		return h.cause
+	}
+	return err
+}
+
+func (s *syncer) finish() {
+	s.res.Waiting = 0
+	for _, t := range s.res.Tasks {
+		if inOutbox(t) {
+			s.res.Waiting++
+		}
+	}
+	s.res.Note = strings.Join(s.notes, "; ")
+}
+
+func cloneTasks(in []state.Task) []state.Task {
+	out := make([]state.Task, len(in))
+	for i, t := range in {
+		out[i] = t
+		if t.DependsOn != nil {
+			out[i].DependsOn = append([]string(nil), t.DependsOn...)
+		}
+	}
+	return out
+}
+
+// checkIdemKeys rejects outbox tasks without a usable, unique idempotency key.
+func checkIdemKeys(tasks []state.Task) error {
+	seen := map[string]string{}
+	for _, t := range tasks {
+		if !inOutbox(t) {
+			continue
+		}
+		if t.IdemKey == "" || len(t.IdemKey) > 255 || strings.IndexFunc(t.IdemKey, unicode.IsSpace) >= 0 {
+			return fmt.Errorf("tracker sync: task %s has no usable idempotency key %q", t.ID, t.IdemKey)
+		}
+		if other, dup := seen[t.IdemKey]; dup {
+			return fmt.Errorf("tracker sync: tasks %s and %s share idempotency key %s", other, t.ID, t.IdemKey)
+		}
+		seen[t.IdemKey] = t.ID
+	}
+	return nil
+}
+
+// RetryFailed returns the tasks with every "failed" task put back in the
+// outbox ("pending", error cleared), for `/autopilot jira retry` after a
+// person fixed what Jira rejected. The input is not modified.
+func RetryFailed(tasks []state.Task) []state.Task {
+	out := cloneTasks(tasks)
+	for i := range out {
+		if out[i].Jira == state.JiraFailed {
+			out[i].Jira, out[i].Error, out[i].SentAt = state.JiraPending, "", time.Time{}
+		}
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+// Package tracker is the issue tracker (Jira) as autopilot's effects need it:
+// a small Tracker interface, its error types, the idempotency key, the outbox
+// Sync that moves local tasks into the tracker without ever creating a
+// duplicate, and an in-memory Sandbox tracker for `bot demo` and tests.
+//
+// The package never talks to the network itself (internal/jira does) and
+// never writes the issue's state: Sync hands the caller the tasks to persist,
+// before and after every create, through SyncOptions.Persist and SyncResult.
+package tracker
+
+import "context"
+
+// MaxBulk is the largest number of items one CreateBulk call may carry; it is
+// Jira's limit for POST /rest/api/2/issue/bulk.
+const MaxBulk = 50
+
+// Item is one epic or task to create in the tracker.
+type Item struct {
+	// IdemKey is the idempotency key, stored on the issue as a label.
+	IdemKey string
+	// Kind is state.KindEpic or state.KindTask.
+	Kind        string
+	Title       string
+	Description string
+	// EpicKey is the tracker key of the epic this task belongs to, if any.
+	EpicKey string
+	// Points are story points; 0 means unset.
+	Points float64
+}
+
+// Issue is what the tracker reports about an existing issue.
+type Issue struct {
+	Key     string
+	IdemKey string // the idempotency label found on the issue, if any
+	Status  string // status name, e.g. "To Do", "Done"
+	Done    bool   // the status is in the "done" category
+	URL     string // browse URL for people
+}
+
+// CreateResult is the outcome of one item of a CreateBulk call. Err is nil
+// when the issue was created; otherwise the issue was NOT created (the
+// tracker said so), and Err is usually a *ValidationError.
+type CreateResult struct {
+	IdemKey string
+	Issue   Issue
+	Err     error
+}
+
+// Tracker is what autopilot needs from an issue tracker. Implementations
+// return *AuthError, *RateLimitError, *TransientError or *ValidationError so
+// that Sync can decide what to do; they never retry or sleep themselves.
+type Tracker interface {
+	// CheckAuth verifies the credentials: nil when they work, *AuthError on
+	// 401/403.
+	CheckAuth(ctx context.Context) error
+	// FindByIdemKeys searches for issues carrying the given idempotency
+	// labels and returns them by key. Search may lag behind creates.
+	FindByIdemKeys(ctx context.Context, keys []string) (map[string]Issue, error)
+	// CreateBulk creates at most MaxBulk items in one request. A non-nil
+	// error means the outcome of the whole request is unknown (transient) or
+	// known to be nothing created (auth, rate limit, validation); per-item
+	// outcomes are in the results, matched by IdemKey. An item missing from
+	// the results has an unknown outcome.
+	CreateBulk(ctx context.Context, items []Item) ([]CreateResult, error)
+	// Statuses reports the current status of issues by tracker key. Keys the
+	// tracker does not (yet) know are absent from the map.
+	Statuses(ctx context.Context, jiraKeys []string) (map[string]Issue, error)
+}
