@@ -88,7 +88,17 @@ func Run(ctx context.Context, env Env) int {
 	if in.GitHubToken == "" {
 		return fail(env, ExitUsage, &InputError{"github_token", "empty: pass ${{ github.token }} or set GITHUB_TOKEN"})
 	}
-	client, err := gh.New(gh.Options{Repo: repo, Token: in.GitHubToken, BaseURL: env.Getenv("GITHUB_API_URL"), Logger: log, DryRun: in.DryRun, BotLogin: in.BotLogin, Now: env.Now})
+	gap := time.Duration(0)
+	if v := env.Getenv("AUTOPILOT_MUTATION_GAP"); v != "" {
+		// Advanced/test knob: GitHub asks for ≥ 1 s between mutations (the default).
+		if gap, err = time.ParseDuration(v); err != nil {
+			return fail(env, ExitUsage, fmt.Errorf("AUTOPILOT_MUTATION_GAP: %w", err))
+		}
+		if gap == 0 {
+			gap = -1
+		}
+	}
+	client, err := gh.New(gh.Options{Repo: repo, Token: in.GitHubToken, BaseURL: env.Getenv("GITHUB_API_URL"), Logger: log, DryRun: in.DryRun, BotLogin: in.BotLogin, Now: env.Now, MinMutationGap: gap})
 	if err != nil {
 		return fail(env, ExitUsage, err)
 	}

@@ -5,14 +5,11 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/flow"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -44,15 +41,16 @@ type Executor struct {
 // Duration is a time.Duration written as "90s", "2h".
 type Duration time.Duration
 
-// UnmarshalYAML parses Go duration syntax.
+// UnmarshalYAML parses Go duration syntax. A bad value is reported as a
+// type error so the decoder keeps its line and Parse can name the field.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	var s string
-	if err := n.Decode(&s); err != nil {
-		return err
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal %s into config.Duration", n.Line, n.ShortTag())}}
 	}
+	s := n.Value
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		return fmt.Errorf("line %d: %q is not a duration (e.g. 90s, 2h)", n.Line, s)
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (e.g. 90s, 2h)", n.Line, s)}}
 	}
 	*d = Duration(v)
 	return nil
@@ -94,7 +92,9 @@ type Config struct {
 	All flow.Set `yaml:"-" json:"-"`
 }
 
-// Defaults and bounds of the loop limits (seed 004).
+// Defaults of the loop limits (seed 004). Values outside the bounds
+// (max_sessions 1..50, max_hours 0.5..24, confidence_threshold 0..1,
+// max_iterations 1..100) are clamped silently.
 const (
 	DefaultMaxSessions   = 5
 	DefaultMaxHours      = 4.0
@@ -104,11 +104,12 @@ const (
 
 // Error is a configuration error naming the line and field.
 type Error struct {
-	Line  int
-	Field string
+	Line  int    // 1-based line in the file; 0 when no line applies
+	Field string // dotted path, e.g. "limits.max_sessions", "flows.x.steps[2].slug"
 	Msg   string
 }
 
+// Error formats the error as "line N: field: message".
 func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("line %d: %s: %s", e.Line, e.Field, e.Msg)
@@ -125,174 +126,25 @@ func Default() *Config {
 	return c
 }
 
-// Parse parses and validates a config file. An empty file means defaults.
+// MaxFileSize is the largest config file Parse accepts (256 KiB).
+const MaxFileSize = 256 << 10
+
+// Parse parses and validates a config file. An empty file, or one holding
+// only comments, means defaults. When several things are wrong, the error
+// names the first of them in file order.
 func Parse(data []byte) (*Config, error) {
-	c := &Config{}
-	var root yaml.Node
-	if len(bytes.TrimSpace(data)) > 0 {
-		if len(data) > 256<<10 {
-			return nil, &Error{Field: "file", Msg: "larger than 256 KiB"}
-		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil {
-			return nil, yamlError(err)
-		}
-		if err := yaml.Unmarshal(data, &root); err != nil {
-			return nil, yamlError(err)
-		}
+	if len(data) > MaxFileSize {
+		return nil, &Error{Field: "file", Msg: fmt.Sprintf("%d bytes is larger than 256 KiB", len(data))}
 	}
-	if err := c.resolve(&root); err != nil {
+	c := &Config{}
+	root, err := decode(data, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.resolve(root); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-func yamlError(err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		return &Error{Field: "yaml", Msg: strings.Join(te.Errors, "; ")}
-	}
-	return &Error{Field: "yaml", Msg: err.Error()}
-}
-
-func (c *Config) resolve(root *yaml.Node) error {
-	lineOf := func(path ...string) int { return findLine(root, path...) }
-	if c.Version != 0 && c.Version != 1 {
-		return &Error{lineOf("version"), "version", fmt.Sprintf("%d is not supported (want 1)", c.Version)}
-	}
-	c.clamp()
-	if c.AnswerPermission != "" {
-		p, err := forge.ParsePermission(c.AnswerPermission)
-		if err != nil || p == forge.PermNone || p == forge.PermRead {
-			return &Error{lineOf("answer_permission"), "answer_permission", fmt.Sprintf("%q: want triage, write, maintain or admin", c.AnswerPermission)}
-		}
-	}
-	for role, logins := range c.Roles {
-		if role != "architect" && role != "critic" {
-			return &Error{lineOf("roles", role), "roles." + role, "unknown role (want architect or critic)"}
-		}
-		for _, l := range logins {
-			if strings.TrimSpace(strings.TrimPrefix(l, "@")) == "" {
-				return &Error{lineOf("roles", role), "roles." + role, "empty login"}
-			}
-		}
-	}
-	if err := checkExecutor(c.Executor, "executor", lineOf("executor")); err != nil {
-		return err
-	}
-
-	builtin, err := parseBuiltin()
-	if err != nil {
-		return err
-	}
-	c.All = flow.Set{}
-	for n, f := range builtin {
-		c.All[n] = f
-	}
-	for name, f := range c.Flows {
-		f := f
-		f.Name = name
-		if _, dup := builtin[name]; dup {
-			return &Error{lineOf("flows", name), "flows." + name, "redefines a built-in flow; pick another name"}
-		}
-		if err := f.Validate(); err != nil {
-			var fe *flow.FieldError
-			if errors.As(err, &fe) {
-				return &Error{lineOf("flows", name), fe.Path, fe.Msg}
-			}
-			return err
-		}
-		c.All[name] = &f
-	}
-	if c.DefaultFlow != "" {
-		if _, ok := c.All[c.DefaultFlow]; !ok {
-			return &Error{lineOf("default_flow"), "default_flow", fmt.Sprintf("unknown flow %q (have %s)", c.DefaultFlow, strings.Join(c.All.Names(), ", "))}
-		}
-	}
-	for slug, ex := range c.Steps {
-		known := false
-		for _, f := range c.All {
-			if f.Index(slug) >= 0 {
-				known = true
-			}
-		}
-		if !known {
-			return &Error{lineOf("steps", slug), "steps." + slug, "no flow has a step with this slug"}
-		}
-		if err := checkExecutor(ex, "steps."+slug, lineOf("steps", slug)); err != nil {
-			return err
-		}
-	}
-	switch c.Jira.Deployment {
-	case "", "cloud", "datacenter":
-	default:
-		return &Error{lineOf("jira", "deployment"), "jira.deployment", fmt.Sprintf("%q: want cloud or datacenter", c.Jira.Deployment)}
-	}
-	return nil
-}
-
-func checkExecutor(e Executor, field string, line int) error {
-	switch e.Kind {
-	case "", flow.ExecManual, flow.ExecComment, flow.ExecDispatch:
-	default:
-		return &Error{line, field + ".kind", fmt.Sprintf("%q: want manual, comment or dispatch", e.Kind)}
-	}
-	if e.Kind == flow.ExecDispatch && e.Workflow == "" {
-		return &Error{line, field + ".workflow", "the dispatch executor needs a workflow file name"}
-	}
-	if e.Kind == flow.ExecComment && e.Agent == "" {
-		return &Error{line, field + ".agent", "the comment executor needs an agent to mention (e.g. @claude)"}
-	}
-	return nil
-}
-
-// clamp applies defaults and silently clamps out-of-range limits.
-func (c *Config) clamp() {
-	l := &c.Limits
-	if l.MaxSessions == 0 {
-		l.MaxSessions = DefaultMaxSessions
-	}
-	l.MaxSessions = clampInt(l.MaxSessions, 1, 50)
-	if l.MaxHours == 0 {
-		l.MaxHours = DefaultMaxHours
-	}
-	l.MaxHours = clampFloat(l.MaxHours, 0.5, 24)
-	if l.ConfidenceThreshold == 0 {
-		l.ConfidenceThreshold = DefaultConfidence
-	}
-	l.ConfidenceThreshold = clampFloat(l.ConfidenceThreshold, 0, 1)
-	if c.MaxIterations == 0 {
-		c.MaxIterations = DefaultMaxIterations
-	}
-	c.MaxIterations = clampInt(c.MaxIterations, 1, 100)
-}
-
-func clampInt(v, lo, hi int) int { return max(lo, min(hi, v)) }
-func clampFloat(v, lo, hi float64) float64 {
-	if v != v { // NaN
-		return lo
-	}
-	return max(lo, min(hi, v))
-}
-
-func parseBuiltin() (flow.Set, error) {
-	var raw map[string]flow.Flow
-	dec := yaml.NewDecoder(bytes.NewReader(flow.BuiltinSource()))
-	dec.KnownFields(true)
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("built-in flows: %w", err)
-	}
-	out := flow.Set{}
-	for name, f := range raw {
-		f := f
-		f.Name = name
-		if err := f.Validate(); err != nil {
-			return nil, fmt.Errorf("built-in flows: %w", err)
-		}
-		out[name] = &f
-	}
-	return out, nil
 }
 
 // ExecutorFor resolves the executor of a step: per-step entry over default.
@@ -328,52 +180,27 @@ func (c *Config) ExecutorFor(slug string) Executor {
 }
 
 // HasRole reports whether login holds role ("architect" or "critic").
+// Logins compare case-insensitively, with or without a leading "@".
 func (c *Config) HasRole(role, login string) bool {
-	for _, l := range c.Roles[role] {
+	return containsLogin(c.Roles[role], login)
+}
+
+// IsAgent reports whether login is a configured agent account whose
+// executor reports (done/fail/progress) count even though it is a bot.
+// Logins compare case-insensitively, with or without a leading "@".
+func (c *Config) IsAgent(login string) bool {
+	return containsLogin(c.Agents, login)
+}
+
+func containsLogin(list []string, login string) bool {
+	login = strings.TrimPrefix(login, "@")
+	if login == "" {
+		return false
+	}
+	for _, l := range list {
 		if strings.EqualFold(strings.TrimPrefix(l, "@"), login) {
 			return true
 		}
 	}
 	return false
-}
-
-// IsAgent reports whether login is a configured agent account whose
-// executor reports (done/fail/progress) count even though it is a bot.
-func (c *Config) IsAgent(login string) bool {
-	for _, a := range c.Agents {
-		if strings.EqualFold(strings.TrimPrefix(a, "@"), login) {
-			return true
-		}
-	}
-	return false
-}
-
-// findLine returns the line of the value at path in a YAML document, or 0.
-func findLine(root *yaml.Node, path ...string) int {
-	if root == nil {
-		return 0
-	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := 0
-	for _, key := range path {
-		if n.Kind != yaml.MappingNode {
-			return line
-		}
-		found := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				line = n.Content[i].Line
-				n = n.Content[i+1]
-				found = true
-				break
-			}
-		}
-		if !found {
-			return line
-		}
-	}
-	return line
 }

@@ -45,7 +45,7 @@ func (m *machine) comment(c Comment) error {
 	if Handled(m.s, c.ID) {
 		return nil // already classified: duplicates and re-runs are no-ops
 	}
-	if c.At.Before(m.s.StartedAt) {
+	if before(c.At, m.s.StartedAt) {
 		m.ledger(c.ID, OutNotCommand) // older than the run: history, not input
 		return nil
 	}
@@ -149,7 +149,7 @@ func (m *machine) choice(c Comment, letter, reason string) {
 	if !c.GatePostedAt.IsZero() && c.GatePostedAt.Before(opened) {
 		opened = c.GatePostedAt
 	}
-	if c.At.Before(opened) {
+	if before(c.At, opened) {
 		if d, ok := m.decidedFor(c); ok {
 			m.ledger(c.ID, "rejected:already-decided")
 			m.react(c.ID, reactConfuse)
@@ -176,7 +176,7 @@ func (m *machine) choice(c Comment, letter, reason string) {
 func (m *machine) decidedFor(c Comment) (state.Decision, bool) {
 	for i := len(m.s.Decisions) - 1; i >= 0; i-- {
 		d := m.s.Decisions[i]
-		if !d.GateOpenedAt.After(c.At) && d.CommentID != c.ID {
+		if !before(c.At, d.GateOpenedAt) && d.CommentID != c.ID {
 			return d, true
 		}
 	}
@@ -231,6 +231,14 @@ func (m *machine) command(c Comment, r reply.Result) {
 	case "skip":
 		m.skipCommand(c, r, accept, refuse)
 	case "back":
+		if m.f == nil || stopped {
+			refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
+			return
+		}
+		if g := m.s.Gate; g != nil && !strings.HasPrefix(g.Kind, "approval-") && g.Kind != "skill-failed" {
+			refuse("gate-open", "answer the open question first; `/autopilot back` can follow once it is decided.")
+			return
+		}
 		i := m.f.Index(r.Name)
 		if k, err := strconv.Atoi(r.Name); err == nil && i < 0 && k >= 1 && k <= len(m.f.Steps) {
 			i = k - 1
@@ -280,6 +288,10 @@ func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse f
 		return
 	}
 	st := m.step()
+	if g := m.s.Gate; g != nil && g.Kind != "approval-"+st.Slug {
+		refuse("gate-open", "answer the open question first; it decides what happens to this step.")
+		return
+	}
 	reason := strings.TrimSpace(r.Text)
 	if st.SkipReason && reason == "" {
 		refuse("reason-required", fmt.Sprintf("skipping **%s** needs a reason: `/autopilot skip <reason>`.", st.Name))
@@ -297,18 +309,12 @@ func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse f
 	if reason == "" {
 		reason = "no reason given"
 	}
-	if st.Interview && m.s.Review != nil {
-		m.s.Review.InterviewSkipped = oneLine(reason, 200) + " (by @" + c.Author + ")"
-	}
-	if st.Evidence == "checks" && m.s.Review != nil {
-		m.s.Review.QAVerdict = &state.Verdict{Clean: true, Skipped: true, Reason: oneLine(reason, 200), Evidence: c.URL}
-	}
-	details := []string{"Reason: " + textsafe.Escape(oneLine(reason, 200))}
+	details := []string{"Reason: " + textsafe.Code(oneLine(reason, 200))}
 	if deps := m.dependents(); deps != "" {
 		details = append(details, "Warning: later steps ("+deps+") may depend on its output.")
 	}
 	m.openGate("skip-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Skip %s?", st.Name), details,
-		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: "skip-reason"}, {Letter: "B", Text: "Execute the step", Action: "execute"}},
+		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: "skip-reason:" + c.Author}, {Letter: "B", Text: "Execute the step", Action: "execute"}},
 		"B", "skipped steps leave gaps later steps may rely on")
 }
 

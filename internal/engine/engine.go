@@ -35,6 +35,9 @@ type Event interface{ eventName() string }
 
 // Start: the trigger label was added.
 type Start struct {
+	// Issue is the issue number the run belongs to; it appears in the first
+	// step's announcement, prompt and dispatch inputs.
+	Issue int
 	// Flow is the flow to run; empty means choose among Candidates.
 	Flow       string
 	Candidates []string
@@ -181,6 +184,8 @@ type machine struct {
 	// changed marks a state change that must be written.
 	changed  bool
 	decision string
+	// announced is the step a just-answered gate already announced.
+	announced string
 }
 
 // Apply computes the next state and effects for one event. s may be nil
@@ -274,6 +279,10 @@ func (m *machine) react(id int64, content string) {
 		m.emit(state.Effect{Kind: EffReact, CommentID: id, Content: content})
 	}
 }
+
+// before reports whether a (a GitHub timestamp, whole seconds) is before b
+// (the engine's clock), comparing at GitHub's one-second resolution.
+func before(a, b time.Time) bool { return a.Before(b.Truncate(time.Second)) }
 
 func clone(s *state.State) *state.State {
 	b, err := json.Marshal(s)

@@ -180,17 +180,39 @@ func (m *machine) escalate(reason string, breaker bool) {
 	m.removeBlockersFor(st.Slug)
 	m.s.Blockers = append(m.s.Blockers, blocker)
 	m.s.LastSession = m.session("failed", "auto-retry exhausted: "+reason)
+	m.openSkillFailed(reason)
+}
+
+// reopenFailed asks the SKILL FAILED question again for a failed step whose
+// question was closed without a retry or a skip (abort, then resume; or a
+// declined rollback). A failed step never runs again without an answer.
+func (m *machine) reopenFailed() {
+	reason := "unknown"
+	for i := len(m.s.RetryLog) - 1; i >= 0; i-- {
+		if m.s.RetryLog[i].Step == m.s.Step {
+			reason = m.s.RetryLog[i].Reason
+			break
+		}
+	}
+	m.openSkillFailed(reason)
+}
+
+// openSkillFailed opens the SKILL FAILED Choose of seed 002 and marks the
+// run failed.
+func (m *machine) openSkillFailed(reason string) {
+	st := m.step()
 	m.openGate("skill-failed", fmt.Sprintf("SKILL FAILED: %s — %d consecutive failures", st.Name, MaxRetries),
 		[]string{
 			fmt.Sprintf("Step: %d — %s", m.s.Step, st.Name),
 			fmt.Sprintf("SubStep: %d — %s", m.s.SubStep.Phase, m.s.SubStep.Name),
-			"Last failure reason: " + textsafe.Escape(reason),
+			"Last failure reason: " + textsafe.Code(reason),
 		},
 		[]state.Option{
 			{Letter: "A", Text: "Retry with a fresh executor session", Action: "retry-fresh"},
 			{Letter: "B", Text: "Skip this step with warning", Action: "skip"},
 			{Letter: "C", Text: "Abort — investigate and fix manually", Action: "abort"},
 		}, "A", "fresh context often resolves persistent failures")
+	m.s.Gate.Next = st.Slug
 	m.s.Run = state.RunFailed
 }
 

@@ -55,9 +55,20 @@ func (m *machine) jiraGate() bool {
 }
 
 func (m *machine) openJiraFailed(detail string) {
-	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Escape(oneLine(detail, 160))},
+	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(oneLine(detail, 160))},
 		[]state.Option{{Letter: "A", Text: "Retry authentication", Action: "jira-retry"}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: "jira-off"}},
 		"A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
+	m.s.Gate.Next = m.s.Slug
+}
+
+// nextLine announces, inside a gate, the step its answer starts.
+func (m *machine) nextLine() string {
+	st := m.step()
+	line := fmt.Sprintf("Then: %s — %s", m.f.LabelOf(m.s.Step), st.Name)
+	if st.Produces != "" {
+		line += ": " + textsafe.Escape(oneLine(st.Produces, 110))
+	}
+	return line
 }
 
 // jiraAuth handles the outcome of the Jira authentication check.
@@ -80,22 +91,15 @@ func (m *machine) jiraAuth(e JiraAuth) {
 	m.continueStep()
 }
 
-// continueStep starts the current step after a gate that preceded it.
-func (m *machine) continueStep() {
-	st := m.step()
-	if st.Gate == "approval" {
-		m.openApprovalGate(st)
-		return
-	}
-	m.run()
-}
+// awaitingReview is the sub-step of a step waiting for its human approval.
+const awaitingReview = "awaiting-human-review"
 
 // openApprovalGate asks a human to review (meta-repo config review).
 func (m *machine) openApprovalGate(st flow.Step) {
 	m.s.Status = state.InProgress
 	m.setProgress(state.InProgress)
-	m.s.SubStep = state.SubStep{Phase: 0, Name: "awaiting-human-review", Detail: oneLine(st.Produces, 120)}
-	m.openGate("approval-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Escape(st.Produces)},
+	m.s.SubStep = state.SubStep{Phase: 0, Name: awaitingReview, Detail: oneLine(st.Produces, 120)}
+	m.openGate("approval-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Code(st.Produces)},
 		[]state.Option{{Letter: "A", Text: "Approve and continue", Action: "approve"}, {Letter: "B", Text: "Request changes (the executor revises, then this asks again)", Action: "changes"}, {Letter: "C", Text: "Abort the run", Action: "abort"}},
 		"A", "approve once the configuration matches the repositories you mean to change")
 }
@@ -113,6 +117,7 @@ func (m *machine) answer(c Comment, letter, reason string) {
 	m.changed = true
 	m.react(c.ID, reactUp)
 	m.s.Run = state.RunInProgress
+	m.announced = g.Next
 	m.doAction(g, opt.Action, c)
 }
 
@@ -149,14 +154,14 @@ func (m *machine) doAction(g *state.Gate, action string, c Comment) {
 		m.run()
 	case action == "skip":
 		m.skipStep(fmt.Sprintf("skipped after %s by @%s", g.Title, c.Author))
-	case action == "skip-reason":
-		m.skipStep(m.pendingSkipReason(g))
+	case strings.HasPrefix(action, "skip-reason"):
+		m.confirmSkip(m.pendingSkipReason(g), strings.TrimPrefix(strings.TrimPrefix(action, "skip-reason"), ":"), c)
 	case action == "abort":
 		m.stop("user-abort", "aborted by @"+c.Author+" at "+g.Title)
-	case action == "execute", action == "stay", action == "confirm":
-		if m.s.Status != state.InProgress {
-			m.run()
-		}
+	case action == "confirm":
+		m.confirmed()
+	case action == "execute", action == "stay":
+		m.keepStep()
 	case strings.HasPrefix(action, "back:"):
 		m.rollback(strings.TrimPrefix(action, "back:"))
 	case action == "approve":
@@ -179,6 +184,25 @@ func (m *machine) doAction(g *state.Gate, action string, c Comment) {
 	case action == "low-confidence-stop":
 		m.stop("low-confidence-fallback", "stopped by @"+c.Author+" after a low-confidence report")
 	}
+}
+
+// confirmSkip skips the current step once its skip gate was answered A:
+// only now are the interview's skip and QA's skipped verdict recorded.
+func (m *machine) confirmSkip(reason, requester string, c Comment) {
+	st := m.step()
+	if requester == "" {
+		requester = c.Author
+	}
+	if rl := m.s.Review; rl != nil {
+		if st.Interview {
+			rl.InterviewSkipped = oneLine(reason, 200) + " (requested by @" + requester + ", confirmed by @" + c.Author + ")"
+		}
+		if st.Evidence == "checks" {
+			rl.QAVerdict = &state.Verdict{Clean: true, Skipped: true, Reason: oneLine(reason, 200), Evidence: c.URL}
+			m.handoff(st.Slug, "skipped: "+reason, c.URL)
+		}
+	}
+	m.skipStep(reason)
 }
 
 // pendingSkipReason recovers the reason recorded in a skip gate's details.

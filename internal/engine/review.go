@@ -41,7 +41,7 @@ func (m *machine) handoff(slug, summary string, links ...string) {
 func (m *machine) planReported() {
 	rl := m.s.Review
 	rl.Architect, rl.Critic = nil, nil
-	m.s.SubStep = state.SubStep{Phase: 1, Name: "awaiting-architect-review", Detail: "plan reported; needs architect then critic approval"}
+	m.s.SubStep = state.SubStep{Phase: 1, Name: subArchitect, Detail: "plan reported; needs architect then critic approval"}
 	m.changed = true
 	m.post("announce", "Plan recorded. It needs consensus before execution: an **architect** approval, then a **critic** approval (`/autopilot approve architect|critic [note]`, or an approving review on the linked PR by someone holding the role).")
 }
@@ -70,8 +70,8 @@ func (m *machine) consensus(c Comment, r reply.Result, accept func(), refuse fun
 		m.post("announce", fmt.Sprintf("The %s rejected the plan: %s\nRevise the plan and report it again with `/autopilot done`.", role, textsafe.Escape(oneLine(r.Text, 300))))
 		return
 	}
-	if m.s.SubStep.Phase < 1 {
-		refuse("no-plan", "there is no plan report yet; approvals must follow the plan (`/autopilot done <plan summary>` first).")
+	if !m.awaitingConsensus() {
+		refuse("no-plan", "there is no plan report awaiting approval; approvals must follow the plan (`/autopilot done <plan summary>` first).")
 		return
 	}
 	if role == "critic" && m.s.Review.Architect == nil {
@@ -82,15 +82,32 @@ func (m *machine) consensus(c Comment, r reply.Result, accept func(), refuse fun
 		refuse("duplicate", "the architect approval is already recorded.")
 		return
 	}
+	if role == "critic" && strings.EqualFold(m.s.Review.Architect.By, c.Author) {
+		refuse("same-reviewer", "the critic must be someone other than the architect who approved this plan.")
+		return
+	}
 	accept()
 	m.approve(role, c.Author, c.URL, r.Text)
 }
+
+// awaitingConsensus reports whether a plan report waits for its approvals
+// (a rejection needs a new report before approvals count again).
+func (m *machine) awaitingConsensus() bool {
+	n := m.s.SubStep.Name
+	return n == subArchitect || n == subCritic
+}
+
+// Sub-steps of the consensus gate.
+const (
+	subArchitect = "awaiting-architect-review"
+	subCritic    = "awaiting-critic-review"
+)
 
 func (m *machine) approve(role, by, link, note string) {
 	a := &state.Approval{By: by, At: m.now, Link: link, Note: oneLine(note, 200)}
 	if role == "architect" {
 		m.s.Review.Architect = a
-		m.s.SubStep = state.SubStep{Phase: 2, Name: "awaiting-critic-review", Detail: "architect approved"}
+		m.s.SubStep = state.SubStep{Phase: 2, Name: subCritic, Detail: "architect approved"}
 		m.changed = true
 		return
 	}
@@ -109,8 +126,11 @@ func (m *machine) review(e Review) {
 	if e.PermErr {
 		return
 	}
+	if ex := m.s.Exec; ex != nil && !e.At.IsZero() && e.At.Before(ex.StartedAt) {
+		return // evidence from before this execution (an earlier cycle) does not count
+	}
 	authorised := e.Perm.AtLeast(m.set.AnswerPermission) && !strings.EqualFold(e.Reviewer, e.PRAuthor)
-	if st.Consensus && e.State == "APPROVED" && authorised && m.s.Review != nil && m.s.SubStep.Phase >= 1 {
+	if st.Consensus && e.State == "APPROVED" && authorised && m.s.Review != nil && m.awaitingConsensus() {
 		switch {
 		case m.s.Review.Architect == nil && m.set.Config.HasRole("architect", e.Reviewer):
 			m.approve("architect", e.Reviewer, e.URL, "approving review")

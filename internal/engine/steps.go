@@ -24,6 +24,7 @@ func (m *machine) start(e Start) error {
 	m.s = &state.State{
 		Schema:    state.SchemaVersion,
 		Repo:      m.set.Repo,
+		Issue:     e.Issue,
 		Title:     e.Title,
 		Cycle:     1,
 		Run:       state.RunInProgress,
@@ -110,17 +111,46 @@ func (m *machine) enter(n int) {
 			return
 		}
 	}
+	m.continueStep()
+}
+
+// continueStep starts the current step once the Jira gate is passed: an
+// irreversible step asks for confirmation first, an approval step asks for
+// its review, any other step runs its executor.
+func (m *machine) continueStep() {
+	st := m.step()
 	if st.Confirm {
 		m.openGate("confirm-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Start %s? This step is irreversible.", st.Name), nil,
 			[]state.Option{{Letter: "A", Text: "Start " + st.Name + " now", Action: "confirm"}, {Letter: "B", Text: "Stop the run here", Action: "abort"}},
 			"A", "the earlier steps are complete")
 		return
 	}
-	if st.Gate == "approval" {
+	m.confirmed()
+}
+
+// confirmed starts the current step after its confirmation (if any).
+func (m *machine) confirmed() {
+	if st := m.step(); st.Gate == "approval" {
 		m.openApprovalGate(st)
 		return
 	}
 	m.run()
+}
+
+// keepStep returns to the current step after a skip or rollback question
+// was answered "no": a failed step asks its SKILL FAILED question again, a
+// step waiting for its approval asks again, a step not yet started starts
+// through its gates, a running step simply goes on.
+func (m *machine) keepStep() {
+	st := m.step()
+	switch {
+	case m.s.Status == state.Failed:
+		m.reopenFailed()
+	case m.s.Status == state.NotStarted:
+		m.enter(m.s.Step)
+	case st.Gate == "approval" && m.s.SubStep.Name == awaitingReview:
+		m.openApprovalGate(st)
+	}
 }
 
 // run starts the current step's executor.
@@ -150,13 +180,20 @@ func (m *machine) run() {
 	case flow.ExecComment:
 		m.post("prompt", m.promptText(st, ex.Agent, ex.Prompt, attempt))
 	default:
+		if m.announced == st.Slug {
+			break // the answered gate already said what this step produces
+		}
 		m.post("announce", m.announceText(st, "report with `/autopilot done [summary]`, `/autopilot fail <reason>` or `/autopilot progress <phase> <name> [detail]`."))
 	}
 	m.s.Exec.Announced = true
 }
 
-// step returns the current step definition.
+// step returns the current step definition; the zero Step while no flow
+// is selected yet (the flow-select gate) or after the run finished.
 func (m *machine) step() flow.Step {
+	if m.f == nil {
+		return flow.Step{}
+	}
 	st, _ := m.f.StepAt(m.s.Step)
 	return st
 }
@@ -185,6 +222,11 @@ func (m *machine) complete(outcome string) {
 	m.s.RetryCount = 0
 	m.s.Exec = nil
 	m.removeBlockersFor(st.Slug)
+	// A success ends the step's run of consecutive failed sessions.
+	delete(m.s.FailedSessions, st.Slug)
+	if len(m.s.FailedSessions) == 0 {
+		m.s.FailedSessions = nil
+	}
 	m.changed = true
 	m.advance(st)
 }
@@ -242,10 +284,12 @@ func (m *machine) proceed(done flow.Step) {
 		if n := m.countTasks(state.KindTask); n > 0 {
 			summary = append(summary, fmt.Sprintf("Tasks: %d (%s points)", n, pts(m.totalPoints())))
 		}
+		summary = append(summary, m.nextLine())
 		m.openGate("session-boundary", fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, strings.ToLower(nst.Name)), summary,
 			[]state.Option{{Letter: "A", Text: "Start " + strings.ToLower(nst.Name) + " with a fresh executor session (recommended)", Action: "fresh-session"},
 				{Letter: "B", Text: "Continue in the current executor session", Action: "continue-session"}},
 			"A", strings.ToLower(nst.Name)+" is long; fresh context helps")
+		m.s.Gate.Next = nst.Slug
 		return
 	}
 	m.enter(next)
@@ -292,15 +336,42 @@ func (m *machine) resume(why string) {
 	m.s.LastSession = m.session("resumed", why)
 	if m.s.Gate != nil {
 		m.s.Run = state.RunAwaitingDecision
+		if prev == state.RunFailed {
+			m.s.Run = state.RunFailed
+		}
 		return
 	}
-	if prev == "" || prev == state.RunStopped {
+	if prev == "" || prev == state.RunStopped || prev == state.RunAwaitingDecision {
 		prev = state.RunInProgress
 	}
 	m.s.Run = prev
-	if m.s.Run == state.RunInProgress && m.s.Status == state.NotStarted && m.f != nil {
-		m.enter(m.s.Step)
+	if m.f == nil || m.s.Step == 0 {
+		return
 	}
+	switch m.s.Status {
+	case state.NotStarted:
+		// Stopped before the step started (session limit, a boundary
+		// tick): start it now, through its gates.
+		m.enter(m.s.Step)
+	case state.Completed, state.Skipped:
+		// Stopped by a kill-switch at the iteration boundary after this
+		// step: go on to the next step (the limits were just reset).
+		m.proceed(m.step())
+	case state.Failed:
+		m.resumeFailed()
+	}
+}
+
+// resumeFailed continues a failed step without a pending question: a
+// review-loop verdict that was not clean returns to its return_to step
+// (spiral, max-iterations); any other failed step asks SKILL FAILED again.
+func (m *machine) resumeFailed() {
+	st := m.step()
+	if st.ReturnTo != "" && m.s.Review != nil {
+		m.rollbackTo(st.ReturnTo, m.s.Review.ReturnToPlanReason)
+		return
+	}
+	m.reopenFailed()
 }
 
 func (m *machine) session(reason, notes string) state.Session {

@@ -102,8 +102,14 @@ var (
 	flowNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 )
 
-// ValidSlug reports whether s is a kebab-case slug.
-func ValidSlug(s string) bool { return len(s) <= 40 && slugRE.MatchString(s) }
+// MaxNameLen is the longest step slug or flow name: both end up in labels
+// ("autopilot/step:<slug>", "autopilot/flow:<name>", 15 characters of
+// prefix) and GitHub refuses label names longer than 50 characters.
+const MaxNameLen = 35
+
+// ValidSlug reports whether s is a kebab-case slug of at most MaxNameLen
+// characters.
+func ValidSlug(s string) bool { return len(s) <= MaxNameLen && slugRE.MatchString(s) }
 
 // FieldError names the flow, step and field that is wrong.
 type FieldError struct {
@@ -111,6 +117,7 @@ type FieldError struct {
 	Msg  string
 }
 
+// Error formats the error as "path: message".
 func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 
 // Validate checks the flow's internal consistency. Errors name the field path.
@@ -118,6 +125,9 @@ func (f *Flow) Validate() error {
 	base := "flows." + f.Name
 	if !flowNameRE.MatchString(f.Name) {
 		return &FieldError{base, "flow name must be kebab-case (a-z, 0-9, '-')"}
+	}
+	if len(f.Name) > MaxNameLen {
+		return &FieldError{base, fmt.Sprintf("flow name longer than %d characters (it becomes a label)", MaxNameLen)}
 	}
 	if len(f.Steps) == 0 {
 		return &FieldError{base + ".steps", "a flow needs at least one step"}
@@ -129,7 +139,7 @@ func (f *Flow) Validate() error {
 	for i, s := range f.Steps {
 		p := fmt.Sprintf("%s.steps[%d]", base, i)
 		if !ValidSlug(s.Slug) {
-			return &FieldError{p + ".slug", fmt.Sprintf("%q is not a kebab-case slug", s.Slug)}
+			return &FieldError{p + ".slug", fmt.Sprintf("%q is not a kebab-case slug of at most %d characters", s.Slug, MaxNameLen)}
 		}
 		if s.Slug == "done" {
 			return &FieldError{p + ".slug", `"done" is reserved`}

@@ -35,8 +35,9 @@ type Options struct {
 	Repo string
 	// Token authenticates through golang.org/x/oauth2 when HTTPClient is nil.
 	Token string
-	// HTTPClient, when set, is used as is (e.g. a ghinstallation transport
-	// in App mode) and Token is ignored.
+	// HTTPClient, when set, is used (e.g. a ghinstallation transport in App
+	// mode) and Token is ignored. Its Timeout, default 30s, bounds each
+	// attempt rather than a whole call with its waits and retries.
 	HTTPClient *http.Client
 	// BaseURL is the REST root (GITHUB_API_URL); default DefaultBaseURL.
 	// GHES roots such as https://ghes.example.com/api/v3 work as given.
@@ -143,7 +144,12 @@ func New(o Options) (*Client, error) {
 		} else {
 			hc = &http.Client{}
 		}
-		hc.Timeout = defaultHTTPTimeout
+	}
+	// http.Client.Timeout would bound the whole RoundTrip, rate-limit waits
+	// and retries included; the transport applies it to each attempt instead.
+	timeout := hc.Timeout
+	if timeout <= 0 {
+		timeout = defaultHTTPTimeout
 	}
 	next := hc.Transport
 	if next == nil {
@@ -152,9 +158,11 @@ func New(o Options) (*Client, error) {
 	t := &transport{
 		next: next, now: o.Now, sleep: o.Sleep, rand: o.Rand, log: o.Logger,
 		gap: o.MinMutationGap, maxWait: o.MaxWait, maxRetries: o.MaxRetries, dryRun: o.DryRun,
+		timeout: timeout,
 	}
 	wrapped := *hc
 	wrapped.Transport = t
+	wrapped.Timeout = 0
 	client := gh.NewClient(&wrapped)
 	client.BaseURL = baseURL
 	return &Client{
@@ -277,11 +285,9 @@ func (c *Client) mapErr(what string, err error) error {
 
 func (c *Client) classify(err error) error {
 	var (
-		rl    *forge.RateLimitError
-		te    *forge.TransientError
-		er    *gh.ErrorResponse
-		ghrl  *gh.RateLimitError
-		abuse *gh.AbuseRateLimitError
+		rl *forge.RateLimitError
+		te *forge.TransientError
+		er *gh.ErrorResponse
 	)
 	switch {
 	case errors.As(err, &rl):
@@ -291,15 +297,10 @@ func (c *Client) classify(err error) error {
 	case errors.Is(err, forge.ErrValidation), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return unwrapURLError(err)
 	case errors.As(err, &er):
+		// go-github's own RateLimitError/AbuseRateLimitError never occur:
+		// the transport turns every rate-limit answer into a
+		// forge.RateLimitError and hides the headers go-github reads.
 		return statusErr(er)
-	case errors.As(err, &ghrl):
-		return &forge.RateLimitError{Until: ghrl.Rate.Reset.Time, Msg: ghrl.Message}
-	case errors.As(err, &abuse):
-		until := c.now().Add(secondaryBaseWait)
-		if abuse.RetryAfter != nil {
-			until = c.now().Add(*abuse.RetryAfter)
-		}
-		return &forge.RateLimitError{Until: until, Secondary: true, Msg: abuse.Message}
 	}
 	return unwrapURLError(err)
 }

@@ -344,3 +344,27 @@ func TestErrorsMapToForgeTypes(t *testing.T) {
 		})
 	}
 }
+
+func TestDeletedResourceDropsItsCachedETag(t *testing.T) {
+	e := newEnv(t, "", nil)
+	const etag = `"v1"`
+	e.handle("GET /repos/octocat/Hello-World/issues/comments/2", script(
+		status(200, fixture(t, "bot-comment.json"), "ETag: "+etag),
+		status(404, notFoundBody),
+		status(200, fixture(t, "bot-comment.json"), "ETag: "+etag),
+	))
+	ctx := context.Background()
+	if _, err := e.client.GetComment(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.GetComment(ctx, 2); !errors.Is(err, forge.ErrNotFound) {
+		t.Fatalf("deleted comment: err = %v, want ErrNotFound", err)
+	}
+	if _, err := e.client.GetComment(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.requests()
+	if got := reqs[2].Header.Get("If-None-Match"); got != "" {
+		t.Errorf("after a 404 the stale ETag %q was still sent", got)
+	}
+}

@@ -3,9 +3,6 @@ package github
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
@@ -76,6 +71,7 @@ type transport struct {
 	maxWait    time.Duration
 	maxRetries int
 	dryRun     bool
+	timeout    time.Duration // per attempt
 
 	// mutMu makes mutations go out one at a time.
 	mutMu sync.Mutex
@@ -146,9 +142,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return stripRate(resp), nil
 		case status == http.StatusForbidden || status == http.StatusTooManyRequests:
-			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			_ = resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(errBody))
+			errBody := bufferBody(resp)
 			l, isLimit := t.limitFor(status, resp.Header, errBody)
 			if !isLimit {
 				return stripRate(resp), nil
@@ -170,9 +164,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			continue
 		case status == http.StatusUnprocessableEntity:
-			errBody, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-			_ = resp.Body.Close()
-			resp.Body = io.NopCloser(bytes.NewReader(errBody))
+			errBody := bufferBody(resp)
 			t.rememberRejected(fp, rejectionDetail(errBody))
 			return stripRate(resp), nil
 		case status >= 200 && status < 300:
@@ -242,7 +234,26 @@ func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating 
 	t.stats.Requests[o.kind]++
 	t.stats.Total++
 	t.mu.Unlock()
-	return t.next.RoundTrip(attempt)
+	actx, cancel := context.WithTimeout(ctx, t.timeout)
+	resp, err := t.next.RoundTrip(attempt.WithContext(actx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases an attempt's timeout once its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // awaitWindow blocks until no rate-limit window is open, or returns a
@@ -329,115 +340,6 @@ func (t *transport) backoff(ctx context.Context, kind string, n, status int, cau
 	return t.sleep(ctx, d)
 }
 
-func (t *transport) cachedETag(key string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.cache[key]; c != nil {
-		return c.etag
-	}
-	return ""
-}
-
-// conditionalHit answers a 304 from the cache as a 200, or returns nil when
-// nothing is cached for the URL.
-func (t *transport) conditionalHit(req *http.Request, resp *http.Response, key string) *http.Response {
-	t.mu.Lock()
-	c := t.cache[key]
-	if c != nil {
-		t.stats.ConditionalHits++
-		t.secondaryStreak = 0
-	}
-	t.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	drain(resp)
-	return &http.Response{
-		Status:        "200 OK",
-		StatusCode:    http.StatusOK,
-		Proto:         resp.Proto,
-		ProtoMajor:    resp.ProtoMajor,
-		ProtoMinor:    resp.ProtoMinor,
-		Header:        c.header.Clone(),
-		Body:          io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: int64(len(c.body)),
-		Request:       req,
-	}
-}
-
-// store caches a 200's body under its ETag (it reads and replaces the body).
-func (t *transport) store(key string, resp *http.Response) error {
-	etag := resp.Header.Get("ETag")
-	if etag == "" {
-		return nil
-	}
-	body, err := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	if len(body) > maxCacheBytes/4 {
-		return nil
-	}
-	h := resp.Header.Clone()
-	stripRateHeaders(h)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.cache == nil {
-		t.cache = map[string]*cached{}
-	}
-	if old := t.cache[key]; old != nil {
-		t.cacheBytes -= len(old.body)
-	} else {
-		t.cacheOrder = append(t.cacheOrder, key)
-	}
-	t.cache[key] = &cached{etag: etag, header: h, body: body}
-	t.cacheBytes += len(body)
-	for (len(t.cache) > maxCacheEntries || t.cacheBytes > maxCacheBytes) && len(t.cacheOrder) > 0 {
-		oldest := t.cacheOrder[0]
-		t.cacheOrder = t.cacheOrder[1:]
-		if c := t.cache[oldest]; c != nil {
-			t.cacheBytes -= len(c.body)
-			delete(t.cache, oldest)
-		}
-	}
-	return nil
-}
-
-func (t *transport) forget(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.cache[key]; c != nil {
-		t.cacheBytes -= len(c.body)
-		delete(t.cache, key)
-		// cacheOrder keeps the key; eviction skips keys no longer cached.
-	}
-}
-
-func (t *transport) rejectedBefore(fp string) (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	msg, ok := t.rejected[fp]
-	return msg, ok
-}
-
-func (t *transport) rememberRejected(fp, msg string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.rejected == nil {
-		t.rejected = map[string]string{}
-	}
-	if _, ok := t.rejected[fp]; !ok {
-		t.rejectedOrder = append(t.rejectedOrder, fp)
-	}
-	t.rejected[fp] = msg
-	for len(t.rejectedOrder) > maxRejected {
-		delete(t.rejected, t.rejectedOrder[0])
-		t.rejectedOrder = t.rejectedOrder[1:]
-	}
-}
-
 func (t *transport) snapshot() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -468,24 +370,13 @@ func readBody(req *http.Request) ([]byte, error) {
 	return io.ReadAll(req.Body)
 }
 
-// rejectionDetail renders a 422 body as GitHub's message plus field errors.
-func rejectionDetail(body []byte) string {
-	var er gh.ErrorResponse
-	if json.Unmarshal(body, &er) != nil {
-		return string(body)
-	}
-	return errorDetail(&er)
-}
-
-// fingerprint identifies a request by method, URL and body.
-func fingerprint(req *http.Request, body []byte) string {
-	h := sha256.New()
-	h.Write([]byte(req.Method))
-	h.Write([]byte{0})
-	h.Write([]byte(req.URL.String()))
-	h.Write([]byte{0})
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil))
+// bufferBody reads an error answer's body (up to 1 MiB) and puts it back
+// so go-github can still decode it.
+func bufferBody(resp *http.Response) []byte {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return b
 }
 
 func drain(resp *http.Response) {

@@ -229,3 +229,23 @@ func readAll(r *http.Request) string {
 	b, _ := io.ReadAll(r.Body)
 	return string(b)
 }
+
+func TestTimeoutBoundsEachAttemptNotTheWholeCall(t *testing.T) {
+	e := newEnv(t, "", func(o *Options) { o.HTTPClient = &http.Client{Timeout: 50 * time.Millisecond} })
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+	e.handle("GET "+issuePath, script(slow, status(200, fixture(t, "issue.json"))))
+	if err := getIssue(e); err != nil {
+		t.Fatalf("a timed-out attempt should be retried: %v", err)
+	}
+	if n := len(e.requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+	if st := e.client.Stats(); st.Retries != 1 {
+		t.Errorf("Retries = %d, want 1", st.Retries)
+	}
+}

@@ -3,7 +3,6 @@ package jira
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,32 +11,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.Advance(d)
-	return ctx.Err()
-}
-
 // env is one adapter wired to one fake Jira on a fake clock.
 type env struct {
 	fj    *fakejira.Server
-	clock *fakeClock
+	clock *fakejira.Clock
 	c     *Client
 	saved [][]state.Task
 }
@@ -46,7 +23,7 @@ type env struct {
 // way docs/jira.md tells a user to.
 func setup(tb testing.TB, deployment string, fopt func(*fakejira.Options), copt func(*Config)) *env {
 	tb.Helper()
-	clock := &fakeClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	clock := fakejira.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	o := fakejira.Options{Deployment: deployment, Now: clock.Now}
 	if fopt != nil {
 		fopt(&o)

@@ -57,7 +57,8 @@ type Config struct {
 	// and "Epic".
 	IssueTypeTask, IssueTypeEpic string
 	// HTTPClient supplies the transport and timeout; default a client with
-	// a 30 s timeout on http.DefaultTransport.
+	// a 30 s timeout (also used when HTTPClient has none) on
+	// http.DefaultTransport.
 	HTTPClient *http.Client
 	// Now is the clock used to read HTTP-date Retry-After values; default
 	// time.Now.
@@ -120,7 +121,9 @@ func New(cfg Config) (*Client, error) {
 	hc := &http.Client{Timeout: DefaultTimeout}
 	base := http.DefaultTransport
 	if cfg.HTTPClient != nil {
-		hc.Timeout = cfg.HTTPClient.Timeout
+		if cfg.HTTPClient.Timeout > 0 {
+			hc.Timeout = cfg.HTTPClient.Timeout
+		}
 		hc.CheckRedirect = cfg.HTTPClient.CheckRedirect
 		if cfg.HTTPClient.Transport != nil {
 			base = cfg.HTTPClient.Transport

@@ -131,13 +131,14 @@ func TestSyncCreatesEpicsAndLinkedTasks(t *testing.T) {
 					t.Errorf("url %q", tk.JiraURL)
 				}
 			}
-			// A second sync reads statuses back on the flavour's endpoint.
+			// The lookup before the create and the status read-back of a
+			// second sync both use the flavour's search endpoint.
 			e.sync(t, res.Tasks, nil)
 			want, gone := fakejira.EndpointSearchJQL, fakejira.EndpointSearch
 			if dep == fakejira.DataCenter {
 				want, gone = gone, want
 			}
-			if len(e.fj.RequestsTo(want)) != 1 || len(e.fj.RequestsTo(gone)) != 0 {
+			if len(e.fj.RequestsTo(want)) != 2 || len(e.fj.RequestsTo(gone)) != 0 {
 				t.Fatalf("search requests: %s=%d %s=%d", want, len(e.fj.RequestsTo(want)), gone, len(e.fj.RequestsTo(gone)))
 			}
 			for _, r := range e.fj.Requests() {
@@ -223,8 +224,6 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			mkTask("01", state.KindEpic, "Epic", "", 0), `"customfield_10102"`},
 		{"unknown issue type", fakejira.Cloud, func(c *Config) { c.IssueTypeTask = "Chore" },
 			mkTask("01", state.KindTask, "Chore", "", 0), `"issuetype"`},
-		{"wrong project", fakejira.DataCenter, func(c *Config) { c.Project = "NOPE" },
-			mkTask("01", state.KindTask, "Lost", "", 0), `"project"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,6 +238,34 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSyncWithWrongProjectStopsAtTheLookupAndSaysWhy(t *testing.T) {
+	e := setup(t, fakejira.DataCenter, nil, func(c *Config) { c.Project = "NOPE" })
+	res := e.sync(t, tasksN(2), nil)
+	if res.Waiting != 2 || !strings.Contains(res.Note, "The value 'NOPE' does not exist for the field 'project'") {
+		t.Fatalf("result %+v", res)
+	}
+	if n := len(e.fj.RequestsTo(fakejira.EndpointBulk)); n != 0 {
+		t.Fatalf("%d creates after a failed lookup", n)
+	}
+}
+
+func TestSyncAdoptsIssuesOfARestoredState(t *testing.T) {
+	e := setup(t, fakejira.Cloud, nil, nil)
+	first := e.sync(t, tasksN(3), nil)
+	// The state comment was lost and the tasks declared again: same ids, same
+	// idempotency keys, all pending.
+	again := e.sync(t, tasksN(3), nil)
+	if again.Found != 3 || again.Created != 0 {
+		t.Fatalf("result %+v", again)
+	}
+	for i, tk := range again.Tasks {
+		if tk.JiraKey != first.Tasks[i].JiraKey {
+			t.Fatalf("task %s adopted %s, want %s", tk.ID, tk.JiraKey, first.Tasks[i].JiraKey)
+		}
+	}
+	onePerKey(t, e.fj, again.Tasks)
 }
 
 func TestSyncLostResponseMakesExactlyOneIssuePerKey(t *testing.T) {
@@ -304,10 +331,14 @@ func TestSyncRateLimitSendsNothingInsideRetryAfter(t *testing.T) {
 			if res.Waiting != 0 {
 				t.Fatalf("outbox not drained: %+v", res)
 			}
+			bulk := e.fj.RequestsTo(fakejira.EndpointBulk)
+			if bulk[0].Status != http.StatusTooManyRequests {
+				t.Fatalf("first create %+v", bulk[0])
+			}
+			limitedAt := bulk[0].At
 			log := e.fj.Requests()
-			limitedAt := log[0].At
-			if log[0].Status != http.StatusTooManyRequests {
-				t.Fatalf("first request %+v", log[0])
+			for len(log) > 0 && log[0].Status != http.StatusTooManyRequests {
+				log = log[1:]
 			}
 			for _, r := range log[1:] {
 				if r.At.Before(limitedAt.Add(30 * time.Second)) {

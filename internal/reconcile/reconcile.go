@@ -150,6 +150,10 @@ type run struct {
 	changed  bool
 	notes    []string
 	perms    map[string]permResult
+	// freshConfig: the configuration was read through the API this run
+	// (configRaw is its text, kept in the state).
+	freshConfig bool
+	configRaw   string
 }
 
 type permResult struct {
@@ -165,7 +169,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, 
 	}
 	ru.loaded = ld
 	ru.st = ld.state
-	cfg, err := r.config(ctx)
+	cfg, err := ru.config(t.Start || t.Sweep)
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
@@ -185,6 +189,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, 
 	if err := ru.collect(t); err != nil {
 		return ru.outcome(), err
 	}
+	ru.keepConfig()
 	if err := ru.settle(); err != nil {
 		return ru.outcome(), err
 	}
@@ -231,7 +236,7 @@ func (ru *run) collect(t Trigger) error {
 			return err
 		}
 		is := ru.loaded.issue
-		if err := ru.apply(engine.Start{Flow: flowName, Candidates: cands, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL}); err != nil {
+		if err := ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL}); err != nil {
 			return err
 		}
 	}
@@ -408,25 +413,47 @@ func detect(ctx context.Context, f forge.Forge) ([]string, error) {
 	return out, nil
 }
 
-// config returns the repository configuration (read once per reconciler).
-func (r *Reconciler) config(ctx context.Context) (*config.Config, error) {
+// maxCachedConfig bounds the configuration copy kept in the state.
+const maxCachedConfig = 16 << 10
+
+// config returns the repository configuration. It is read through the API
+// when a run starts, on every sweep, and whenever the state holds no copy;
+// other events use the copy the state carries (one API call saved per
+// event; a changed file takes effect at the next sweep or start).
+func (ru *run) config(fresh bool) (*config.Config, error) {
+	r := ru.r
 	if r.cfg != nil {
 		return r.cfg, nil
 	}
-	data, found, err := r.o.Forge.ReadFile(ctx, r.o.ConfigPath)
+	if s := ru.loaded.state; s != nil && s.ConfigRead && !fresh {
+		c, err := config.Parse([]byte(s.ConfigYAML))
+		if err == nil {
+			return c, nil
+		}
+	}
+	data, found, err := r.o.Forge.ReadFile(ru.ctx, r.o.ConfigPath)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.o.ConfigPath, err)
 	}
+	var c *config.Config
 	if !found {
-		r.cfg = config.Default()
-		return r.cfg, nil
-	}
-	c, err := config.Parse(data)
-	if err != nil {
+		c, data = config.Default(), nil
+	} else if c, err = config.Parse(data); err != nil {
 		return nil, &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	r.cfg = c
+	ru.freshConfig, ru.configRaw = len(data) <= maxCachedConfig, string(data)
 	return c, nil
+}
+
+// keepConfig stores a freshly read configuration in the state.
+func (ru *run) keepConfig() {
+	if ru.st == nil || !ru.freshConfig {
+		return
+	}
+	if !ru.st.ConfigRead || ru.st.ConfigYAML != ru.configRaw {
+		ru.st.ConfigRead, ru.st.ConfigYAML = true, ru.configRaw
+		ru.changed = true
+	}
 }
 
 // ConfigError is a broken repository configuration (exit code 2).

@@ -83,7 +83,7 @@ func (s *Server) run(ctx context.Context, w work) {
 	log := s.log.With("installation", w.sweep)
 	if w.sweep == 0 {
 		ev := w.job.Event
-		name = ev.Name
+		name = eventLabel(ev.Name)
 		_, issue, _ := ghevent.IssueKey(ev)
 		log = s.log.With("delivery", w.job.Delivery, "event", ev.Name, "installation", ev.Installation,
 			"repo", ev.Repo, "issue", issue)

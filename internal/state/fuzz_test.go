@@ -20,6 +20,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(mustRenderF(f, s, nil), false)
 	}
 	f.Add(Marker+"\n"+dataPrefix+"e30="+dataSuffix, false)
+	// A gzipped envelope (payload "z:"), so the inflate path is explored.
+	f.Add(Marker+"\n\n"+dataPrefix+gzipPrefix+"H4sIAAAAAAACA6tWKlOyMtRRKi5JLElVsqpWKk7OSM1NBIrV6ihllOYm5ilZKSnVAgBFIEeRJwAAAA=="+dataSuffix, false)
 	f.Add("", false)
 
 	f.Fuzz(func(t *testing.T, body string, keyed bool) {

@@ -109,7 +109,7 @@ func (g gen) state(tasks int) *State {
 		s.SubStep = SubStep{Phase: g.n(9), Name: g.kebab(), Detail: g.text(false)}
 	}
 	for i := g.n(10); i > 0; i-- {
-		s.Steps = append(s.Steps, StepProgress{Slug: g.slug(), Status: g.stepStatus(), Retries: g.n(3), Note: g.text(false)})
+		s.Steps = append(s.Steps, StepProgress{Slug: g.slug(), Status: g.stepStatus(), Retries: g.n(3), Note: g.text(false), Declared: g.n(1) == 0})
 	}
 	for i := g.n(6); i > 0; i-- {
 		s.Completed = append(s.Completed, CompletedStep{Step: g.n(12), Slug: g.slug(), Name: g.text(false),
@@ -194,8 +194,8 @@ func (g gen) rest(s *State) {
 	}
 	if g.n(2) == 0 {
 		s.Review = &ReviewLoop{Slug: "fix-login", Snapshot: g.text(false), Iteration: g.n(10), ReviewCycle: g.n(3), MaxIterations: 10,
-			Architect: &Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
-			Handoffs:  map[string]Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()}},
+			Architect:      &Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
+			Handoffs:       map[string]Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()}},
 			FailureHistory: []string{g.text(false)}}
 	}
 	if g.n(1) == 0 {

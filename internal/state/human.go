@@ -24,26 +24,26 @@ func renderHuman(s *State, view View, lim budget) string {
 	b.WriteString(Marker + "\n## Autopilot State\n```text\n")
 	b.WriteString(banner(s, view))
 	b.WriteString("\n```\n")
-	section(&b, "Current Step")
-	currentStep(&b, s)
-	section(&b, "Completed Steps")
-	completed(&b, s, lim)
-	section(&b, "Key Decisions")
-	decisions(&b, s, lim)
-	section(&b, "Last Session")
-	lastSession(&b, s, lim)
-	section(&b, "Retry Log")
-	retryLog(&b, s, lim)
-	section(&b, "Blockers")
-	blockers(&b, s, lim)
-	section(&b, "Tasks")
-	tasks(&b, s, lim)
+	for _, sec := range sections {
+		b.WriteString("\n### " + sec.title + "\n")
+		sec.render(&b, s, lim)
+	}
 	b.WriteString("\n") // the machine block follows after a blank line
 	return b.String()
 }
 
-func section(b *strings.Builder, title string) {
-	b.WriteString("\n### " + title + "\n")
+// sections are the headed sections after the banner, in order.
+var sections = []struct {
+	title  string
+	render func(*strings.Builder, *State, budget)
+}{
+	{"Current Step", currentStep},
+	{"Completed Steps", completed},
+	{"Key Decisions", decisions},
+	{"Last Session", lastSession},
+	{"Retry Log", retryLog},
+	{"Blockers", blockers},
+	{"Tasks", tasks},
 }
 
 // stepInfo finds a step of the view by slug; unknown steps are labelled
@@ -77,7 +77,7 @@ func banner(s *State, view View) string {
 	return choose.Banner(s.Flow, rows, cur)
 }
 
-func currentStep(b *strings.Builder, s *State) {
+func currentStep(b *strings.Builder, s *State, _ budget) {
 	step := strconv.Itoa(s.Step)
 	if s.Slug == "done" {
 		step = "done"
@@ -133,17 +133,25 @@ func yamlQuoted(v string) string {
 	return b.String()
 }
 
-// lastRows returns the last rows (by budget) of n and how many were left out.
-func lastRows(n int, lim budget) (from, omitted int) {
-	if lim.rows < 0 || n <= lim.rows {
-		return 0, 0
+// rows writes the last n rows (as many as the budget allows) under an
+// optional table header, after a note saying how many were left out;
+// "- none" when there are no rows at all.
+func rows(b *strings.Builder, header, what string, n int, lim budget, row func(i int) string) {
+	if n == 0 {
+		none(b)
+		return
 	}
-	return n - lim.rows, n - lim.rows
-}
-
-func omittedNote(b *strings.Builder, n int, what string) {
-	if n > 0 {
-		fmt.Fprintf(b, "_… %d earlier %s in the machine block_\n\n", n, what)
+	from := 0
+	if lim.rows >= 0 && n > lim.rows {
+		from = n - lim.rows
+		fmt.Fprintf(b, "_… %d earlier %s in the machine block_\n\n", from, what)
+	}
+	if from == n {
+		return
+	}
+	b.WriteString(header)
+	for i := from; i < n; i++ {
+		b.WriteString(row(i) + "\n")
 	}
 }
 
@@ -168,49 +176,36 @@ func minute(t time.Time) string {
 }
 
 func completed(b *strings.Builder, s *State, lim budget) {
-	if len(s.Completed) == 0 {
-		none(b)
-		return
-	}
-	from, omitted := lastRows(len(s.Completed), lim)
-	omittedNote(b, omitted, "rows")
-	if from == len(s.Completed) {
-		return
-	}
-	b.WriteString("| Step | Name | Completed | Key Outcome |\n|------|------|-----------|-------------|\n")
-	for _, c := range s.Completed[from:] {
-		step := strconv.Itoa(c.Step)
-		if c.Cycle > 1 {
-			step += fmt.Sprintf(" (cycle %d)", c.Cycle)
-		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", step, cell(c.Name, lim), day(c.At), cell(c.Outcome, lim))
-	}
+	rows(b, "| Step | Name | Completed | Key Outcome |\n|------|------|-----------|-------------|\n", "rows",
+		len(s.Completed), lim, func(i int) string {
+			c := s.Completed[i]
+			step := strconv.Itoa(c.Step)
+			if c.Cycle > 1 {
+				step += fmt.Sprintf(" (cycle %d)", c.Cycle)
+			}
+			return fmt.Sprintf("| %s | %s | %s | %s |", step, cell(c.Name, lim), day(c.At), cell(c.Outcome, lim))
+		})
 }
 
 func decisions(b *strings.Builder, s *State, lim budget) {
-	if len(s.Decisions) == 0 {
-		none(b)
-		return
-	}
-	from, omitted := lastRows(len(s.Decisions), lim)
-	omittedNote(b, omitted, "decisions")
-	for _, d := range s.Decisions[from:] {
+	rows(b, "", "decisions", len(s.Decisions), lim, func(i int) string {
+		d := s.Decisions[i]
 		q := d.Question
 		if q == "" {
 			q = d.Gate
 		}
 		// The login is validated ([A-Za-z0-9-] and "[bot]"); the ZWSP after
 		// "@" keeps it from pinging.
-		fmt.Fprintf(b, "- **%s** → %s) %s — by @%s%s on %s", inline(q, lim), d.Option, inline(d.OptionText, lim),
+		line := fmt.Sprintf("- **%s** → %s) %s — by @%s%s on %s", inline(q, lim), d.Option, inline(d.OptionText, lim),
 			textsafe.ZWSP, inline(d.By, lim), minute(d.At))
 		if d.Link != "" {
-			fmt.Fprintf(b, " ([comment](%s))", d.Link)
+			line += " ([comment](" + d.Link + "))"
 		}
 		if d.Reason != "" {
-			b.WriteString(" — reason: " + inline(d.Reason, lim))
+			line += " — reason: " + inline(d.Reason, lim)
 		}
-		b.WriteString("\n")
-	}
+		return line
+	})
 }
 
 func lastSession(b *strings.Builder, s *State, lim budget) {
@@ -224,31 +219,17 @@ func lastSession(b *strings.Builder, s *State, lim budget) {
 }
 
 func retryLog(b *strings.Builder, s *State, lim budget) {
-	if len(s.RetryLog) == 0 {
-		none(b)
-		return
-	}
-	from, omitted := lastRows(len(s.RetryLog), lim)
-	omittedNote(b, omitted, "rows")
-	if from == len(s.RetryLog) {
-		return
-	}
-	b.WriteString("| Attempt | Step | Name | SubStep | Failure Reason | Timestamp |\n")
-	b.WriteString("|---------|------|------|---------|----------------|-----------|\n")
-	for _, r := range s.RetryLog[from:] {
-		fmt.Fprintf(b, "| %d | %d | %s | %s | %s | %s |\n", r.Attempt, r.Step, cell(r.Name, lim),
+	header := "| Attempt | Step | Name | SubStep | Failure Reason | Timestamp |\n" +
+		"|---------|------|------|---------|----------------|-----------|\n"
+	rows(b, header, "rows", len(s.RetryLog), lim, func(i int) string {
+		r := s.RetryLog[i]
+		return fmt.Sprintf("| %d | %d | %s | %s | %s | %s |", r.Attempt, r.Step, cell(r.Name, lim),
 			cell(r.SubStep, lim), cell(r.Reason, lim), minute(r.At))
-	}
+	})
 }
 
 func blockers(b *strings.Builder, s *State, lim budget) {
-	if len(s.Blockers) == 0 {
-		none(b)
-		return
-	}
-	from, omitted := lastRows(len(s.Blockers), lim)
-	omittedNote(b, omitted, "blockers")
-	for _, x := range s.Blockers[from:] {
-		b.WriteString("- " + inline(x, lim) + "\n")
-	}
+	rows(b, "", "blockers", len(s.Blockers), lim, func(i int) string {
+		return "- " + inline(s.Blockers[i], lim)
+	})
 }

@@ -84,6 +84,10 @@ type State struct {
 	Exec *Execution `json:"exec,omitempty"`
 
 	LinkedPRs []int `json:"linked_prs,omitempty"`
+	// ConfigYAML is the repository configuration read at the start or the
+	// last sweep (ConfigRead: it was read; empty text means defaults).
+	ConfigYAML string `json:"config_yaml,omitempty"`
+	ConfigRead bool   `json:"config_read,omitempty"`
 	// Seq numbers the markers of posted comments so each is unique.
 	Seq int64 `json:"seq"`
 	// PendingJiraCheck is set while the Jira authentication check is owed.
@@ -215,6 +219,9 @@ type Gate struct {
 	Reason    string    `json:"reason"`
 	OpenedAt  time.Time `json:"opened_at"`
 	CommentID int64     `json:"comment_id,omitempty"`
+	// Next is the step an answer starts; the gate already announced it, so
+	// a manual executor gets no second announcement.
+	Next string `json:"next,omitempty"`
 }
 
 // Letters returns the gate's option letters, e.g. "ABC".

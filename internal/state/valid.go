@@ -20,6 +20,7 @@ type FieldError struct {
 	Problem string
 }
 
+// Error returns "<field>: <problem>".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
 
 func bad(field, format string, args ...any) error {

@@ -21,14 +21,16 @@ var knownFields = []string{"title", "description", "epic", "depends_on", "points
 // numbered from opts.Start. A comment without blocks yields no tasks and no
 // error. Other fenced blocks, and text quoted with ">", are ignored.
 //
-// Each block holds a YAML list of items:
+// Each block holds a YAML list of items (see docs/jira.md):
 //
+//	```autopilot-tasks
 //	- title: Login form            # required, one line, ≤ 255 characters
 //	  description: |               # optional plain text
 //	    Email + password, rate limited.
 //	  epic: Authentication         # tasks only: epic title, local id or Jira key
 //	  depends_on: ["01", Sign-up]  # optional: titles or local ids
 //	  points: 3                    # optional number
+//	```
 func ParseComment(body string, opts Options) ([]state.Task, error) {
 	blocks, err := findBlocks(body)
 	if err != nil {
@@ -118,36 +120,25 @@ func parseItem(m *yaml.Node, kind, where string) (state.Task, error) {
 		}
 		seen[name] = true
 		switch name {
-		case "title":
-			s, ok := text(v)
-			if !ok {
-				return fail(v, name, "want text")
-			}
-			if msg := checkTitle(s); msg != "" {
-				return fail(v, name, msg)
-			}
-			t.Title = strings.TrimSpace(s)
-		case "description":
-			s, ok := text(v)
-			if !ok {
-				return fail(v, name, "want text")
-			}
-			if msg := checkDescription(s); msg != "" {
-				return fail(v, name, msg)
-			}
-			t.Description = strings.TrimSpace(s)
-		case "epic":
-			if kind == state.KindEpic {
+		case "title", "description", "epic":
+			if name == "epic" && kind == state.KindEpic {
 				return fail(k, name, "an epic cannot belong to an epic")
 			}
 			s, ok := text(v)
 			if !ok {
-				return fail(v, name, "want the epic's title, local id or Jira key")
+				return fail(v, name, "want text")
 			}
-			if msg := checkRef(s); msg != "" {
+			check, dst := checkTitle, &t.Title
+			switch name {
+			case "description":
+				check, dst = checkDescription, &t.Description
+			case "epic":
+				check, dst = checkRef, &t.Epic
+			}
+			if msg := check(s); msg != "" {
 				return fail(v, name, msg)
 			}
-			t.Epic = strings.TrimSpace(s)
+			*dst = strings.TrimSpace(s)
 		case "depends_on":
 			refs, bad, msg := refList(v)
 			if msg != "" {

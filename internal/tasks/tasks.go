@@ -109,47 +109,35 @@ func finish(drafts []draft, opts Options) ([]state.Task, error) {
 	return out, nil
 }
 
-// checkTitle returns why a title is unusable, or "".
-func checkTitle(s string) string {
+// checkText returns why s is unusable as a field value, or "".
+func checkText(s string, oneLine bool, limit int) string {
 	switch {
-	case strings.TrimSpace(s) == "":
-		return "required"
-	case strings.ContainsAny(s, "\r\n"):
-		return "must be one line"
-	case utf8.RuneCountInString(s) > MaxTitle:
-		return fmt.Sprintf("longer than %d characters", MaxTitle)
 	case !utf8.ValidString(s):
 		return "not valid UTF-8"
+	case oneLine && strings.ContainsAny(s, "\r\n"):
+		return "must be one line"
+	case utf8.RuneCountInString(s) > limit:
+		return fmt.Sprintf("longer than %d characters", limit)
 	}
 	return ""
 }
 
-func checkDescription(s string) string {
-	switch {
-	case utf8.RuneCountInString(s) > MaxDescription:
-		return fmt.Sprintf("longer than %d characters", MaxDescription)
-	case !utf8.ValidString(s):
-		return "not valid UTF-8"
+// checkTitle returns why a title is unusable, or "".
+func checkTitle(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "required"
 	}
-	return ""
+	return checkText(s, true, MaxTitle)
 }
+
+func checkDescription(s string) string { return checkText(s, false, MaxDescription) }
+
+// checkRef returns why an epic or dependency reference is unusable, or "".
+func checkRef(s string) string { return checkText(s, true, MaxTitle) }
 
 func checkPoints(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > MaxPoints {
 		return fmt.Sprintf("want a number from 0 to %d", MaxPoints)
-	}
-	return ""
-}
-
-// checkRef returns why an epic or dependency reference is unusable, or "".
-func checkRef(s string) string {
-	switch {
-	case strings.ContainsAny(s, "\r\n"):
-		return "must be one line"
-	case utf8.RuneCountInString(s) > MaxTitle:
-		return fmt.Sprintf("longer than %d characters", MaxTitle)
-	case !utf8.ValidString(s):
-		return "not valid UTF-8"
 	}
 	return ""
 }

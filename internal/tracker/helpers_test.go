@@ -3,41 +3,25 @@ package tracker
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// fakeClock is a manual clock whose Sleep advances time.
+// fakeClock is the fake Jira's manual clock, recording each Sleep.
 type fakeClock struct {
-	mu     sync.Mutex
-	t      time.Time
+	*fakejira.Clock
 	sleeps []time.Duration
 }
 
 func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+	return &fakeClock{Clock: fakejira.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))}
 }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.sleeps = append(c.sleeps, d)
-	c.t = c.t.Add(d)
-	return ctx.Err()
+	return c.Clock.Sleep(ctx, d)
 }
 
 // persister records every Persist call.

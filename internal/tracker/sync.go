@@ -125,8 +125,9 @@ type haltError struct{ cause error }
 func (h *haltError) Error() string { return "sync halted: " + h.cause.Error() }
 func (h *haltError) Unwrap() error { return h.cause }
 
-// Sync moves tasks through the outbox: it looks up tasks left "sending" by an
-// earlier sync, creates pending ones (epics first, at most MaxBulk per
+// Sync moves tasks through the outbox: it looks up the outbox tasks by
+// idempotency key (adopting issues that already exist, e.g. after a lost
+// response or a restored state), creates the rest (epics first, at most MaxBulk per
 // request, persisting the "sending" mark before each batch is sent), and
 // reads back the status of created ones. Trouble with the tracker never
 // makes Sync fail: it stops early and says why in the result. Sync returns an
@@ -174,7 +175,7 @@ func (s *syncer) run(ctx context.Context) error {
 		s.note("Jira asked us to wait until %s", s.o.NotBefore.UTC().Format(time.RFC3339))
 		return &haltError{cause: errors.New("inside a Retry-After window")}
 	}
-	if err := s.reconcileSending(ctx); err != nil {
+	if err := s.reconcile(ctx); err != nil {
 		return err
 	}
 	for _, kind := range []string{state.KindEpic, state.KindTask} {
@@ -205,13 +206,16 @@ func kindOf(t state.Task) string {
 	return state.KindTask
 }
 
-// reconcileSending looks up every task whose create was sent but whose
-// outcome was never recorded.
-func (s *syncer) reconcileSending(ctx context.Context) error {
+// reconcile looks up every outbox task by idempotency key before anything
+// is created. A "sending" task's create was sent but its outcome never
+// recorded; a "pending" one may still exist in Jira when the state was lost
+// and restored, or the task declared again. Found tasks are adopted; a
+// "sending" task not found is re-created only once the search lag is over.
+func (s *syncer) reconcile(ctx context.Context) error {
 	var idx []int
 	var keys []string
 	for i, t := range s.res.Tasks {
-		if t.Jira == state.JiraSending {
+		if inOutbox(t) {
 			idx = append(idx, i)
 			keys = append(keys, t.IdemKey)
 		}
@@ -226,7 +230,7 @@ func (s *syncer) reconcileSending(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return s.haltOn("look up unconfirmed creates", err)
+		return s.haltOn("look up tasks by idempotency key", err)
 	}
 	now := s.o.Now()
 	lagging := 0
@@ -236,6 +240,9 @@ func (s *syncer) reconcileSending(ctx context.Context) error {
 			markCreated(t, is)
 			s.createdNow[i] = true
 			s.res.Found++
+			continue
+		}
+		if t.Jira != state.JiraSending {
 			continue
 		}
 		if now.Sub(t.SentAt) < s.o.SearchLag {

@@ -36,7 +36,7 @@ func expandRunName(pattern string, inputs map[string]string, actor, ref string) 
 
 // workflow resolves {workflow}: a numeric id, or a file name that is
 // created on first use with DefaultRunName.
-func (s *Server) workflow(rp *repo, key string, create bool) *workflow {
+func (s *Server) workflow(rp *repository, key string, create bool) *workflow {
 	for _, wf := range rp.workflows {
 		if wf.file == key || path.Base(wf.file) == key || strconv.FormatInt(wf.id, 10) == key {
 			return wf
@@ -52,7 +52,7 @@ func (s *Server) workflow(rp *repo, key string, create bool) *workflow {
 
 // refSHA is the head of a branch: a pull request's head SHA, or a stable
 // made-up SHA for the default branch.
-func refSHA(rp *repo, ref string) (string, bool) {
+func refSHA(rp *repository, ref string) (string, bool) {
 	if ref == rp.defaultBranch {
 		return blobSHA([]byte("ref:" + rp.fullName() + ":" + ref)), true
 	}

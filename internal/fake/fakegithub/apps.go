@@ -13,8 +13,6 @@ import (
 	"time"
 )
 
-const docApps = "https://docs.github.com/rest/apps/apps"
-
 // Installation is one installation of a registered App.
 type Installation struct {
 	ID int64

@@ -58,7 +58,9 @@ func TestAppJWTValidation(t *testing.T) {
 	e, key := appEnv(t)
 	other := rsaKey(t)
 	now := time.Now().Unix()
-	claims := func(iss any, iat, exp int64) map[string]any { return map[string]any{"iss": iss, "iat": iat, "exp": exp} }
+	claims := func(iss any, iat, exp int64) map[string]any {
+		return map[string]any{"iss": iss, "iat": iat, "exp": exp}
+	}
 	tests := []struct {
 		name string
 		jwt  string

@@ -12,12 +12,23 @@ import (
 // The Go control API: tests seed and change state directly, as GitHub's
 // users would through the web UI. Mutations here are not in the request log.
 
-func (s *Server) repoLocked(full string) (*repo, error) {
+func (s *Server) repoLocked(full string) (*repository, error) {
 	rp := s.repos[strings.ToLower(full)]
 	if rp == nil {
 		return nil, fmt.Errorf("fakegithub: unknown repository %q (call AddRepo)", full)
 	}
 	return rp, nil
+}
+
+// inRepo runs f on a repository under the lock.
+func (s *Server) inRepo(full string, f func(*repository) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(full)
+	if err != nil {
+		return err
+	}
+	return f(rp)
 }
 
 func (s *Server) issueLocked(full string, n int) (*issue, error) {
@@ -45,7 +56,7 @@ func (s *Server) AddRepo(fullName string) error {
 		return fmt.Errorf("fakegithub: repository %q exists", fullName)
 	}
 	s.user(owner, "") // a personal account unless AddUser registered it first
-	s.repos[strings.ToLower(fullName)] = &repo{
+	s.repos[strings.ToLower(fullName)] = &repository{
 		id: s.newID(), owner: owner, name: name, defaultBranch: "main",
 		issues: map[int]*issue{}, perms: map[string]forge.Permission{}, assoc: map[string]string{},
 		files: map[string][]byte{}, checks: map[string][]*checkRun{}, statuses: map[string][]*status{},
@@ -55,20 +66,16 @@ func (s *Server) AddRepo(fullName string) error {
 
 // SetRepo changes a repository's visibility and default branch ("" keeps it).
 func (s *Server) SetRepo(fullName string, private bool, defaultBranch string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(fullName)
-	if err != nil {
-		return err
-	}
-	rp.private = private
-	if defaultBranch != "" {
-		rp.defaultBranch = defaultBranch
-	}
-	return nil
+	return s.inRepo(fullName, func(rp *repository) error {
+		rp.private = private
+		if defaultBranch != "" {
+			rp.defaultBranch = defaultBranch
+		}
+		return nil
+	})
 }
 
-func (s *Server) newIssue(rp *repo, author, title, body string, labels []string) (*issue, error) {
+func (s *Server) newIssue(rp *repository, author, title, body string, labels []string) (*issue, error) {
 	now := s.now()
 	rp.lastNumber++
 	is := &issue{id: s.newID(), number: rp.lastNumber, title: title, body: body, state: "open",
@@ -181,65 +188,49 @@ func (s *Server) DeleteComment(id int64) error {
 // The collaborator API reports maintain as write and triage as read, with
 // the role in role_name.
 func (s *Server) SetPermission(repo, login string, perm forge.Permission) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(repo)
-	if err != nil {
-		return err
-	}
-	if _, err := forge.ParsePermission(string(perm)); err != nil {
-		return fmt.Errorf("fakegithub: %w", err)
-	}
-	s.user(login, "")
-	rp.perms[strings.ToLower(login)] = perm
-	return nil
+	return s.inRepo(repo, func(rp *repository) error {
+		if _, err := forge.ParsePermission(string(perm)); err != nil {
+			return fmt.Errorf("fakegithub: %w", err)
+		}
+		s.user(login, "")
+		rp.perms[strings.ToLower(login)] = perm
+		return nil
+	})
 }
 
 // SetAssociation overrides author_association for login on repo (e.g.
 // "MEMBER" or "CONTRIBUTOR"); "" restores the computed value.
 func (s *Server) SetAssociation(repo, login, assoc string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(repo)
-	if err != nil {
-		return err
-	}
-	rp.assoc[strings.ToLower(login)] = assoc
-	return nil
+	return s.inRepo(repo, func(rp *repository) error {
+		rp.assoc[strings.ToLower(login)] = assoc
+		return nil
+	})
 }
 
 // AddLabel defines a repository label.
 func (s *Server) AddLabel(repo, name, color, description string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(repo)
-	if err != nil {
-		return err
-	}
-	in := labelInput{Name: &name, Color: &color, Description: &description}
-	if rep, bad := in.check(""); bad || rp.label(name) != nil {
-		return fmt.Errorf("fakegithub: label %q exists or is invalid: %v", name, rep.body)
-	}
-	l := s.newLabel(rp, name)
-	l.color, l.description = strings.TrimPrefix(color, "#"), description
-	return nil
+	return s.inRepo(repo, func(rp *repository) error {
+		in := labelInput{Name: &name, Color: &color, Description: &description}
+		if rep, bad := in.check(""); bad || rp.label(name) != nil {
+			return fmt.Errorf("fakegithub: label %q exists or is invalid: %v", name, rep.body)
+		}
+		l := s.newLabel(rp, name)
+		l.color, l.description = strings.TrimPrefix(color, "#"), description
+		return nil
+	})
 }
 
 // SetFile stores a file on the default branch; nil content deletes it.
 func (s *Server) SetFile(repo, path string, content []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(repo)
-	if err != nil {
-		return err
-	}
-	path = strings.Trim(path, "/")
-	if content == nil {
-		delete(rp.files, path)
+	return s.inRepo(repo, func(rp *repository) error {
+		path = strings.Trim(path, "/")
+		if content == nil {
+			delete(rp.files, path)
+			return nil
+		}
+		rp.files[path] = slices.Clone(content)
 		return nil
-	}
-	rp.files[path] = slices.Clone(content)
-	return nil
+	})
 }
 
 // AddCheckRun adds a check run on sha and returns its id. Status is
@@ -262,14 +253,10 @@ func (s *Server) AddCheckRun(repo, sha, name, status, conclusion string) (int64,
 
 // AddStatus adds a commit status (error, failure, pending or success).
 func (s *Server) AddStatus(repo, sha, context, state string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(repo)
-	if err != nil {
-		return err
-	}
-	rp.statuses[sha] = append(rp.statuses[sha], &status{id: s.newID(), context: context, state: state, created: s.now()})
-	return nil
+	return s.inRepo(repo, func(rp *repository) error {
+		rp.statuses[sha] = append(rp.statuses[sha], &status{id: s.newID(), context: context, state: state, created: s.now()})
+		return nil
+	})
 }
 
 // SubmitReview records a review by login on pull request pr with state
@@ -287,18 +274,14 @@ func (s *Server) SubmitReview(repo string, pr int, login, state, body string) (i
 // SetWorkflow configures a workflow file: its name and run-name pattern
 // (e.g. "autopilot ${{ inputs.session }}"; "" shows the name instead).
 func (s *Server) SetWorkflow(repo, file, name, runName string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rp, err := s.repoLocked(repo)
-	if err != nil {
-		return err
-	}
-	wf := s.workflow(rp, file, true)
-	if wf == nil {
-		return fmt.Errorf("fakegithub: workflow %q must be a .yml or .yaml file", file)
-	}
-	wf.name, wf.runName = name, runName
-	return nil
+	return s.inRepo(repo, func(rp *repository) error {
+		wf := s.workflow(rp, file, true)
+		if wf == nil {
+			return fmt.Errorf("fakegithub: workflow %q must be a .yml or .yaml file", file)
+		}
+		wf.name, wf.runName = name, runName
+		return nil
+	})
 }
 
 // StartRun marks a run in_progress.

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// maxBody is GitHub's limit on issue and comment bodies, in characters.
+// maxBodyChars is GitHub's limit on issue and comment bodies, in characters.
 const maxBodyChars = 65536
 
 const (
@@ -19,7 +19,7 @@ const (
 
 var reactionContents = []string{"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
 
-// issueParam resolves {number} in c.repo; nil means 404.
+// issue resolves {number} in c.repo; nil means 404.
 func (c *call) issue() *issue {
 	n, ok := c.intParam("number")
 	if !ok {
@@ -167,23 +167,32 @@ func (s *Server) createComment(c *call) reply {
 	if is == nil {
 		return notFound()
 	}
+	body, rep, good := c.commentBody(docComments + "#create-an-issue-comment")
+	if !good {
+		return rep
+	}
+	cm := s.addComment(c.repo, is, c.who, c.tok.id.AppID, body)
+	rep = created(s.commentJSON(cm))
+	rep.set("Location", s.api("/repos/%s/issues/comments/%d", c.repo.fullName(), cm.id))
+	return rep
+}
+
+// commentBody decodes and validates {"body": ...} of a comment create or
+// edit: required, non-empty, at most 65,536 characters.
+func (c *call) commentBody(doc string) (string, reply, bool) {
 	var in struct {
 		Body *string `json:"body"`
 	}
-	if rep, ok := c.decode(&in); !ok {
-		return rep
+	if rep, good := c.decode(&in); !good {
+		return "", rep, false
 	}
-	doc := docComments + "#create-an-issue-comment"
 	if in.Body == nil || *in.Body == "" {
-		return validation(doc, fieldError{"resource": "IssueComment", "code": "missing_field", "field": "body"})
+		return "", validation(doc, fieldError{"resource": "IssueComment", "code": "missing_field", "field": "body"}), false
 	}
 	if rep, bad := tooLong("IssueComment", doc, *in.Body); bad {
-		return rep
+		return "", rep, false
 	}
-	cm := s.addComment(c.repo, is, c.who, c.tok.id.AppID, *in.Body)
-	rep := created(s.commentJSON(cm))
-	rep.set("Location", s.api("/repos/%s/issues/comments/%d", c.repo.fullName(), cm.id))
-	return rep
+	return *in.Body, reply{}, true
 }
 
 // comment resolves {id} to a live comment of c.repo; nil means 404.
@@ -212,20 +221,11 @@ func (s *Server) editComment(c *call) reply {
 	if cm == nil {
 		return notFound()
 	}
-	var in struct {
-		Body *string `json:"body"`
-	}
-	if rep, ok := c.decode(&in); !ok {
+	body, rep, good := c.commentBody(docComments + "#update-an-issue-comment")
+	if !good {
 		return rep
 	}
-	doc := docComments + "#update-an-issue-comment"
-	if in.Body == nil || *in.Body == "" {
-		return validation(doc, fieldError{"resource": "IssueComment", "code": "missing_field", "field": "body"})
-	}
-	if rep, bad := tooLong("IssueComment", doc, *in.Body); bad {
-		return rep
-	}
-	s.edit(cm, c.who, c.tok.id.AppID, *in.Body)
+	s.edit(cm, c.who, c.tok.id.AppID, body)
 	return ok(s.commentJSON(cm))
 }
 
@@ -267,7 +267,7 @@ func (s *Server) react(c *call) reply {
 // addComment, edit and remove are the mutations shared by HTTP and the Go
 // control API. Called with s.mu held.
 
-func (s *Server) addComment(rp *repo, is *issue, u *user, appID int64, body string) *comment {
+func (s *Server) addComment(rp *repository, is *issue, u *user, appID int64, body string) *comment {
 	now := s.now()
 	cm := &comment{id: s.newID(), repo: rp, issue: is.number, user: u, appID: appID,
 		body: body, created: now, updated: now}

@@ -116,7 +116,7 @@ func (s *Server) updateLabel(c *call) reply {
 	return ok(s.labelJSON(c.repo, l))
 }
 
-func (s *Server) newLabel(rp *repo, name string) *label {
+func (s *Server) newLabel(rp *repository, name string) *label {
 	l := &label{id: s.newID(), name: name, color: autoLabelColor}
 	rp.labels = append(rp.labels, l)
 	return l
@@ -201,7 +201,7 @@ func labelNamesOf(is *issue) []string {
 
 // setLabels replaces the issue's labels, creating missing repository labels
 // with GitHub's default colour. Nothing changes when a name is invalid.
-func (s *Server) setLabels(rp *repo, is *issue, names []string, doc string) (reply, bool) {
+func (s *Server) setLabels(rp *repository, is *issue, names []string, doc string) (reply, bool) {
 	for _, n := range names {
 		if n == "" || utf8.RuneCountInString(n) > maxLabelName {
 			return validation(doc, fieldError{"value": n, "resource": "Label", "field": "name", "code": "invalid"}), true

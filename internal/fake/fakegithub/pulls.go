@@ -15,7 +15,7 @@ func (c *call) pull() *issue {
 	return is
 }
 
-func (s *Server) pullJSON(rp *repo, is *issue) obj {
+func (s *Server) pullJSON(rp *repository, is *issue) obj {
 	pr := is.pull
 	html := s.issueHTML(rp, is)
 	side := func(ref, sha string) obj {
@@ -44,7 +44,7 @@ func (s *Server) getPull(c *call) reply {
 	return ok(s.pullJSON(c.repo, is))
 }
 
-func (s *Server) reviewJSON(rp *repo, is *issue, r *review) obj {
+func (s *Server) reviewJSON(rp *repository, is *issue, r *review) obj {
 	html := s.issueHTML(rp, is)
 	pu := s.api("/repos/%s/pulls/%d", rp.fullName(), is.number)
 	var submitted any

@@ -48,7 +48,7 @@ func (s *Server) userJSON(u *user) obj {
 	}
 }
 
-func (s *Server) labelJSON(rp *repo, l *label) obj {
+func (s *Server) labelJSON(rp *repository, l *label) obj {
 	return obj{
 		"id": l.id, "node_id": nodeID("Label", l.id), "name": l.name, "color": l.color,
 		"url":         s.api("/repos/%s/labels/%s", rp.fullName(), url.PathEscape(l.name)),
@@ -56,7 +56,7 @@ func (s *Server) labelJSON(rp *repo, l *label) obj {
 	}
 }
 
-func (s *Server) labelsJSON(rp *repo, ls []*label) []obj {
+func (s *Server) labelsJSON(rp *repository, ls []*label) []obj {
 	out := make([]obj, 0, len(ls))
 	for _, l := range ls {
 		out = append(out, s.labelJSON(rp, l))
@@ -66,7 +66,7 @@ func (s *Server) labelsJSON(rp *repo, ls []*label) []obj {
 
 // association is author_association: an explicit override, OWNER for the
 // repository owner, COLLABORATOR for anyone given a permission, else NONE.
-func association(rp *repo, u *user) string {
+func association(rp *repository, u *user) string {
 	if a := rp.assoc[strings.ToLower(u.login)]; a != "" {
 		return a
 	}
@@ -79,7 +79,7 @@ func association(rp *repo, u *user) string {
 	return "NONE"
 }
 
-func (s *Server) issueHTML(rp *repo, is *issue) string {
+func (s *Server) issueHTML(rp *repository, is *issue) string {
 	kind := "issues"
 	if is.pull != nil {
 		kind = "pull"
@@ -87,7 +87,7 @@ func (s *Server) issueHTML(rp *repo, is *issue) string {
 	return fmt.Sprintf("%s/%s/%s/%d", s.webURL, rp.fullName(), kind, is.number)
 }
 
-func (s *Server) issueJSON(rp *repo, is *issue) obj {
+func (s *Server) issueJSON(rp *repository, is *issue) obj {
 	base := s.api("/repos/%s/issues/%d", rp.fullName(), is.number)
 	live := 0
 	for _, c := range is.comments {
@@ -165,7 +165,7 @@ func (s *Server) appJSON(a *app) obj {
 	}
 }
 
-func (s *Server) repoJSON(rp *repo) obj {
+func (s *Server) repoJSON(rp *repository) obj {
 	owner := s.user(rp.owner, "Organization")
 	visibility := "public"
 	if rp.private {

@@ -29,7 +29,7 @@ func legacyPermission(p forge.Permission) string {
 
 // effectivePermission is the user's role: explicit, owner (admin), or the
 // base of a public (read) or private (none) repository.
-func effectivePermission(rp *repo, login string) forge.Permission {
+func effectivePermission(rp *repository, login string) forge.Permission {
 	if p, ok := rp.perms[strings.ToLower(login)]; ok {
 		return p
 	}
@@ -91,7 +91,7 @@ func (s *Server) getContents(c *call) reply {
 	}
 	if data, found := rp.files[p]; found {
 		accept := c.r.Header.Get("Accept")
-		if strings.Contains(accept, "raw") && !strings.Contains(accept, "raw+json") {
+		if strings.Contains(accept, "vnd.github.raw") { // raw and raw+json both return the bytes of a file
 			rep := reply{status: http.StatusOK, raw: slices.Clone(data)}
 			rep.set("Content-Type", "application/vnd.github.raw; charset=utf-8")
 			return rep

@@ -51,7 +51,7 @@ type Server struct {
 	users          map[string]*user // lower login
 	tokens         map[string]*token
 	apps           map[int64]*app
-	repos          map[string]*repo // lower full name
+	repos          map[string]*repository // lower full name
 	comments       map[int64]*comment
 	runs           map[int64]*run
 	scripts        []*script
@@ -71,7 +71,7 @@ func New(opts Options) *Server {
 		users:          map[string]*user{},
 		tokens:         map[string]*token{},
 		apps:           map[int64]*app{},
-		repos:          map[string]*repo{},
+		repos:          map[string]*repository{},
 		comments:       map[int64]*comment{},
 		runs:           map[int64]*run{},
 	}
@@ -89,7 +89,8 @@ func New(opts Options) *Server {
 	}
 	s.routes = buildRoutes()
 	s.addActionsApp()
-	s.ts = httptest.NewServer(s)
+	s.ts = httptest.NewUnstartedServer(s)
+	s.ts.Start() // sets ts.URL before any handler can read it
 	return s
 }
 
@@ -127,10 +128,10 @@ type call struct {
 	params map[string]string
 	query  url.Values
 	body   []byte
-	tok    *token // token routes
-	who    *user  // acting account on token routes
-	app    *app   // JWT routes
-	repo   *repo  // routes under /repos/{owner}/{repo}
+	tok    *token      // token routes
+	who    *user       // acting account on token routes
+	app    *app        // JWT routes
+	repo   *repository // routes under /repos/{owner}/{repo}
 }
 
 // reply is a handler's answer before headers are finalised.

@@ -35,7 +35,7 @@ type reaction struct {
 
 type comment struct {
 	id        int64
-	repo      *repo
+	repo      *repository
 	issue     int
 	user      *user
 	appID     int64
@@ -105,7 +105,7 @@ type workflow struct {
 
 type run struct {
 	id         int64
-	repo       *repo
+	repo       *repository
 	wf         *workflow
 	number     int
 	title      string
@@ -119,7 +119,7 @@ type run struct {
 	updated    time.Time
 }
 
-type repo struct {
+type repository struct {
 	id            int64
 	owner         string
 	name          string
@@ -137,9 +137,9 @@ type repo struct {
 	runs          []*run
 }
 
-func (r *repo) fullName() string { return r.owner + "/" + r.name }
+func (r *repository) fullName() string { return r.owner + "/" + r.name }
 
-func (r *repo) label(name string) *label {
+func (r *repository) label(name string) *label {
 	for _, l := range r.labels {
 		if strings.EqualFold(l.name, name) {
 			return l

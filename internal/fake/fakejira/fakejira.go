@@ -12,7 +12,6 @@ package fakejira
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -262,9 +261,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	if faulted && fault.Delay > 0 {
-		if err := sleepCtx(r.Context(), fault.Delay); err != nil {
+		select {
+		case <-r.Context().Done():
 			s.setStatus(entry, 0)
 			return
+		case <-time.After(fault.Delay):
 		}
 	}
 	rec := httptest.NewRecorder()
@@ -288,17 +289,6 @@ func (s *Server) setStatus(entry, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log[entry].Status = status
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // authorized checks the Authorization header: basic user:token on both

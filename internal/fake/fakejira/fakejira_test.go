@@ -8,31 +8,13 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newFake(t *testing.T, o Options) (*Server, *clock) {
+func newFake(t *testing.T, o Options) (*Server, *Clock) {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	o.Now = c.Now
 	s := New(o)
 	t.Cleanup(s.Close)

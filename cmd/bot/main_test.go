@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func runCmd(t *testing.T, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb, func(k string) string { return env[k] })
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yml")
+	bad := filepath.Join(dir, "bad.yml")
+	os.WriteFile(good, []byte("default_flow: existing-code\nlimits:\n  max_sessions: 500\n"), 0o644)
+	os.WriteFile(bad, []byte("limits:\n  max_sessions: 3\nexecutor:\n  kind: robot\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string // substring of stdout+stderr
+	}{
+		{"version", []string{"version"}, 0, "autopilot dev"},
+		{"help", []string{"help"}, 0, "commands:"},
+		{"no command", nil, 2, "usage: bot"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"validate ok clamps silently", []string{"validate", good}, 0, "max_sessions=50"},
+		{"validate names line and field", []string{"validate", bad}, 2, "line 4: executor.kind"},
+		{"validate missing file", []string{"validate", filepath.Join(dir, "none.yml")}, 2, "no such file"},
+		{"validate too many args", []string{"validate", "a", "b"}, 2, "usage: bot validate"},
+		{"demo quiet", []string{"demo", "--quiet"}, 0, "Final status           done"},
+		{"demo bad flag", []string{"demo", "--nope"}, 2, "flag provided but not defined"},
+		{"demo unknown flow", []string{"demo", "--flow", "nope"}, 2, `unknown flow "nope"`},
+		{"action without event", []string{"action"}, 2, "GITHUB_EVENT_NAME"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errs := runCmd(t, nil, c.args...)
+			if code != c.code || !strings.Contains(out+errs, c.want) {
+				t.Fatalf("exit %d, want %d; output lacks %q:\n%s%s", code, c.code, c.want, out, errs)
+			}
+		})
+	}
+}
+
+func TestActionIsDefaultInsideActions(t *testing.T) {
+	code, out, _ := runCmd(t, map[string]string{"GITHUB_ACTIONS": "true"})
+	if code != 2 || !strings.Contains(out, "::error::GITHUB_EVENT_NAME") {
+		t.Fatalf("exit %d, out %q", code, out)
+	}
+}
+
+// An event autopilot does not act on costs zero API calls and exits 0.
+func TestIrrelevantEventMakesNoAPICall(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, "unexpected", http.StatusTeapot)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	for _, c := range []struct{ name, payload string }{
+		{"star", `{"action":"created","repository":{"full_name":"o/r"},"sender":{"login":"u"}}`},
+		{"issue_comment", `{"action":"created","repository":{"full_name":"o/r"},"sender":{"login":"u","type":"User"},"issue":{"number":3,"title":"t","body":"","state":"open","labels":[{"name":"bug"}]},"comment":{"id":9,"body":"A","user":{"login":"u","type":"User"},"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","html_url":"x"}}`},
+	} {
+		p := filepath.Join(dir, c.name+".json")
+		os.WriteFile(p, []byte(c.payload), 0o644)
+		env := map[string]string{"GITHUB_EVENT_NAME": c.name, "GITHUB_EVENT_PATH": p, "GITHUB_REPOSITORY": "o/r", "GITHUB_API_URL": srv.URL, "INPUT_GITHUB_TOKEN": "t"}
+		code, out, errs := runCmd(t, env, "action")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", c.name, code, out, errs)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Fatalf("irrelevant events made %d API calls, want 0", n)
+	}
+}

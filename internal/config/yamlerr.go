@@ -1,0 +1,383 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"go.yaml.in/yaml/v3"
+)
+
+// decode parses data into c, refusing unknown keys. It returns the parsed
+// document, used afterwards to put line numbers on semantic errors, or nil
+// when the file holds no document (empty or comments only).
+func decode(data []byte, c *Config) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(data, err)
+	}
+	if doc.Kind == 0 || (len(doc.Content) == 1 && doc.Content[0].Tag == "!!null") {
+		return nil, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		return nil, decodeError(&doc, data, err)
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, syntaxError(data, err)
+	case len(extra.Content) > 0 && extra.Content[0].Tag != "!!null":
+		return nil, &Error{Line: extra.Content[0].Line, Field: "document", Msg: "a config file holds one YAML document; remove the second '---' and what follows"}
+	}
+	return &doc, nil
+}
+
+var (
+	lineMsgRE   = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	unmarshalRE = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	unknownRE   = regexp.MustCompile(`^field (.+) not found in type (\S+)$`)
+	dupKeyRE    = regexp.MustCompile(`^mapping key "(.*)" already defined at line (\d+)$`)
+	durationRE  = regexp.MustCompile(`^("(?:[^"\\]|\\.)*") is not a duration`)
+	keyOnLineRE = regexp.MustCompile(`^[ \t]*(?:-[ \t]+)?["']?([A-Za-z0-9_.-]+)["']?[ \t]*:`)
+)
+
+// syntaxError turns a YAML parse error into an Error naming the line and,
+// when the line starts with a key, that key.
+func syntaxError(data []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := lineMsgRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	} else if line = guessLine(data, msg); line == 0 {
+		return &Error{Field: "yaml", Msg: msg}
+	}
+	text := lineText(data, line)
+	field := "yaml"
+	if k := keyOnLineRE.FindStringSubmatch(text); k != nil {
+		field = k[1]
+	}
+	if strings.Contains(leadingSpace(text), "\t") {
+		msg += " (YAML is indented with spaces; this line starts with a tab)"
+	}
+	return &Error{Line: line, Field: field, Msg: msg}
+}
+
+var anchorRE = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+
+// guessLine finds the line of the errors the YAML parser reports without
+// one: a control character, an alias of an unknown anchor.
+func guessLine(data []byte, msg string) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if a := anchorRE.FindStringSubmatch(msg); a != nil && bytes.Contains(l, []byte("*"+a[1])) {
+			return i + 1
+		}
+		if strings.HasPrefix(msg, "control characters") && bytes.ContainsFunc(l, func(r rune) bool {
+			return r < 0x20 && r != '\t' && r != '\r' || r == 0x7f
+		}) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// decodeError turns the decoder's first error into an Error naming the
+// line and the dotted path of the offending field.
+func decodeError(root *yaml.Node, data []byte, err error) error {
+	text := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		text = te.Errors[0]
+	}
+	m := lineMsgRE.FindStringSubmatch(text)
+	if m == nil {
+		return syntaxError(data, err)
+	}
+	line, _ := strconv.Atoi(m[1])
+	msg := m[2]
+	if d := dupKeyRE.FindStringSubmatch(msg); d != nil {
+		return &Error{Line: line, Field: locate(root, line, match{key: d[1]}), Msg: fmt.Sprintf("duplicate key (first defined at line %s)", d[2])}
+	}
+	if u := unknownRE.FindStringSubmatch(msg); u != nil {
+		out := fmt.Sprintf("unknown key %q", u[1])
+		if known := knownKeys(u[2]); known != "" {
+			out += " (known: " + known + ")"
+		}
+		return &Error{Line: line, Field: locate(root, line, match{key: u[1]}), Msg: out}
+	}
+	if u := unmarshalRE.FindStringSubmatch(msg); u != nil {
+		msg = fmt.Sprintf("want %s, got %s", describeType(u[3]), describeValue(u[1], u[2]))
+		switch {
+		case u[3] == "config.Config":
+			return &Error{Line: line, Field: "document", Msg: msg}
+		case u[1] == "!!map" || u[1] == "!!seq":
+			return &Error{Line: line, Field: locate(root, line, match{container: u[1]}), Msg: msg}
+		}
+		return &Error{Line: line, Field: locate(root, line, match{value: u[2]}), Msg: msg}
+	}
+	if d := durationRE.FindStringSubmatch(msg); d != nil {
+		v, _ := strconv.Unquote(d[1])
+		return &Error{Line: line, Field: locate(root, line, match{value: v}), Msg: msg}
+	}
+	return &Error{Line: line, Field: locate(root, line, match{}), Msg: msg}
+}
+
+// match says which node on a line an error is about: a key with that text,
+// a scalar value with that text (a trailing "..." matches a prefix), or a
+// mapping ("!!map") or list ("!!seq") that starts on the line.
+type match struct{ key, value, container string }
+
+func (m match) text(want, got string) bool {
+	if p, ok := strings.CutSuffix(want, "..."); ok {
+		return strings.HasPrefix(got, p)
+	}
+	return want == got
+}
+
+// locate returns the dotted path (e.g. "flows.x.steps[0].slug") of the node
+// on line that m describes. Without such a node it returns the first key or
+// value on that line, or "document" when the line has none.
+func locate(root *yaml.Node, line int, m match) string {
+	var first, found, lastContainer string
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		if n == nil || found != "" {
+			return
+		}
+		if n.Line == line && path != "" {
+			switch n.Kind {
+			case yaml.ScalarNode:
+				if first == "" {
+					first = path
+				}
+				if m.value != "" && m.text(m.value, n.Value) {
+					found = path
+					return
+				}
+			case yaml.MappingNode:
+				if m.container == "!!map" {
+					lastContainer = path
+				}
+			case yaml.SequenceNode:
+				if m.container == "!!seq" {
+					lastContainer = path
+				}
+			}
+		}
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, path)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				p := joinPath(path, k.Value)
+				if k.Line == line {
+					if first == "" {
+						first = p
+					}
+					if m.key != "" && m.text(m.key, k.Value) {
+						found = p
+						return
+					}
+				}
+				walk(n.Content[i+1], p)
+			}
+		}
+	}
+	walk(root, "")
+	switch {
+	case found != "":
+		return found
+	case lastContainer != "":
+		return lastContainer
+	case first != "":
+		return first
+	}
+	return "document"
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// knownKeys lists the YAML keys of the Go type the decoder named.
+func knownKeys(typeName string) string {
+	types := map[string]reflect.Type{
+		"config.Config":   reflect.TypeOf(Config{}),
+		"config.Limits":   reflect.TypeOf(Limits{}),
+		"config.Executor": reflect.TypeOf(Executor{}),
+		"config.Jira":     reflect.TypeOf(Jira{}),
+		"flow.Flow":       reflect.TypeOf(flow.Flow{}),
+		"flow.Step":       reflect.TypeOf(flow.Step{}),
+		"flow.Loop":       reflect.TypeOf(flow.Loop{}),
+	}
+	t, ok := types[typeName]
+	if !ok {
+		return ""
+	}
+	var keys []string
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return strings.Join(keys, ", ")
+}
+
+// describeType names a Go type the way a config author thinks of it.
+func describeType(goType string) string {
+	switch goType {
+	case "int":
+		return "a whole number"
+	case "float64":
+		return "a number"
+	case "bool", "*bool":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "[]string":
+		return "a list of strings"
+	case "[]flow.Step":
+		return "a list of steps"
+	case "config.Duration":
+		return "a duration (e.g. 90s, 2h)"
+	}
+	if strings.HasPrefix(goType, "[]") {
+		return "a list"
+	}
+	return "a mapping"
+}
+
+// describeValue names the YAML value the decoder could not use.
+func describeValue(tag, value string) string {
+	switch tag {
+	case "!!map":
+		return "a mapping"
+	case "!!seq":
+		return "a list"
+	case "!!null":
+		return "nothing"
+	}
+	return strconv.Quote(value)
+}
+
+// lineText returns the 1-based line of data, or "".
+func lineText(data []byte, line int) string {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		if i+1 == line {
+			return string(l)
+		}
+	}
+	return ""
+}
+
+func leadingSpace(s string) string {
+	return s[:len(s)-len(strings.TrimLeft(s, " \t"))]
+}
+
+// findLine returns the line of the deepest key (or list item, segment
+// "[i]") of path that exists in the document, or 0.
+func findLine(root *yaml.Node, path ...string) int {
+	if root == nil {
+		return 0
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, seg := range path {
+		next, at := child(n, seg)
+		if next == nil {
+			return line
+		}
+		n, line = next, at
+	}
+	return line
+}
+
+// present reports whether path exists in the document with a non-null value.
+func present(root *yaml.Node, path ...string) bool {
+	if root == nil {
+		return false
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, seg := range path {
+		if n, _ = child(n, seg); n == nil {
+			return false
+		}
+	}
+	return n.Tag != "!!null"
+}
+
+// child returns the value under a mapping key or a "[i]" list index, and
+// the line of that key or item.
+func child(n *yaml.Node, seg string) (*yaml.Node, int) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == seg {
+				return n.Content[i+1], n.Content[i].Line
+			}
+		}
+	case yaml.SequenceNode:
+		if strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]") {
+			i, err := strconv.Atoi(seg[1 : len(seg)-1])
+			if err == nil && i >= 0 && i < len(n.Content) {
+				return n.Content[i], n.Content[i].Line
+			}
+		}
+	}
+	return nil, 0
+}
+
+// splitPath splits a generated field path such as ".steps[2].slug" into
+// segments {"steps", "[2]", "slug"}.
+func splitPath(p string) []string {
+	var out []string
+	for _, part := range strings.Split(strings.TrimPrefix(p, "."), ".") {
+		for part != "" {
+			i := strings.IndexByte(part, '[')
+			switch {
+			case i < 0:
+				out = append(out, part)
+				part = ""
+			case i > 0:
+				out = append(out, part[:i])
+				part = part[i:]
+			default:
+				j := strings.IndexByte(part, ']')
+				if j < 0 {
+					out = append(out, part)
+					part = ""
+					continue
+				}
+				out = append(out, part[:j+1])
+				part = part[j+1:]
+			}
+		}
+	}
+	return out
+}

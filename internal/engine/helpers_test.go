@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// t0 is the fixed start of every test clock.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+const testIssue = 12
+
+// settingsFor builds engine settings from a config file (empty: defaults).
+func settingsFor(t testing.TB, yaml string) Settings {
+	t.Helper()
+	cfg := config.Default()
+	if strings.TrimSpace(yaml) != "" {
+		var err error
+		cfg, err = config.Parse([]byte(yaml))
+		if err != nil {
+			t.Fatalf("config.Parse: %v", err)
+		}
+	}
+	return Settings{Config: cfg, AnswerPermission: forge.PermWrite, Repo: "acme/widgets"}
+}
+
+// harness drives the engine through a sequence of events with a clock that
+// advances one minute per event, collecting every effect.
+type harness struct {
+	t      testing.TB
+	set    Settings
+	st     *state.State
+	clock  time.Time
+	nextID int64
+	all    []state.Effect
+	last   Result
+}
+
+func newHarness(t testing.TB, yaml string) *harness {
+	t.Helper()
+	return &harness{t: t, set: settingsFor(t, yaml), clock: t0, nextID: 1000}
+}
+
+// now is the current clock reading (the time of the last applied event).
+func (h *harness) now() time.Time { return h.clock }
+
+// advance moves the clock on by d without applying an event.
+func (h *harness) advance(d time.Duration) { h.clock = h.clock.Add(d) }
+
+// apply applies one event one minute after the previous one and fails the
+// test on an engine error. It checks that the input state is not mutated.
+func (h *harness) apply(ev Event) Result {
+	h.t.Helper()
+	res, err := h.try(ev)
+	if err != nil {
+		h.t.Fatalf("Apply(%T): %v", ev, err)
+	}
+	return res
+}
+
+// try is apply returning the engine's error instead of failing.
+func (h *harness) try(ev Event) (Result, error) {
+	h.t.Helper()
+	h.clock = h.clock.Add(time.Minute)
+	var before []byte
+	if h.st != nil {
+		before = mustJSON(h.t, h.st)
+	}
+	res, err := Apply(h.set, h.st, ev, h.clock)
+	if h.st != nil && string(mustJSON(h.t, h.st)) != string(before) {
+		h.t.Fatalf("Apply(%T) mutated its input state", ev)
+	}
+	if err != nil {
+		return res, err
+	}
+	h.last = res
+	h.all = append(h.all, res.Effects...)
+	if res.State != nil {
+		h.st = res.State
+	}
+	return res, nil
+}
+
+// start starts a run of the named flow on testIssue.
+func (h *harness) start(flowName string) Result {
+	h.t.Helper()
+	return h.apply(Start{Flow: flowName, Issue: testIssue, Actor: "maria", Title: "Add CSV export to reports", Body: "## Desired outcome\nCSV downloads\n## Constraints\nno new deps", URL: "https://github.com/acme/widgets/issues/12"})
+}
+
+// comment builds a comment by a user with the given permission, written at
+// the current clock reading.
+func (h *harness) comment(author string, perm forge.Permission, body string) Comment {
+	h.nextID++
+	return Comment{ID: h.nextID, Author: author, Perm: perm, Body: body, At: h.clock,
+		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", h.nextID)}
+}
+
+// say applies a comment by a user with write permission.
+func (h *harness) say(author, body string) Result {
+	h.t.Helper()
+	return h.apply(h.comment(author, forge.PermWrite, body))
+}
+
+// sayAs applies a comment by a user with the given permission.
+func (h *harness) sayAs(author string, perm forge.Permission, body string) Result {
+	h.t.Helper()
+	return h.apply(h.comment(author, perm, body))
+}
+
+// done reports the current step done as maria.
+func (h *harness) done(summary string) Result {
+	h.t.Helper()
+	return h.say("maria", strings.TrimSpace("/autopilot done "+summary))
+}
+
+// mark returns the effects of the last event and of the whole run.
+func (h *harness) lastEffects() []state.Effect { return h.last.Effects }
+
+// runTo starts a flow and reports done until the current step is slug.
+// Gates met on the way are answered with their recommended option.
+func (h *harness) runTo(flowName, slug string) {
+	h.t.Helper()
+	if h.st == nil {
+		h.start(flowName)
+	}
+	for i := 0; i < 40 && h.st.Slug != slug; i++ {
+		switch {
+		case h.st.Gate != nil:
+			h.say("maria", h.st.Gate.Recommend)
+		case h.st.Status == state.InProgress:
+			h.done("ok")
+		default:
+			h.t.Fatalf("runTo %s: stuck at %s (%s/%s)", slug, h.st.Slug, h.st.Run, h.st.Status)
+		}
+	}
+	if h.st.Slug != slug {
+		h.t.Fatalf("runTo %s: ended at %s", slug, h.st.Slug)
+	}
+}
+
+// drive applies a sequence of events to a state and returns the final
+// state and every effect (the driver used by table tests).
+func drive(t testing.TB, set Settings, s *state.State, at time.Time, evs ...Event) (*state.State, []state.Effect) {
+	t.Helper()
+	var all []state.Effect
+	for i, ev := range evs {
+		res, err := Apply(set, s, ev, at.Add(time.Duration(i+1)*time.Minute))
+		if err != nil {
+			t.Fatalf("event %d (%T): %v", i, ev, err)
+		}
+		all = append(all, res.Effects...)
+		if res.State != nil {
+			s = res.State
+		}
+	}
+	return s, all
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	return b
+}
+
+// effectsOf filters effects by kind.
+func effectsOf(effs []state.Effect, kind string) []state.Effect {
+	var out []state.Effect
+	for _, e := range effs {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// bodies returns the bodies of the comment effects.
+func bodies(effs []state.Effect) []string {
+	var out []string
+	for _, e := range effectsOf(effs, EffComment) {
+		out = append(out, e.Body)
+	}
+	return out
+}
+
+// hasBody reports whether any comment effect's body contains all parts.
+func hasBody(effs []state.Effect, parts ...string) bool {
+	for _, b := range bodies(effs) {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(b, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// reactions returns the reactions made on comment id.
+func reactions(effs []state.Effect, id int64) []string {
+	var out []string
+	for _, e := range effectsOf(effs, EffReact) {
+		if e.CommentID == id {
+			out = append(out, e.Content)
+		}
+	}
+	return out
+}
+
+// repliesTo counts the reply comments addressed to comment id.
+func repliesTo(effs []state.Effect, id int64) int {
+	n := 0
+	for _, e := range effectsOf(effs, EffComment) {
+		if e.Marker == fmt.Sprintf("<!-- autopilot:reply %d -->", id) {
+			n++
+		}
+	}
+	return n
+}
+
+// ledgerOf returns the ledger outcome of comment id, "" when not ledgered.
+func ledgerOf(s *state.State, id int64) string {
+	for _, e := range s.Ledger {
+		if e.CommentID == id {
+			return e.Outcome
+		}
+	}
+	return ""
+}
+
+// progressOf returns the banner status of a step slug.
+func progressOf(s *state.State, slug string) string {
+	for _, p := range s.Steps {
+		if p.Slug == slug {
+			return p.Status
+		}
+	}
+	return ""
+}
+
+// gateBody returns the posted body of the open gate.
+func gateBody(t testing.TB, effs []state.Effect, g *state.Gate) string {
+	t.Helper()
+	if g == nil {
+		t.Fatalf("no gate open")
+	}
+	for _, e := range effs {
+		if e.Kind == EffComment && e.Marker == gateMarker(g.ID) {
+			return e.Body
+		}
+	}
+	t.Fatalf("gate %s was never posted", g.ID)
+	return ""
+}
+
+// want fails the test when got != want.
+func want[T comparable](t testing.TB, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// wantDeep fails the test when got and want differ.
+func wantDeep(t testing.TB, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %#v, want %#v", what, got, want)
+	}
+}
+
+func f64(v float64) *float64 { return &v }

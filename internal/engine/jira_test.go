@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// toPlan runs greenfield to the done of research, which enters plan, the
+// first Jira step; it returns that result.
+func toPlan(t *testing.T, h *harness) Result {
+	t.Helper()
+	h.start("greenfield")
+	h.done("problem")
+	return h.done("research")
+}
+
+func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
+	h := newHarness(t, "")
+	res := toPlan(t, h)
+	s := res.State
+	want(t, "slug", s.Slug, "plan")
+	want(t, "status", s.Status, state.NotStarted)
+	if s.Gate == nil || s.Gate.Kind != "jira-auth" {
+		t.Fatalf("gate = %+v, want jira-auth", s.Gate)
+	}
+	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	body := gateBody(t, res.Effects, s.Gate)
+	for _, line := range []string{" Jira authentication failed", "Jira is not configured", " A) Retry authentication", " B) Continue without Jira (tasks saved locally only)", "Recommendation: A"} {
+		if !strings.Contains(body, line) {
+			t.Errorf("jira gate lacks %q:\n%s", line, body)
+		}
+	}
+}
+
+func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
+	h := newHarness(t, "")
+	h.set.JiraConfigured = true
+	res := toPlan(t, h)
+	s := res.State
+	want(t, "pending check", s.PendingJiraCheck, true)
+	want(t, "gate", s.Gate == nil, true)
+	want(t, "status", s.Status, state.NotStarted)
+	want(t, "auth effects", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "action", NextAction(s), "checking Jira authentication")
+
+	// Failure opens the gate with the detail.
+	res = h.apply(JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
+	s = res.State
+	if s.Gate == nil || s.Gate.Kind != "jira-auth" {
+		t.Fatalf("gate = %+v, want jira-auth", s.Gate)
+	}
+	want(t, "pending check cleared", s.PendingJiraCheck, false)
+	if !strings.Contains(gateBody(t, res.Effects, s.Gate), "Detail: HTTP 401: Client must be authenticated") {
+		t.Errorf("gate lacks the failure detail")
+	}
+	// A late duplicate answer of the same check is ignored.
+	res = h.apply(JiraAuth{OK: true})
+	want(t, "duplicate auth result changes nothing", res.Changed, false)
+
+	// A retries: a new auth check, no gate.
+	res = h.say("maria", "A")
+	s = res.State
+	want(t, "auth effects after A", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "pending after A", s.PendingJiraCheck, true)
+	want(t, "gate after A", s.Gate == nil, true)
+
+	// Success runs the step.
+	res = h.apply(JiraAuth{OK: true})
+	s = res.State
+	want(t, "jira enabled", s.JiraEnabled != nil && *s.JiraEnabled, true)
+	want(t, "status", s.Status, state.InProgress)
+	want(t, "run", s.Run, state.RunInProgress)
+	if !hasBody(res.Effects, "▶️ **Step 3 — Plan**", "autopilot-epics") {
+		t.Errorf("plan not announced: %q", bodies(res.Effects))
+	}
+	// Later Jira steps do not ask again.
+	res = h.done("plan")
+	want(t, "decompose runs", res.State.Slug, "decompose")
+	want(t, "decompose status", res.State.Status, state.InProgress)
+	want(t, "no second check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+}
+
+func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
+	h := newHarness(t, "")
+	toPlan(t, h)
+	res := h.say("maria", "B")
+	s := res.State
+	want(t, "jira disabled", s.JiraEnabled != nil && !*s.JiraEnabled, true)
+	want(t, "plan runs", s.Status, state.InProgress)
+	c := h.comment("maria", "write", "/autopilot done plan with epics")
+	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}, {Kind: state.KindEpic, Title: "Docs"}}
+	res = h.apply(c)
+	s = res.State
+	want(t, "tasks", len(s.Tasks), 2)
+	for _, tk := range s.Tasks {
+		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraPending)
+	}
+	want(t, "no sync while disabled", len(effectsOf(res.Effects, EffJiraSync)), 0)
+	want(t, "pending count", PendingCount(s), 2)
+	labels := strings.Join(Labels(s), " ")
+	if !strings.Contains(labels, "autopilot/jira:pending") {
+		t.Errorf("labels %q lack autopilot/jira:pending", labels)
+	}
+	// /autopilot jira sync creates them later.
+	res = h.say("maria", "/autopilot jira sync")
+	syncs := effectsOf(res.Effects, EffJiraSync)
+	if len(syncs) != 1 || syncs[0].Content != "sync" {
+		t.Errorf("jira sync effects = %+v", syncs)
+	}
+}
+
+func TestJiraDisabledInConfigSkipsTheGate(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.set.JiraConfigured = true
+	res := toPlan(t, h)
+	s := res.State
+	want(t, "gate", s.Gate == nil, true)
+	want(t, "status", s.Status, state.InProgress)
+	want(t, "jira enabled recorded false", s.JiraEnabled != nil && !*s.JiraEnabled, true)
+	want(t, "no auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+}
+
+func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
+	h := newHarness(t, "")
+	toPlan(t, h)
+	res := h.say("maria", "/autopilot jira retry")
+	want(t, "decision", res.Decision, "A")
+	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot jira retry")
+	// Without the gate, jira retry re-runs the outbox.
+	res = h.apply(JiraAuth{OK: true})
+	res = h.say("maria", "/autopilot jira retry")
+	if syncs := effectsOf(res.Effects, EffJiraSync); len(syncs) != 1 || syncs[0].Content != "retry" {
+		t.Errorf("sync effects = %+v", syncs)
+	}
+}
+
+func TestJiraSyncWithNothingToSyncIsRefused(t *testing.T) {
+	h := newHarness(t, "")
+	h.start("greenfield")
+	c := h.comment("maria", "write", "/autopilot jira sync")
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:nothing-to-sync")
+	wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+}
+
+func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {
+	h := newHarness(t, "")
+	h.set.JiraConfigured = true
+	toPlan(t, h)
+	h.apply(JiraAuth{OK: true})
+	c := h.comment("maria", "write", "/autopilot done plan")
+	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
+	res := h.apply(c)
+	want(t, "sync emitted when Jira on", len(effectsOf(res.Effects, EffJiraSync)), 1)
+	c = h.comment("maria", "write", "/autopilot done tasks")
+	c.Declared = []state.Task{{Kind: state.KindTask, Title: "writer", Epic: "CSV export", Points: 3}, {Kind: state.KindTask, Title: "button", DependsOn: []string{"02"}, Points: 2, IdemKey: "autopilot-preset0001"}}
+	s := h.apply(c).State
+	if len(s.Tasks) != 3 {
+		t.Fatalf("tasks = %d, want 3", len(s.Tasks))
+	}
+	for i, tc := range []struct{ id, step string }{{"01", "plan"}, {"02", "decompose"}, {"03", "decompose"}} {
+		tk := s.Tasks[i]
+		want(t, "id", tk.ID, tc.id)
+		want(t, "step of "+tc.id, tk.Step, tc.step)
+		want(t, "jira of "+tc.id, tk.Jira, state.JiraPending)
+	}
+	want(t, "key of 01", s.Tasks[0].IdemKey, IdemKey("acme/widgets", testIssue, "01", 1))
+	want(t, "key of 02", s.Tasks[1].IdemKey, IdemKey("acme/widgets", testIssue, "02", 1))
+	want(t, "preset key kept", s.Tasks[2].IdemKey, "autopilot-preset0001")
+	want(t, "epic note", s.Steps[2].Note, "1 epic")
+	want(t, "task note", s.Steps[3].Note, "2 tasks")
+
+	keys := map[string]bool{}
+	for _, k := range []string{
+		IdemKey("acme/widgets", 12, "01", 1), IdemKey("acme/widgets", 12, "02", 1),
+		IdemKey("acme/widgets", 13, "01", 1), IdemKey("acme/gadgets", 12, "01", 1), IdemKey("acme/widgets", 12, "01", 2),
+	} {
+		if keys[k] {
+			t.Errorf("idempotency key %s collides", k)
+		}
+		keys[k] = true
+	}
+	want(t, "stable", IdemKey("acme/widgets", 12, "01", 1), IdemKey("acme/widgets", 12, "01", 1))
+}
+
+func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.runTo("greenfield", "decompose")
+	c := h.comment("maria", "write", "/autopilot done tasks")
+	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b"}}
+	s := h.apply(c).State
+	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
+	res := h.apply(JiraSynced{Tasks: []state.Task{
+		{IdemKey: k2, Jira: state.JiraCreated, JiraKey: "PROJ-8", JiraURL: "https://jira.example/browse/PROJ-8", Done: true},
+		{IdemKey: "autopilot-unknown000", Jira: state.JiraCreated, JiraKey: "PROJ-99"},
+	}})
+	s = res.State
+	want(t, "changed", res.Changed, true)
+	want(t, "task 1 untouched", s.Tasks[0].Jira, state.JiraPending)
+	want(t, "task 1 key", s.Tasks[0].IdemKey, k1)
+	want(t, "task 2 jira", s.Tasks[1].Jira, state.JiraCreated)
+	want(t, "task 2 key", s.Tasks[1].JiraKey, "PROJ-8")
+	want(t, "task 2 url", s.Tasks[1].JiraURL, "https://jira.example/browse/PROJ-8")
+	want(t, "task 2 done", s.Tasks[1].Done, true)
+	want(t, "no stranger added", len(s.Tasks), 2)
+	want(t, "pending", PendingCount(s), 1)
+	// The same sync again changes nothing.
+	res = h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: k2, Jira: state.JiraCreated, JiraKey: "PROJ-8", JiraURL: "https://jira.example/browse/PROJ-8", Done: true}}})
+	want(t, "idempotent", res.Changed, false)
+}
+
+func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.runTo("greenfield", "decompose")
+	c := h.comment("maria", "write", "/autopilot done tasks")
+	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}}
+	h.apply(c)
+	var notices int
+	for i := 0; i < 3; i++ {
+		res := h.apply(JiraSynced{Paused: "auth"})
+		if hasBody(res.Effects, "Jira rejected autopilot's credentials (401)") {
+			notices++
+		}
+	}
+	want(t, "notices", notices, 1)
+	want(t, "note", h.st.JiraNote, "paused: authentication failed")
+	// Another note replaces it; with nothing pending, an empty note clears it.
+	h.apply(JiraSynced{Note: "rate limited; retrying"})
+	want(t, "note", h.st.JiraNote, "rate limited; retrying")
+	h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Jira: state.JiraCreated, JiraKey: "P-1"}}})
+	want(t, "note cleared", h.st.JiraNote, "")
+}

@@ -1,0 +1,193 @@
+// Package appauth authenticates autopilot as a GitHub App with
+// ghinstallation: an App (JWT) client for GET /app and the installation list,
+// and one cached *http.Client per installation whose token ghinstallation
+// refreshes before it expires. The base URL comes from GITHUB_API_URL, so
+// GitHub Enterprise Server and test fakes work.
+//
+// It must never log or return a private key or a token, and never decide
+// anything about a delivery: it only hands out authenticated clients.
+package appauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/google/go-github/v60/github"
+)
+
+// Observer is told about every API response made through a client of this
+// package: installation is the installation id, 0 for App (JWT) calls.
+// server.(*Metrics).ObserveResponse fits it.
+type Observer func(installation int64, resp *http.Response)
+
+// Config is what App authentication needs.
+type Config struct {
+	// AppID is the GitHub App's id (APP_ID).
+	AppID int64
+	// PrivateKey is the App's PEM private key.
+	PrivateKey []byte
+	// BaseURL is the REST base URL (GITHUB_API_URL); empty means
+	// https://api.github.com.
+	BaseURL string
+	// Transport carries the requests (default http.DefaultTransport); share
+	// one so connections are reused across installations.
+	Transport http.RoundTripper
+	// Observe, when set, sees every response.
+	Observe Observer
+}
+
+// Auth hands out authenticated clients. Safe for concurrent use.
+type Auth struct {
+	appID   int64
+	base    string
+	baseURL *url.URL
+	apps    *ghinstallation.AppsTransport
+	observe Observer
+	app     *http.Client
+
+	mu      sync.Mutex
+	clients map[int64]*http.Client
+}
+
+// New parses the key and prepares the App transport. It makes no request.
+func New(cfg Config) (*Auth, error) {
+	if cfg.AppID <= 0 {
+		return nil, errors.New("appauth: APP_ID must be a positive integer")
+	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = "https://api.github.com"
+	}
+	u, err := url.Parse(base + "/")
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("appauth: GITHUB_API_URL %q is not an http(s) URL", cfg.BaseURL)
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	apps, err := ghinstallation.NewAppsTransport(tr, cfg.AppID, cfg.PrivateKey)
+	if err != nil {
+		// ghinstallation's message does not echo the key.
+		return nil, fmt.Errorf("appauth: private key: %w", err)
+	}
+	apps.BaseURL = base
+	a := &Auth{
+		appID:   cfg.AppID,
+		base:    base,
+		baseURL: u,
+		apps:    apps,
+		observe: cfg.Observe,
+		clients: make(map[int64]*http.Client),
+	}
+	a.app = &http.Client{Transport: a.observed(0, apps)}
+	return a, nil
+}
+
+// AppClient is authenticated as the App itself (a fresh JWT per request):
+// for /app endpoints only.
+func (a *Auth) AppClient() *http.Client { return a.app }
+
+// ClientFor returns the client for an installation, creating it on first
+// use. Its token is fetched on the first request and refreshed by
+// ghinstallation a minute before it expires.
+func (a *Auth) ClientFor(installationID int64) *http.Client {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.clients[installationID]; ok {
+		return c
+	}
+	itr := ghinstallation.NewFromAppsTransport(a.apps, installationID)
+	itr.BaseURL = a.base
+	c := &http.Client{Transport: a.observed(installationID, itr)}
+	a.clients[installationID] = c
+	return c
+}
+
+// Forget drops an installation's cached client (the App was uninstalled).
+func (a *Auth) Forget(installationID int64) {
+	a.mu.Lock()
+	delete(a.clients, installationID)
+	a.mu.Unlock()
+}
+
+// GitHub returns a go-github client on hc with the configured base URL.
+func (a *Auth) GitHub(hc *http.Client) *github.Client {
+	c := github.NewClient(hc)
+	u := *a.baseURL
+	c.BaseURL = &u
+	return c
+}
+
+// App reads the App's own record (GET /app).
+func (a *Auth) App(ctx context.Context) (*github.App, error) {
+	app, _, err := a.GitHub(a.app).Apps.Get(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("GET /app: %w", err)
+	}
+	return app, nil
+}
+
+// BotLogin reads the App's slug once (GET /app) and returns its bot login,
+// "<slug>[bot]": the identity its comments carry.
+func (a *Auth) BotLogin(ctx context.Context) (string, error) {
+	app, err := a.App(ctx)
+	if err != nil {
+		return "", err
+	}
+	if app.GetSlug() == "" {
+		return "", errors.New("GET /app: response has no slug")
+	}
+	return app.GetSlug() + "[bot]", nil
+}
+
+// Installations lists the App's installation ids (GET /app/installations,
+// every page). It fits server.InstallationLister.
+func (a *Auth) Installations(ctx context.Context) ([]int64, error) {
+	gh := a.GitHub(a.app)
+	opts := &github.ListOptions{PerPage: 100}
+	var ids []int64
+	for {
+		page, resp, err := gh.Apps.ListInstallations(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("GET /app/installations: %w", err)
+		}
+		for _, in := range page {
+			if in.GetSuspendedAt().IsZero() {
+				ids = append(ids, in.GetID())
+			}
+		}
+		if resp.NextPage == 0 {
+			return ids, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// observed wraps next so the Observer sees each response.
+func (a *Auth) observed(installation int64, next http.RoundTripper) http.RoundTripper {
+	if a.observe == nil {
+		return next
+	}
+	return observeRT{installation: installation, next: next, observe: a.observe}
+}
+
+type observeRT struct {
+	installation int64
+	next         http.RoundTripper
+	observe      Observer
+}
+
+func (o observeRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := o.next.RoundTrip(req)
+	if err == nil {
+		o.observe(o.installation, resp)
+	}
+	return resp, err
+}

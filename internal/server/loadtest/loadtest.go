@@ -1,0 +1,308 @@
+// Package loadtest measures the webhook server under load: a real listener
+// on 127.0.0.1, keep-alive clients sending signed real payloads (the
+// vendored @octokit/webhooks-examples in testdata/webhooks/) with unique
+// delivery ids, and a processor that records every job. It reports
+// deliveries per second, acknowledgement latency, how many were refused
+// (503) and how many were acknowledged (202) but never processed, which must
+// be none.
+//
+// It only ever talks to the loopback listener it starts, sends a bounded
+// number of requests, and stops by itself.
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+)
+
+// Options shape one run. Zero values take the defaults noted.
+type Options struct {
+	// Deliveries is how many requests are sent (default 10,000).
+	Deliveries int
+	// Concurrency is the number of client goroutines, each reusing its
+	// keep-alive connection (default 32).
+	Concurrency int
+	// Workers and QueueSize configure the server (defaults 8 and 1,000).
+	Workers   int
+	QueueSize int
+	// Delay is the processor's time per job: 0 is a no-op processor, a few
+	// milliseconds saturates the queue.
+	Delay time.Duration
+	// Issues is how many distinct issues the deliveries spread over
+	// (default 64).
+	Issues int
+	// Payloads are the examples sent round-robin (default: all of
+	// testdata/webhooks/).
+	Payloads []servertest.Payload
+	// Logger receives the server's logs (default: discarded).
+	Logger *slog.Logger
+}
+
+// Result is what one run measured.
+type Result struct {
+	Sent      int // requests sent
+	Accepted  int // 202
+	Ignored   int // 200: ping, unhandled event, own bot
+	Refused   int // 503 (queue full)
+	Other     int // any other status or a transport error
+	Processed int // jobs the processor ran
+	// Lost counts deliveries answered 202 that were never processed.
+	Lost int
+	// Duplicated counts deliveries processed more than once.
+	Duplicated int
+	Elapsed    time.Duration
+	// PerSecond is verified deliveries answered (202, 200 or 503) per second.
+	PerSecond              float64
+	AckP50, AckP99, AckMax time.Duration
+}
+
+// String is a one-line summary.
+func (r Result) String() string {
+	return fmt.Sprintf("%d sent in %s: %.0f/s, ack p50 %s p99 %s max %s, accepted %d ignored %d refused %d other %d, processed %d, lost %d, duplicated %d",
+		r.Sent, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.AckP50, r.AckP99, r.AckMax,
+		r.Accepted, r.Ignored, r.Refused, r.Other, r.Processed, r.Lost, r.Duplicated)
+}
+
+const secret = "loadtest secret"
+
+// request is one prepared delivery body with its signature.
+type request struct {
+	event, sig string
+	body       []byte
+}
+
+// Run starts a server, sends the deliveries, drains the server and returns
+// the measurements.
+func Run(ctx context.Context, o Options) (Result, error) {
+	o = withDefaults(o)
+	if o.Payloads == nil {
+		dir, err := servertest.Dir()
+		if err != nil {
+			return Result{}, err
+		}
+		if o.Payloads, err = servertest.Load(dir); err != nil {
+			return Result{}, err
+		}
+	}
+	reqs, err := prepare(o.Payloads, o.Issues)
+	if err != nil {
+		return Result{}, err
+	}
+
+	proc := &countingProcessor{delay: o.Delay, runs: make([]atomic.Int32, o.Deliveries)}
+	cfg := server.Config{
+		WebhookSecret:   secret,
+		AppID:           1,
+		WebhookPath:     server.DefaultWebhookPath,
+		QueueSize:       o.QueueSize,
+		Workers:         o.Workers,
+		ShutdownTimeout: 5 * time.Minute, // drain everything: lost must mean lost
+		LockTTL:         server.DefaultLockTTL,
+		DedupeTTL:       server.MinDedupeTTL,
+	}
+	srv, err := server.New(cfg, server.Deps{Processor: proc, Logger: o.Logger, BotLogin: "octocoders-linter[bot]"})
+	if err != nil {
+		return Result{}, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, fmt.Errorf("loadtest listen: %w", err)
+	}
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, ln) }()
+
+	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
+	codes := make([]int, o.Deliveries)
+	acks := make([]time.Duration, o.Deliveries)
+	start := time.Now()
+	send(ctx, o, url, reqs, codes, acks)
+	elapsed := time.Since(start)
+
+	stop()
+	if err := <-served; err != nil {
+		return Result{}, err
+	}
+	return summarise(codes, acks, proc, elapsed), nil
+}
+
+func withDefaults(o Options) Options {
+	if o.Deliveries <= 0 {
+		o.Deliveries = 10000
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 1000
+	}
+	if o.Issues <= 0 {
+		o.Issues = 64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// prepare signs every example once per issue number (examples about no
+// issue once), so requests vary like real traffic at no per-request cost,
+// and interleaves them so consecutive requests are different examples.
+func prepare(ps []servertest.Payload, issues int) ([]request, error) {
+	var perExample [][]request
+	total := 0
+	for _, p := range ps {
+		bodies := [][]byte{p.Body}
+		if p.Event == "issues" || p.Event == "issue_comment" || p.Event == "pull_request" || p.Event == "pull_request_review" {
+			bodies = bodies[:0]
+			for n := 1; n <= issues; n++ {
+				b, err := servertest.WithIssue(p.Body, n)
+				if err != nil {
+					return nil, err
+				}
+				bodies = append(bodies, b)
+			}
+		}
+		var rs []request
+		for _, b := range bodies {
+			rs = append(rs, request{event: p.Event, body: b, sig: server.Sign([]byte(secret), b)})
+		}
+		perExample = append(perExample, rs)
+		total += len(rs)
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("loadtest: no payloads")
+	}
+	out := make([]request, 0, total)
+	for i := 0; len(out) < total; i++ {
+		for _, rs := range perExample {
+			if i < len(rs) {
+				out = append(out, rs[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// send runs the client goroutines until every delivery got an answer.
+func send(ctx context.Context, o Options, url string, reqs []request, codes []int, acks []time.Duration) {
+	tr := &http.Transport{
+		MaxIdleConns:        o.Concurrency,
+		MaxIdleConnsPerHost: o.Concurrency,
+		MaxConnsPerHost:     o.Concurrency,
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range o.Concurrency {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(codes) || ctx.Err() != nil {
+					return
+				}
+				r := reqs[i%len(reqs)]
+				t0 := time.Now()
+				codes[i] = post(ctx, client, url, r, "lt-"+strconv.Itoa(i))
+				acks[i] = time.Since(t0)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func post(ctx context.Context, c *http.Client, url string, r request, id string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(r.body))
+	if err != nil {
+		return -1
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", r.event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("X-Hub-Signature-256", r.sig)
+	resp, err := c.Do(req)
+	if err != nil {
+		return -1
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func summarise(codes []int, acks []time.Duration, p *countingProcessor, elapsed time.Duration) Result {
+	res := Result{Sent: len(codes), Elapsed: elapsed}
+	for i, c := range codes {
+		switch c {
+		case http.StatusAccepted:
+			res.Accepted++
+			if p.runs[i].Load() == 0 {
+				res.Lost++
+			}
+		case http.StatusOK:
+			res.Ignored++
+		case http.StatusServiceUnavailable:
+			res.Refused++
+		default:
+			res.Other++
+		}
+	}
+	for i := range p.runs {
+		n := int(p.runs[i].Load())
+		res.Processed += n
+		if n > 1 {
+			res.Duplicated++
+		}
+	}
+	res.PerSecond = float64(res.Accepted+res.Ignored+res.Refused) / elapsed.Seconds()
+	sorted := slices.Clone(acks)
+	slices.Sort(sorted)
+	if len(sorted) > 0 {
+		res.AckP50 = sorted[len(sorted)*50/100]
+		res.AckP99 = sorted[min(len(sorted)-1, len(sorted)*99/100)]
+		res.AckMax = sorted[len(sorted)-1]
+	}
+	return res
+}
+
+// countingProcessor records how often each delivery ("lt-<i>") ran.
+type countingProcessor struct {
+	delay time.Duration
+	runs  []atomic.Int32
+}
+
+func (p *countingProcessor) Process(ctx context.Context, job server.Job) error {
+	if p.delay > 0 {
+		t := time.NewTimer(p.delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+	i, err := strconv.Atoi(job.Delivery[len("lt-"):])
+	if err != nil || i < 0 || i >= len(p.runs) {
+		return fmt.Errorf("unknown delivery %q", job.Delivery)
+	}
+	p.runs[i].Add(1)
+	return nil
+}
