@@ -6,16 +6,27 @@ import (
 	"io"
 
 	"github.com/autopilot-dev/autopilot/internal/action"
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/jira"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// newTracker builds the Jira tracker from the action inputs.
-func newTracker(in action.Inputs) (tracker.Tracker, error) {
-	return nil, fmt.Errorf("jira: adapter not wired yet")
+// newTracker builds the Jira tracker from the inputs (credentials) and the
+// repository's jira: settings (field ids, issue types).
+func newTracker(in action.Inputs, j config.Jira) (tracker.Tracker, error) {
+	c, err := jira.New(jira.Config{
+		URL: in.JiraURL, User: in.JiraUser, Token: in.JiraToken, Project: in.JiraProject,
+		Deployment: j.Deployment, EpicLinkField: j.EpicLinkField, EpicNameField: j.EpicNameField,
+		PointsField: j.PointsField, IssueTypeTask: j.TaskType, IssueTypeEpic: j.EpicType,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jira: %w", err)
+	}
+	return c, nil
 }
 
 // runServe starts the GitHub App webhook server.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fmt.Fprintln(stderr, "serve: not wired yet")
+	fmt.Fprintln(stderr, "serve: the App server is not wired into the binary in this build (see docs/app.md)")
 	return 2
 }

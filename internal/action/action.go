@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
@@ -30,8 +31,9 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Now    func() time.Time
-	// NewTracker builds the Jira tracker from the inputs (nil: none).
-	NewTracker func(Inputs) (tracker.Tracker, error)
+	// NewTracker builds the Jira tracker from the inputs and the
+	// repository's jira: settings.
+	NewTracker func(Inputs, config.Jira) (tracker.Tracker, error)
 }
 
 // Result is what one run did (for outputs, summary and telemetry).
@@ -102,14 +104,12 @@ func Run(ctx context.Context, env Env) int {
 	if err != nil {
 		return fail(env, ExitUsage, err)
 	}
-	var tr tracker.Tracker
+	var trackerFor func(config.Jira) (tracker.Tracker, error)
 	if in.JiraEnabled() && env.NewTracker != nil {
-		if tr, err = env.NewTracker(in); err != nil {
-			return fail(env, ExitUsage, err)
-		}
+		trackerFor = func(j config.Jira) (tracker.Tracker, error) { return env.NewTracker(in, j) }
 	}
 	rec, err := reconcile.New(reconcile.Options{
-		Forge: client, Tracker: tr, ConfigPath: in.ConfigPath, AnswerPermission: in.AnswerPermission,
+		Forge: client, TrackerFor: trackerFor, ConfigPath: in.ConfigPath, AnswerPermission: in.AnswerPermission,
 		TriggerLabel: in.TriggerLabel, BotLogin: in.BotLogin, StateKey: []byte(in.StateKey), Now: env.Now,
 		Logger: log, DryRun: in.DryRun, Print: func(s string) { fmt.Fprintln(env.Stdout, s) },
 		BudgetLow: func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },

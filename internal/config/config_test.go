@@ -491,3 +491,34 @@ func yamlKeys(t reflect.Type) []string {
 	}
 	return out
 }
+
+func TestSplitLinesCountsEveryYAMLLineBreak(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{"", []string{""}},
+		{"a", []string{"a"}},
+		{"a\nb", []string{"a", "b"}},
+		{"a\r\nb\r\n", []string{"a", "b", ""}},
+		{"a\rb", []string{"a", "b"}},
+		{"a\u0085b\u2028c\u2029d", []string{"a", "b", "c", "d"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, l := range splitLines([]byte(c.in)) {
+			got = append(got, string(l))
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("splitLines(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestErrorLinesMatchCRLFFiles(t *testing.T) {
+	_, err := Parse([]byte("version: 1\r\nlimits:\r\n  max_sessions: many\r\n"))
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Line != 3 || ce.Field != "limits.max_sessions" {
+		t.Fatalf("%v, want line 3 limits.max_sessions", err)
+	}
+}

@@ -77,7 +77,7 @@ var anchorRE = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
 // guessLine finds the line of the errors the YAML parser reports without
 // one: a control character, an alias of an unknown anchor.
 func guessLine(data []byte, msg string) int {
-	for i, l := range bytes.Split(data, []byte("\n")) {
+	for i, l := range splitLines(data) {
 		if a := anchorRE.FindStringSubmatch(msg); a != nil && bytes.Contains(l, []byte("*"+a[1])) {
 			return i + 1
 		}
@@ -282,12 +282,38 @@ func describeValue(tag, value string) string {
 
 // lineText returns the 1-based line of data, or "".
 func lineText(data []byte, line int) string {
-	for i, l := range bytes.Split(data, []byte("\n")) {
-		if i+1 == line {
-			return string(l)
-		}
+	if ls := splitLines(data); line >= 1 && line <= len(ls) {
+		return string(ls[line-1])
 	}
 	return ""
+}
+
+// splitLines splits data at the line breaks the YAML parser counts:
+// CR LF, CR, LF, NEL (U+0085), LS (U+2028) and PS (U+2029).
+func splitLines(data []byte) [][]byte {
+	var out [][]byte
+	start := 0
+	for i := 0; i < len(data); {
+		n := 0
+		switch {
+		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
+			n = 2
+		case data[i] == '\r' || data[i] == '\n':
+			n = 1
+		case bytes.HasPrefix(data[i:], []byte("\u0085")):
+			n = 2
+		case bytes.HasPrefix(data[i:], []byte("\u2028")) || bytes.HasPrefix(data[i:], []byte("\u2029")):
+			n = 3
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		out = append(out, data[start:i])
+		i += n
+		start = i
+	}
+	return append(out, data[start:])
 }
 
 func leadingSpace(s string) string {

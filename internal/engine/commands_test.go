@@ -192,7 +192,7 @@ func TestStopAndResume(t *testing.T) {
 		event  func(h *harness) Event
 		detail string
 	}{
-		{name: "stop command", event: func(h *harness) Event { return h.comment("maria", forge.PermWrite, "/autopilot stop") }, detail: "stopped by @maria"},
+		{name: "stop command", event: func(h *harness) Event { return h.comment("maria", forge.PermWrite, "/autopilot stop") }, detail: "stopped by @\u200bmaria"},
 		{name: "label removed", event: func(*harness) Event { return LabelRemoved{Actor: "maria"} }, detail: "trigger label was removed"},
 		{name: "issue closed", event: func(*harness) Event { return Closed{Actor: "maria"} }, detail: "the issue was closed"},
 	}

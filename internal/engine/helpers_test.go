@@ -121,9 +121,6 @@ func (h *harness) done(summary string) Result {
 	return h.say("maria", strings.TrimSpace("/autopilot done "+summary))
 }
 
-// mark returns the effects of the last event and of the whole run.
-func (h *harness) lastEffects() []state.Effect { return h.last.Effects }
-
 // runTo starts a flow and reports done until the current step is slug.
 // Gates met on the way are answered with their recommended option.
 func (h *harness) runTo(flowName, slug string) {
@@ -131,7 +128,7 @@ func (h *harness) runTo(flowName, slug string) {
 	if h.st == nil {
 		h.start(flowName)
 	}
-	for i := 0; i < 40 && h.st.Slug != slug; i++ {
+	for i := 0; i < 40 && !(h.st.Slug == slug && h.st.Status == state.InProgress && h.st.Gate == nil); i++ {
 		switch {
 		case h.st.Gate != nil:
 			h.say("maria", h.st.Gate.Recommend)

@@ -171,7 +171,7 @@ func TestStartCarriesIssueNumberIntoFirstDispatch(t *testing.T) {
 
 func TestApplyNeverMutatesItsInput(t *testing.T) {
 	h := newHarness(t, "")
-	h.runTo("greenfield", "plan")
+	toPlan(t, h)
 	h.say("maria", "B") // Jira gate: continue without Jira
 	events := []Event{
 		h.comment("maria", forge.PermWrite, "/autopilot progress 2 drafting architecture"),

@@ -28,6 +28,9 @@ import (
 type Options struct {
 	Forge   forge.Forge
 	Tracker tracker.Tracker // nil when Jira is not configured
+	// TrackerFor, when set, builds the tracker from the repository's jira:
+	// settings (field ids, issue types); it overrides Tracker.
+	TrackerFor func(config.Jira) (tracker.Tracker, error)
 	// Config, when set, is used instead of reading ConfigPath from the repo.
 	Config     *config.Config
 	ConfigPath string
@@ -150,6 +153,7 @@ type run struct {
 	changed  bool
 	notes    []string
 	perms    map[string]permResult
+	tracker  tracker.Tracker
 	// freshConfig: the configuration was read through the API this run
 	// (configRaw is its text, kept in the state).
 	freshConfig bool
@@ -179,7 +183,13 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, 
 			perm = p
 		}
 	}
-	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: r.o.Tracker != nil, Repo: r.o.Forge.Repo()}
+	ru.tracker = r.o.Tracker
+	if r.o.TrackerFor != nil {
+		if ru.tracker, err = r.o.TrackerFor(cfg.Jira); err != nil {
+			return Outcome{Issue: number}, &ConfigError{Path: r.o.ConfigPath, Err: err}
+		}
+	}
+	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, Repo: r.o.Forge.Repo()}
 	if r.o.BudgetLow != nil {
 		ru.set.BudgetLow = r.o.BudgetLow()
 	}

@@ -55,7 +55,7 @@ func (ru *run) queries() error {
 			switch e.Kind {
 			case engine.EffJiraAuth:
 				ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
-				if tr := ru.r.o.Tracker; tr != nil {
+				if tr := ru.tracker; tr != nil {
 					if err := tr.CheckAuth(ru.ctx); err != nil {
 						ev.Detail = err.Error()
 					} else {
@@ -278,7 +278,7 @@ func (ru *run) jira() error {
 	}
 	ru.effects = rest
 	s := ru.st
-	tr := ru.r.o.Tracker
+	tr := ru.tracker
 	if s == nil || tr == nil || s.JiraEnabled == nil || len(s.Tasks) == 0 {
 		if want && tr == nil && s != nil {
 			ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")

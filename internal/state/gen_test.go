@@ -172,6 +172,9 @@ func (g gen) rest(s *State) {
 		if g.n(1) == 0 {
 			gt.Details = []string{"Step: 5 — " + g.text(true)}
 		}
+		if g.n(1) == 0 {
+			gt.Next = g.slug()
+		}
 		s.Gate = gt
 	}
 	for i := g.n(5); i > 0; i-- {
@@ -205,6 +208,9 @@ func (g gen) rest(s *State) {
 		s.LinkedPRs = append(s.LinkedPRs, 1+g.n(500))
 	}
 	s.Seq = int64(g.n(40))
+	if g.n(1) == 0 {
+		s.ConfigRead, s.ConfigYAML = true, "default_flow: greenfield\n# "+g.text(false)
+	}
 	s.PendingJiraCheck = g.n(1) == 0
 	if g.n(2) == 0 {
 		s.FailedSessions = map[string]int{g.slug(): g.n(3)}

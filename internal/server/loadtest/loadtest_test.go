@@ -11,7 +11,7 @@ import (
 // every one acknowledged with 202 must be processed exactly once.
 func TestNoAcknowledgedDeliveryIsLostAtSaturation(t *testing.T) {
 	res, err := Run(context.Background(), Options{
-		Deliveries: 3000, Concurrency: 16, Workers: 2, QueueSize: 32, Delay: 2 * time.Millisecond,
+		Deliveries: 2000, Concurrency: 16, Workers: 2, QueueSize: 32, Delay: 2 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// atBoundary runs greenfield to the session-boundary question after decompose.
+func atBoundary(t *testing.T, yaml string) *harness {
+	t.Helper()
+	h := newHarness(t, jiraOff+yaml)
+	h.runTo("greenfield", "decompose")
+	h.done("tasks")
+	if h.st.Gate == nil {
+		t.Fatal("no boundary gate")
+	}
+	return h
+}
+
+func TestLetterOutsideTheOptionsIsNotApplied(t *testing.T) {
+	h := atBoundary(t, "")
+	gate := h.st.Gate.ID
+	c := h.comment("maria", forge.PermWrite, "C")
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:invalid-option")
+	wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+	want(t, "gate kept", res.State.Gate.ID, gate)
+	want(t, "no decision", len(res.State.Decisions), 0)
+	if !hasBody(res.Effects, "`C` is not one of the options; did you mean one of A, B?") {
+		t.Errorf("reply = %q", bodies(res.Effects))
+	}
+	// The same user's next invalid letter: 😕 but no second reply.
+	c2 := h.comment("maria", forge.PermWrite, "D")
+	res = h.apply(c2)
+	wantDeep(t, "reactions", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	want(t, "replies", repliesTo(res.Effects, c2.ID), 0)
+}
+
+func TestAnswerWrittenBeforeTheGateOpenedIsStale(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.runTo("greenfield", "decompose")
+	early := h.comment("maria", forge.PermWrite, "A")
+	early.At = h.now().Add(-time.Second)
+	h.done("tasks")
+	res := h.apply(early)
+	want(t, "ledger", ledgerOf(res.State, early.ID), "rejected:stale")
+	wantDeep(t, "reactions", reactions(res.Effects, early.ID), []string{reactConfuse})
+	if !hasBody(res.Effects, "written before the current question was asked") {
+		t.Errorf("reply = %q", bodies(res.Effects))
+	}
+	want(t, "gate kept", res.State.Gate != nil, true)
+}
+
+func TestGatePostedAtEarlierThanOpenedAtCounts(t *testing.T) {
+	h := atBoundary(t, "")
+	// GitHub's clock says the gate comment appeared a minute before the
+	// engine's clock; an answer between the two is not stale.
+	c := h.comment("maria", forge.PermWrite, "A")
+	c.At = h.st.Gate.OpenedAt.Add(-30 * time.Second)
+	c.GatePostedAt = h.st.Gate.OpenedAt.Add(-time.Minute)
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "decision", res.Decision, "A")
+}
+
+func TestFirstValidAnswerWinsSecondGetsOneAlreadyDecided(t *testing.T) {
+	h := atBoundary(t, "")
+	c1 := h.comment("maria", forge.PermWrite, "A")
+	c2 := h.comment("bob", forge.PermWrite, "B because it is faster")
+	c3 := h.comment("bob", forge.PermWrite, "B")
+	res := h.apply(c1)
+	want(t, "winner", res.Decision, "A")
+	wantDeep(t, "winner reaction", reactions(res.Effects, c1.ID), []string{reactUp})
+	res = h.apply(c2)
+	want(t, "loser ledger", ledgerOf(res.State, c2.ID), "rejected:already-decided")
+	want(t, "no decision", res.Decision, "")
+	wantDeep(t, "loser reaction", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	want(t, "loser reply", repliesTo(res.Effects, c2.ID), 1)
+	if !hasBody(res.Effects, "already decided by @\u200bmaria: A") {
+		t.Errorf("reply = %q", bodies(res.Effects))
+	}
+	res = h.apply(c3)
+	want(t, "second loser comment: no reply", repliesTo(res.Effects, c3.ID), 0)
+	want(t, "one decision", len(res.State.Decisions), 1)
+	want(t, "run", res.State.Run, state.RunInProgress)
+}
+
+func TestNonCollaboratorsAreRefusedWithOneReplyPerGate(t *testing.T) {
+	h := atBoundary(t, "")
+	c1 := h.comment("drive-by", forge.PermRead, "A")
+	res := h.apply(c1)
+	want(t, "ledger", ledgerOf(res.State, c1.ID), "rejected:unauthorized")
+	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{reactConfuse})
+	want(t, "reply", repliesTo(res.Effects, c1.ID), 1)
+	if !hasBody(res.Effects, "only people with at least **write** permission") {
+		t.Errorf("reply = %q", bodies(res.Effects))
+	}
+	want(t, "gate open", res.State.Gate != nil, true)
+	c2 := h.comment("Drive-By", forge.PermRead, "A please, I need this feature")
+	res = h.apply(c2)
+	wantDeep(t, "second: 😕 only", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	want(t, "second: no reply", repliesTo(res.Effects, c2.ID), 0)
+	// Commands are refused the same way.
+	c3 := h.comment("triager", forge.PermTriage, "/autopilot stop")
+	res = h.apply(c3)
+	want(t, "triage below write", ledgerOf(res.State, c3.ID), "rejected:unauthorized")
+	want(t, "run", res.State.Run, state.RunAwaitingDecision)
+}
+
+func TestPermissionLookupFailureDefersTheComment(t *testing.T) {
+	h := atBoundary(t, "")
+	c := h.comment("maria", forge.PermNone, "A")
+	c.PermErr = true
+	res := h.apply(c)
+	want(t, "not ledgered", ledgerOf(res.State, c.ID), "")
+	want(t, "no effects", len(res.Effects), 0)
+	want(t, "gate open", res.State.Gate != nil, true)
+	// Retried later with the permission known, it applies.
+	c.PermErr, c.Perm = false, forge.PermAdmin
+	res = h.apply(c)
+	want(t, "applied later", ledgerOf(res.State, c.ID), OutApplied)
+}
+
+func TestBotsNeverCountAgentsOnlyReport(t *testing.T) {
+	h := atBoundary(t, "agents: [\"@claude\"]\n")
+	bot := h.comment("dependabot[bot]", "", "A")
+	bot.Bot = true
+	res := h.apply(bot)
+	want(t, "bot", ledgerOf(res.State, bot.ID), OutNotCommand)
+	want(t, "gate open", res.State.Gate != nil, true)
+
+	agent := h.comment("claude", "", "A")
+	agent.Bot, agent.Agent = true, true
+	res = h.apply(agent)
+	want(t, "agent answering a gate", ledgerOf(res.State, agent.ID), OutNotCommand)
+	want(t, "gate still open", res.State.Gate != nil, true)
+
+	h.say("maria", "A")
+	for _, tc := range []struct{ body, want string }{
+		{"/autopilot stop", OutNotCommand},
+		{"/autopilot progress 1 batch-loop batch 1 of 2", OutApplied},
+		{"/autopilot done implemented", OutApplied},
+	} {
+		c := h.comment("claude", "", tc.body)
+		c.Bot, c.Agent = true, true
+		res = h.apply(c)
+		want(t, tc.body, ledgerOf(res.State, c.ID), tc.want)
+	}
+	want(t, "agent's done moved on", res.State.Slug, "run-tests")
+}
+
+func TestQuotedAndFencedLettersAreNotCommands(t *testing.T) {
+	h := atBoundary(t, "")
+	for _, body := range []string{"> A\n\nI agree with the above", "```\nA\n```", "Thanks, looks good", ""} {
+		c := h.comment("maria", forge.PermWrite, body)
+		res := h.apply(c)
+		want(t, body, ledgerOf(res.State, c.ID), OutNotCommand)
+		want(t, body+": no effects", len(res.Effects), 0)
+		want(t, body+": gate open", res.State.Gate != nil, true)
+	}
+}
+
+func TestChoiceWithoutOpenGate(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.start("greenfield")
+	// Written after the last state write: may answer a gate not visible
+	// yet, so it is deferred (not ledgered).
+	late := h.comment("maria", forge.PermWrite, "A")
+	late.At = h.now().Add(30 * time.Second)
+	res := h.apply(late)
+	want(t, "deferred", ledgerOf(res.State, late.ID), "")
+	want(t, "no effects", len(res.Effects), 0)
+	// Written before the last write: no gate to answer.
+	h.say("devin", "/autopilot progress 1 drafting")
+	old := h.comment("maria", forge.PermWrite, "B")
+	old.At = h.st.UpdatedAt.Add(-time.Second)
+	res = h.apply(old)
+	want(t, "rejected", ledgerOf(res.State, old.ID), "rejected:no-open-gate")
+	wantDeep(t, "reactions", reactions(res.Effects, old.ID), []string{reactConfuse})
+}
+
+func TestCommentsOlderThanTheRunAreHistory(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.start("greenfield")
+	c := h.comment("maria", forge.PermWrite, "/autopilot stop")
+	c.At = h.st.StartedAt.Add(-time.Hour)
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), OutNotCommand)
+	want(t, "run", res.State.Run, state.RunInProgress)
+}
+
+func TestEveryCommentIsLedgeredExactlyOnce(t *testing.T) {
+	for _, body := range []string{"A", "C", "/autopilot stop", "/autopilot status", "**A**", "hello", "/autopilot back plan"} {
+		t.Run(body, func(t *testing.T) {
+			h := atBoundary(t, "")
+			c := h.comment("maria", forge.PermWrite, body)
+			first := h.apply(c)
+			if !Handled(first.State, c.ID) {
+				t.Fatalf("not ledgered")
+			}
+			n := 0
+			for _, e := range first.State.Ledger {
+				if e.CommentID == c.ID {
+					n++
+				}
+			}
+			want(t, "ledger entries", n, 1)
+			before := mustJSON(t, first.State)
+			again := h.apply(c)
+			want(t, "second: no effects", len(again.Effects), 0)
+			want(t, "second: unchanged", again.Changed, false)
+			want(t, "second: same state", string(mustJSON(t, again.State)), string(before))
+		})
+	}
+}
+
+func TestDecisionsAreRecordedInFull(t *testing.T) {
+	h := atBoundary(t, "")
+	g := *h.st.Gate
+	c := h.comment("maria", forge.PermWrite, "A: fresh context please")
+	res := h.apply(c)
+	if len(res.State.Decisions) != 1 {
+		t.Fatalf("decisions = %+v", res.State.Decisions)
+	}
+	wantDeep(t, "decision", res.State.Decisions[0], state.Decision{
+		Gate: g.ID, Question: "DECISION REQUIRED: Decompose complete — start implement?", Option: "A",
+		OptionText: "Start implement with a fresh executor session (recommended)", By: "maria", At: c.At,
+		Link: c.URL, CommentID: c.ID, Reason: "fresh context please", GateOpenedAt: g.OpenedAt,
+	})
+	want(t, "decision result", res.Decision, "A")
+}
+
+func TestChooseCommandAnswersLikeALetter(t *testing.T) {
+	h := atBoundary(t, "")
+	res := h.say("maria", "/autopilot choose b")
+	want(t, "decision", res.Decision, "B")
+	want(t, "option", res.State.Decisions[0].Option, "B")
+}
+
+func TestAnswersWhileStoppedAreNotApplied(t *testing.T) {
+	h := atBoundary(t, "")
+	h.say("maria", "/autopilot stop")
+	c := h.comment("maria", forge.PermWrite, "A")
+	c.At = h.now().Add(time.Hour) // even a late one is not deferred
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:no-open-gate")
+	want(t, "still stopped", res.State.Run, state.RunStopped)
+}
+
+func TestUnknownCommandAttemptIsAnswered(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.start("greenfield")
+	c := h.comment("maria", forge.PermWrite, "/autopilot frobnicate")
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:not-canonical")
+	if !hasBody(res.Effects, "unknown /autopilot command") {
+		t.Errorf("reply = %q", bodies(res.Effects))
+	}
+}
+
+func TestBadTaskBlockIsRefused(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.runTo("greenfield", "decompose")
+	c := h.comment("maria", forge.PermWrite, "/autopilot done tasks")
+	c.DeclaredErr = "line 3: points: not a number"
+	res := h.apply(c)
+	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:bad-task-block")
+	want(t, "still decompose", res.State.Slug, "decompose")
+	if !hasBody(res.Effects, "could not be read", "line 3: points: not a number") {
+		t.Errorf("reply = %q", bodies(res.Effects))
+	}
+}
+
+// Commands that touch the flow must not crash while the flow is still
+// being chosen (flow-select gate): the state has no flow yet.
+func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	h.apply(Start{Issue: testIssue, Candidates: []string{"greenfield", "review-loop"}, Actor: "maria"})
+	for _, ev := range []Event{
+		Tick{}, PRLinked{PR: 40},
+		h.comment("alice", forge.PermWrite, "/autopilot approve architect"),
+		h.comment("alice", forge.PermWrite, "/autopilot reject architect bad"),
+		h.comment("maria", forge.PermWrite, "/autopilot back plan"),
+		h.comment("maria", forge.PermWrite, "/autopilot skip because"),
+		h.comment("maria", forge.PermWrite, "/autopilot done"),
+		h.comment("maria", forge.PermWrite, "/autopilot status"),
+		approval("bob", "devin"), Checks{PR: 40, State: "success"}, RunCompleted{RunID: 1}, Dispatched{Session: "x"},
+		JiraAuth{OK: true}, JiraSynced{}, Tick{BudgetLow: true},
+	} {
+		if _, err := h.try(ev); err != nil {
+			t.Fatalf("%T: %v", ev, err)
+		}
+	}
+	want(t, "gate still open", h.st.Gate != nil && h.st.Gate.Kind == "flow-select", true)
+	want(t, "budget tick stopped it at the question", h.st.Stop != nil && h.st.Stop.Reason == KillResource, true)
+	want(t, "resume", h.say("maria", "/autopilot resume").State.Run, state.RunAwaitingDecision)
+	if !strings.Contains(Banner(h.set.Config.All, h.st), "no flow selected") {
+		t.Errorf("banner = %q", Banner(h.set.Config.All, h.st))
+	}
+	want(t, "answerable", h.say("maria", "B").State.Flow, "review-loop")
+}

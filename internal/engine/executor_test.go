@@ -1,0 +1,246 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+const dispatchCfg = jiraOff + "steps: {implement: {kind: dispatch, workflow: impl.yml, ref: main, timeout: 2h}}\n"
+
+// toDispatch runs greenfield into the dispatched implement step and returns
+// the result that dispatched it.
+func toDispatch(t *testing.T) (*harness, Result) {
+	t.Helper()
+	h := newHarness(t, dispatchCfg)
+	h.runTo("greenfield", "decompose")
+	h.done("tasks")
+	return h, h.say("maria", "A")
+}
+
+func TestDispatchExecutorEmitsDispatchWithInputs(t *testing.T) {
+	h, res := toDispatch(t)
+	s := res.State
+	d := effectsOf(res.Effects, EffDispatch)
+	if len(d) != 1 {
+		t.Fatalf("dispatch effects = %+v", d)
+	}
+	want(t, "workflow", d[0].Workflow, "impl.yml")
+	want(t, "ref", d[0].Ref, "main")
+	session := s.Exec.Session
+	wantDeep(t, "inputs", d[0].Inputs, map[string]string{"issue": "12", "step": "implement", "sub_step": "0 awaiting-invocation", "attempt": "1", "session": session})
+	want(t, "marker is the session", d[0].Marker, session)
+	if !strings.HasPrefix(session, "ap-12-implement-c1-a1-s") {
+		t.Errorf("session = %q", session)
+	}
+	want(t, "executor", s.Exec.Executor, "dispatch")
+	want(t, "dispatched at", s.Exec.DispatchedAt, h.now())
+	want(t, "action", NextAction(s), "waiting for the dispatched workflow run")
+	if !hasBody(res.Effects, "dispatched workflow `impl.yml` (session `"+session+"`)") {
+		t.Errorf("announcement = %q", bodies(res.Effects))
+	}
+}
+
+func TestDispatchedRecordsRunID(t *testing.T) {
+	h, _ := toDispatch(t)
+	session := h.st.Exec.Session
+	res := h.apply(Dispatched{Session: "ap-other", RunID: 1})
+	want(t, "other session ignored", res.State.Exec.RunID, int64(0))
+	res = h.apply(Dispatched{Session: session, RunID: 777})
+	want(t, "run id", res.State.Exec.RunID, int64(777))
+	want(t, "changed", res.Changed, true)
+	res = h.apply(Dispatched{Session: session, RunID: 777})
+	want(t, "same report again", res.Changed, false)
+}
+
+func TestDispatchErrorRunsTheRetryProtocol(t *testing.T) {
+	h, _ := toDispatch(t)
+	first := h.st.Exec.Session
+	res := h.apply(Dispatched{Session: first, Err: "HTTP 422: workflow has no workflow_dispatch trigger"})
+	s := res.State
+	want(t, "retry_count", s.RetryCount, 1)
+	want(t, "failed waves", s.Limits.FailedWaves, 1)
+	if s.Exec.Session == first || len(effectsOf(res.Effects, EffDispatch)) != 1 {
+		t.Errorf("no fresh dispatch after the failure")
+	}
+	want(t, "attempt 2", effectsOf(res.Effects, EffDispatch)[0].Inputs["attempt"], "2")
+	if !strings.Contains(s.RetryLog[0].Reason, "dispatch failed: HTTP 422") {
+		t.Errorf("retry log = %+v", s.RetryLog)
+	}
+}
+
+func TestRunCompletedMatching(t *testing.T) {
+	tests := []struct {
+		name  string
+		ev    func(session string) RunCompleted
+		match bool
+	}{
+		{name: "by run id", ev: func(string) RunCompleted { return RunCompleted{RunID: 777, Conclusion: "success"} }, match: true},
+		{name: "by session token in display title", ev: func(s string) RunCompleted {
+			return RunCompleted{RunID: 900, DisplayTitle: "autopilot " + s, Conclusion: "success"}
+		}, match: true},
+		{name: "different token", ev: func(s string) RunCompleted {
+			return RunCompleted{RunID: 901, DisplayTitle: "autopilot " + s + "x", Conclusion: "success"}
+		}, match: false},
+		{name: "token as a substring only", ev: func(s string) RunCompleted {
+			return RunCompleted{RunID: 902, DisplayTitle: "autopilot-" + s, Conclusion: "success"}
+		}, match: false},
+		{name: "another run id", ev: func(string) RunCompleted { return RunCompleted{RunID: 778, Conclusion: "success"} }, match: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := toDispatch(t)
+			session := h.st.Exec.Session
+			if tc.name == "by run id" || tc.name == "another run id" {
+				h.apply(Dispatched{Session: session, RunID: 777})
+			}
+			res := h.apply(tc.ev(session))
+			if !tc.match {
+				want(t, "ignored", res.Changed, false)
+				want(t, "still implementing", res.State.Slug, "implement")
+				return
+			}
+			want(t, "completed", progressOf(res.State, "implement"), state.Completed)
+			want(t, "next", res.State.Slug, "run-tests")
+			if !strings.HasPrefix(res.State.Completed[len(res.State.Completed)-1].Outcome, "workflow run succeeded") {
+				t.Errorf("outcome = %q", res.State.Completed[len(res.State.Completed)-1].Outcome)
+			}
+		})
+	}
+}
+
+func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
+	h, _ := toDispatch(t)
+	first := h.st.Exec.Session
+	res := h.apply(RunCompleted{RunID: 1, DisplayTitle: "autopilot " + first, Conclusion: "failure"})
+	s := res.State
+	want(t, "retry_count", s.RetryCount, 1)
+	want(t, "still in progress", s.Status, state.InProgress)
+	want(t, "failed waves", s.Limits.FailedWaves, 1)
+	if !strings.Contains(s.RetryLog[0].Reason, "workflow run 1 concluded failure") {
+		t.Errorf("retry log = %+v", s.RetryLog)
+	}
+	second := s.Exec.Session
+	if second == first {
+		t.Fatal("no new session for the retry")
+	}
+	// The old run reporting again is not the current execution.
+	want(t, "stale run", h.apply(RunCompleted{RunID: 1, DisplayTitle: "autopilot " + first, Conclusion: "success"}).Changed, false)
+	res = h.apply(RunCompleted{RunID: 2, DisplayTitle: "autopilot " + second, Conclusion: "success"})
+	wantStopped(t, res, KillFailedWave)
+	want(t, "step completed before the stop", progressOf(res.State, "implement"), state.Completed)
+	want(t, "retry log cleared by the success", len(res.State.RetryLog), 0)
+}
+
+func TestDispatchTimeoutFailsTheStep(t *testing.T) {
+	h, _ := toDispatch(t)
+	h.advance(time.Hour)
+	res := h.apply(Tick{})
+	want(t, "within timeout", res.State.RetryCount, 0)
+	h.advance(2 * time.Hour)
+	res = h.apply(Tick{})
+	s := res.State
+	want(t, "retry_count", s.RetryCount, 1)
+	if !strings.Contains(s.RetryLog[0].Reason, "did not report within 2h0m0s") {
+		t.Errorf("retry log = %+v", s.RetryLog)
+	}
+	want(t, "re-dispatched", len(effectsOf(res.Effects, EffDispatch)), 1)
+}
+
+func TestManualReportOnDispatchedStepStillCounts(t *testing.T) {
+	h, _ := toDispatch(t)
+	res := h.done("done by hand")
+	want(t, "moved", res.State.Slug, "run-tests")
+	want(t, "executor cleared", res.State.Exec.Executor, "manual")
+}
+
+func TestCommentExecutorPromptMentionsTheAgent(t *testing.T) {
+	h := newHarness(t, jiraOff+"executor: {kind: comment, agent: \"@claude\"}\nagents: [claude]\n")
+	res := h.start("greenfield")
+	prompts := bodies(res.Effects)
+	if len(prompts) != 1 {
+		t.Fatalf("comments = %q", prompts)
+	}
+	p := prompts[0]
+	for _, part := range []string{"@claude please run step **Step 1 — Problem**", "#12 (Add CSV export to reports)", "attempt 1", "from sub-step 0 awaiting-invocation", "Produce: a problem statement"} {
+		if !strings.Contains(p, part) {
+			t.Errorf("prompt lacks %q:\n%s", part, p)
+		}
+	}
+	// The agent reports; its failure re-prompts with the next attempt.
+	c := h.comment("claude", "", "/autopilot fail missing credentials")
+	c.Bot, c.Agent = true, true
+	res = h.apply(c)
+	if !hasBody(res.Effects, "@claude please run step", "attempt 2") {
+		t.Errorf("retry prompt = %q", bodies(res.Effects))
+	}
+	c = h.comment("claude", "", "/autopilot done wrote the problem statement")
+	c.Bot, c.Agent = true, true
+	res = h.apply(c)
+	if !hasBody(res.Effects, "@claude please run step **Step 2 — Research**", "- earlier: Problem — wrote the problem statement") {
+		t.Errorf("next prompt = %q", bodies(res.Effects))
+	}
+}
+
+func TestCommentExecutorCustomPrompt(t *testing.T) {
+	h := newHarness(t, jiraOff+"executor: {kind: comment, agent: \"@bot\", prompt: \"do {{name}} for {{title}}\"}\n")
+	res := h.start("greenfield")
+	want(t, "prompt", strings.SplitN(bodies(res.Effects)[0], "\n", 2)[1], "@bot do Problem for Add CSV export to reports")
+}
+
+func TestBannerAndNextAction(t *testing.T) {
+	h := newHarness(t, jiraOff)
+	h.start("greenfield")
+	h.say("devin", "/autopilot progress 2 batch-loop batch 1 of 3")
+	b := Banner(h.set.Config.All, h.st)
+	for _, part := range []string{"AUTOPILOT STATUS (greenfield)", "Problem", "Research", "batch-loop"} {
+		if !strings.Contains(b, part) {
+			t.Errorf("banner lacks %q:\n%s", part, b)
+		}
+	}
+	tests := []struct {
+		s    *state.State
+		want string
+	}{
+		{&state.State{Run: state.RunDone}, "nothing — the run is complete"},
+		{&state.State{Run: state.RunStopped, Stop: &state.Stop{Reason: "spiral"}}, "stopped (spiral); /autopilot resume continues"},
+		{&state.State{Run: state.RunStopped}, "stopped; /autopilot resume continues"},
+		{&state.State{Run: state.RunFailed, Gate: &state.Gate{Title: "SKILL FAILED: Plan"}}, "waiting for a decision: SKILL FAILED: Plan"},
+		{&state.State{Run: state.RunInProgress, Name: "Plan"}, "waiting for the executor's report on Plan"},
+	}
+	for _, tc := range tests {
+		want(t, "NextAction", NextAction(tc.s), tc.want)
+	}
+	// The status reply of a finished run says so.
+	h.runTo("greenfield", "deploy")
+	h.done("shipped")
+	if !strings.Contains(Banner(h.set.Config.All, h.st), "nothing — the run is complete") {
+		t.Errorf("done banner = %s", Banner(h.set.Config.All, h.st))
+	}
+}
+
+func TestOneLineAndPoints(t *testing.T) {
+	want(t, "collapses", oneLine("a\n  b\tc", 10), "a b c")
+	want(t, "truncates", oneLine("abcdefghij", 5), "abcd…")
+	want(t, "whole points", pts(3), "3")
+	want(t, "half points", pts(2.5), "2.5")
+	want(t, "plural", plural(1, "tasks"), "task")
+	want(t, "items", plural(2, ""), "items")
+	want(t, "short sha", short("abc"), "abc")
+	want(t, "first line of empty", firstLine("\n \n"), "(no details)")
+}
+
+func TestReviewerWithoutPermissionCannotRequestChanges(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "code-review")
+	rv := changes("randy", "nope")
+	rv.Perm = forge.PermRead
+	res := h.apply(rv)
+	want(t, "ignored", res.State.Slug, "code-review")
+	rv = changes("bob", "nope")
+	rv.State = "COMMENTED"
+	want(t, "comment review ignored", h.apply(rv).State.Slug, "code-review")
+}
