@@ -142,8 +142,10 @@ func TestErrorsNameLineAndField(t *testing.T) {
 		{"custom flow name not kebab", "flows:\n  Hot_Fix:\n    steps: [{slug: a, name: A}]\n", 2, "flows.Hot_Fix", "kebab-case"},
 		{"custom flow without steps", "flows:\n  hotfix:\n    title: Hotfix\n", 2, "flows.hotfix.steps", "at least one step"},
 		{"custom flow step without name", "flows:\n  hotfix:\n    steps:\n      - slug: a\n", 4, "flows.hotfix.steps[0].name", "required"},
-		{"custom flow return_to later", "flows:\n  hotfix:\n    steps:\n      - {slug: a, name: A, return_to: b}\n      - {slug: b, name: B}\n", 4, "flows.hotfix.steps[0].return_to", "must name an earlier step"},
-		{"custom flow return_to unknown", "flows:\n  hotfix:\n    steps:\n      - slug: a\n        name: A\n      - slug: b\n        name: B\n        return_to: c\n", 8, "flows.hotfix.steps[1].return_to", `unknown step "c"`},
+		{"custom flow return_to later", "flows:\n  hotfix:\n    review_loop: true\n    steps:\n      - {slug: a, name: A, return_to: b}\n      - {slug: b, name: B}\n", 5, "flows.hotfix.steps[0].return_to", "must name an earlier step"},
+		{"custom flow return_to unknown", "flows:\n  hotfix:\n    review_loop: true\n    steps:\n      - slug: a\n        name: A\n      - slug: b\n        name: B\n        return_to: c\n", 9, "flows.hotfix.steps[1].return_to", `unknown step "c"`},
+		{"custom flow return_to outside a review loop", "flows:\n  hotfix:\n    steps:\n      - {slug: a, name: A}\n      - {slug: b, name: B, return_to: a}\n", 5, "flows.hotfix.steps[1].return_to", "needs review_loop: true on the flow"},
+		{"custom flow consensus outside a review loop", "flows:\n  hotfix:\n    steps:\n      - slug: a\n        name: A\n        consensus: true\n", 6, "flows.hotfix.steps[0].consensus", "needs review_loop: true on the flow"},
 		{"custom flow loop.to unknown", "flows:\n  hotfix:\n    loop:\n      to: nowhere\n    steps: [{slug: a, name: A}]\n", 4, "flows.hotfix.loop.to", `unknown step "nowhere"`},
 		{"custom flow reserved slug done", "flows:\n  hotfix:\n    steps:\n      - {slug: a, name: A}\n      - {slug: done, name: Done}\n", 5, "flows.hotfix.steps[1].slug", `"done" is reserved`},
 		{"custom flow bad jira", "flows:\n  hotfix:\n    steps:\n      - slug: a\n        name: A\n        jira: stories\n", 6, "flows.hotfix.steps[0].jira", `"stories": want epics or tasks`},
@@ -345,6 +347,7 @@ default_flow: hotfix
 flows:
   hotfix:
     title: Hotfix
+    review_loop: true
     steps:
       - {slug: triage, name: Triage}
       - {slug: patch, name: Patch, implements: true}

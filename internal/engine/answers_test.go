@@ -254,9 +254,7 @@ func TestAnswersWhileStoppedAreNotApplied(t *testing.T) {
 func TestUnknownCommandAttemptIsAnswered(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.start("greenfield")
-	c := h.comment("maria", forge.PermWrite, "/autopilot frobnicate")
-	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:not-canonical")
+	res := h.refused("maria", "/autopilot frobnicate", "rejected:not-canonical")
 	if !hasBody(res.Effects, "unknown /autopilot command") {
 		t.Errorf("reply = %q", bodies(res.Effects))
 	}

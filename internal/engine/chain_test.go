@@ -66,9 +66,7 @@ func TestSessionBoundaryAsksFreshOrContinue(t *testing.T) {
 				sessions := h.st.Limits.Sessions
 				res := h.done("tasks declared")
 				s := res.State
-				if s.Gate == nil || s.Gate.Kind != "session-boundary" {
-					t.Fatalf("gate = %+v, want session-boundary", s.Gate)
-				}
+				wantGate(t, s, "session-boundary")
 				want(t, "slug", s.Slug, tc.next)
 				want(t, "status", s.Status, state.NotStarted)
 				want(t, "sub_step", s.SubStep, state.SubStep{Phase: 0, Name: state.AwaitingInvocation})
@@ -78,11 +76,7 @@ func TestSessionBoundaryAsksFreshOrContinue(t *testing.T) {
 				want(t, "last session reason", s.LastSession.Reason, "session boundary")
 				body := gateBody(t, res.Effects, s.Gate)
 				title := "DECISION REQUIRED: " + h.set.Config.All[tc.flow].Steps[h.set.Config.All[tc.flow].Index(tc.after)].Name + " complete — start " + tc.nextName + "?"
-				for _, line := range []string{title, " A) Start " + tc.nextName + " with a fresh executor session (recommended)", " B) Continue in the current executor session", "Recommendation: A"} {
-					if !strings.Contains(body, line) {
-						t.Errorf("boundary block lacks %q:\n%s", line, body)
-					}
-				}
+				wantLines(t, "boundary block", body, title, " A) Start "+tc.nextName+" with a fresh executor session (recommended)", " B) Continue in the current executor session", "Recommendation: A")
 				if len(effectsOf(res.Effects, EffComment)) != 1 {
 					t.Errorf("the boundary must not start %s: %q", tc.next, bodies(res.Effects))
 				}
@@ -130,16 +124,10 @@ func TestExistingCodeCycleLoopsBackToNewTask(t *testing.T) {
 			h.runTo("existing-code", "deploy")
 			res := h.done("deployed")
 			s := res.State
-			if s.Gate == nil || s.Gate.Kind != "next-cycle" {
-				t.Fatalf("gate = %+v, want next-cycle", s.Gate)
-			}
+			wantGate(t, s, "next-cycle")
 			want(t, "run", s.Run, state.RunAwaitingDecision)
 			body := gateBody(t, res.Effects, s.Gate)
-			for _, line := range []string{"DECISION REQUIRED: Cycle 1 complete — start the next feature?", " A) Start the next feature (cycle 2, back to New Task)", " B) Finish the run here", "Recommendation: B"} {
-				if !strings.Contains(body, line) {
-					t.Errorf("next-cycle block lacks %q:\n%s", line, body)
-				}
-			}
+			wantLines(t, "next-cycle block", body, "DECISION REQUIRED: Cycle 1 complete — start the next feature?", " A) Start the next feature (cycle 2, back to New Task)", " B) Finish the run here", "Recommendation: B")
 			res = h.say("maria", tc.answer)
 			s = res.State
 			want(t, "run", s.Run, tc.wantRun)
@@ -213,17 +201,11 @@ func TestMetaRepoConfigReviewApprovalGate(t *testing.T) {
 			res := h.done("repo config written")
 			s := res.State
 			want(t, "slug", s.Slug, "config-review")
-			if s.Gate == nil || s.Gate.Kind != "approval-config-review" {
-				t.Fatalf("gate = %+v, want approval-config-review", s.Gate)
-			}
+			wantGate(t, s, "approval-config-review")
 			want(t, "sub_step", s.SubStep.Name, "awaiting-human-review")
 			want(t, "status", s.Status, state.InProgress)
 			body := gateBody(t, res.Effects, s.Gate)
-			for _, line := range []string{"DECISION REQUIRED: Config Review — approve and continue?", " A) Approve and continue", " B) Request changes", " C) Abort the run"} {
-				if !strings.Contains(body, line) {
-					t.Errorf("approval block lacks %q:\n%s", line, body)
-				}
-			}
+			wantLines(t, "approval block", body, "DECISION REQUIRED: Config Review — approve and continue?", " A) Approve and continue", " B) Request changes", " C) Abort the run")
 			res = h.say("maria", tc.answer)
 			s = res.State
 			want(t, "slug after", s.Slug, tc.wantSlug)

@@ -77,6 +77,7 @@ func (m *machine) comment(c Comment) error {
 	if r.Attempt {
 		m.ledger(c.ID, "rejected:not-canonical")
 		m.changed = true
+		m.react(c.ID, reactConfuse) // refused: 😕, like every refused comment (PRODUCT §7)
 		m.replyOnce(c, "attempt", r.Hint)
 		return nil
 	}

@@ -124,6 +124,8 @@ type JiraSynced struct {
 	Tasks  []state.Task
 	Paused string // "auth" when a 401 paused the sync
 	Note   string
+	// RetryAt is the end of a Retry-After window reported by the sync.
+	RetryAt time.Time
 }
 
 // Tick is the periodic sweep: timeouts and wall-clock limits.

@@ -165,11 +165,7 @@ func TestCommentExecutorPromptMentionsTheAgent(t *testing.T) {
 		t.Fatalf("comments = %q", prompts)
 	}
 	p := prompts[0]
-	for _, part := range []string{"@claude please run step **Step 1 — Problem**", "#12 (Add CSV export to reports)", "attempt 1", "from sub-step 0 awaiting-invocation", "Produce: a problem statement"} {
-		if !strings.Contains(p, part) {
-			t.Errorf("prompt lacks %q:\n%s", part, p)
-		}
-	}
+	wantLines(t, "prompt", p, "@claude please run step **Step 1 — Problem**", "#12 (Add CSV export to reports)", "attempt 1", "from sub-step 0 awaiting-invocation", "Produce: a problem statement")
 	// The agent reports; its failure re-prompts with the next attempt.
 	c := h.comment("claude", "", "/autopilot fail missing credentials")
 	c.Bot, c.Agent = true, true
@@ -196,11 +192,7 @@ func TestBannerAndNextAction(t *testing.T) {
 	h.start("greenfield")
 	h.say("devin", "/autopilot progress 2 batch-loop batch 1 of 3")
 	b := Banner(h.set.Config.All, h.st)
-	for _, part := range []string{"AUTOPILOT STATUS (greenfield)", "Problem", "Research", "batch-loop"} {
-		if !strings.Contains(b, part) {
-			t.Errorf("banner lacks %q:\n%s", part, b)
-		}
-	}
+	wantLines(t, "banner", b, "AUTOPILOT STATUS (greenfield)", "Problem", "Research", "batch-loop")
 	tests := []struct {
 		s    *state.State
 		want string

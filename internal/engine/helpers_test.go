@@ -281,3 +281,39 @@ func wantDeep(t testing.TB, what string, got, want any) {
 }
 
 func f64(v float64) *float64 { return &v }
+
+// taskN is a declared task with a numbered title.
+func taskN(i int) state.Task {
+	return state.Task{Kind: state.KindTask, Title: fmt.Sprintf("task %d", i), Points: float64(i%5 + 1)}
+}
+
+// wantLines fails the test for each part the rendered body lacks.
+func wantLines(t testing.TB, what, body string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(body, p) {
+			t.Errorf("%s lacks %q:\n%s", what, p, body)
+		}
+	}
+}
+
+// wantGate stops the test unless the state has an open gate of the kind.
+func wantGate(t testing.TB, s *state.State, kind string) *state.Gate {
+	t.Helper()
+	if s.Gate == nil || s.Gate.Kind != kind {
+		t.Fatalf("gate = %+v, want %s", s.Gate, kind)
+	}
+	return s.Gate
+}
+
+// refused applies a comment by a writer and checks that it was refused
+// with the ledger outcome: a 😕 reaction and one explanatory reply.
+func (h *harness) refused(author, body, outcome string) Result {
+	h.t.Helper()
+	c := h.comment(author, forge.PermWrite, body)
+	res := h.apply(c)
+	want(h.t, body+": ledger", ledgerOf(res.State, c.ID), outcome)
+	wantDeep(h.t, body+": reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+	want(h.t, body+": replies", repliesTo(res.Effects, c.ID), 1)
+	return res
+}

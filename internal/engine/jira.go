@@ -22,6 +22,10 @@ func (m *machine) jiraSynced(e JiraSynced) {
 			}
 		}
 	}
+	if !e.RetryAt.Equal(m.s.JiraRetryAt) {
+		m.s.JiraRetryAt = e.RetryAt
+		m.changed = true
+	}
 	switch {
 	case e.Paused == "auth":
 		if m.s.JiraNote != "paused: authentication failed" {

@@ -22,16 +22,10 @@ func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
 	s := res.State
 	want(t, "slug", s.Slug, "plan")
 	want(t, "status", s.Status, state.NotStarted)
-	if s.Gate == nil || s.Gate.Kind != "jira-auth" {
-		t.Fatalf("gate = %+v, want jira-auth", s.Gate)
-	}
+	wantGate(t, s, "jira-auth")
 	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
 	body := gateBody(t, res.Effects, s.Gate)
-	for _, line := range []string{" Jira authentication failed", "Jira is not configured", " A) Retry authentication", " B) Continue without Jira (tasks saved locally only)", "Recommendation: A"} {
-		if !strings.Contains(body, line) {
-			t.Errorf("jira gate lacks %q:\n%s", line, body)
-		}
-	}
+	wantLines(t, "jira gate", body, " Jira authentication failed", "Jira is not configured", " A) Retry authentication", " B) Continue without Jira (tasks saved locally only)", "Recommendation: A")
 }
 
 func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
@@ -48,9 +42,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	// Failure opens the gate with the detail.
 	res = h.apply(JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
 	s = res.State
-	if s.Gate == nil || s.Gate.Kind != "jira-auth" {
-		t.Fatalf("gate = %+v, want jira-auth", s.Gate)
-	}
+	wantGate(t, s, "jira-auth")
 	want(t, "pending check cleared", s.PendingJiraCheck, false)
 	if !strings.Contains(gateBody(t, res.Effects, s.Gate), "Detail: HTTP 401: Client must be authenticated") {
 		t.Errorf("gate lacks the failure detail")
@@ -140,10 +132,7 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 func TestJiraSyncWithNothingToSyncIsRefused(t *testing.T) {
 	h := newHarness(t, "")
 	h.start("greenfield")
-	c := h.comment("maria", "write", "/autopilot jira sync")
-	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:nothing-to-sync")
-	wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+	h.refused("maria", "/autopilot jira sync", "rejected:nothing-to-sync")
 }
 
 func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {

@@ -163,17 +163,11 @@ func TestLowConfidenceFirstIterationAsksLaterStops(t *testing.T) {
 				h.start("greenfield")
 				res := h.say("maria", "/autopilot done --confidence 0.5 not sure about scope")
 				s := res.State
-				if s.Gate == nil || s.Gate.Kind != "low-confidence" {
-					t.Fatalf("gate = %+v", s.Gate)
-				}
+				wantGate(t, s, "low-confidence")
 				want(t, "run", s.Run, state.RunAwaitingDecision)
 				want(t, "problem done", progressOf(s, "problem"), state.Completed)
 				body := gateBody(t, res.Effects, s.Gate)
-				for _, line := range []string{"DECISION REQUIRED: Low confidence (0.50 < 0.85) after Problem — continue?", " A) Continue with the next step", " B) Stop here and take over by hand"} {
-					if !strings.Contains(body, line) {
-						t.Errorf("block lacks %q:\n%s", line, body)
-					}
-				}
+				wantLines(t, "block", body, "DECISION REQUIRED: Low confidence (0.50 < 0.85) after Problem — continue?", " A) Continue with the next step", " B) Stop here and take over by hand")
 				res = h.say("maria", answer)
 				if answer == "A" {
 					want(t, "continues", res.State.Slug, "research")

@@ -53,16 +53,10 @@ func TestFailuresAutoRetryThenEscalate(t *testing.T) {
 	if len(s.Blockers) != 1 || !strings.Contains(s.Blockers[0], "Problem failed 3 consecutive times at sub_step 2 drafting. Last failure: docker not running. Auto-retry exhausted.") {
 		t.Errorf("blockers = %q", s.Blockers)
 	}
-	if s.Gate == nil || s.Gate.Kind != "skill-failed" {
-		t.Fatalf("gate = %+v", s.Gate)
-	}
+	wantGate(t, s, "skill-failed")
 	body := gateBody(t, res.Effects, s.Gate)
-	for _, line := range []string{"SKILL FAILED: Problem — 3 consecutive failures", "Step: 1 — Problem", "SubStep: 2 — drafting", "Last failure reason: docker not running",
-		" A) Retry with a fresh executor session", " B) Skip this step with warning", " C) Abort — investigate and fix manually", "Recommendation: A"} {
-		if !strings.Contains(body, line) {
-			t.Errorf("SKILL FAILED block lacks %q:\n%s", line, body)
-		}
-	}
+	wantLines(t, "SKILL FAILED block", body, "SKILL FAILED: Problem — 3 consecutive failures", "Step: 1 — Problem", "SubStep: 2 — drafting", "Last failure reason: docker not running",
+		" A) Retry with a fresh executor session", " B) Skip this step with warning", " C) Abort — investigate and fix manually", "Recommendation: A")
 	wantDeep(t, "labels", Labels(s), []string{"autopilot/step:problem", "autopilot/status:failed", "autopilot/flow:greenfield"})
 }
 
@@ -191,9 +185,7 @@ func TestResumeAfterAbortingAFailedStepAsksAgain(t *testing.T) {
 	s := res.State
 	want(t, "run", s.Run, state.RunFailed)
 	want(t, "status", s.Status, state.Failed)
-	if s.Gate == nil || s.Gate.Kind != "skill-failed" {
-		t.Fatalf("gate = %+v, want SKILL FAILED again", s.Gate)
-	}
+	wantGate(t, s, "skill-failed")
 	if !strings.Contains(gateBody(t, res.Effects, s.Gate), "Last failure reason: disk full") {
 		t.Errorf("re-asked gate lacks the last failure reason")
 	}

@@ -3,8 +3,8 @@ package engine
 import (
 	"strconv"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -90,20 +90,16 @@ func TestReviewLoopStartRecordsSnapshotAndSlug(t *testing.T) {
 			snap = e.Body
 		}
 	}
-	for _, part := range []string{"### Context snapshot: add-csv-export-v2-to-reports", "> Please add CSV.", "**Desired outcome:** CSV downloads for every report", "**Constraints:** no new dependencies", "**Open questions:** max rows?", "**Known facts:** —"} {
-		if !strings.Contains(snap, part) {
-			t.Errorf("snapshot lacks %q:\n%s", part, snap)
-		}
-	}
+	wantLines(t, "snapshot", snap, "### Context snapshot: add-csv-export-v2-to-reports", "> Please add CSV.", "**Desired outcome:** CSV downloads for every report", "**Constraints:** no new dependencies", "**Open questions:** max rows?", "**Known facts:** —")
 	want(t, "step", s.Slug, "interview")
 }
 
 func TestTaskSlug(t *testing.T) {
 	for in, out := range map[string]string{
-		"Add CSV export":   "add-csv-export",
-		"  --Fix: #12!! ":  "fix-12",
-		"日本語":              "task",
-		"":                 "task",
+		"Add CSV export":                 "add-csv-export",
+		"  --Fix: #12!! ":                "fix-12",
+		"日本語":                            "task",
+		"":                               "task",
 		strings.Repeat("abcdefghij ", 8): "abcdefghij-abcdefghij-abcdefghij-abcdefg",
 	} {
 		if got := taskSlug(in); got != out {

@@ -56,17 +56,11 @@ func TestStartWithAmbiguousCandidatesOpensFlowSelectGate(t *testing.T) {
 	h := newHarness(t, "")
 	res := h.apply(Start{Issue: testIssue, Candidates: []string{"existing-code", "meta-repo"}, Actor: "maria", Title: "t"})
 	s := res.State
-	if s.Gate == nil || s.Gate.Kind != "flow-select" {
-		t.Fatalf("gate = %+v, want flow-select", s.Gate)
-	}
+	wantGate(t, s, "flow-select")
 	want(t, "run", s.Run, state.RunAwaitingDecision)
 	want(t, "flow", s.Flow, "")
 	body := gateBody(t, res.Effects, s.Gate)
-	for _, line := range []string{"DECISION REQUIRED: Which flow should autopilot run on this issue?", " A) Run the existing-code flow", " B) Run the meta-repo flow", "Recommendation: A"} {
-		if !strings.Contains(body, line) {
-			t.Errorf("flow-select block lacks %q:\n%s", line, body)
-		}
-	}
+	wantLines(t, "flow-select block", body, "DECISION REQUIRED: Which flow should autopilot run on this issue?", " A) Run the existing-code flow", " B) Run the meta-repo flow", "Recommendation: A")
 	wantDeep(t, "labels", Labels(s), []string{"autopilot/step:select-flow", "autopilot/status:awaiting-decision"})
 
 	res = h.say("maria", "B")

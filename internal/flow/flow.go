@@ -166,6 +166,11 @@ func (f *Flow) Validate() error {
 		default:
 			return &FieldError{p + ".gate", fmt.Sprintf("%q: want approval", s.Gate)}
 		}
+		// The engine keeps consensus approvals and return-to-plan findings
+		// in the review-loop state, which only review_loop flows have.
+		if s.Consensus && !f.ReviewLoop {
+			return &FieldError{p + ".consensus", "needs review_loop: true on the flow"}
+		}
 	}
 	for i, s := range f.Steps {
 		if s.ReturnTo != "" && !seen[s.ReturnTo] {
@@ -173,6 +178,9 @@ func (f *Flow) Validate() error {
 		}
 		if s.ReturnTo != "" && f.Index(s.ReturnTo) >= i {
 			return &FieldError{fmt.Sprintf("%s.steps[%d].return_to", base, i), "must name an earlier step"}
+		}
+		if s.ReturnTo != "" && !f.ReviewLoop {
+			return &FieldError{fmt.Sprintf("%s.steps[%d].return_to", base, i), "needs review_loop: true on the flow"}
 		}
 	}
 	if f.Loop != nil && !seen[f.Loop.To] {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -68,7 +70,7 @@ func TestKubernetesExampleRunsTwoProbedReplicas(t *testing.T) {
 	for {
 		var o object
 		if err := dec.Decode(&o); err != nil {
-			if err.Error() == "EOF" {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			t.Fatalf("deploy/kubernetes.yaml: %v", err)

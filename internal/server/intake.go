@@ -75,6 +75,15 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusBadRequest, OutcomeBadRequest, "content type must be application/json (set it in the App's webhook settings)")
 		return
 	}
+	switch {
+	case name == "ping":
+		answer(http.StatusOK, OutcomePing, "pong")
+		return
+	case !routedEvents[name]:
+		// Not subscribed to, or nothing autopilot acts on: no need to parse.
+		answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
+		return
+	}
 	ev, err := ghevent.Decode(name, body)
 	if err != nil {
 		s.log.Info("webhook refused: malformed payload", "delivery", delivery, "event", name, "err", err)
@@ -85,9 +94,6 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 	log := s.log.With("delivery", delivery, "event", name, "action", ev.Action, "installation", ev.Installation)
 
 	switch {
-	case name == "ping":
-		answer(http.StatusOK, OutcomePing, "pong")
-		return
 	case name == "installation" || name == "installation_repositories":
 		log.Info("installation changed", "sender", ev.Sender.Login)
 		answer(http.StatusOK, OutcomeIgnored, "noted")
@@ -105,7 +111,10 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 	}
 
 	if !s.queue.reserve() {
-		log.Warn("queue full; delivery refused")
+		if s.fullWarned.CompareAndSwap(false, true) {
+			// Once per full spell; the metrics count every refusal.
+			log.Warn("queue full; refusing deliveries with 503 until there is room", "queue", s.cfg.QueueSize)
+		}
 		answer(http.StatusServiceUnavailable, OutcomeQueueFull, "queue full; redeliver later")
 		return
 	}
@@ -125,6 +134,9 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		s.queue.unreserve()
 		answer(http.StatusOK, OutcomeDuplicate, "duplicate delivery")
 		return
+	}
+	if s.fullWarned.Load() {
+		s.fullWarned.Store(false)
 	}
 	key, locks := jobKeys(ev)
 	s.queue.commit(work{
@@ -179,15 +191,17 @@ func jobKeys(ev *ghevent.Event) (string, []string) {
 	return locks[0], locks
 }
 
-// labelledEvents are the event names that get their own metrics label; any
-// other name is counted as "other", so a header cannot grow the label set.
-var labelledEvents = map[string]bool{
+// routedEvents are the events intake decodes: those autopilot acts on and
+// the installation events it logs. Any other event is answered 200 unparsed.
+var routedEvents = map[string]bool{
 	"issues": true, "issue_comment": true, "pull_request": true, "pull_request_review": true,
-	"workflow_run": true, "ping": true, "installation": true, "installation_repositories": true,
+	"workflow_run": true, "installation": true, "installation_repositories": true,
 }
 
+// eventLabel is the metrics label of an event: its name when routed (or
+// ping), else "other", so a header cannot grow the label set.
 func eventLabel(name string) string {
-	if labelledEvents[name] {
+	if routedEvents[name] || name == "ping" {
 		return name
 	}
 	return "other"

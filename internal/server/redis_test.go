@@ -322,3 +322,28 @@ func (p *proxy) up() {
 	}
 	p.serve(ln)
 }
+
+func TestNewOpensRedisFromConfig(t *testing.T) {
+	cfg := testConfig()
+	cfg.RedisURL = redisURL(t)
+	rec := newRecorder()
+	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.deps.Deduper.(*RedisStore); !ok {
+		t.Fatalf("Deduper = %T, want the RedisStore from REDIS_URL", s.deps.Deduper)
+	}
+	if _, ok := s.deps.Locker.(*RedisStore); !ok {
+		t.Fatalf("Locker = %T, want the RedisStore from REDIS_URL", s.deps.Locker)
+	}
+	srv := serve(t, s)
+	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
+		t.Fatalf("readyz = %d", code)
+	}
+	id := fmt.Sprintf("cfg-%d", time.Now().UnixNano())
+	if code, _ := issueDelivery(t, id, 1).send(t, srv.url); code != http.StatusAccepted {
+		t.Fatalf("delivery = %d", code)
+	}
+	rec.waitDone(t, 1)
+}

@@ -59,9 +59,10 @@ type Deps struct {
 	Sweeper Sweeper
 	// Installations feeds the sweep timer (optional).
 	Installations InstallationLister
-	// Deduper defaults to a MemoryDeduper with Config.DedupeTTL.
+	// Deduper defaults to a RedisStore on Config.RedisURL when it is set
+	// (closed when Serve returns), else a MemoryDeduper with Config.DedupeTTL.
 	Deduper Deduper
-	// Locker defaults to a MemoryLocker.
+	// Locker defaults to that RedisStore, else a MemoryLocker.
 	Locker Locker
 	// Clock defaults to time.Now.
 	Clock func() time.Time
@@ -86,9 +87,11 @@ type Server struct {
 	queue   *queue
 	handler http.Handler
 	pingers []Pinger
+	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
 
-	draining  atomic.Bool
-	storeDown atomic.Bool // last store check failed
+	draining   atomic.Bool
+	storeDown  atomic.Bool // last store check failed
+	fullWarned atomic.Bool // "queue full" logged since the last accepted delivery
 
 	instMu sync.Mutex
 	seen   map[int64]struct{} // installations seen in deliveries
@@ -129,6 +132,20 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Metrics == nil {
 		deps.Metrics = NewMetrics()
 	}
+	var owned *RedisStore
+	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil) {
+		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
+		if err != nil {
+			return nil, err
+		}
+		owned = rs
+		if deps.Deduper == nil {
+			deps.Deduper = rs
+		}
+		if deps.Locker == nil {
+			deps.Locker = rs
+		}
+	}
 	if deps.Deduper == nil {
 		deps.Deduper = NewMemoryDeduper(cfg.DedupeTTL, deps.Clock)
 	}
@@ -143,6 +160,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics: deps.Metrics,
 		secret:  []byte(cfg.WebhookSecret),
 		seen:    make(map[int64]struct{}),
+		owned:   owned,
 	}
 	s.queue = newQueue(cfg.QueueSize, func(n int) { s.metrics.queueDepth.Set(float64(n)) })
 	for _, c := range []any{deps.Deduper, deps.Locker} {
@@ -247,6 +265,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	workers.Wait()
 	if left := s.queue.len(); left > 0 {
 		s.log.Warn("shutdown deadline reached; jobs left to the sweep", "left", left)
+	}
+	if s.owned != nil {
+		if err := s.owned.Close(); err != nil {
+			s.log.Warn("closing redis", "err", err)
+		}
 	}
 	s.log.Info("server stopped")
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {

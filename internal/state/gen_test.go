@@ -162,6 +162,7 @@ func (g gen) rest(s *State) {
 		v := g.n(1) == 1
 		s.JiraEnabled = &v
 		s.JiraNote = g.text(false)
+		s.JiraRetryAt = g.time()
 	}
 	if g.n(1) == 0 {
 		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),

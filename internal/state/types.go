@@ -62,6 +62,9 @@ type State struct {
 	// JiraEnabled is nil until the Jira gate has been passed or declined.
 	JiraEnabled *bool  `json:"jira_enabled,omitempty"`
 	JiraNote    string `json:"jira_note,omitempty"` // e.g. "paused: 401" shown once
+	// JiraRetryAt is the end of a Jira Retry-After window: no Jira request
+	// is sent before it, whichever run comes next.
+	JiraRetryAt time.Time `json:"jira_retry_at,omitempty"`
 
 	Gate *Gate `json:"gate,omitempty"`
 

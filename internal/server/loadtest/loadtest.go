@@ -64,6 +64,10 @@ type Result struct {
 	// Duplicated counts deliveries processed more than once.
 	Duplicated int
 	Elapsed    time.Duration
+	// CPUPerDelivery is the process's CPU time (client and server together)
+	// per delivery: unlike PerSecond, it does not depend on what else the
+	// machine is running. Zero where it is not measured.
+	CPUPerDelivery time.Duration
 	// PerSecond is verified deliveries answered (202, 200 or 503) per second.
 	PerSecond              float64
 	AckP50, AckP99, AckMax time.Duration
@@ -71,8 +75,8 @@ type Result struct {
 
 // String is a one-line summary.
 func (r Result) String() string {
-	return fmt.Sprintf("%d sent in %s: %.0f/s, ack p50 %s p99 %s max %s, accepted %d ignored %d refused %d other %d, processed %d, lost %d, duplicated %d",
-		r.Sent, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.AckP50, r.AckP99, r.AckMax,
+	return fmt.Sprintf("%d sent in %s: %.0f/s (%s CPU each), ack p50 %s p99 %s max %s, accepted %d ignored %d refused %d other %d, processed %d, lost %d, duplicated %d",
+		r.Sent, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.CPUPerDelivery, r.AckP50, r.AckP99, r.AckMax,
 		r.Accepted, r.Ignored, r.Refused, r.Other, r.Processed, r.Lost, r.Duplicated)
 }
 
@@ -129,15 +133,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
 	codes := make([]int, o.Deliveries)
 	acks := make([]time.Duration, o.Deliveries)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	send(ctx, o, url, reqs, codes, acks)
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU()-cpu0
 
 	stop()
 	if err := <-served; err != nil {
 		return Result{}, err
 	}
-	return summarise(codes, acks, proc, elapsed), nil
+	res := summarise(codes, acks, proc, elapsed)
+	res.CPUPerDelivery = cpu / time.Duration(res.Sent)
+	return res, nil
 }
 
 func withDefaults(o Options) Options {

@@ -55,6 +55,7 @@ func bench(b *testing.B, o Options) {
 	b.ReportMetric(res.PerSecond, "deliveries/s")
 	b.ReportMetric(float64(res.AckP50.Microseconds())/1000, "ack-p50-ms")
 	b.ReportMetric(float64(res.AckP99.Microseconds())/1000, "ack-p99-ms")
+	b.ReportMetric(float64(res.CPUPerDelivery.Microseconds()), "cpu-µs/delivery")
 	b.ReportMetric(float64(res.Refused), "refused")
 	b.ReportMetric(float64(res.Lost), "lost")
 	if res.Lost != 0 || res.Duplicated != 0 || res.Other != 0 {
