@@ -136,6 +136,10 @@ func Parse(data []byte) (*Config, error) {
 	if len(data) > MaxFileSize {
 		return nil, &Error{Field: "file", Msg: fmt.Sprintf("%d bytes is larger than 256 KiB", len(data))}
 	}
+	data, err := utf8Text(data)
+	if err != nil {
+		return nil, err
+	}
 	c := &Config{}
 	root, err := decode(data, c)
 	if err != nil {

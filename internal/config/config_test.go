@@ -525,3 +525,36 @@ func TestErrorLinesMatchCRLFFiles(t *testing.T) {
 		t.Fatalf("%v, want line 3 limits.max_sessions", err)
 	}
 }
+
+func TestUTF16FilesAreRead(t *testing.T) {
+	enc := func(s string, be bool) []byte {
+		out := []byte{0xFF, 0xFE}
+		if be {
+			out = []byte{0xFE, 0xFF}
+		}
+		for _, r := range s { // ASCII only
+			if be {
+				out = append(out, 0, byte(r))
+			} else {
+				out = append(out, byte(r), 0)
+			}
+		}
+		return out
+	}
+	for _, be := range []bool{true, false} {
+		c, err := Parse(enc("limits:\n  max_sessions: 7\n", be))
+		if err != nil || c.Limits.MaxSessions != 7 {
+			t.Fatalf("big-endian %v: %v %+v", be, err, c)
+		}
+		_, err = Parse(enc("version: 1\nlimits:\n  max_sessions: x\n", be))
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Line != 3 || ce.Field != "limits.max_sessions" {
+			t.Fatalf("big-endian %v: %v, want line 3 limits.max_sessions", be, err)
+		}
+	}
+	_, err := Parse([]byte{0xFE, 0xFF, 0x00})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Field != "file" || !strings.Contains(ce.Msg, "UTF-16") {
+		t.Fatalf("odd UTF-16: %v", err)
+	}
+}

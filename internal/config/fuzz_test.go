@@ -47,7 +47,8 @@ func FuzzParse(f *testing.F) {
 			if ce.Field == "" || ce.Msg == "" || ce.Line < 0 {
 				t.Fatalf("error without field or message: %#v", ce)
 			}
-			if lines := len(splitLines(data)); ce.Line > lines {
+			text, _ := utf8Text(data)
+			if lines := len(splitLines(text)); ce.Line > lines {
 				t.Fatalf("error names line %d of a %d-line file: %v", ce.Line, lines, err)
 			}
 			return

@@ -9,10 +9,38 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"go.yaml.in/yaml/v3"
 )
+
+// utf8Text transcodes a UTF-16 file (it starts with a byte order mark) to
+// UTF-8, so the YAML parser and the line numbers of errors see the same
+// text. Other input is returned as is.
+func utf8Text(data []byte) ([]byte, error) {
+	var be bool
+	switch {
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		be = true
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}):
+	default:
+		return data, nil
+	}
+	body := data[2:]
+	if len(body)%2 != 0 {
+		return nil, &Error{Field: "file", Msg: "incomplete UTF-16 text (odd number of bytes); save the file as UTF-8"}
+	}
+	u := make([]uint16, len(body)/2)
+	for i := range u {
+		hi, lo := body[2*i], body[2*i+1]
+		if !be {
+			hi, lo = lo, hi
+		}
+		u[i] = uint16(hi)<<8 | uint16(lo)
+	}
+	return []byte(string(utf16.Decode(u))), nil
+}
 
 // decode parses data into c, refusing unknown keys. It returns the parsed
 // document, used afterwards to put line numbers on semantic errors, or nil
@@ -131,93 +159,6 @@ func decodeError(root *yaml.Node, data []byte, err error) error {
 	return &Error{Line: line, Field: locate(root, line, match{}), Msg: msg}
 }
 
-// match says which node on a line an error is about: a key with that text,
-// a scalar value with that text (a trailing "..." matches a prefix), or a
-// mapping ("!!map") or list ("!!seq") that starts on the line.
-type match struct{ key, value, container string }
-
-func (m match) text(want, got string) bool {
-	if p, ok := strings.CutSuffix(want, "..."); ok {
-		return strings.HasPrefix(got, p)
-	}
-	return want == got
-}
-
-// locate returns the dotted path (e.g. "flows.x.steps[0].slug") of the node
-// on line that m describes. Without such a node it returns the first key or
-// value on that line, or "document" when the line has none.
-func locate(root *yaml.Node, line int, m match) string {
-	var first, found, lastContainer string
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		if n == nil || found != "" {
-			return
-		}
-		if n.Line == line && path != "" {
-			switch n.Kind {
-			case yaml.ScalarNode:
-				if first == "" {
-					first = path
-				}
-				if m.value != "" && m.text(m.value, n.Value) {
-					found = path
-					return
-				}
-			case yaml.MappingNode:
-				if m.container == "!!map" {
-					lastContainer = path
-				}
-			case yaml.SequenceNode:
-				if m.container == "!!seq" {
-					lastContainer = path
-				}
-			}
-		}
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := n.Content[i]
-				p := joinPath(path, k.Value)
-				if k.Line == line {
-					if first == "" {
-						first = p
-					}
-					if m.key != "" && m.text(m.key, k.Value) {
-						found = p
-						return
-					}
-				}
-				walk(n.Content[i+1], p)
-			}
-		}
-	}
-	walk(root, "")
-	switch {
-	case found != "":
-		return found
-	case lastContainer != "":
-		return lastContainer
-	case first != "":
-		return first
-	}
-	return "document"
-}
-
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
 // knownKeys lists the YAML keys of the Go type the decoder named.
 func knownKeys(typeName string) string {
 	types := map[string]reflect.Type{
@@ -318,92 +259,4 @@ func splitLines(data []byte) [][]byte {
 
 func leadingSpace(s string) string {
 	return s[:len(s)-len(strings.TrimLeft(s, " \t"))]
-}
-
-// findLine returns the line of the deepest key (or list item, segment
-// "[i]") of path that exists in the document, or 0.
-func findLine(root *yaml.Node, path ...string) int {
-	if root == nil {
-		return 0
-	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	line := 0
-	for _, seg := range path {
-		next, at := child(n, seg)
-		if next == nil {
-			return line
-		}
-		n, line = next, at
-	}
-	return line
-}
-
-// present reports whether path exists in the document with a non-null value.
-func present(root *yaml.Node, path ...string) bool {
-	if root == nil {
-		return false
-	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	for _, seg := range path {
-		if n, _ = child(n, seg); n == nil {
-			return false
-		}
-	}
-	return n.Tag != "!!null"
-}
-
-// child returns the value under a mapping key or a "[i]" list index, and
-// the line of that key or item.
-func child(n *yaml.Node, seg string) (*yaml.Node, int) {
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == seg {
-				return n.Content[i+1], n.Content[i].Line
-			}
-		}
-	case yaml.SequenceNode:
-		if strings.HasPrefix(seg, "[") && strings.HasSuffix(seg, "]") {
-			i, err := strconv.Atoi(seg[1 : len(seg)-1])
-			if err == nil && i >= 0 && i < len(n.Content) {
-				return n.Content[i], n.Content[i].Line
-			}
-		}
-	}
-	return nil, 0
-}
-
-// splitPath splits a generated field path such as ".steps[2].slug" into
-// segments {"steps", "[2]", "slug"}.
-func splitPath(p string) []string {
-	var out []string
-	for _, part := range strings.Split(strings.TrimPrefix(p, "."), ".") {
-		for part != "" {
-			i := strings.IndexByte(part, '[')
-			switch {
-			case i < 0:
-				out = append(out, part)
-				part = ""
-			case i > 0:
-				out = append(out, part[:i])
-				part = part[i:]
-			default:
-				j := strings.IndexByte(part, ']')
-				if j < 0 {
-					out = append(out, part)
-					part = ""
-					continue
-				}
-				out = append(out, part[:j+1])
-				part = part[j+1:]
-			}
-		}
-	}
-	return out
 }

@@ -182,6 +182,9 @@ func TestGreenfieldFinishesAfterDeploy(t *testing.T) {
 	if !hasBody(res.Effects, "already **done**") {
 		t.Errorf("re-adding the label on a done run says nothing: %q", bodies(res.Effects))
 	}
+	// A redelivered label event does not say it twice.
+	res = h.apply(Start{Issue: testIssue, Actor: "maria"})
+	want(t, "second notice", len(res.Effects), 0)
 }
 
 func TestMetaRepoConfigReviewApprovalGate(t *testing.T) {

@@ -86,7 +86,7 @@ func (m *machine) restart(e Start) error {
 		m.resume("@" + e.Actor + " re-added the trigger label")
 	case state.RunDone:
 		// A finished run stays finished; say so once.
-		m.post("reply", "This autopilot run is already **done**. Open a new issue for new work, or use `/autopilot back <step>` to re-run a step.")
+		m.note("already-done", "This autopilot run is already **done**. Open a new issue for new work, or use `/autopilot back <step>` to re-run a step.")
 	}
 	return nil
 }

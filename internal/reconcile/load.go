@@ -30,9 +30,12 @@ type loaded struct {
 	lost bool
 }
 
-// trusted reports whether a comment was written by the configured bot.
+// trusted reports whether a comment was written by the configured bot: the
+// login must match, GitHub must mark the account as a Bot (a User account
+// that merely carries the bot's name is not trusted), and, for an App, the
+// comment must have been made through that App.
 func (r *Reconciler) trusted(c forge.Comment) bool {
-	if !strings.EqualFold(c.Author.Login, r.o.BotLogin) {
+	if !strings.EqualFold(c.Author.Login, r.o.BotLogin) || !c.Author.IsBot() {
 		return false
 	}
 	if r.o.AppID != 0 && c.AppID != r.o.AppID {

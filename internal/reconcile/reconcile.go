@@ -99,14 +99,28 @@ type Trigger struct {
 	Closed       bool
 	Actor        string
 	Sweep        bool
-	ExtraComment *forge.Comment // a comment on a linked PR
-	Review       *engine.Review
+	// PR is a linked pull request on whose conversation a comment arrived:
+	// its comments are re-read (the payload's copy may be stale or deleted)
+	// and the PR is recorded as linked.
+	PR     int
+	Review *engine.Review
 	Run          *engine.RunCompleted
 	PRLinked     *engine.PRLinked
 	// Issue is the issue snapshot from the event payload, when there is one;
 	// it saves a read (labels are only ever added or removed one by one, so
 	// a slightly stale snapshot cannot clobber anyone's label).
 	Issue *forge.Issue
+
+	// sweep carries the configuration a sweep read once for all its issues.
+	sweep *sweepConfig
+}
+
+// sweepConfig is the repository configuration read once per sweep.
+type sweepConfig struct {
+	cfg *config.Config
+	raw string
+	// keep: small enough to be carried in the state.
+	keep bool
 }
 
 // Outcome reports what one reconcile did.
@@ -173,7 +187,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, 
 	}
 	ru.loaded = ld
 	ru.st = ld.state
-	cfg, err := ru.config(t.Start || t.Sweep)
+	cfg, err := ru.config(t.Start || t.Sweep, t.sweep)
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
@@ -239,7 +253,6 @@ func (ru *run) apply(ev engine.Event) error {
 
 // collect turns the trigger and every unhandled comment into engine events.
 func (ru *run) collect(t Trigger) error {
-	r := ru.r
 	if t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone) {
 		flowName, cands, err := ru.pickFlow()
 		if err != nil {
@@ -253,10 +266,12 @@ func (ru *run) collect(t Trigger) error {
 	if ru.st == nil {
 		return nil
 	}
-	comments := ru.loaded.human
-	if t.ExtraComment != nil {
-		comments = append(comments, *t.ExtraComment)
+	comments := append([]forge.Comment(nil), ru.loaded.human...)
+	prComments, err := ru.prComments(t)
+	if err != nil {
+		return err
 	}
+	comments = append(comments, prComments...)
 	sort.SliceStable(comments, func(i, j int) bool {
 		if !comments[i].CreatedAt.Equal(comments[j].CreatedAt) {
 			return comments[i].CreatedAt.Before(comments[j].CreatedAt)
@@ -293,6 +308,11 @@ func (ru *run) collect(t Trigger) error {
 			return err
 		}
 	}
+	if t.PR != 0 && !linked(ru.st, t.PR) {
+		if err := ru.apply(engine.PRLinked{PR: t.PR}); err != nil {
+			return err
+		}
+	}
 	if t.Unlabeled {
 		if err := ru.apply(engine.LabelRemoved{Actor: t.Actor}); err != nil {
 			return err
@@ -308,8 +328,59 @@ func (ru *run) collect(t Trigger) error {
 			return err
 		}
 	}
-	_ = r
 	return nil
+}
+
+// prComments reads the conversations of linked PRs that may hold unhandled
+// answers: the PR a comment event came from, and on a sweep every PR the
+// state knows (one call each), so an answer whose event was lost is still
+// applied. The bot's own comments are left out; a PR that is gone is
+// skipped.
+func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
+	var prs []int
+	if t.PR != 0 {
+		prs = append(prs, t.PR)
+	}
+	if t.Sweep && ru.st.Run != state.RunDone {
+		for _, n := range ru.st.LinkedPRs {
+			if n != t.PR {
+				prs = append(prs, n)
+			}
+		}
+	}
+	var out []forge.Comment
+	for _, n := range prs {
+		if n == ru.number {
+			continue
+		}
+		cs, err := ru.r.o.Forge.ListComments(ru.ctx, n)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list comments of linked PR #%d: %w", n, err)
+		}
+		for _, c := range cs {
+			if ru.r.trusted(c) {
+				continue
+			}
+			c.IssueNumber = n
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func linked(s *state.State, pr int) bool {
+	if s == nil {
+		return false
+	}
+	for _, n := range s.LinkedPRs {
+		if n == pr {
+			return true
+		}
+	}
+	return false
 }
 
 // commentEvent builds the engine's view of a comment: permission (looked up
@@ -427,13 +498,18 @@ func detect(ctx context.Context, f forge.Forge) ([]string, error) {
 const maxCachedConfig = 16 << 10
 
 // config returns the repository configuration. It is read through the API
-// when a run starts, on every sweep, and whenever the state holds no copy;
-// other events use the copy the state carries (one API call saved per
-// event; a changed file takes effect at the next sweep or start).
-func (ru *run) config(fresh bool) (*config.Config, error) {
+// when a run starts, once per sweep (the sweep passes what it read), and
+// whenever the state holds no copy; other events use the copy the state
+// carries (one API call saved per event; a changed file takes effect at the
+// next sweep or start).
+func (ru *run) config(fresh bool, sw *sweepConfig) (*config.Config, error) {
 	r := ru.r
 	if r.cfg != nil {
 		return r.cfg, nil
+	}
+	if sw != nil {
+		ru.freshConfig, ru.configRaw = sw.keep, sw.raw
+		return sw.cfg, nil
 	}
 	if s := ru.loaded.state; s != nil && s.ConfigRead && !fresh {
 		c, err := config.Parse([]byte(s.ConfigYAML))
@@ -441,7 +517,18 @@ func (ru *run) config(fresh bool) (*config.Config, error) {
 			return c, nil
 		}
 	}
-	data, found, err := r.o.Forge.ReadFile(ru.ctx, r.o.ConfigPath)
+	sc, err := r.readConfig(ru.ctx)
+	if err != nil {
+		return nil, err
+	}
+	ru.freshConfig, ru.configRaw = sc.keep, sc.raw
+	return sc.cfg, nil
+}
+
+// readConfig reads and parses the configuration file through the API; a
+// missing file means the defaults.
+func (r *Reconciler) readConfig(ctx context.Context) (*sweepConfig, error) {
+	data, found, err := r.o.Forge.ReadFile(ctx, r.o.ConfigPath)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", r.o.ConfigPath, err)
 	}
@@ -451,8 +538,7 @@ func (ru *run) config(fresh bool) (*config.Config, error) {
 	} else if c, err = config.Parse(data); err != nil {
 		return nil, &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	ru.freshConfig, ru.configRaw = len(data) <= maxCachedConfig, string(data)
-	return c, nil
+	return &sweepConfig{cfg: c, raw: string(data), keep: len(data) <= maxCachedConfig}, nil
 }
 
 // keepConfig stores a freshly read configuration in the state.

@@ -124,8 +124,15 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 		return nil, nil
 	}
 	if ev.IsPR {
-		cc := *c
-		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger { return Trigger{ExtraComment: &cc} })
+		// Only a comment that could act (a command, an answer, or
+		// something close to one that earns a reply) is worth reading the
+		// linked issues for; PR chatter costs no API call. The sweep
+		// classifies it later.
+		if res := reply.Parse(c.Body); res.Kind == reply.None && !res.Attempt {
+			return nil, nil
+		}
+		pr := ev.Issue
+		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger { return Trigger{PR: pr} })
 	}
 	if !r.hasTrigger(ev.Labels) {
 		return r.unmanaged(ctx, ev)
@@ -215,6 +222,13 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep: list issues: %w", err)
 	}
+	// The configuration is read once for the whole sweep, not per issue.
+	var sw *sweepConfig
+	if len(list) > 0 && r.cfg == nil {
+		if sw, err = r.readConfig(ctx); err != nil {
+			return nil, fmt.Errorf("sweep: %w", err)
+		}
+	}
 	var outs []Outcome
 	var errs []error
 	for i := range list {
@@ -223,7 +237,7 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 			break
 		}
 		is := list[i]
-		out, err := r.Issue(ctx, is.Number, Trigger{Sweep: true, Issue: &is})
+		out, err := r.Issue(ctx, is.Number, Trigger{Sweep: true, Issue: &is, sweep: sw})
 		outs = append(outs, out)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))

@@ -22,21 +22,32 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// MemoryDeduper is an in-process Deduper for a single replica. Entries
-// expire after the TTL given to NewMemoryDeduper; it forgets everything on
-// restart, which the comment-id ledger in the state makes harmless.
+// MemoryDeduper is an in-process Deduper for a single replica. Ids are kept
+// in generations of TTL/8, so each id is remembered for at least the TTL and
+// at most 9/8 of it, and expiry drops whole generations instead of scanning.
+// Past maxIDs entries the oldest generation goes early, bounding memory; a
+// restart forgets everything. Both are harmless: the comment-id ledger in the
+// state keeps a redelivered decision from being applied twice.
 type MemoryDeduper struct {
-	ttl time.Duration
-	now func() time.Time
+	ttl, span time.Duration
+	maxIDs    int
+	now       func() time.Time
 
-	mu      sync.Mutex
-	seen    map[string]time.Time // id -> expiry
-	lastGC  time.Time
-	gcEvery time.Duration
+	mu    sync.Mutex
+	gens  []generation // oldest first
+	count int
 }
 
-// NewMemoryDeduper returns a MemoryDeduper remembering ids for ttl; now is
-// the clock (nil: time.Now).
+type generation struct {
+	start time.Time
+	ids   map[string]struct{}
+}
+
+// DefaultMaxDedupeIDs bounds a MemoryDeduper (about 100 MB of ids).
+const DefaultMaxDedupeIDs = 1_000_000
+
+// NewMemoryDeduper returns a MemoryDeduper remembering ids for ttl (at least
+// MinDedupeTTL is advised); now is the clock (nil: time.Now).
 func NewMemoryDeduper(ttl time.Duration, now func() time.Time) *MemoryDeduper {
 	if now == nil {
 		now = time.Now
@@ -44,7 +55,7 @@ func NewMemoryDeduper(ttl time.Duration, now func() time.Time) *MemoryDeduper {
 	if ttl <= 0 {
 		ttl = MinDedupeTTL
 	}
-	return &MemoryDeduper{ttl: ttl, now: now, seen: make(map[string]time.Time), gcEvery: time.Minute}
+	return &MemoryDeduper{ttl: ttl, span: max(ttl/8, time.Nanosecond), maxIDs: DefaultMaxDedupeIDs, now: now}
 }
 
 // Seen implements Deduper.
@@ -52,25 +63,34 @@ func (d *MemoryDeduper) Seen(_ context.Context, id string) (bool, error) {
 	now := d.now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if now.Sub(d.lastGC) >= d.gcEvery {
-		for k, exp := range d.seen {
-			if !now.Before(exp) {
-				delete(d.seen, k)
-			}
+	for len(d.gens) > 0 && !now.Before(d.gens[0].start.Add(d.span+d.ttl)) {
+		d.dropOldest()
+	}
+	for _, g := range d.gens {
+		if _, ok := g.ids[id]; ok {
+			return true, nil
 		}
-		d.lastGC = now
 	}
-	if exp, ok := d.seen[id]; ok && now.Before(exp) {
-		return true, nil
+	if n := len(d.gens); n == 0 || !now.Before(d.gens[n-1].start.Add(d.span)) {
+		d.gens = append(d.gens, generation{start: now, ids: make(map[string]struct{})})
 	}
-	d.seen[id] = now.Add(d.ttl)
+	d.gens[len(d.gens)-1].ids[id] = struct{}{}
+	d.count++
+	for d.count > d.maxIDs && len(d.gens) > 1 {
+		d.dropOldest()
+	}
 	return false, nil
 }
 
-// Len is the number of ids remembered (expired ones may linger until the
-// next sweep of the map).
+func (d *MemoryDeduper) dropOldest() {
+	d.count -= len(d.gens[0].ids)
+	d.gens[0] = generation{}
+	d.gens = d.gens[1:]
+}
+
+// Len is the number of ids remembered.
 func (d *MemoryDeduper) Len() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.seen)
+	return d.count
 }

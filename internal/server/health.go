@@ -71,14 +71,5 @@ func (s *Server) noteStore(err error) {
 
 // probeStore pings the store every storeProbeInterval until ctx ends.
 func (s *Server) probeStore(ctx context.Context) {
-	t := time.NewTicker(storeProbeInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_ = s.checkStore(ctx)
-		}
-	}
+	every(ctx, storeProbeInterval, func() { _ = s.checkStore(ctx) })
 }

@@ -298,3 +298,16 @@ func payloadWithBody(t testing.TB, name, prBody string) []byte {
 	}
 	return b
 }
+
+// start builds a server (quiet logger unless one is given) and serves it.
+func start(t *testing.T, cfg Config, deps Deps) (*Server, running) {
+	t.Helper()
+	if deps.Logger == nil {
+		deps.Logger = quietLogger(t)
+	}
+	s, err := New(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, serve(t, s)
+}

@@ -95,11 +95,7 @@ func TestIntakeAnswers(t *testing.T) {
 	}
 
 	rec := newRecorder()
-	s, err := New(testConfig(), Deps{Processor: rec, Logger: quietLogger(t), BotLogin: "octocoders-linter[bot]"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: rec, BotLogin: "octocoders-linter[bot]"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := tt.d.request(t, srv.url)
@@ -157,11 +153,7 @@ func (endless) Read(p []byte) (int, error) {
 }
 
 func TestIntakeRejectsOtherMethods(t *testing.T) {
-	s, err := New(testConfig(), Deps{Processor: newRecorder(), Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: newRecorder()})
 	code, _ := get(t, srv.url, DefaultWebhookPath)
 	if code != http.StatusMethodNotAllowed {
 		t.Fatalf("GET %s = %d, want 405", DefaultWebhookPath, code)
@@ -170,11 +162,7 @@ func TestIntakeRejectsOtherMethods(t *testing.T) {
 
 func TestDuplicateDeliveryIsProcessedOnce(t *testing.T) {
 	rec := newRecorder()
-	s, err := New(testConfig(), Deps{Processor: rec, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: rec})
 	d := issueDelivery(t, "dup-1", 7)
 	if code, _ := d.send(t, srv.url); code != http.StatusAccepted {
 		t.Fatalf("first = %d, want 202", code)
@@ -199,11 +187,7 @@ func TestQueueFullRefusesAndAcceptsRedelivery(t *testing.T) {
 	cfg.QueueSize, cfg.Workers = 2, 1
 	rec := newRecorder()
 	rec.gate = make(chan struct{})
-	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	s, srv := start(t, cfg, Deps{Processor: rec})
 
 	// The first job occupies the only worker; two more fill the queue.
 	for i, id := range []string{"q-1", "q-2", "q-3"} {
@@ -243,11 +227,7 @@ func TestSameIssueJobsNeverOverlapWhileOtherIssuesRunInParallel(t *testing.T) {
 	cfg.Workers = 4
 	rec := newRecorder()
 	rec.delay = 5 * time.Millisecond
-	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, cfg, Deps{Processor: rec})
 	const perIssue, issues = 6, 4
 	var order []string
 	for i := range perIssue {

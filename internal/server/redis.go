@@ -141,11 +141,7 @@ func (s *RedisStore) Lock(ctx context.Context, key string) (Lease, error) {
 		if token > 0 {
 			return Lease{Key: key, Token: token, Owner: owner, h: s}, nil
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, wait) {
 			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		}
 		wait = min(2*wait, s.opts.PollMax)

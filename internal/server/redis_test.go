@@ -121,11 +121,7 @@ func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
 	px := startProxy(t, u)
 	store := newRedis(t, px.url, RedisOptions{Prefix: prefix, Owner: "outage"})
 	rec := newRecorder()
-	s, err := New(testConfig(), Deps{Processor: rec, Deduper: store, Locker: store, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: rec, Deduper: store, Locker: store})
 	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
 		t.Fatalf("readyz = %d with Redis up", code)
 	}

@@ -29,11 +29,7 @@ func TestShutdownDrainsQueuedJobsAndRefusesNewOnes(t *testing.T) {
 	cfg.Workers = 1
 	rec := newRecorder()
 	rec.gate = make(chan struct{})
-	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	s, srv := start(t, cfg, Deps{Processor: rec})
 	for i, id := range []string{"dr-1", "dr-2", "dr-3"} {
 		if code, _ := issueDelivery(t, id, 30+i).send(t, srv.url); code != http.StatusAccepted {
 			t.Fatalf("%s = %d", id, code)
@@ -73,11 +69,7 @@ func TestShutdownDeadlineCancelsStuckJobs(t *testing.T) {
 	cfg.Workers, cfg.ShutdownTimeout = 1, 200*time.Millisecond
 	rec := newRecorder()
 	rec.gate = make(chan struct{}) // never opened: the job waits for ctx
-	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	s, srv := start(t, cfg, Deps{Processor: rec})
 	for _, id := range []string{"stuck-1", "stuck-2"} {
 		if code, _ := issueDelivery(t, id, 50).send(t, srv.url); code != http.StatusAccepted {
 			t.Fatalf("%s = %d", id, code)
@@ -107,11 +99,7 @@ func TestProcessorPanicIsRecoveredAndCounted(t *testing.T) {
 		}
 		return nil
 	}
-	s, err := New(testConfig(), Deps{Processor: rec, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: rec})
 	issueDelivery(t, "boom", 1).send(t, srv.url)
 	issueDelivery(t, "after", 1).send(t, srv.url)
 	eventually(t, "job after the panic", func() bool { return rec.count("after") == 1 })
@@ -124,11 +112,7 @@ func TestProcessorPanicIsRecoveredAndCounted(t *testing.T) {
 func TestReadyzAndIntakeFollowTheStore(t *testing.T) {
 	store := &flakyStore{MemoryDeduper: NewMemoryDeduper(time.Hour, nil)}
 	rec := newRecorder()
-	s, err := New(testConfig(), Deps{Processor: rec, Deduper: store, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: rec, Deduper: store})
 	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
 		t.Fatalf("readyz = %d with the store up", code)
 	}
@@ -170,11 +154,7 @@ func TestDedupeFailureRefusesWithoutRecording(t *testing.T) {
 
 func TestMetricsCountDeliveriesAndSetters(t *testing.T) {
 	m := NewMetrics()
-	s, err := New(testConfig(), Deps{Processor: newRecorder(), Metrics: m, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	_, srv := start(t, testConfig(), Deps{Processor: newRecorder(), Metrics: m})
 	issueDelivery(t, "m-1", 1).send(t, srv.url)
 	issueDelivery(t, "m-1", 1).send(t, srv.url)
 	bad := issueDelivery(t, "m-2", 1)
@@ -233,12 +213,8 @@ func TestSweepIsQueuedOncePerIntervalAcrossReplicas(t *testing.T) {
 func TestSweepFallsBackToInstallationsSeenInDeliveries(t *testing.T) {
 	sw := &sweepRecorder{}
 	cfg := testConfig()
-	s, err := New(cfg, Deps{Processor: newRecorder(), Sweeper: sw, Logger: quietLogger(t),
+	s, srv := start(t, cfg, Deps{Processor: newRecorder(), Sweeper: sw,
 		Installations: listerFunc(func(context.Context) ([]int64, error) { return nil, errors.New("no JWT") })})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
 	// issue_comment.created carries installation 1.
 	d := delivery{event: "issue_comment", id: "inst-1", body: payload(t, "issue_comment.created").Body}
 	if code, _ := d.send(t, srv.url); code != http.StatusAccepted {
@@ -278,11 +254,7 @@ func TestLockIssueSerialisesSweepWithJobsAndIsReentrant(t *testing.T) {
 		sweepHeld.Store(false)
 		return l.Release(ctx)
 	})
-	s, err := New(testConfig(), Deps{Processor: rec, Sweeper: sw, Locker: locker, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := serve(t, s)
+	s, srv := start(t, testConfig(), Deps{Processor: rec, Sweeper: sw, Locker: locker})
 	s.noteInstallation(1)
 	s.sweepAll(context.Background())
 	<-entered
@@ -299,22 +271,38 @@ func TestLockIssueSerialisesSweepWithJobsAndIsReentrant(t *testing.T) {
 	}
 }
 
-func TestLostLeaseCancelsTheJob(t *testing.T) {
-	locker := &losingLocker{MemoryLocker: NewMemoryLocker()}
-	cfg := testConfig()
-	cfg.LockTTL = 30 * time.Millisecond
-	rec := newRecorder()
-	rec.gate = make(chan struct{}) // waits for ctx: only a lost lease ends it
-	s, err := New(cfg, Deps{Processor: rec, Locker: locker, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
+func TestLeaseRenewalFailuresCancelTheJobOnlyWhenTheLeaseIsGone(t *testing.T) {
+	var calls atomic.Int32
+	tests := []struct {
+		name       string
+		renew      func() error
+		wantCancel bool
+	}{
+		{"taken over", func() error { return ErrLeaseLost }, true},
+		{"store away for longer than the TTL", func() error { return errors.New("i/o timeout") }, true},
+		{"store blip shorter than the TTL", func() error {
+			if calls.Add(1) <= 1 {
+				return errors.New("i/o timeout")
+			}
+			return nil
+		}, false},
 	}
-	srv := serve(t, s)
-	issueDelivery(t, "lost", 3).send(t, srv.url)
-	eventually(t, "job cancelled by the lost lease", func() bool { return rec.count("lost") == 1 })
-	_, body := get(t, srv.url, "/metrics")
-	if !strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="error"} 1`) {
-		t.Fatalf("lost lease not reported as a job error:\n%s", grepLines(body, "autopilot_jobs_total"))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls.Store(0)
+			cfg := testConfig()
+			cfg.LockTTL = 300 * time.Millisecond // renewed every 100ms
+			rec := newRecorder()
+			rec.delay = 700 * time.Millisecond
+			_, srv := start(t, cfg, Deps{Processor: rec, Locker: &scriptedLocker{MemoryLocker: NewMemoryLocker(), renew: tt.renew}})
+			issueDelivery(t, "renew", 3).send(t, srv.url)
+			rec.waitDone(t, 1)
+			_, body := get(t, srv.url, "/metrics")
+			cancelled := strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="error"} 1`)
+			if cancelled != tt.wantCancel {
+				t.Fatalf("job cancelled = %v, want %v:\n%s", cancelled, tt.wantCancel, grepLines(body, "autopilot_jobs_total"))
+			}
+		})
 	}
 }
 
@@ -339,20 +327,23 @@ func (f *flakyStore) Seen(ctx context.Context, id string) (bool, error) {
 	return f.MemoryDeduper.Seen(ctx, id)
 }
 
-// losingLocker grants leases that cannot be renewed.
-type losingLocker struct{ *MemoryLocker }
+// scriptedLocker grants in-memory leases whose Renew answers renew().
+type scriptedLocker struct {
+	*MemoryLocker
+	renew func() error
+}
 
-func (l *losingLocker) Lock(ctx context.Context, key string) (Lease, error) {
+func (l *scriptedLocker) Lock(ctx context.Context, key string) (Lease, error) {
 	lease, err := l.MemoryLocker.Lock(ctx, key)
-	lease.h = losingHandle{l.MemoryLocker}
+	lease.h = scriptedHandle{l}
 	return lease, err
 }
 
-type losingHandle struct{ m *MemoryLocker }
+type scriptedHandle struct{ l *scriptedLocker }
 
-func (h losingHandle) renew(context.Context, Lease) error { return ErrLeaseLost }
-func (h losingHandle) release(ctx context.Context, l Lease) error {
-	return h.m.release(ctx, l)
+func (h scriptedHandle) renew(context.Context, Lease) error { return h.l.renew() }
+func (h scriptedHandle) release(ctx context.Context, l Lease) error {
+	return h.l.MemoryLocker.release(ctx, l)
 }
 
 type sweepRecorder struct {

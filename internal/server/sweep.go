@@ -12,16 +12,7 @@ import (
 // Config.SweepInterval, until ctx ends.
 func (s *Server) sweepTimer(ctx context.Context) {
 	s.sweepAll(ctx)
-	t := time.NewTicker(s.cfg.SweepInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.sweepAll(ctx)
-		}
-	}
+	every(ctx, s.cfg.SweepInterval, func() { s.sweepAll(ctx) })
 }
 
 // sweepAll queues one sweep job per installation. Each installation's sweep

@@ -20,20 +20,23 @@ type jobCtx struct {
 
 type jobCtxKey struct{}
 
+// lease returns the held lease on key.
+func (jc *jobCtx) lease(key string) (Lease, bool) {
+	if jc != nil {
+		for _, l := range jc.held {
+			if l.Key == key {
+				return l, true
+			}
+		}
+	}
+	return Lease{}, false
+}
+
 // LeaseFor returns the lease the running job holds on repo#issue, so the
 // processor can stamp writes with its fencing token.
 func LeaseFor(ctx context.Context, repo string, issue int) (Lease, bool) {
 	jc, _ := ctx.Value(jobCtxKey{}).(*jobCtx)
-	if jc == nil {
-		return Lease{}, false
-	}
-	key := IssueLockKey(repo, issue)
-	for _, l := range jc.held {
-		if l.Key == key {
-			return l, true
-		}
-	}
-	return Lease{}, false
+	return jc.lease(IssueLockKey(repo, issue))
 }
 
 // LockIssue takes the per-issue lease a webhook job for repo#issue takes. A
@@ -50,10 +53,8 @@ func LockIssue(ctx context.Context, repo string, issue int) (Lease, error) {
 	if jc == nil {
 		return Lease{Key: key}, nil
 	}
-	for _, l := range jc.held {
-		if l.Key == key {
-			return Lease{Key: l.Key, Token: l.Token, Owner: l.Owner}, nil
-		}
+	if l, ok := jc.lease(key); ok {
+		return Lease{Key: l.Key, Token: l.Token, Owner: l.Owner}, nil // Release: no-op
 	}
 	return jc.locker.Lock(ctx, key)
 }
@@ -151,30 +152,54 @@ func (s *Server) withLeases(ctx context.Context, jc *jobCtx, keys []string, log 
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		t := time.NewTicker(max(s.cfg.LockTTL/3, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				for _, l := range jc.held {
-					if err := l.Renew(fnCtx); err != nil {
-						log.Error("lease lost; cancelling job", "key", l.Key, "err", err)
-						cancel(fmt.Errorf("lease %s: %w", l.Key, err))
-						return
-					}
-				}
-			}
-		}
+		s.renewLeases(fnCtx, jc.held, stop, cancel, log)
 	}()
 	err := fn(fnCtx)
 	close(stop)
 	<-renewed
-	if cause := context.Cause(fnCtx); cause != nil && !errors.Is(cause, context.Canceled) && err == nil {
-		err = cause
+	if cause := context.Cause(fnCtx); cause != nil && !errors.Is(cause, context.Canceled) &&
+		(err == nil || errors.Is(err, context.Canceled)) {
+		err = cause // say why the job was cancelled
 	}
 	return err
+}
+
+// renewLeases renews the leases every third of the TTL until stop closes.
+// A lease another owner took (ErrLeaseLost), or one not renewed for a whole
+// TTL because the store is away, cancels the job: it may no longer be the
+// only one working on the issue.
+func (s *Server) renewLeases(ctx context.Context, leases []Lease, stop <-chan struct{}, cancel context.CancelCauseFunc, log *slog.Logger) {
+	t := time.NewTicker(max(s.cfg.LockTTL/3, time.Millisecond))
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		var failed error
+		for _, l := range leases {
+			if err := l.Renew(ctx); err != nil {
+				failed = err
+				if errors.Is(err, ErrLeaseLost) {
+					break
+				}
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return
+		case failed == nil:
+			lastOK = time.Now()
+		case errors.Is(failed, ErrLeaseLost) || time.Since(lastOK) >= s.cfg.LockTTL:
+			log.Error("lease lost; cancelling job", "err", failed)
+			cancel(fmt.Errorf("lease: %w", failed))
+			return
+		default:
+			log.Warn("lease renewal failed; retrying", "err", failed)
+		}
+	}
 }
 
 // lockRetry takes key's lease, retrying store errors with backoff (100ms
@@ -191,13 +216,35 @@ func (s *Server) lockRetry(ctx context.Context, key string, log *slog.Logger) (L
 		}
 		s.noteStore(err)
 		log.Warn("lock failed; retrying", "key", key, "err", err, "in", wait)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleepCtx(ctx, wait) {
 			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		}
 		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// sleepCtx waits for d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
 	}
 }

@@ -81,6 +81,9 @@ type Request struct {
 	Header   http.Header
 	At       time.Time // on the fake clock, when the request arrived
 	Status   int       // status answered; 0 when the connection was dropped
+	// Answer holds the headers answered (Retry-After, RateLimit-Reason, …);
+	// nil when no answer was sent.
+	Answer http.Header
 }
 
 // Server is the fake Jira. Create it with New; Close it when done.
@@ -260,6 +263,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	fault, faulted := s.nextFault(ep, now)
 	s.mu.Unlock()
 
+	rec := httptest.NewRecorder()
+	if faulted && fault.Commit {
+		// The effect happens first, whatever becomes of the answer: a client
+		// that times out or dies during the Delay has still created the issue.
+		s.handle(rec, r, ep, body)
+	}
 	if faulted && fault.Delay > 0 {
 		select {
 		case <-r.Context().Done():
@@ -268,8 +277,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-time.After(fault.Delay):
 		}
 	}
-	rec := httptest.NewRecorder()
-	if !faulted || fault.Commit {
+	if !faulted {
 		s.handle(rec, r, ep, body)
 	}
 	if faulted {
@@ -279,7 +287,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		rec = fault.record()
 	}
-	s.setStatus(entry, rec.Code)
+	s.mu.Lock()
+	s.log[entry].Status, s.log[entry].Answer = rec.Code, rec.Header().Clone()
+	s.mu.Unlock()
 	maps.Copy(w.Header(), rec.Header())
 	w.WriteHeader(rec.Code)
 	_, _ = w.Write(rec.Body.Bytes())

@@ -308,6 +308,9 @@ func TestFaultScriptsOutagesAndRequestLog(t *testing.T) {
 	if rl.status != 429 || rl.header.Get("Retry-After") != "30" || rl.header.Get("RateLimit-Reason") != "jira-per-issue-on-write" {
 		t.Fatalf("429 = %d %v", rl.status, rl.header)
 	}
+	if got := s.RequestsTo(EndpointCreate)[0].Answer.Get("Retry-After"); got != "30" {
+		t.Fatalf("request log keeps Retry-After %q, want 30", got)
+	}
 	if len(s.Issues()) != 0 {
 		t.Fatal("a rate-limited create was committed")
 	}
@@ -345,6 +348,23 @@ func TestFaultScriptsOutagesAndRequestLog(t *testing.T) {
 	if resp, err := cl.Get(slow.URL() + "/rest/api/2/myself"); err == nil {
 		resp.Body.Close()
 		t.Fatal("delay did not trip the client timeout")
+	}
+	// A create that commits, then hangs until the client gives up: the issue
+	// exists, and the log says no answer was delivered.
+	slow.Script(EndpointCreate, Fault{Status: 502, Commit: true, Delay: 200 * time.Millisecond})
+	hung, _ := http.NewRequest("POST", slow.URL()+"/rest/api/2/issue", strings.NewReader(`{"fields":{"project":{"key":"PROJ"},"summary":"hung","issuetype":{"name":"Task"}}}`))
+	hung.SetBasicAuth(slow.Options().User, slow.Options().Token)
+	if resp, err := cl.Do(hung); err == nil {
+		resp.Body.Close()
+		t.Fatal("a hung create answered before the client timeout")
+	}
+	if is := slow.Issues(); len(is) != 1 || is[0].Summary != "hung" {
+		t.Fatalf("commit before a hang: issues %+v", is)
+	}
+	// Past the delay, an answer would have been logged as 502.
+	time.Sleep(400 * time.Millisecond)
+	if st := slow.RequestsTo(EndpointCreate)[0].Status; st != 0 {
+		t.Fatalf("a create whose client gave up is logged with status %d, want 0", st)
 	}
 
 	log := s.RequestsTo(EndpointCreate)

@@ -17,10 +17,13 @@ type Fault struct {
 	Header http.Header
 	// Body is the answer body; default Jira's error shape naming the status.
 	Body string
-	// Delay is real time waited before answering (to trip client timeouts).
+	// Delay is real time waited before answering (to trip client timeouts,
+	// or to give a test time to kill the client mid-request). A client that
+	// gives up during the Delay is logged with status 0.
 	Delay time.Duration
 	// Commit processes the request first, so its effect is kept (an issue
-	// is created), and only then answers with the fault: a lost response.
+	// is created), and only then waits out Delay and answers with the
+	// fault: a lost response, or a client that died after the commit.
 	Commit bool
 	// Drop closes the connection without any answer.
 	Drop bool

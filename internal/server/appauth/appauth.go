@@ -10,6 +10,9 @@ package appauth
 
 import (
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
@@ -45,9 +48,10 @@ type Config struct {
 // Auth hands out authenticated clients. Safe for concurrent use.
 type Auth struct {
 	appID   int64
+	key     *rsa.PrivateKey
+	tr      http.RoundTripper
 	base    string
 	baseURL *url.URL
-	apps    *ghinstallation.AppsTransport
 	observe Observer
 	app     *http.Client
 
@@ -72,22 +76,52 @@ func New(cfg Config) (*Auth, error) {
 	if tr == nil {
 		tr = http.DefaultTransport
 	}
-	apps, err := ghinstallation.NewAppsTransport(tr, cfg.AppID, cfg.PrivateKey)
+	key, err := parseKey(cfg.PrivateKey)
 	if err != nil {
-		// ghinstallation's message does not echo the key.
-		return nil, fmt.Errorf("appauth: private key: %w", err)
+		return nil, err
 	}
-	apps.BaseURL = base
 	a := &Auth{
 		appID:   cfg.AppID,
+		key:     key,
+		tr:      tr,
 		base:    base,
 		baseURL: u,
-		apps:    apps,
 		observe: cfg.Observe,
 		clients: make(map[int64]*http.Client),
 	}
-	a.app = &http.Client{Transport: a.observed(0, apps)}
+	a.app = &http.Client{Transport: a.observed(0, a.appsTransport())}
 	return a, nil
+}
+
+// appsTransport is a new JWT transport. Each installation gets its own:
+// ghinstallation v2.10.0's installation Transport writes fields of the
+// AppsTransport it was built from on every token refresh, which races when
+// installations share one.
+func (a *Auth) appsTransport() *ghinstallation.AppsTransport {
+	atr := ghinstallation.NewAppsTransportFromPrivateKey(a.tr, a.appID, a.key)
+	atr.BaseURL = a.base
+	return atr
+}
+
+// parseKey reads an RSA private key in PEM, PKCS#1 (what GitHub issues) or
+// PKCS#8. Errors never include the key.
+func parseKey(pemBytes []byte) (*rsa.PrivateKey, error) {
+	block, _ := pem.Decode(pemBytes)
+	if block == nil {
+		return nil, errors.New("appauth: private key is not PEM")
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return k, nil
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, errors.New("appauth: private key is neither a PKCS#1 nor a PKCS#8 RSA key")
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("appauth: private key is %T, want RSA", k)
+	}
+	return rk, nil
 }
 
 // AppClient is authenticated as the App itself (a fresh JWT per request):
@@ -103,7 +137,7 @@ func (a *Auth) ClientFor(installationID int64) *http.Client {
 	if c, ok := a.clients[installationID]; ok {
 		return c
 	}
-	itr := ghinstallation.NewFromAppsTransport(a.apps, installationID)
+	itr := ghinstallation.NewFromAppsTransport(a.appsTransport(), installationID)
 	itr.BaseURL = a.base
 	c := &http.Client{Transport: a.observed(installationID, itr)}
 	a.clients[installationID] = c

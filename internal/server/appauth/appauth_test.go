@@ -2,6 +2,8 @@ package appauth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -260,6 +262,8 @@ func TestNewRefusesBadSettings(t *testing.T) {
 	}{
 		{"no app id", Config{PrivateKey: key}, "APP_ID"},
 		{"not a key", Config{AppID: 1, PrivateKey: []byte("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n")}, "private key"},
+		{"not PEM", Config{AppID: 1, PrivateKey: []byte("hunter2")}, "not PEM"},
+		{"not RSA", Config{AppID: 1, PrivateKey: ecKey(t)}, "want RSA"},
 		{"bad url", Config{AppID: 1, PrivateKey: key, BaseURL: "ftp://example.com"}, "GITHUB_API_URL"},
 	}
 	for _, tt := range tests {
@@ -269,5 +273,58 @@ func TestNewRefusesBadSettings(t *testing.T) {
 				t.Fatalf("err = %v, want it to mention %s", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestInstallationClientsRefreshConcurrently(t *testing.T) {
+	f, srv, key := newFake(t, "", time.Now().Add(time.Hour))
+	a, err := New(Config{AppID: f.appID, PrivateKey: key, BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for inst := int64(1); inst <= 8; inst++ {
+		wg.Go(func() {
+			resp, err := a.ClientFor(inst).Get(srv.URL + "/repos/o/r/issues/1")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		})
+	}
+	wg.Wait()
+	if len(f.tokens) != 8 {
+		t.Fatalf("tokens issued for %d installations, want 8", len(f.tokens))
+	}
+}
+
+func ecKey(t *testing.T) []byte {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+}
+
+func TestNewAcceptsPKCS8Keys(t *testing.T) {
+	f, srv, pkcs1 := newFake(t, "", time.Now().Add(time.Hour))
+	block, _ := pem.Decode(pkcs1)
+	k, _ := x509.ParsePKCS1PrivateKey(block.Bytes)
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{AppID: f.appID, PrivateKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.BotLogin(context.Background()); err != nil {
+		t.Fatalf("JWT from a PKCS#8 key refused: %v", err)
 	}
 }
