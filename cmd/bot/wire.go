@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/config"
@@ -23,10 +21,4 @@ func newTracker(in action.Inputs, j config.Jira) (tracker.Tracker, error) {
 		return nil, fmt.Errorf("jira: %w", err)
 	}
 	return c, nil
-}
-
-// runServe starts the GitHub App webhook server.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fmt.Fprintln(stderr, "serve: the App server is not wired into the binary in this build (see docs/app.md)")
-	return 2
 }

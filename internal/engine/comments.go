@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -60,11 +61,18 @@ func (m *machine) comment(c Comment) error {
 	}
 	if c.Agent {
 		// Agents may report on the step they execute, nothing else.
-		if r.Kind == reply.Command && (r.Cmd == "done" || r.Cmd == "fail" || r.Cmd == "progress") {
-			m.command(c, r)
+		if r.Kind != reply.Command || r.Cmd != "done" && r.Cmd != "fail" && r.Cmd != "progress" {
+			m.ledger(c.ID, OutNotCommand)
 			return nil
 		}
-		m.ledger(c.ID, OutNotCommand)
+		if c.PermErr {
+			return nil // fail closed: not classified, retried on the next reconcile
+		}
+		if !agentPermitted(c, m.set.AnswerPermission) {
+			m.refuseUnauthorized(c)
+			return nil
+		}
+		m.command(c, r)
 		return nil
 	}
 	if c.PermErr {
@@ -87,6 +95,18 @@ func (m *machine) comment(c Comment) error {
 	}
 	m.command(c, r)
 	return nil
+}
+
+// agentPermitted applies the permission rule for configured agents (see
+// the package comment): the permission API must grant answer_permission,
+// except that a bot account it reports no role for (none, or not looked up)
+// is trusted on the strength of the agents: entry, because a GitHub App's
+// bot is never a collaborator.
+func agentPermitted(c Comment, min forge.Permission) bool {
+	if c.Perm.AtLeast(min) {
+		return true
+	}
+	return c.Bot && !c.Perm.AtLeast(forge.PermRead)
 }
 
 // refuseUnauthorized: 😕 and at most one explanation per user per gate.

@@ -4,6 +4,26 @@
 // The caller (internal/reconcile) persists the state before it performs the
 // effects, so a crash between the two is recoverable (every effect is
 // idempotent by its hidden marker).
+//
+// Who may act. A human comment acts only when the collaborator-permission
+// API grants its author at least answer_permission; a failed lookup defers
+// the comment (fail closed). Bots never act, with one exception: accounts
+// listed under agents: in the configuration may report on the step they
+// execute (/autopilot done|fail|progress, nothing else). Being listed is
+// not enough on its own: an agent must also pass the permission check,
+// unless it is a bot account (GitHub type "Bot") for which the permission
+// API reports no role ("none", or a 404 the adapter maps to none) — a
+// GitHub App's bot is never a collaborator, so for it the agents: entry is
+// the grant. A listed machine user (type "User") therefore needs write
+// permission like anyone else, and an agent the API gives only read or
+// triage is refused with the usual one-time explanation.
+//
+// Kill-switches (seed 004) act only at iteration boundaries: after a step
+// completes or is skipped (advance), when a fresh executor session would
+// start (sessionLimit), and on the sweep's Tick while the run waits at a
+// boundary. Each sets the run stopped with a reason and a recovery hint;
+// /autopilot resume (or re-adding the trigger label) continues and resets
+// the budgets the stop was about.
 package engine
 
 import (
@@ -60,7 +80,9 @@ type Comment struct {
 	Bot    bool
 	// Agent: the author is a configured agent account (executor reports count).
 	Agent bool
-	Perm  forge.Permission
+	// Perm is the author's permission from the collaborator-permission API,
+	// looked up for humans and agents alike; empty means not looked up.
+	Perm forge.Permission
 	// PermErr: the permission lookup failed; the comment is deferred (fail closed).
 	PermErr bool
 	Body    string
@@ -281,6 +303,10 @@ func (m *machine) react(id int64, content string) {
 		m.emit(state.Effect{Kind: EffReact, CommentID: id, Content: content})
 	}
 }
+
+// execStart is the start of an execution at GitHub's one-second
+// resolution, so evidence GitHub stamps in the same second still counts.
+func (m *machine) execStart() time.Time { return m.now.Truncate(time.Second) }
 
 // before reports whether a (a GitHub timestamp, whole seconds) is before b
 // (the engine's clock), comparing at GitHub's one-second resolution.

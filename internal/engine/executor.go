@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -156,7 +157,7 @@ func (m *machine) rerun(note string) {
 		m.run()
 		return
 	}
-	m.s.Exec = &state.Execution{Executor: ex.Kind, Attempt: m.s.RetryCount + 1, Announced: true, StartedAt: m.now}
+	m.s.Exec = &state.Execution{Executor: ex.Kind, Attempt: m.s.RetryCount + 1, Announced: true, StartedAt: m.execStart()}
 	m.post("announce", fmt.Sprintf("🔁 **%s** — %s", st.Name, note))
 }
 
@@ -275,10 +276,8 @@ func (m *machine) tick(e Tick) {
 			return
 		}
 	}
-	if st := m.step(); st.Evidence != "" && m.s.Status == state.InProgress {
-		for _, pr := range m.s.LinkedPRs {
-			m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(pr)})
-		}
+	if m.awaitingEvidence() {
+		m.checkLinked()
 	}
 	atBoundary := m.s.Run == state.RunAwaitingDecision || m.s.Status == state.NotStarted
 	if !atBoundary {
@@ -293,16 +292,29 @@ func (m *machine) tick(e Tick) {
 	}
 }
 
-// prLinked records a PR that links this issue.
+// prLinked records a PR that links this issue (opened, or edited to link
+// it) and, while the current step waits for evidence, reads its reviews or
+// checks. A PR already linked is read again: a push (synchronize) or an
+// edit may have changed what its head's checks say.
 func (m *machine) prLinked(e PRLinked) {
-	for _, n := range m.s.LinkedPRs {
-		if n == e.PR {
-			return
-		}
+	if !slices.Contains(m.s.LinkedPRs, e.PR) {
+		m.s.LinkedPRs = append(m.s.LinkedPRs, e.PR)
+		m.changed = true
 	}
-	m.s.LinkedPRs = append(m.s.LinkedPRs, e.PR)
-	m.changed = true
-	if st := m.step(); st.Evidence != "" && m.s.Status == state.InProgress {
+	if m.awaitingEvidence() {
 		m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(e.PR)})
+	}
+}
+
+// awaitingEvidence reports whether the current step is running and only
+// evidence (an approving review, green checks) can complete it.
+func (m *machine) awaitingEvidence() bool {
+	return m.step().Evidence != "" && m.s.Status == state.InProgress && m.s.Run == state.RunInProgress
+}
+
+// checkLinked asks for the evidence of every linked PR.
+func (m *machine) checkLinked() {
+	for _, pr := range m.s.LinkedPRs {
+		m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(pr)})
 	}
 }

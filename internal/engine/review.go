@@ -126,7 +126,7 @@ func (m *machine) review(e Review) {
 	if e.PermErr {
 		return
 	}
-	if ex := m.s.Exec; ex != nil && !e.At.IsZero() && e.At.Before(ex.StartedAt) {
+	if ex := m.s.Exec; ex != nil && !e.At.IsZero() && before(e.At, ex.StartedAt) {
 		return // evidence from before this execution (an earlier cycle) does not count
 	}
 	authorised := e.Perm.AtLeast(m.set.AnswerPermission) && !strings.EqualFold(e.Reviewer, e.PRAuthor)

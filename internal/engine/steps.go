@@ -161,7 +161,7 @@ func (m *machine) run() {
 	m.setProgress(state.InProgress)
 	ex := m.set.Config.ExecutorFor(st.Slug)
 	attempt := m.s.RetryCount + 1
-	m.s.Exec = &state.Execution{Executor: ex.Kind, Attempt: attempt, StartedAt: m.now}
+	m.s.Exec = &state.Execution{Executor: ex.Kind, Attempt: attempt, StartedAt: m.execStart()}
 	switch ex.Kind {
 	case flow.ExecDispatch:
 		session := fmt.Sprintf("ap-%d-%s-c%d-a%d-s%d", m.s.Issue, st.Slug, m.s.Cycle, attempt, m.s.Seq+1)

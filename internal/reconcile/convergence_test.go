@@ -1,11 +1,11 @@
 package reconcile
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +83,7 @@ func play(t *testing.T, rnd *rand.Rand) (*world, int, []int64) {
 			lastVersion = v
 		}
 	}
-	for pi, phase := range convergencePhases {
+	for _, phase := range convergencePhases {
 		ranAfterLast := false
 		for _, c := range phase {
 			posted := w.say(n, c.who, c.body)
@@ -107,7 +107,6 @@ func play(t *testing.T, rnd *rand.Rand) (*world, int, []int64) {
 			}
 			checkMonotonic()
 		}
-		_ = pi
 	}
 	if rnd != nil {
 		sch.flush(w, true)
@@ -139,12 +138,9 @@ func TestConvergence(t *testing.T) {
 			w, n, ids := play(t, rand.New(rand.NewPCG(uint64(seed), 0x5eed)))
 			got := normalised(t, w.state(n), names(ids), done(w, n))
 			if !reflect.DeepEqual(got, want) {
-				g, _ := json.MarshalIndent(got, "", " ")
-				wnt, _ := json.MarshalIndent(want, "", " ")
 				var d []string
 				diffPaths(got, want, "", &d)
-				_, _ = g, wnt
-				t.Fatalf("state differs from the reference: %v", d)
+				t.Fatalf("state differs from the reference (got vs want):\n%s", strings.Join(d, "\n"))
 			}
 			checkInvariants(t, w, n, ids)
 			if got := named(markers(w, n), names(ids)); !reflect.DeepEqual(got, refMarkers) {
@@ -219,4 +215,44 @@ func markers(w *world, n int) map[string]int {
 		out[first]++
 	}
 	return out
+}
+
+// diffPaths lists where two decoded JSON values differ.
+func diffPaths(a, b any, path string, out *[]string) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			*out = append(*out, fmt.Sprintf("%s: %v vs %v", path, a, b))
+			return
+		}
+		keys := map[string]bool{}
+		for k := range x {
+			keys[k] = true
+		}
+		for k := range y {
+			keys[k] = true
+		}
+		var ks []string
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		for _, k := range ks {
+			diffPaths(x[k], y[k], path+"."+k, out)
+		}
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			*out = append(*out, fmt.Sprintf("%s: %v vs %v", path, a, b))
+			return
+		}
+		for i := range x {
+			diffPaths(x[i], y[i], fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	default:
+		if !reflect.DeepEqual(a, b) {
+			*out = append(*out, fmt.Sprintf("%s: %v vs %v", path, a, b))
+		}
+	}
 }

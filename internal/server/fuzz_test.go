@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -24,7 +26,7 @@ func FuzzIntake(f *testing.F) {
 	rec := newRecorder()
 	cfg := testConfig()
 	cfg.QueueSize = 1 << 20 // never full: every signed, handled body is queued
-	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(f), BotLogin: "autopilot[bot]"})
+	s, err := New(cfg, Deps{Processor: rec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BotLogin: "autopilot[bot]"})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -1,0 +1,385 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// noDir is a Forge without ListDir (detection falls back to greenfield).
+type noDir struct{ forge.Forge }
+
+// failDir is a Forge whose ListDir fails.
+type failDir struct{ *forge.Sandbox }
+
+func (failDir) ListDir(context.Context, string) ([]string, bool, error) {
+	return nil, false, &forge.TransientError{Status: 502, Err: errors.New("bad gateway")}
+}
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"empty repository", nil, []string{"greenfield"}},
+		{"only meta files", []string{"README.md", "LICENSE", ".gitignore", ".github/workflows/ci.yml", "LICENSE-APACHE"}, []string{"greenfield"}},
+		{"source code", []string{"README.md", "go.mod", "cmd/main.go"}, []string{"existing-code"}},
+		{"docs without a repo config", []string{"README.md", "_docs/00_problem.md"}, []string{"existing-code"}},
+		{"a meta repository", []string{"README.md", "_docs/_repo-config.yaml"}, []string{"meta-repo"}},
+		{"submodules", []string{".gitmodules", "README.md"}, []string{"meta-repo"}},
+		{"submodules and source", []string{".gitmodules", "src/x.go"}, []string{"meta-repo", "existing-code"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := forge.NewSandbox(testRepo, forge.User{Login: bot, Type: "Bot"}, nil)
+			for _, f := range tt.files {
+				sb.SetFile(f, []byte("x"))
+			}
+			got, err := detect(context.Background(), sb)
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("detect = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+	t.Run("a forge that cannot list directories", func(t *testing.T) {
+		sb := forge.NewSandbox(testRepo, forge.User{}, nil)
+		sb.SetFile("main.go", []byte("x"))
+		if got, err := detect(context.Background(), noDir{sb}); err != nil || !reflect.DeepEqual(got, []string{"greenfield"}) {
+			t.Errorf("detect = %v, %v", got, err)
+		}
+	})
+	t.Run("a listing error is returned", func(t *testing.T) {
+		var te *forge.TransientError
+		if _, err := detect(context.Background(), failDir{forge.NewSandbox(testRepo, forge.User{}, nil)}); !errors.As(err, &te) {
+			t.Errorf("err = %v, want the transient error", err)
+		}
+	})
+}
+
+// TestStartDetectsTheFlow: without default_flow, the repository's files
+// pick the flow; a flow label wins over detection.
+func TestStartDetectsTheFlow(t *testing.T) {
+	t.Run("existing code", func(t *testing.T) {
+		w := newWorld(t, nil)
+		w.sb.SetFile(".github/autopilot.yml", []byte("jira:\n  enabled: false\n"))
+		w.sb.SetFile("go.mod", []byte("module x\n"))
+		n := w.issue("Issue")
+		w.start(n)
+		if st := w.state(n); st.Flow != "existing-code" {
+			t.Errorf("flow %q, want existing-code", st.Flow)
+		}
+	})
+	t.Run("a flow label wins", func(t *testing.T) {
+		w := newWorld(t, nil)
+		w.sb.SetFile(".github/autopilot.yml", []byte("jira:\n  enabled: false\n"))
+		w.sb.SetFile("go.mod", []byte("module x\n"))
+		n := w.issue("Issue")
+		w.sb.LabelIssue("maria", n, "autopilot/flow:greenfield")
+		before := w.sb.Calls()["GET contents"]
+		w.start(n)
+		if st := w.state(n); st.Flow != "greenfield" {
+			t.Errorf("flow %q, want greenfield", st.Flow)
+		}
+		if got := w.sb.Calls()["GET contents"] - before; got != 1 {
+			t.Errorf("%d contents reads, want 1 (the config; no detection)", got)
+		}
+	})
+	t.Run("detection failure fails the run", func(t *testing.T) {
+		w := newWorld(t, nil)
+		w.sb.SetFile(".github/autopilot.yml", []byte("jira:\n  enabled: false\n"))
+		rec, err := New(Options{Forge: failDir{w.sb}, BotLogin: bot, StateKey: []byte(testKey), Now: w.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := w.issue("Issue")
+		w.sb.LabelIssue("maria", n, "autopilot")
+		ev := w.event("issues", "labeled", n, "maria")
+		ev.Label = "autopilot"
+		if _, err := rec.Handle(context.Background(), ev); err == nil {
+			t.Error("a failed listing started a run anyway")
+		}
+	})
+}
+
+func TestBrokenConfigIsAConfigError(t *testing.T) {
+	w := newWorld(t, nil)
+	w.sb.SetFile(".github/autopilot.yml", []byte("limits: [1, 2\n"))
+	n := w.issue("Issue")
+	w.sb.LabelIssue("maria", n, "autopilot")
+	ev := w.event("issues", "labeled", n, "maria")
+	ev.Label = "autopilot"
+	_, err := w.handle(ev)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Path != ".github/autopilot.yml" || errors.Unwrap(ce) == nil {
+		t.Fatalf("err = %v, want a ConfigError naming the file", err)
+	}
+	if w.mutations() != 0 {
+		t.Errorf("%d mutations on a broken config", w.mutations())
+	}
+}
+
+func TestConfigReadErrorIsReturned(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Issue")
+	w.sb.LabelIssue("maria", n, "autopilot")
+	w.sb.FailNext("GET contents", &forge.TransientError{Status: 503, Err: errors.New("unavailable")})
+	ev := w.event("issues", "labeled", n, "maria")
+	ev.Label = "autopilot"
+	var te *forge.TransientError
+	if _, err := w.handle(ev); !errors.As(err, &te) {
+		t.Fatalf("err = %v, want the transient error", err)
+	}
+}
+
+// TestLabelsFollowTheState: exactly one step and one status label, the
+// flow label, colours created once, and labels autopilot does not manage
+// left alone.
+func TestLabelsFollowTheState(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Issue")
+	w.sb.LabelIssue("maria", n, "bug")
+	w.start(n)
+	if l, ok := w.sb.RepoLabel("autopilot/status:awaiting-decision"); !ok || l.Color == "ededed" || l.Description == "" {
+		t.Errorf("status label created as %+v, want a colour and a description", l)
+	}
+	created := w.sb.Calls()["POST label"]
+	w.toGate(n)
+	w.comment(n, "maria", "A")
+	ls := w.labels(n)
+	count := func(prefix string) int {
+		k := 0
+		for _, l := range ls {
+			if strings.HasPrefix(l, prefix) {
+				k++
+			}
+		}
+		return k
+	}
+	if count("autopilot/step:") != 1 || count("autopilot/status:") != 1 || !hasLabel(ls, "autopilot/flow:greenfield") || !hasLabel(ls, "bug") {
+		t.Errorf("labels %v", ls)
+	}
+	if !hasLabel(ls, "autopilot/step:implement") || !hasLabel(ls, "autopilot/status:in-progress") {
+		t.Errorf("labels %v, want step implement and in-progress", ls)
+	}
+	if got := w.sb.Calls()["POST label"]; got != created {
+		t.Errorf("labels were created again (%d → %d)", created, got)
+	}
+}
+
+// TestDryRunWritesNothing: a dry run computes the run and prints what it
+// would do, and sends no mutation.
+func TestDryRunWritesNothing(t *testing.T) {
+	w := newWorld(t, func(o *Options) { o.DryRun = true })
+	n := w.issue("Issue")
+	w.sb.LabelIssue("maria", n, "autopilot")
+	ev := w.event("issues", "labeled", n, "maria")
+	ev.Label = "autopilot"
+	outs := w.mustHandle(ev)
+	if w.mutations() != 0 {
+		t.Errorf("%d mutations in dry-run: %v", w.mutations(), w.sb.Calls())
+	}
+	if len(outs) != 1 || outs[0].Step != "problem" || !outs[0].Wrote {
+		t.Errorf("outcomes %+v: the dry run should still compute the run", outs)
+	}
+	all := strings.Join(w.printed, "\n")
+	for _, want := range []string{"dry-run: would write state v1 of #1", "dry-run: would comment on #1"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("dry-run output lacks %q:\n%s", want, all)
+		}
+	}
+}
+
+const dispatchCfg = "default_flow: greenfield\njira:\n  enabled: false\nexecutor:\n  kind: dispatch\n  workflow: autopilot-step.yml\n"
+
+// TestDispatchExecutor: a dispatched step records its run, and the
+// completed run (matched by the session token) completes the step.
+func TestDispatchExecutor(t *testing.T) {
+	w := newWorld(t, nil)
+	w.sb.SetFile(".github/autopilot.yml", []byte(dispatchCfg))
+	n := w.issue("Issue")
+	w.start(n)
+	runs := w.sb.Runs()
+	st := w.state(n)
+	if len(runs) != 1 || st.Exec == nil || st.Exec.Session == "" || !strings.Contains(runs[0].DisplayTitle, st.Exec.Session) {
+		t.Fatalf("runs %+v exec %+v", runs, st.Exec)
+	}
+	if st.Exec.RunID != runs[0].ID {
+		t.Errorf("exec run id %d, want %d", st.Exec.RunID, runs[0].ID)
+	}
+	done, _ := w.sb.CompleteRun(runs[0].ID, "success")
+	w.mustHandle(&ghevent.Event{Name: "workflow_run", Action: "completed", Repo: testRepo, Handled: true, Sender: forge.User{Login: bot, Type: "Bot"},
+		WorkflowRun: &forge.WorkflowRun{ID: done.ID, DisplayTitle: done.DisplayTitle, Conclusion: "success", URL: done.URL}})
+	if st := w.state(n); st.Slug != "research" || len(w.sb.Runs()) != 2 {
+		t.Errorf("after the run: step %s, %d runs; want research and a second dispatch", st.Slug, len(w.sb.Runs()))
+	}
+}
+
+func TestDispatchFailureIsRecorded(t *testing.T) {
+	w := newWorld(t, nil)
+	w.sb.SetFile(".github/autopilot.yml", []byte(dispatchCfg))
+	w.sb.FailNext("POST dispatch", &forge.TransientError{Status: 500, Err: errors.New("boom")})
+	n := w.issue("Issue")
+	w.start(n)
+	st := w.state(n)
+	// The failed dispatch is a failed attempt: logged, and retried.
+	if len(st.RetryLog) != 1 || !strings.Contains(st.RetryLog[0].Reason, "boom") {
+		t.Errorf("retry log %+v, want the dispatch failure", st.RetryLog)
+	}
+	if runs := w.sb.Runs(); len(runs) != 1 || st.Exec == nil || st.Exec.Attempt != 2 || st.Exec.RunID != runs[0].ID {
+		t.Errorf("runs %v exec %+v, want attempt 2 dispatched once", runs, st.Exec)
+	}
+}
+
+func TestDryRunDispatch(t *testing.T) {
+	w := newWorld(t, func(o *Options) { o.DryRun = true })
+	w.sb.SetFile(".github/autopilot.yml", []byte(dispatchCfg))
+	n := w.issue("Issue")
+	w.sb.LabelIssue("maria", n, "autopilot")
+	ev := w.event("issues", "labeled", n, "maria")
+	ev.Label = "autopilot"
+	w.mustHandle(ev)
+	if len(w.sb.Runs()) != 0 || !strings.Contains(strings.Join(w.printed, "\n"), "would dispatch autopilot-step.yml") {
+		t.Errorf("runs %v printed %v", w.sb.Runs(), w.printed)
+	}
+}
+
+// evidenceCfg has a review-evidence step and a checks-evidence step.
+const evidenceCfg = `default_flow: ship
+jira: {enabled: false}
+flows:
+  ship:
+    steps:
+      - {slug: review, name: Review, evidence: review}
+      - {slug: verify, name: Verify, evidence: checks}
+      - {slug: release, name: Release}
+`
+
+// TestEvidenceFromLinkedPR: linking a PR reads its reviews; the sweep
+// reads its checks.
+func TestEvidenceFromLinkedPR(t *testing.T) {
+	w := newWorld(t, nil)
+	w.sb.SetFile(".github/autopilot.yml", []byte(evidenceCfg))
+	n := w.issue("Issue")
+	w.start(n)
+	w.tick(time.Minute)
+	p := w.sb.CreatePull("devin", "Ship it", "Fixes #1", "abc123")
+	w.sb.AddReview(p.Number, "maria", "APPROVED", "looks right")
+	ev := w.event("pull_request", "opened", p.Number, "devin")
+	ev.Pull, ev.LinkedIssues = &p, []int{n}
+	w.mustHandle(ev)
+	if st := w.state(n); st.Slug != "verify" {
+		t.Fatalf("after an approving review: step %s, want verify", st.Slug)
+	}
+	w.sb.SetChecks("abc123", forge.Check{Name: "unit", Status: "completed", Conclusion: "success"}, forge.Check{Name: "lint", Status: "in_progress"})
+	w.sweep()
+	if st := w.state(n); st.Slug != "verify" {
+		t.Fatalf("pending checks moved the run to %s", st.Slug)
+	}
+	w.sb.SetChecks("abc123", forge.Check{Name: "unit", Status: "completed", Conclusion: "success"}, forge.Check{Name: "lint", Status: "completed", Conclusion: "skipped"})
+	w.sweep()
+	if st := w.state(n); st.Slug != "release" {
+		t.Errorf("green checks: step %s, want release", st.Slug)
+	}
+}
+
+func TestChecksEvent(t *testing.T) {
+	pr := forge.Pull{HeadSHA: "abc", URL: "https://github.com/acme/widgets/pull/4"}
+	c := func(name, status, conclusion string) forge.Check {
+		return forge.Check{Name: name, Status: status, Conclusion: conclusion}
+	}
+	tests := []struct {
+		name   string
+		checks []forge.Check
+		ok     bool
+		state  string
+		failed []string
+	}{
+		{"no checks yet", nil, false, "", nil},
+		{"all green", []forge.Check{c("unit", "completed", "success"), c("docs", "completed", "neutral")}, true, "success", nil},
+		{"one still running", []forge.Check{c("unit", "completed", "success"), c("e2e", "queued", "")}, false, "pending", nil},
+		{"a failure wins over pending", []forge.Check{c("e2e", "in_progress", ""), c("lint", "completed", "failure")}, true, "failure", []string{"lint"}},
+		{"timed out and cancelled fail", []forge.Check{c("a", "completed", "timed_out"), c("b", "completed", "cancelled")}, true, "failure", []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, ok := checksEvent(4, pr, tt.checks)
+			if ok != tt.ok || ok && (ev.State != tt.state || !reflect.DeepEqual(ev.Failed, tt.failed) || ev.URL != pr.URL+"/checks" || ev.SHA != "abc") {
+				t.Errorf("checksEvent = %+v, %v", ev, ok)
+			}
+			if !ok && len(tt.checks) > 0 && ev.State != tt.state {
+				t.Errorf("state %q, want %q", ev.State, tt.state)
+			}
+		})
+	}
+}
+
+func TestNewValidatesAndDefaults(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Error("New without a forge succeeded")
+	}
+	r, err := New(Options{Forge: forge.NewSandbox(testRepo, forge.User{}, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.o.TriggerLabel != "autopilot" || r.o.AnswerPermission != forge.PermWrite || r.o.BotLogin != bot || r.o.ConfigPath != ".github/autopilot.yml" {
+		t.Errorf("defaults %+v", r.o)
+	}
+}
+
+// TestAnswerPermissionIsRaisedByConfig: the repository config may raise
+// the action's baseline, never lower it.
+func TestAnswerPermissionIsRaisedByConfig(t *testing.T) {
+	for _, tt := range []struct {
+		cfg     string
+		applied bool
+	}{
+		{greenfieldConfig + "answer_permission: admin\n", false},
+		{greenfieldConfig + "answer_permission: triage\n", true},
+	} {
+		w := newWorld(t, nil)
+		w.sb.SetFile(".github/autopilot.yml", []byte(tt.cfg))
+		n := w.issue("Issue")
+		w.start(n)
+		w.comment(n, "devin", "/autopilot done problem framed")
+		if got := w.state(n).Slug == "research"; got != tt.applied {
+			t.Errorf("%q: devin (write) applied = %v, want %v", tt.cfg, got, tt.applied)
+		}
+	}
+}
+
+func TestPermissionErrorFailsClosed(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Issue")
+	w.start(n)
+	w.sb.FailNext("GET permission", &forge.TransientError{Status: 502, Err: errors.New("bad gateway")})
+	c := w.comment(n, "devin", "/autopilot done problem framed")
+	st := w.state(n)
+	if st.Slug != "problem" || engine.Handled(st, c.ID) {
+		t.Fatalf("a comment whose author could not be checked was applied or classified (step %s)", st.Slug)
+	}
+	w.comment(n, "devin", "/autopilot status")
+	if st := w.state(n); st.Slug != "research" {
+		t.Errorf("the deferred comment was not applied on the next run: step %s", st.Slug)
+	}
+}
+
+func TestOutcomeReportsState(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Issue")
+	w.start(n)
+	outs := w.mustHandle(w.event("issues", "closed", n, "maria"))
+	o := outs[0]
+	st := w.state(n)
+	if o.Issue != n || o.Flow != "greenfield" || o.Status != state.RunStopped || o.Version != st.Version || o.Stop == "" || !o.Wrote {
+		t.Errorf("outcome %+v vs state v%d", o, st.Version)
+	}
+}
