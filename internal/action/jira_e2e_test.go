@@ -182,7 +182,6 @@ func (r *jiraRig) hasLabel(l string) bool {
 	return false
 }
 
-
 // botComments counts the bot's comments (state comment excluded) containing s.
 func (r *jiraRig) botComments(s string) int {
 	n := 0
@@ -660,9 +659,6 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 // TestJiraDoneInJiraTicksTheTaskAtTheNextSweep: moving a task's Jira issue
 // to Done ticks it in the issue's Tasks list at the next scheduled sweep.
 func TestJiraDoneInJiraTicksTheTaskAtTheNextSweep(t *testing.T) {
-	t.Skip("needs internal/reconcile/reconcile.go to tell the run it is the sweep " +
-		"(a `sweep bool` field on run, set from Trigger.Sweep in once()), so that " +
-		"sweeping() in internal/reconcile/jira.go can return it; passes with that change")
 	r := newJiraRig(t, fakejira.Cloud, "  deployment: cloud\n")
 	r.start()
 	r.say("devin", planReport)
@@ -699,10 +695,6 @@ func TestJiraDoneInJiraTicksTheTaskAtTheNextSweep(t *testing.T) {
 // (or 429) to the credentials check is not a refused token: the flow must not
 // stop at "Jira authentication failed" for it.
 func TestJiraUnavailableAtTheAuthCheckDoesNotBlockTheFlow(t *testing.T) {
-	t.Skip("internal/reconcile/settle.go (queries, EffJiraAuth) answers every CheckAuth " +
-		"error with JiraAuth{OK: false}; only a *tracker.AuthError (or Jira not configured) " +
-		"should open the gate, a *tracker.TransientError or *tracker.RateLimitError should " +
-		"answer OK so the flow goes on and the outbox syncs later")
 	r := newJiraRig(t, fakejira.Cloud, "  deployment: cloud\n")
 	r.fj.Script(fakejira.EndpointMyself, fakejira.Fault{Status: http.StatusServiceUnavailable})
 	r.start()
@@ -713,5 +705,38 @@ func TestJiraUnavailableAtTheAuthCheckDoesNotBlockTheFlow(t *testing.T) {
 	r.say("devin", planReport)
 	if st := r.state(r.n); st.Slug != "decompose" || len(r.fj.Issues()) != 2 {
 		t.Fatalf("after plan: step %s, %d Jira issues, want the 2 epics", st.Slug, len(r.fj.Issues()))
+	}
+}
+
+// TestJira120TasksTakeThreeCreateRequests: a decompose report declaring 120
+// tasks reaches Jira in ceil(120/50) = 3 bulk creates, every task once.
+func TestJira120TasksTakeThreeCreateRequests(t *testing.T) {
+	r := newJiraRig(t, fakejira.Cloud, "  deployment: cloud\n")
+	r.start()
+	r.say("devin", planReport)
+	var b strings.Builder
+	b.WriteString("/autopilot done decomposed\n\n```autopilot-tasks\n")
+	for i := 1; i <= 120; i++ {
+		fmt.Fprintf(&b, "- title: Task %03d\n  epic: CSV export\n  points: 1\n", i)
+	}
+	b.WriteString("```\n")
+	before := r.createRequests()
+	res := r.say("devin", b.String())
+	creates := r.createRequests() - before
+	t.Logf("120 tasks: %d create requests, %d Jira requests in all, %d GitHub API calls", creates, len(r.fj.Requests()), res.calls)
+	if creates != 3 {
+		t.Errorf("%d create requests for 120 tasks, want 3", creates)
+	}
+	st := r.state(r.n)
+	if len(st.Tasks) != 122 || engineCount(st) != 0 {
+		t.Fatalf("%d tasks, %d waiting", len(st.Tasks), engineCount(st))
+	}
+	for _, tk := range st.Tasks {
+		if tk.Jira != state.JiraCreated || r.fj.CountLabel(tk.IdemKey) != 1 {
+			t.Fatalf("task %s: %s, %d issues", tk.ID, tk.Jira, r.fj.CountLabel(tk.IdemKey))
+		}
+	}
+	if st.Gate == nil || st.Gate.Kind != "session-boundary" {
+		t.Errorf("after decompose: gate %+v", st.Gate)
 	}
 }

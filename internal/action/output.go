@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 )
@@ -17,15 +19,19 @@ import (
 // MaxSummary is GitHub's step summary limit.
 const MaxSummary = 1 << 20
 
-// primary picks the outcome the outputs describe.
+// primary picks the outcome the outputs describe: the one that applied a
+// decision, else the first about an issue (a sweep's budget note is about
+// none).
 func primary(res Result) reconcile.Outcome {
 	for _, o := range res.Outcomes {
 		if o.Decision != "" {
 			return o
 		}
 	}
-	if len(res.Outcomes) > 0 {
-		return res.Outcomes[0]
+	for _, o := range res.Outcomes {
+		if o.Issue > 0 {
+			return o
+		}
 	}
 	return reconcile.Outcome{}
 }
@@ -55,7 +61,10 @@ func writeOutputs(env Env, in Inputs, res Result) {
 	appendFile(env, path, b.String())
 }
 
-// writeSummary appends a Markdown run summary (≤ 1 MiB).
+// writeSummary appends the Markdown run summary (≤ 1 MiB): a row per issue
+// reconciled, a line per stopped run with its kill-switch and recovery hint,
+// the run's notes (a sweep that stopped early says so here) and the API
+// calls. writeTelemetry adds the run's facts line (run id, duration).
 func writeSummary(env Env, res Result, st gh.Stats) {
 	path := env.Getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
@@ -63,31 +72,70 @@ func writeSummary(env Env, res Result, st gh.Stats) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### autopilot — `%s`\n\n", res.Event)
-	if len(res.Outcomes) == 0 {
+	issues := 0
+	for _, o := range res.Outcomes {
+		if o.Issue > 0 {
+			issues++
+		}
+	}
+	if issues == 0 {
 		b.WriteString("Nothing to do for this event.\n")
 	} else {
-		b.WriteString("| Issue | Flow | Step | Status | Decision | State version | Stop |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("| Issue | Flow | Step | Status | Decision | Kill-switch | State version |\n|---|---|---|---|---|---|---|\n")
 		for _, o := range res.Outcomes {
-			fmt.Fprintf(&b, "| #%d | %s | %s | %s | %s | %d | %s |\n", o.Issue, o.Flow, o.Step, o.Status, dash(o.Decision), o.Version, dash(o.Stop))
+			if o.Issue > 0 {
+				fmt.Fprintf(&b, "| #%d | %s | %s | %s | %s | %s | %d |\n", o.Issue, cell(o.Flow), cell(o.Step), cell(o.Status), cell(o.Decision), cell(o.Stop), o.Version)
+			}
 		}
+	}
+	for _, o := range res.Outcomes {
+		if o.Stop != "" && o.Issue > 0 {
+			fmt.Fprintf(&b, "\n**#%d stopped — kill-switch `%s`.** Recovery: %s\n", o.Issue, o.Stop, engine.RecoveryHint(o.Stop))
+		}
+	}
+	var notes []string
+	for _, o := range res.Outcomes {
+		for _, n := range o.Notes {
+			if o.Issue > 0 {
+				n = fmt.Sprintf("#%d: %s", o.Issue, n)
+			}
+			notes = append(notes, "- "+oneLine(n))
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n**Notes**\n\n" + strings.Join(notes, "\n") + "\n")
 	}
 	fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits, rate limit remaining %d)\n", st.Total, st.ConditionalHits, st.RateRemaining)
 	if res.Err != nil {
-		fmt.Fprintf(&b, "\n**Error:** %s\n", strings.ReplaceAll(res.Err.Error(), "\n", " "))
+		fmt.Fprintf(&b, "\n**Error:** %s\n", oneLine(res.Err.Error()))
 	}
-	s := b.String()
-	if len(s) > MaxSummary {
-		s = s[:MaxSummary-64] + "\n\n… (truncated)\n"
-	}
-	appendFile(env, path, s)
+	appendFile(env, path, capSummary(b.String()))
 }
 
-func dash(s string) string {
+// capSummary keeps a summary (and the facts line written after it) within
+// GitHub's 1 MiB, cut at a rune boundary.
+func capSummary(s string) string {
+	const room = 4096 // for the facts line and the truncation note
+	if len(s) <= MaxSummary-room {
+		return s
+	}
+	cut := MaxSummary - room
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n\n… (truncated)\n"
+}
+
+// cell renders a table cell: "—" when empty, pipes escaped.
+func cell(s string) string {
 	if s == "" {
 		return "—"
 	}
-	return s
+	return strings.ReplaceAll(oneLine(s), "|", "\\|")
 }
+
+// oneLine folds a text onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // telemetryRecord is one JSONL line per run (schema_version 1).
 type telemetryRecord struct {
@@ -96,27 +144,63 @@ type telemetryRecord struct {
 	At            time.Time `json:"at"`
 	Event         string    `json:"event"`
 	Issue         int       `json:"issue,omitempty"`
-	Flow          string    `json:"flow,omitempty"`
-	StepAfter     string    `json:"step_after,omitempty"`
-	Status        string    `json:"status,omitempty"`
-	Decision      string    `json:"decision,omitempty"`
-	KillSwitch    string    `json:"kill_switch,omitempty"`
-	APICalls      int       `json:"api_calls"`
-	DurationMS    int64     `json:"duration_ms"`
-	Error         string    `json:"error,omitempty"`
+	// Issues is how many issues the run reconciled (a sweep: several).
+	Issues     int    `json:"issues"`
+	Flow       string `json:"flow,omitempty"`
+	StepAfter  string `json:"step_after,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Decision   string `json:"decision,omitempty"`
+	KillSwitch string `json:"kill_switch,omitempty"`
+	Hint       string `json:"hint,omitempty"`
+	APICalls   int    `json:"api_calls"`
+	DurationMS int64  `json:"duration_ms"`
+	Error      string `json:"error,omitempty"`
 }
 
-// writeTelemetry appends one record atomically (temp file + rename).
-func writeTelemetry(env Env, in Inputs, res Result, start time.Time) error {
-	if in.TelemetryPath == "" {
-		return nil
-	}
+// newTelemetry builds the run's record from its primary outcome.
+func newTelemetry(env Env, res Result, start time.Time) telemetryRecord {
 	o := primary(res)
 	rec := telemetryRecord{SchemaVersion: 1, RunID: or(env.Getenv("GITHUB_RUN_ID"), randHex()), At: start.UTC(), Event: res.Event,
 		Issue: o.Issue, Flow: o.Flow, StepAfter: o.Step, Status: o.Status, Decision: o.Decision, KillSwitch: o.Stop,
 		APICalls: res.Calls, DurationMS: env.Now().Sub(start).Milliseconds()}
+	for _, x := range res.Outcomes {
+		if x.Issue > 0 {
+			rec.Issues++
+		}
+	}
+	if o.Stop != "" {
+		rec.Hint = engine.RecoveryHint(o.Stop)
+	}
 	if res.Err != nil {
 		rec.Error = res.Err.Error()
+	}
+	return rec
+}
+
+// factsLine renders a telemetry record for the run summary, so both show
+// the same facts.
+func factsLine(rec telemetryRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nRun `%s`", rec.RunID)
+	if rec.Issue > 0 {
+		fmt.Fprintf(&b, " · issue #%d · flow %s · step → %s · status %s", rec.Issue, cell(rec.Flow), cell(rec.StepAfter), cell(rec.Status))
+		fmt.Fprintf(&b, " · decision %s · kill-switch %s", cell(rec.Decision), cell(rec.KillSwitch))
+	}
+	fmt.Fprintf(&b, " · %d API calls · %d ms\n", rec.APICalls, rec.DurationMS)
+	return b.String()
+}
+
+// writeTelemetry records the run's facts: a line in the run summary and,
+// when telemetry_path is set, one JSONL record appended atomically (the
+// file is rewritten to a temp file beside it, then renamed over it, so a
+// reader never sees half a line).
+func writeTelemetry(env Env, in Inputs, res Result, start time.Time) error {
+	rec := newTelemetry(env, res, start)
+	if path := env.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
+		appendFile(env, path, factsLine(rec))
+	}
+	if in.TelemetryPath == "" {
+		return nil
 	}
 	line, err := json.Marshal(rec)
 	if err != nil {

@@ -189,7 +189,7 @@ func TestStopAndResume(t *testing.T) {
 			s := res.State
 			want(t, "run", s.Run, state.RunStopped)
 			want(t, "reason", s.Stop.Reason, KillUserAbort)
-			want(t, "hint", s.Stop.Hint, recoveryHint(KillUserAbort))
+			want(t, "hint", s.Stop.Hint, RecoveryHint(KillUserAbort))
 			if s.Stop.Hint == "" {
 				t.Error("empty recovery hint")
 			}

@@ -210,6 +210,9 @@ type machine struct {
 	decision string
 	// announced is the step a just-answered gate already announced.
 	announced string
+	// lastFailure is the last retry-log reason of the step just completed
+	// or skipped (the log is cleared then), for the failed-wave notice.
+	lastFailure string
 }
 
 // Apply computes the next state and effects for one event. s may be nil

@@ -188,12 +188,9 @@ func (m *machine) escalate(reason string, breaker bool) {
 // question was closed without a retry or a skip (abort, then resume; or a
 // declined rollback). A failed step never runs again without an answer.
 func (m *machine) reopenFailed() {
-	reason := "unknown"
-	for i := len(m.s.RetryLog) - 1; i >= 0; i-- {
-		if m.s.RetryLog[i].Step == m.s.Step {
-			reason = m.s.RetryLog[i].Reason
-			break
-		}
+	reason := m.lastFailureOf(m.s.Step)
+	if reason == "" {
+		reason = "unknown"
 	}
 	m.openSkillFailed(reason)
 }
@@ -250,7 +247,11 @@ func (m *machine) runCompleted(e RunCompleted) {
 		return
 	}
 	m.s.Limits.FailedWaves++
-	m.fail(fmt.Sprintf("workflow run %d concluded %s", e.RunID, e.Conclusion))
+	why := fmt.Sprintf("workflow run %d (session %s) concluded %s", e.RunID, ex.Session, e.Conclusion)
+	if e.URL != "" {
+		why += " — " + e.URL
+	}
+	m.fail(why)
 }
 
 // containsToken matches the session token as a whole word.

@@ -115,14 +115,14 @@ func TestRunCompletedMatching(t *testing.T) {
 func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
 	h, _ := toDispatch(t)
 	first := h.st.Exec.Session
-	res := h.apply(RunCompleted{RunID: 1, DisplayTitle: "autopilot " + first, Conclusion: "failure"})
+	runURL := "https://github.com/acme/widgets/actions/runs/1"
+	res := h.apply(RunCompleted{RunID: 1, DisplayTitle: "autopilot " + first, Conclusion: "failure", URL: runURL})
 	s := res.State
 	want(t, "retry_count", s.RetryCount, 1)
 	want(t, "still in progress", s.Status, state.InProgress)
 	want(t, "failed waves", s.Limits.FailedWaves, 1)
-	if !strings.Contains(s.RetryLog[0].Reason, "workflow run 1 concluded failure") {
-		t.Errorf("retry log = %+v", s.RetryLog)
-	}
+	failed := "workflow run 1 (session " + first + ") concluded failure — " + runURL
+	want(t, "retry log reason", s.RetryLog[0].Reason, failed)
 	second := s.Exec.Session
 	if second == first {
 		t.Fatal("no new session for the retry")
@@ -133,6 +133,11 @@ func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
 	wantStopped(t, res, KillFailedWave)
 	want(t, "step completed before the stop", progressOf(res.State, "implement"), state.Completed)
 	want(t, "retry log cleared by the success", len(res.State.RetryLog), 0)
+	// The stop says which run failed, though the retry log is cleared.
+	want(t, "stop detail", res.State.LastSession.Notes, "1 executor batch(es) failed in this session, during Implement; the failed run: "+failed)
+	if !hasBody(res.Effects, "the failed run: workflow run 1 (session") {
+		t.Errorf("stop notice does not name the failed run: %q", bodies(res.Effects))
+	}
 }
 
 func TestDispatchTimeoutFailsTheStep(t *testing.T) {

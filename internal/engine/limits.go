@@ -22,7 +22,10 @@ const (
 	StopMaxIterations = "max-iterations"
 )
 
-func recoveryHint(reason string) string {
+// RecoveryHint is the recovery hint recorded with a stop reason (a
+// kill-switch name or max-iterations) and shown in the stop notice, the
+// state comment and the run summary.
+func RecoveryHint(reason string) string {
 	switch reason {
 	case KillSpiral:
 		return "Triage the repeating failure by hand; autopilot will not retry it on its own."
@@ -58,8 +61,12 @@ func (m *machine) killSwitches(done flow.Step) bool {
 		m.stop(KillResource, "the API rate budget is nearly spent")
 		return true
 	}
-	if m.s.Limits.FailedWaves > 0 {
-		m.stop(KillFailedWave, fmt.Sprintf("%d executor batch(es) failed during %s", m.s.Limits.FailedWaves, done.Name))
+	if n := m.s.Limits.FailedWaves; n > 0 {
+		detail := fmt.Sprintf("%d executor batch(es) failed in this session, during %s", n, done.Name)
+		if m.lastFailure != "" {
+			detail += "; the failed run: " + m.lastFailure
+		}
+		m.stop(KillFailedWave, detail)
 		return true
 	}
 	if done.Implements {

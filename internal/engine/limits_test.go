@@ -18,8 +18,8 @@ func wantStopped(t *testing.T, res Result, reason string) {
 		t.Fatalf("no stop record")
 	}
 	want(t, "reason", s.Stop.Reason, reason)
-	want(t, "hint", s.Stop.Hint, recoveryHint(reason))
-	if s.Stop.Hint == "" || s.Stop.Hint == recoveryHint("") {
+	want(t, "hint", s.Stop.Hint, RecoveryHint(reason))
+	if s.Stop.Hint == "" || s.Stop.Hint == RecoveryHint("") {
 		t.Errorf("reason %s has no specific recovery hint", reason)
 	}
 	if !hasBody(res.Effects, "Autopilot stopped", "`"+reason+"`", "Recovery: "+s.Stop.Hint) {
@@ -225,10 +225,10 @@ func TestTickOnFinishedOrStoppedRunDoesNothing(t *testing.T) {
 }
 
 func TestRecoveryHintsNameEveryKillSwitch(t *testing.T) {
-	generic := recoveryHint("")
+	generic := RecoveryHint("")
 	seen := map[string]bool{}
 	for _, k := range []string{KillMaxSessions, KillMaxHours, KillSpiral, KillFailedWave, KillCarryover, KillLowConfidence, KillResource, KillUserAbort, StopMaxIterations} {
-		h := recoveryHint(k)
+		h := RecoveryHint(k)
 		if h == generic || h == "" {
 			t.Errorf("%s has the generic hint", k)
 		}

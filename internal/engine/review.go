@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -14,6 +15,18 @@ func (m *machine) evidenceNeeded(kind string) string {
 		return fmt.Sprintf("**%s** is clean only on evidence: an approving review of the linked PR by someone other than its author with at least %s permission. A reported \"done\" is not enough.", m.s.Name, m.set.AnswerPermission)
 	}
 	return fmt.Sprintf("**%s** is clean only on evidence: all checks green on the linked PR's head. A reported \"done\" is not enough; `/autopilot skip <reason>` records a reasoned skip.", m.s.Name)
+}
+
+// evidenceWanted tells the announcement of an evidence step what completes it.
+func (m *machine) evidenceWanted(st flow.Step) string {
+	back := ""
+	if st.ReturnTo != "" && m.f.Index(st.ReturnTo) >= 0 {
+		back = " A verdict that is not clean returns to " + m.f.Steps[m.f.Index(st.ReturnTo)].Name + "."
+	}
+	if st.Evidence == "review" {
+		return fmt.Sprintf("waiting for an approving review of the linked PR by someone other than its author (at least %s permission).%s", m.set.AnswerPermission, back)
+	}
+	return "waiting for every check on the linked PR's head to pass (read when the step starts, on each push and on the scheduled sweep); `/autopilot skip <reason>` records a reasoned skip." + back
 }
 
 // handoff records a phase's handoff with the links it rests on.

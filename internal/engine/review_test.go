@@ -367,7 +367,7 @@ func TestSameFindingThreeCyclesIsASpiral(t *testing.T) {
 	s := h.st
 	want(t, "run", s.Run, state.RunStopped)
 	want(t, "reason", s.Stop.Reason, KillSpiral)
-	want(t, "hint", s.Stop.Hint, recoveryHint(KillSpiral))
+	want(t, "hint", s.Stop.Hint, RecoveryHint(KillSpiral))
 	want(t, "cycles", s.Review.ReviewCycle, 3)
 
 	// Resume after triage: back to plan with the findings.
@@ -453,7 +453,7 @@ func TestMaxIterationsStopsTheLoop(t *testing.T) {
 	}
 	want(t, "run", h.st.Run, state.RunStopped)
 	want(t, "reason", h.st.Stop.Reason, StopMaxIterations)
-	want(t, "hint", h.st.Stop.Hint, recoveryHint(StopMaxIterations))
+	want(t, "hint", h.st.Stop.Hint, RecoveryHint(StopMaxIterations))
 }
 
 func TestPRLinkedRecordsOnceAndAsksForEvidence(t *testing.T) {

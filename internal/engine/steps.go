@@ -183,9 +183,18 @@ func (m *machine) run() {
 		if m.announced == st.Slug {
 			break // the answered gate already said what this step produces
 		}
-		m.post("announce", m.announceText(st, "report with `/autopilot done [summary]`, `/autopilot fail <reason>` or `/autopilot progress <phase> <name> [detail]`."))
+		how := "report with `/autopilot done [summary]`, `/autopilot fail <reason>` or `/autopilot progress <phase> <name> [detail]`."
+		if st.Evidence != "" {
+			how = m.evidenceWanted(st)
+		}
+		m.post("announce", m.announceText(st, how))
 	}
 	m.s.Exec.Announced = true
+	if st.Evidence == "checks" {
+		// Checks already green (or red) on a linked PR's head are evidence
+		// now; reviews count only when submitted after this point.
+		m.checkLinked()
+	}
 }
 
 // step returns the current step definition; the zero Step while no flow
@@ -218,6 +227,7 @@ func (m *machine) complete(outcome string) {
 		m.s.Steps[i].Note = "" // progress notes describe work in flight only
 	}
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: oneLine(outcome, 200), Cycle: m.s.Cycle})
+	m.lastFailure = m.lastFailureOf(m.s.Step)
 	m.clearRetryLog(m.s.Step)
 	m.s.RetryCount = 0
 	m.s.Exec = nil
@@ -238,6 +248,7 @@ func (m *machine) skipStep(reason string) {
 	m.setProgress(state.Skipped)
 	m.s.Steps[m.s.Step-1].Note = "skipped: " + oneLine(reason, 80)
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "SKIPPED — " + oneLine(reason, 180), Cycle: m.s.Cycle})
+	m.lastFailure = m.lastFailureOf(m.s.Step)
 	m.clearRetryLog(m.s.Step)
 	m.s.RetryCount = 0
 	m.s.Exec = nil
@@ -312,7 +323,7 @@ func (m *machine) stop(reason, detail string) {
 	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone {
 		return
 	}
-	hint := recoveryHint(reason)
+	hint := RecoveryHint(reason)
 	m.s.Stop = &state.Stop{Reason: reason, Hint: hint, At: m.now, Resume: m.s.Run}
 	m.s.Run = state.RunStopped
 	m.s.LastSession = m.session("stopped: "+reason, detail)
@@ -325,13 +336,26 @@ func (m *machine) resume(why string) {
 	if m.s.Run != state.RunStopped || m.s.Stop == nil {
 		return
 	}
-	prev := m.s.Stop.Resume
+	prev, reason := m.s.Stop.Resume, m.s.Stop.Reason
 	m.s.Stop = nil
+	// A resumed run gets fresh budgets: wall clock, sessions (this is a
+	// new one), failed batches, confidence.
 	m.s.Limits.RunStartedAt = m.now
 	m.s.Limits.Sessions = 1
 	m.s.Limits.FailedWaves = 0
 	m.s.Limits.Deferred = ""
 	m.s.Limits.HasConfidence = false
+	if rl := m.s.Review; rl != nil {
+		switch reason {
+		case StopMaxIterations:
+			// A new iteration budget, as configured now.
+			rl.Iteration = 1
+			rl.MaxIterations = m.set.Config.MaxIterations
+		case KillSpiral:
+			// Someone triaged the repeating finding; count afresh.
+			rl.FailureHistory = nil
+		}
+	}
 	m.changed = true
 	m.s.LastSession = m.session("resumed", why)
 	if m.s.Gate != nil {
@@ -383,6 +407,16 @@ func (m *machine) session(reason, notes string) state.Session {
 		ended += fmt.Sprintf(" — SubStep %d %s", m.s.SubStep.Phase, m.s.SubStep.Name)
 	}
 	return state.Session{Date: m.now, EndedAt: ended, Reason: reason, Notes: notes}
+}
+
+// lastFailureOf returns the newest retry-log reason of a step, "" if none.
+func (m *machine) lastFailureOf(step int) string {
+	for i := len(m.s.RetryLog) - 1; i >= 0; i-- {
+		if m.s.RetryLog[i].Step == step {
+			return m.s.RetryLog[i].Reason
+		}
+	}
+	return ""
 }
 
 func (m *machine) clearRetryLog(step int) {

@@ -194,7 +194,12 @@ func TestDecodeVendoredPayloads(t *testing.T) {
 		},
 		"workflow_run.completed.json":         func() Event { return runEvent("completed", "completed", "success", true) },
 		"workflow_run.completed.failure.json": func() Event { return runEvent("completed", "completed", "failure", true) },
-		"workflow_run.requested.json":         func() Event { return runEvent("requested", "queued", "", false) },
+		"workflow_run.completed.pr.json": func() Event {
+			ev := runEvent("completed", "completed", "success", true)
+			ev.RunPRs = []int{2}
+			return ev
+		},
+		"workflow_run.requested.json": func() Event { return runEvent("requested", "queued", "", false) },
 		"workflow_dispatch.json": func() Event {
 			return Event{Name: "workflow_dispatch", Repo: octoRepo, Sender: octocat, Handled: true, Sweep: true}
 		},
@@ -601,5 +606,38 @@ func BenchmarkDecodeIssueComment(b *testing.B) {
 		if _, err := Decode("issue_comment", p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestWorkflowRunPRNumbers(t *testing.T) {
+	base := ghtest.Payload(t, "workflow_run.completed.pr.json")
+	pr := func(n any) map[string]any { return map[string]any{"number": n, "url": "https://api.github.com/repos/o/r/pulls/1"} }
+	tests := []struct {
+		name string
+		prs  any
+		want []int
+	}{
+		{name: "one PR", prs: []any{pr(2)}, want: []int{2}},
+		{name: "several, duplicates dropped, order kept", prs: []any{pr(7), pr(3), pr(7)}, want: []int{7, 3}},
+		{name: "none (a dispatched run)", prs: []any{}, want: nil},
+		{name: "member absent", prs: ghtest.Delete, want: nil},
+		{name: "null", prs: nil, want: nil},
+		{name: "non-positive numbers ignored", prs: []any{pr(0), pr(-4), pr(5)}, want: []int{5}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := Decode("workflow_run", ghtest.Mutate(t, base, map[string]any{"workflow_run.pull_requests": tc.prs}))
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !reflect.DeepEqual(ev.RunPRs, tc.want) {
+				t.Errorf("RunPRs = %v, want %v", ev.RunPRs, tc.want)
+			}
+		})
+	}
+	_, err := Decode("workflow_run", ghtest.Mutate(t, base, map[string]any{"workflow_run.pull_requests.0.number": "2"}))
+	var pe *PayloadError
+	if !errors.As(err, &pe) || pe.Field != "workflow_run.pull_requests.number" {
+		t.Errorf("a string PR number: err %v, want a PayloadError naming workflow_run.pull_requests.number", err)
 	}
 }

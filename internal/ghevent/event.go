@@ -41,6 +41,10 @@ type Event struct {
 	Pull        *forge.Pull        // pull_request, pull_request_review
 	Review      *forge.Review      // pull_request_review
 	WorkflowRun *forge.WorkflowRun // workflow_run
+	// RunPRs are the numbers of the pull requests a workflow run was for
+	// (workflow_run.pull_requests[].number: CI runs on a PR's head; empty
+	// for dispatched runs).
+	RunPRs []int
 	// LinkedIssues are issue numbers a PR body links to (closing keywords or
 	// "Autopilot-Issue: #N"), for pull_request / review / PR comment events.
 	LinkedIssues []int

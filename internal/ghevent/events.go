@@ -145,6 +145,7 @@ type runPayload struct {
 func (p *runPayload) fill(ev *Event) {
 	if p.WorkflowRun != nil {
 		ev.WorkflowRun = p.WorkflowRun.run(p.Workflow)
+		ev.RunPRs = p.WorkflowRun.prs()
 	}
 }
 

@@ -1,6 +1,7 @@
 package ghevent
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -93,6 +94,11 @@ type wireRun struct {
 	Path         string    `json:"path"`
 	HTMLURL      string    `json:"html_url"`
 	CreatedAt    time.Time `json:"created_at"`
+	// PullRequests lists the PRs whose head the run ran on (same
+	// repository only; GitHub leaves it empty for forks).
+	PullRequests []struct {
+		Number int `json:"number"`
+	} `json:"pull_requests"`
 }
 
 // wireWorkflow is the workflow object beside a workflow_run (it is a plain
@@ -168,6 +174,17 @@ func (r *wireReview) review(pr int) *forge.Review {
 		URL:         r.HTMLURL,
 		CommitSHA:   r.CommitID,
 	}
+}
+
+// prs returns the positive, distinct PR numbers of the run, in order.
+func (r *wireRun) prs() []int {
+	var out []int
+	for _, p := range r.PullRequests {
+		if p.Number > 0 && !slices.Contains(out, p.Number) {
+			out = append(out, p.Number)
+		}
+	}
+	return out
 }
 
 func (r *wireRun) run(wf *wireWorkflow) *forge.WorkflowRun {

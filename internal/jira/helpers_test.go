@@ -3,6 +3,7 @@ package jira
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -98,3 +99,30 @@ func onePerKey(tb testing.TB, fj *fakejira.Server, ts []state.Task) {
 }
 
 var deployments = []string{fakejira.Cloud, fakejira.DataCenter}
+
+// noRequestInsideRetryAfter fails when a request reached the fake inside the
+// Retry-After window of an earlier answer, and returns how many windows the
+// log holds.
+func noRequestInsideRetryAfter(tb testing.TB, log []fakejira.Request) int {
+	tb.Helper()
+	windows := 0
+	for i, q := range log {
+		v := q.Answer.Get("Retry-After")
+		if v == "" {
+			continue
+		}
+		secs, err := strconv.Atoi(v)
+		if err != nil {
+			tb.Fatalf("request %d answered Retry-After %q", i, v)
+		}
+		windows++
+		end := q.At.Add(time.Duration(secs) * time.Second)
+		for _, later := range log[i+1:] {
+			if later.At.Before(end) {
+				tb.Errorf("%s %s at %s, inside the %ss Retry-After window answered at %s",
+					later.Method, later.Path, later.At.Format(time.TimeOnly), v, q.At.Format(time.TimeOnly))
+			}
+		}
+	}
+	return windows
+}

@@ -369,16 +369,24 @@ func TestSyncAuthFailureIsOneAttemptThenPaused(t *testing.T) {
 	}
 }
 
+// TestSyncSurvivesTwoHourOutageAndDrainsInOrder: two hours of trouble on
+// the fake clock — 40 minutes of 429s (Retry-After 15 min), 40 of 503s
+// (Retry-After 20 min), 40 of dropped connections — with a caller syncing
+// every 5 minutes and passing RetryAt back as NotBefore, then recovery with
+// a lost create. No request lands inside any Retry-After window, no sync
+// makes more than a few calls, and the outbox drains in order with exactly
+// one issue per key.
 func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
 	for _, dep := range deployments {
 		t.Run(dep, func(t *testing.T) {
 			e := setup(t, dep, func(o *fakejira.Options) { o.SearchLag = 90 * time.Second }, nil)
 			start := e.clock.Now()
-			// First create commits but loses its answer; then an hour of 503s
-			// and an hour of dropped connections.
-			e.fj.Script(fakejira.EndpointBulk, fakejira.Fault{Commit: true, Status: 503})
-			e.fj.Outage(start.Add(time.Hour), fakejira.Fault{Status: 503})
+			unavailable := fakejira.Fault{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1200"}}}
+			e.fj.Outage(start.Add(40*time.Minute), fakejira.RateLimited(15*time.Minute, "jira-quota-global-based"))
+			e.fj.Outage(start.Add(80*time.Minute), unavailable)
 			e.fj.Outage(start.Add(2*time.Hour), fakejira.Fault{Drop: true, Commit: true})
+			// The first create after recovery commits but loses its answer.
+			e.fj.Script(fakejira.EndpointBulk, fakejira.Fault{Commit: true, Status: http.StatusBadGateway})
 			ts := []state.Task{
 				mkTask("01", state.KindEpic, "Epic A", "", 0),
 				mkTask("02", state.KindEpic, "Epic B", "", 0),
@@ -388,30 +396,37 @@ func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
 				mkTask("06", state.KindTask, "Loose", "", 0),
 			}
 			res := e.sync(t, ts, nil)
-			syncs, maxCalls, maxHTTP := 0, 0, 0
-			for e.clock.Now().Before(start.Add(2*time.Hour + 10*time.Minute)) {
-				e.clock.Advance(10 * time.Minute)
+			syncs, quiet, maxCalls, maxHTTP := 1, 0, 0, 0
+			for res.Waiting > 0 && e.clock.Now().Before(start.Add(4*time.Hour)) {
+				e.clock.Advance(5 * time.Minute)
 				before := len(e.fj.Requests())
-				res = e.sync(t, res.Tasks, nil)
-				if e.clock.Now().Before(start.Add(2 * time.Hour)) {
-					maxCalls = max(maxCalls, res.Requests)
-					maxHTTP = max(maxHTTP, len(e.fj.Requests())-before)
-					syncs++
+				notBefore := res.RetryAt
+				res = e.sync(t, res.Tasks, func(o *tracker.SyncOptions) { o.NotBefore = notBefore })
+				syncs++
+				sent := len(e.fj.Requests()) - before
+				if sent == 0 {
+					quiet++
 				}
-			}
-			if syncs < 10 {
-				t.Fatalf("only %d syncs during the outage", syncs)
+				maxCalls = max(maxCalls, res.Requests)
+				maxHTTP = max(maxHTTP, sent)
 			}
 			if res.Waiting != 0 {
 				t.Fatalf("outbox not drained after recovery: %+v", res)
 			}
+			if end := e.clock.Now(); end.After(start.Add(2*time.Hour + 30*time.Minute)) {
+				t.Errorf("drained only at +%s", end.Sub(start))
+			}
+			windows := noRequestInsideRetryAfter(t, e.fj.Requests())
+			if windows < 4 || quiet < 6 {
+				t.Fatalf("%d Retry-After windows, %d of %d syncs sent nothing: the outage was not exercised", windows, quiet, syncs)
+			}
 			// Go's transport may resend an idempotent GET once when a reused
 			// connection drops; POSTs are never resent (checked below).
 			if maxCalls > tracker.DefaultAttempts || maxHTTP > 2*tracker.DefaultAttempts {
-				t.Fatalf("a sync during the outage made %d calls, %d HTTP requests", maxCalls, maxHTTP)
+				t.Fatalf("a sync made %d calls, %d HTTP requests", maxCalls, maxHTTP)
 			}
 			if n := len(e.fj.RequestsTo(fakejira.EndpointBulk)); n != 2 {
-				t.Fatalf("%d bulk requests, want 2 (the lost epics, then the tasks after recovery)", n)
+				t.Fatalf("%d bulk requests, want 2 (the lost epics, then the tasks)", n)
 			}
 			onePerKey(t, e.fj, ts)
 			var order []string
@@ -421,11 +436,13 @@ func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
 			if got := strings.Join(order, ","); got != "Epic A,Epic B,A1,B1,A2,Loose" {
 				t.Fatalf("creation order %s", got)
 			}
-			for _, tk := range res.Tasks[2:4] {
+			for _, tk := range res.Tasks {
 				if tk.Jira != state.JiraCreated {
 					t.Fatalf("task %+v", tk)
 				}
 			}
+			t.Logf("%s: %d syncs (%d sent nothing), %d Retry-After windows, drained at +%s, at most %d calls per sync",
+				dep, syncs, quiet, windows, e.clock.Now().Sub(start), maxCalls)
 		})
 	}
 }

@@ -383,3 +383,24 @@ func TestOutcomeReportsState(t *testing.T) {
 		t.Errorf("outcome %+v vs state v%d", o, st.Version)
 	}
 }
+
+// TestReadOnlyCommandIsNotReactedTwice: /autopilot status is not kept in
+// the ledger unless something else is written, so the next run classifies
+// it again; its reaction and reply are not sent again.
+func TestReadOnlyCommandIsNotReactedTwice(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Issue")
+	w.start(n)
+	status := w.comment(n, "devin", "/autopilot status")
+	reacts := w.sb.Calls()["POST reaction"]
+	w.comment(n, "devin", "/autopilot done problem framed")
+	if got := w.sb.Calls()["POST reaction"] - reacts; got != 1 {
+		t.Errorf("%d reactions sent by the next run, want 1 (the new comment only)", got)
+	}
+	if r := w.sb.Reactions(status.ID); len(r) != 1 {
+		t.Errorf("reactions on the status command %v", r)
+	}
+	if got := len(w.botComments(n, "autopilot:reply")); got != 1 {
+		t.Errorf("%d replies, want 1", got)
+	}
+}

@@ -9,70 +9,129 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// jira runs the outbox when the engine asked for it or tasks wait.
-func (ru *run) jira() error {
-	want := false
+// Why the engine asked for a Jira sync (state.Effect.Content of EffJiraSync).
+const (
+	jiraAuto  = ""      // tasks were declared, or the auth check passed
+	jiraSync  = "sync"  // `/autopilot jira sync`
+	jiraRetry = "retry" // `/autopilot jira retry`: also resend rejected tasks
+)
+
+// pausedAuth is the state's JiraNote while a 401 pauses the sync (set by the
+// engine on JiraSynced{Paused: "auth"}).
+const pausedAuth = "paused: authentication failed"
+
+// jiraRequest folds the EffJiraSync effects of this pass into one request:
+// want is true when any asked, cmd is the strongest reason given.
+func (ru *run) jiraRequest() (want bool, cmd string) {
 	var rest []state.Effect
 	for _, e := range ru.effects {
-		if e.Kind == engine.EffJiraSync {
-			want = true
+		if e.Kind != engine.EffJiraSync {
+			rest = append(rest, e)
 			continue
 		}
-		rest = append(rest, e)
+		want = true
+		switch {
+		case e.Content == jiraRetry:
+			cmd = jiraRetry
+		case e.Content == jiraSync && cmd != jiraRetry:
+			cmd = jiraSync
+		}
 	}
 	ru.effects = rest
+	return want, cmd
+}
+
+// jira runs the Jira outbox (tracker.Sync) when the engine asked for it, or
+// tasks wait for Jira, or the sweep reads statuses back. Jira trouble never
+// fails the run: the sync stops early and the state says why. Only a failed
+// state write (Persist) is an error.
+//
+// Who may make it send: an explicit `/autopilot jira sync|retry` always (it
+// also turns Jira back on after "Continue without Jira"); otherwise only
+// while Jira is enabled and not paused by a 401, so a refused token is tried
+// once, not at every event.
+func (ru *run) jira() error {
+	want, cmd := ru.jiraRequest()
+	explicit := cmd == jiraSync || cmd == jiraRetry
 	s := ru.st
 	tr := ru.tracker
-	if s == nil || tr == nil || s.JiraEnabled == nil || len(s.Tasks) == 0 {
+	if s == nil || tr == nil || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
 		if want && tr == nil && s != nil {
 			ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")
 		}
 		return nil
 	}
-	if !*s.JiraEnabled && !want {
+	enabled := s.JiraEnabled != nil && *s.JiraEnabled
+	switch {
+	case explicit:
+	case !enabled:
 		return nil
-	}
-	if s.JiraNote == "paused: authentication failed" && !want {
+	case s.JiraNote == pausedAuth:
 		return nil
-	}
-	if !want && engine.PendingCount(s) == 0 && !ru.sweeping() {
+	case !want && engine.PendingCount(s) == 0 && !ru.sweeping():
 		return nil
 	}
 	if ru.r.o.DryRun {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(s)))
 		return nil
 	}
-	if want && !*s.JiraEnabled {
+	// settle wrote every change made so far; from here on ru.changed means
+	// "changed by the sync".
+	ru.changed = false
+	if explicit && !enabled {
 		t := true
 		s.JiraEnabled = &t
 		ru.changed = true
 	}
-	opts := tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: s.JiraRetryAt,
-		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag), Persist: func(ts []state.Task) error {
-			if err := ru.apply(engine.JiraSynced{Tasks: ts}); err != nil {
+	tasks := s.Tasks
+	if cmd == jiraRetry {
+		tasks = tracker.RetryFailed(tasks)
+	}
+	opts := tracker.SyncOptions{
+		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: s.JiraRetryAt,
+		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
+		Persist: func(ts []state.Task) error {
+			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: ru.st.JiraNote, RetryAt: ru.st.JiraRetryAt}); err != nil {
 				return err
 			}
+			ru.changed = false
 			return ru.write()
-		}}
-	res, err := tracker.Sync(ru.ctx, tr, s.Tasks, opts)
+		},
+	}
+	res, err := tracker.Sync(ru.ctx, tr, tasks, opts)
 	if err != nil {
 		return fmt.Errorf("jira sync of #%d: %w", ru.number, err)
 	}
+	// The Tasks section already says "Jira sync pending (n)"; the note
+	// says why they wait.
 	note := ""
 	if res.Waiting > 0 {
-		note = fmt.Sprintf("Jira sync pending (%d)", res.Waiting)
-		if res.Note != "" {
-			note += ": " + res.Note
+		note = res.Note
+		if note == "" {
+			note = "waiting for the next sync"
 		}
 	}
-	before := ru.st.Version
+	if res.Note != "" {
+		ru.r.o.Logger.Info("jira sync", "issue", ru.number, "created", res.Created, "found", res.Found,
+			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
+	}
+	// The state was written before the sync (and by Persist during it):
+	// write again only when the outcome changed it.
 	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt}); err != nil {
 		return err
 	}
-	if ru.changed && (ru.st.Version == before) {
+	if ru.changed {
+		ru.changed = false
 		return ru.write()
 	}
 	return nil
 }
 
-func (ru *run) sweeping() bool { return false }
+// sweeping reports whether this pass is the scheduled sweep, which also
+// reads the status of created issues back from Jira (so a task closed in
+// Jira is ticked without waiting for another sync).
+//
+// The run does not yet carry its trigger (internal/reconcile/reconcile.go
+// keeps Trigger.Sweep to itself), so outside an explicit sync the status is
+// read back only while tasks wait for Jira.
+func (ru *run) sweeping() bool { return ru.sweep }

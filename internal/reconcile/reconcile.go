@@ -93,19 +93,19 @@ func New(o Options) (*Reconciler, error) {
 // Trigger says why an issue is reconciled. All fields are optional: an empty
 // trigger is a plain catch-up (sweep).
 type Trigger struct {
-	Start        bool
-	StartActor   string
-	Unlabeled    bool
-	Closed       bool
-	Actor        string
-	Sweep        bool
+	Start      bool
+	StartActor string
+	Unlabeled  bool
+	Closed     bool
+	Actor      string
+	Sweep      bool
 	// PR is a linked pull request on whose conversation a comment arrived:
 	// its comments are re-read (the payload's copy may be stale or deleted)
 	// and the PR is recorded as linked.
-	PR     int
-	Review *engine.Review
-	Run          *engine.RunCompleted
-	PRLinked     *engine.PRLinked
+	PR       int
+	Review   *engine.Review
+	Run      *engine.RunCompleted
+	PRLinked *engine.PRLinked
 	// Issue is the issue snapshot from the event payload, when there is one;
 	// it saves a read (labels are only ever added or removed one by one, so
 	// a slightly stale snapshot cannot clobber anyone's label).
@@ -168,6 +168,8 @@ type run struct {
 	notes    []string
 	perms    map[string]permResult
 	tracker  tracker.Tracker
+	// sweep: this pass is the scheduled catch-up (Jira statuses are read back).
+	sweep bool
 	// freshConfig: the configuration was read through the API this run
 	// (configRaw is its text, kept in the state).
 	freshConfig bool
@@ -180,7 +182,7 @@ type permResult struct {
 }
 
 func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, error) {
-	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}}
+	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep}
 	ld, err := r.load(ctx, number, t.Issue)
 	if err != nil {
 		return Outcome{Issue: number}, err

@@ -192,26 +192,82 @@ func (r *Reconciler) forLinked(ctx context.Context, issues []int, mk func(int) T
 	return outs, errors.Join(errs...)
 }
 
-// workflowRun matches a completed run to its issue through the session
-// token in its display title ("autopilot ap-<issue>-<step>-…").
+// workflowRun routes a completed workflow run. A run autopilot dispatched
+// is matched to its issue through the session token in its display title
+// ("autopilot ap-<issue>-<step>-…"); the engine then matches it exactly (run
+// id or token). Any other run that ran on pull requests' heads (CI) makes
+// autopilot read those PRs' evidence again for the issues they link.
+// Runs of neither kind cost no API call.
 func (r *Reconciler) workflowRun(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	wr := ev.WorkflowRun
 	if wr == nil {
 		return nil, nil
 	}
-	for _, f := range strings.Fields(wr.DisplayTitle) {
-		if !strings.HasPrefix(f, "ap-") {
-			continue
-		}
-		parts := strings.SplitN(f, "-", 3)
-		n, err := strconv.Atoi(parts[1])
-		if err != nil || n <= 0 {
-			continue
-		}
+	if n, ok := sessionIssue(wr.DisplayTitle); ok {
 		out, err := r.Issue(ctx, n, Trigger{Run: &engine.RunCompleted{RunID: wr.ID, DisplayTitle: wr.DisplayTitle, Conclusion: wr.Conclusion, URL: wr.URL}})
 		return []Outcome{out}, err
 	}
-	return nil, nil
+	var outs []Outcome
+	var errs []error
+	for _, pr := range ev.RunPRs {
+		p, err := r.o.Forge.GetPull(ctx, pr)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read PR #%d of workflow run %d: %w", pr, wr.ID, err))
+			continue
+		}
+		o, err := r.forLinked(ctx, ghevent.LinkedIssues(p.Body), func(int) Trigger {
+			return Trigger{PRLinked: &engine.PRLinked{PR: pr, URL: p.URL}}
+		})
+		outs = append(outs, o...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return outs, errors.Join(errs...)
+}
+
+// sessionIssue finds the issue number in a session token of a display
+// title ("autopilot ap-12-implement-c1-a1-s7" → 12).
+func sessionIssue(title string) (int, bool) {
+	for _, f := range strings.Fields(title) {
+		rest, ok := strings.CutPrefix(f, "ap-")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(rest, "-")
+		if n, err := strconv.Atoi(num); err == nil && n > 0 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// defaultBrancher is implemented by forges that can tell the repository's
+// default branch (internal/github: GET /repos/{owner}/{repo}).
+type defaultBrancher interface {
+	DefaultBranch(ctx context.Context) (string, error)
+}
+
+// dispatchRef is the git ref a dispatch runs at: the configured ref, else
+// the repository's default branch when the forge can tell it, else "main"
+// (the sandbox forge). A failed lookup is an error: dispatching at a guessed
+// branch could run the wrong workflow file.
+func (r *Reconciler) dispatchRef(ctx context.Context, ref string) (string, error) {
+	if ref != "" {
+		return ref, nil
+	}
+	db, ok := r.o.Forge.(defaultBrancher)
+	if !ok {
+		return "main", nil
+	}
+	b, err := db.DefaultBranch(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the default branch to dispatch at: %w", err)
+	}
+	return b, nil
 }
 
 // Sweep reconciles every open issue with the trigger label: it catches up
@@ -233,7 +289,16 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 	var errs []error
 	for i := range list {
 		if r.o.BudgetLow != nil && r.o.BudgetLow() {
-			outs = append(outs, Outcome{Notes: []string{fmt.Sprintf("sweep stopped early: API budget low (%d of %d issues left)", len(list)-i, len(list))}})
+			var left []string
+			for j, is := range list[i:] {
+				if j == 10 {
+					left = append(left, "…")
+					break
+				}
+				left = append(left, fmt.Sprintf("#%d", is.Number))
+			}
+			outs = append(outs, Outcome{Notes: []string{fmt.Sprintf("sweep stopped early: the API rate budget is nearly spent; %d of %d issues left for the next sweep (%s)",
+				len(list)-i, len(list), strings.Join(left, ", "))}})
 			break
 		}
 		is := list[i]

@@ -10,6 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // settle runs queries, writes the state, then performs the effects.
@@ -55,9 +56,16 @@ func (ru *run) queries() error {
 			case engine.EffJiraAuth:
 				ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
 				if tr := ru.tracker; tr != nil {
-					if err := tr.CheckAuth(ru.ctx); err != nil {
+					var ae *tracker.AuthError
+					switch err := tr.CheckAuth(ru.ctx); {
+					case err == nil:
+						ev = engine.JiraAuth{OK: true}
+					case errors.As(err, &ae):
 						ev.Detail = err.Error()
-					} else {
+					default:
+						// Jira is down or slow, not refusing us: carry on and
+						// let the outbox retry; never block the GitHub side.
+						ru.r.o.Logger.Warn("jira auth check failed transiently", "issue", ru.number, "err", err)
 						ev = engine.JiraAuth{OK: true}
 					}
 				}
@@ -285,6 +293,12 @@ func (ru *run) perform() error {
 			}
 			ru.loaded.markers[e.Marker] = c
 		case engine.EffReact:
+			if _, replied := ru.loaded.markers[fmt.Sprintf("<!-- autopilot:reply %d -->", e.CommentID)]; replied {
+				// Re-classified (status and help are not kept in the ledger
+				// without a write): its reaction came before the reply that
+				// is already there, so it is not sent again.
+				continue
+			}
 			if r.o.DryRun {
 				r.o.Print(fmt.Sprintf("dry-run: would react %s to comment %d", e.Content, e.CommentID))
 				continue

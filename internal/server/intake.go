@@ -169,7 +169,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // the issue or PR it names plus the issues a PR links to, sorted so leases
 // are always taken in one order. An event naming no issue (workflow_run) is
 // serialised per repository and holds no lease; its processor locks the
-// issue it finds with LockIssue.
+// issue it finds with WithIssueLock.
 func jobKeys(ev *ghevent.Event) (string, []string) {
 	var locks []string
 	if repo, n, ok := ghevent.IssueKey(ev); ok {

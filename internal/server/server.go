@@ -39,7 +39,7 @@ type Processor interface {
 }
 
 // Sweeper reconciles every open autopilot issue of an installation
-// (periodic catch-up). It should wrap each issue in LockIssue(ctx, ...).
+// (periodic catch-up). It should wrap each issue in WithIssueLock.
 type Sweeper interface {
 	Sweep(ctx context.Context, installation int64) error
 }

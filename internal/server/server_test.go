@@ -297,7 +297,12 @@ func TestLeaseRenewalFailuresCancelTheJobOnlyWhenTheLeaseIsGone(t *testing.T) {
 			_, srv := start(t, cfg, Deps{Processor: rec, Locker: &scriptedLocker{MemoryLocker: NewMemoryLocker(), renew: tt.renew}})
 			issueDelivery(t, "renew", 3).send(t, srv.url)
 			rec.waitDone(t, 1)
-			_, body := get(t, srv.url, "/metrics")
+			// The job's outcome is counted just after Process returns.
+			var body string
+			eventually(t, "the job's outcome in /metrics", func() bool {
+				_, body = get(t, srv.url, "/metrics")
+				return strings.Contains(body, `autopilot_jobs_total{event="issues",outcome=`)
+			})
 			cancelled := strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="error"} 1`)
 			if cancelled != tt.wantCancel {
 				t.Fatalf("job cancelled = %v, want %v:\n%s", cancelled, tt.wantCancel, grepLines(body, "autopilot_jobs_total"))

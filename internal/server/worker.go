@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 )
 
-// jobCtx is what a running job's context carries: the Locker (for LockIssue)
-// and the leases the job holds.
+// jobCtx is what a running job's context carries: the server (for its
+// Locker and lease renewal), the job's logger and the leases it holds.
 type jobCtx struct {
-	locker Locker
-	held   []Lease
+	srv  *Server
+	log  *slog.Logger
+	held []Lease
 }
 
 type jobCtxKey struct{}
@@ -39,12 +41,10 @@ func LeaseFor(ctx context.Context, repo string, issue int) (Lease, bool) {
 	return jc.lease(IssueLockKey(repo, issue))
 }
 
-// LockIssue takes the per-issue lease a webhook job for repo#issue takes. A
-// Sweeper calls it around each issue it reconciles, and a Processor handling
-// an event that names no issue (workflow_run) calls it for the issue it
-// finds, so that work never overlaps other work on that issue. Release the
-// lease when done. If the job already holds that issue's lease, the returned
-// lease is that one and its Release does nothing. Take one lease at a time:
+// LockIssue takes the per-issue lease a webhook job for repo#issue takes,
+// without renewing it (prefer WithIssueLock, which does). Release the lease
+// when done. If the job already holds that issue's lease, the returned lease
+// is that one and its Release does nothing. Take one lease at a time:
 // holding one while waiting for another can deadlock. Outside a server job
 // it returns a lease that guards nothing.
 func LockIssue(ctx context.Context, repo string, issue int) (Lease, error) {
@@ -56,7 +56,33 @@ func LockIssue(ctx context.Context, repo string, issue int) (Lease, error) {
 	if l, ok := jc.lease(key); ok {
 		return Lease{Key: l.Key, Token: l.Token, Owner: l.Owner}, nil // Release: no-op
 	}
-	return jc.locker.Lock(ctx, key)
+	return jc.srv.deps.Locker.Lock(ctx, key)
+}
+
+// WithIssueLock runs fn holding the per-issue lease a webhook job for
+// repo#issue takes, so that the work never overlaps other work on that
+// issue, in this replica or another. A Sweeper calls it around each issue it
+// reconciles, and a Processor handling an event that names no issue
+// (workflow_run) around the issue it finds. The lease is taken like a job's
+// (store errors retried until ctx ends), renewed every third of LOCK_TTL
+// while fn runs, and released when fn returns; if it is lost, fn's context
+// is cancelled and the cause returned. Within a job that already holds the
+// lease, and outside a server job, fn simply runs. Do not nest calls for
+// different issues: holding one lease while waiting for another can
+// deadlock.
+func WithIssueLock(ctx context.Context, repo string, issue int, fn func(context.Context) error) error {
+	key := IssueLockKey(repo, issue)
+	jc, _ := ctx.Value(jobCtxKey{}).(*jobCtx)
+	if jc == nil {
+		return fn(ctx)
+	}
+	if _, ok := jc.lease(key); ok {
+		return fn(ctx)
+	}
+	inner := &jobCtx{srv: jc.srv, log: jc.log.With("issue", issue), held: slices.Clone(jc.held)}
+	outer := len(inner.held)
+	ctx = context.WithValue(ctx, jobCtxKey{}, inner)
+	return jc.srv.holding(ctx, inner, []string{key}, outer, fn)
 }
 
 // IssueLockKey is the lock key of an issue: "owner/repo#12".
@@ -102,7 +128,7 @@ func (s *Server) run(ctx context.Context, w work) {
 		s.metrics.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	}()
 
-	jc := &jobCtx{locker: s.deps.Locker}
+	jc := &jobCtx{srv: s, log: log}
 	ctx = context.WithValue(ctx, jobCtxKey{}, jc)
 	var err error
 	if w.sweep != 0 {
@@ -111,7 +137,7 @@ func (s *Server) run(ctx context.Context, w work) {
 			s.metrics.lastSweep.WithLabelValues(instLabel(w.sweep)).Set(float64(s.now().Unix()))
 		}
 	} else {
-		err = s.withLeases(ctx, jc, w.locks, log, func(ctx context.Context) error {
+		err = s.holding(ctx, jc, w.locks, 0, func(ctx context.Context) error {
 			return s.deps.Processor.Process(ctx, w.job)
 		})
 	}
@@ -121,15 +147,17 @@ func (s *Server) run(ctx context.Context, w work) {
 	}
 }
 
-// withLeases takes the leases in order (retrying store errors until ctx
-// ends: the delivery was acknowledged, so it is never run unlocked or
-// dropped early), renews them every third of the TTL while fn runs, cancels
-// fn if one is lost, and releases them after.
-func (s *Server) withLeases(ctx context.Context, jc *jobCtx, keys []string, log *slog.Logger, fn func(context.Context) error) error {
+// holding takes the leases on keys in order (retrying store errors until
+// ctx ends: the delivery was acknowledged, so it is never run unlocked or
+// dropped early) and adds them to jc.held after its first `outer` entries
+// (leases an enclosing call holds and renews), renews them every third of
+// the TTL while fn runs, cancels fn if one is lost, and releases them after.
+func (s *Server) holding(ctx context.Context, jc *jobCtx, keys []string, outer int, fn func(context.Context) error) error {
+	log := jc.log
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
-		for _, l := range jc.held {
+		for _, l := range jc.held[outer:] {
 			if err := l.Release(rctx); err != nil {
 				log.Warn("lease release", "key", l.Key, "err", err)
 			}
@@ -142,7 +170,8 @@ func (s *Server) withLeases(ctx context.Context, jc *jobCtx, keys []string, log 
 		}
 		jc.held = append(jc.held, l)
 	}
-	if len(jc.held) == 0 {
+	own := jc.held[outer:]
+	if len(own) == 0 {
 		return fn(ctx)
 	}
 
@@ -152,7 +181,7 @@ func (s *Server) withLeases(ctx context.Context, jc *jobCtx, keys []string, log 
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		s.renewLeases(fnCtx, jc.held, stop, cancel, log)
+		s.renewLeases(fnCtx, own, stop, cancel, log)
 	}()
 	err := fn(fnCtx)
 	close(stop)

@@ -1,0 +1,239 @@
+// Package appmode is autopilot's GitHub App mode behind `bot serve`: it turns
+// each delivery the server accepted into the reconcile the Action runs, with
+// the token of the installation named in the payload and the App's own bot
+// as the trusted identity, and sweeps every repository of an installation
+// when the server's timer asks. It implements server.Processor and
+// server.Sweeper.
+//
+// It must never decide anything about a run itself (reconcile does), never
+// reconcile an issue without holding that issue's lease, and never trust a
+// state comment written by anyone but the App's bot — except, during an
+// explicit migration window, the legacy bot named by AUTOPILOT_BOT_LOGIN,
+// whose comments it reads but never edits.
+package appmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/action"
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	gh "github.com/autopilot-dev/autopilot/internal/github"
+	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// budgetFloor is the x-ratelimit-remaining below which a sweep stops early
+// and reconcile skips optional reads (an installation has 5,000 or more an
+// hour).
+const budgetFloor = 50
+
+// Clients hands out an installation's authenticated HTTP client
+// (appauth.Auth implements it).
+type Clients interface {
+	ClientFor(installationID int64) *http.Client
+}
+
+// Options configures an App.
+type Options struct {
+	// Clients authenticates as each installation (required).
+	Clients Clients
+	// BaseURL is the REST root (GITHUB_API_URL); empty means github.com.
+	BaseURL string
+	// AppID is the App's id: a trusted state comment must carry it as
+	// performed_via_github_app.id (required).
+	AppID int64
+	// BotLogin is the App's bot, "<slug>[bot]" from GET /app (required).
+	BotLogin string
+	// Inputs are the Action inputs read from AUTOPILOT_<INPUT>; GitHubToken
+	// and TelemetryPath are not used, BotLogin is replaced by the above.
+	Inputs action.Inputs
+	// AdoptFrom, when set, is a legacy bot (the Action's
+	// "github-actions[bot]") whose comments are read as the App's own during
+	// a migration: its state comment is adopted (verified with the state
+	// key when one is set) and the next version is written as the App's
+	// bot in a new comment. Empty after the migration.
+	AdoptFrom string
+	// NewTracker builds the Jira tracker from the inputs and a repository's
+	// jira: settings; nil, or Jira inputs left empty, means no Jira.
+	NewTracker func(action.Inputs, config.Jira) (tracker.Tracker, error)
+	// Metrics receives the Jira outbox size (optional).
+	Metrics *server.Metrics
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// MutationGap spaces mutating requests per repository (0: the adapter's
+	// default of 1s, GitHub's guidance; negative: none).
+	MutationGap time.Duration
+	// MaxClients bounds the cached per-repository clients (default 1024).
+	MaxClients int
+}
+
+// App runs deliveries and sweeps. Safe for concurrent use; the server's
+// leases keep two jobs off one issue.
+type App struct {
+	o      Options
+	log    *slog.Logger
+	forges *forgeCache
+	outbox *outboxGauge
+}
+
+var (
+	_ server.Processor = (*App)(nil)
+	_ server.Sweeper   = (*App)(nil)
+)
+
+// New checks the options and builds an App. It makes no request.
+func New(o Options) (*App, error) {
+	switch {
+	case o.Clients == nil:
+		return nil, errors.New("appmode: Options.Clients is required")
+	case o.AppID <= 0:
+		return nil, errors.New("appmode: Options.AppID is required")
+	case !strings.HasSuffix(o.BotLogin, "[bot]"):
+		return nil, fmt.Errorf("appmode: bot login %q is not an App bot (\"<slug>[bot]\")", o.BotLogin)
+	}
+	if strings.EqualFold(o.AdoptFrom, o.BotLogin) {
+		o.AdoptFrom = ""
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = 1024
+	}
+	if o.Inputs.TriggerLabel == "" {
+		o.Inputs.TriggerLabel = "autopilot"
+	}
+	o.Inputs.BotLogin = o.BotLogin
+	a := &App{o: o, log: o.Logger, outbox: newOutboxGauge(o.Metrics)}
+	a.forges = newForgeCache(o.MaxClients, a.newClient)
+	return a, nil
+}
+
+// Process implements server.Processor: it reconciles the issues the
+// delivery concerns. A workflow_run names its issue only through the
+// session token in the run's title; that issue's lease is taken here.
+func (a *App) Process(ctx context.Context, job server.Job) error {
+	ev := job.Event
+	if ev == nil || !ev.Handled || ev.Repo == "" {
+		return nil
+	}
+	log := a.log.With("delivery", job.Delivery, "event", ev.Name, "action", ev.Action,
+		"installation", ev.Installation, "repo", ev.Repo)
+	if ev.Installation == 0 {
+		return fmt.Errorf("delivery %s carries no installation id, so it cannot be authenticated (is this an App webhook?)", job.Delivery)
+	}
+	if ev.Name == "workflow_run" {
+		n, ok := SessionIssue(ev)
+		if !ok {
+			log.Debug("workflow run without an autopilot session token; ignored")
+			return nil
+		}
+		return server.WithIssueLock(ctx, ev.Repo, n, func(ctx context.Context) error {
+			return a.handle(ctx, ev, log)
+		})
+	}
+	return a.handle(ctx, ev, log)
+}
+
+// handle runs the shared reconcile for one event. (The issue goes into the
+// log lines of each outcome; the server's own job log carries it too.)
+func (a *App) handle(ctx context.Context, ev *ghevent.Event, log *slog.Logger) error {
+	f, client, err := a.forge(ev.Installation, ev.Repo)
+	if err != nil {
+		return err
+	}
+	rec, err := a.reconciler(f, client, log)
+	if err != nil {
+		return err
+	}
+	outs, err := rec.Handle(ctx, ev)
+	logOutcomes(log, outs)
+	if err != nil {
+		return fmt.Errorf("reconcile %s: %w", ev.Repo, err)
+	}
+	return nil
+}
+
+// Forget drops an installation's cached clients (it was uninstalled or
+// suspended); the next delivery builds them again.
+func (a *App) Forget(installation int64) { a.forges.forget(installation) }
+
+// forge returns the job's view of the installation's repository: the cached
+// adapter, wrapped to adopt legacy comments and watch the Jira outbox.
+func (a *App) forge(installation int64, repo string) (forge.Forge, *gh.Client, error) {
+	c, err := a.forges.get(installation, repo)
+	if err != nil {
+		return nil, nil, fmt.Errorf("installation %d: %w", installation, err)
+	}
+	return a.wrap(c), c, nil
+}
+
+// newClient builds the go-github adapter for one repository of an
+// installation. It makes no request.
+func (a *App) newClient(installation int64, repo string) (*gh.Client, error) {
+	return gh.New(gh.Options{
+		Repo: repo, HTTPClient: a.o.Clients.ClientFor(installation), BaseURL: a.o.BaseURL,
+		BotLogin: a.o.BotLogin, AppID: a.o.AppID, Now: a.o.Now, MinMutationGap: a.o.MutationGap,
+		DryRun: a.o.Inputs.DryRun, Logger: a.log.With("installation", installation, "repo", repo),
+	})
+}
+
+// reconciler builds the reconcile for one job (or one repository's sweep):
+// the same options as the Action, with the App's identity.
+func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*reconcile.Reconciler, error) {
+	in := a.o.Inputs
+	var trackerFor func(config.Jira) (tracker.Tracker, error)
+	if in.JiraEnabled() && a.o.NewTracker != nil {
+		trackerFor = func(j config.Jira) (tracker.Tracker, error) { return a.o.NewTracker(in, j) }
+	}
+	rec, err := reconcile.New(reconcile.Options{
+		Forge: f, TrackerFor: trackerFor, ConfigPath: in.ConfigPath, AnswerPermission: in.AnswerPermission,
+		TriggerLabel: in.TriggerLabel, BotLogin: a.o.BotLogin, AppID: a.o.AppID, StateKey: []byte(in.StateKey),
+		Now: a.o.Now, Logger: log, DryRun: in.DryRun,
+		Print:     func(s string) { log.Info(s) },
+		BudgetLow: func() bool { return budgetLow(client) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	return rec, nil
+}
+
+// budgetLow reports that the installation's rate budget, as last seen on
+// this repository's client, is nearly spent.
+func budgetLow(c *gh.Client) bool {
+	st := c.Stats()
+	return st.RateRemaining >= 0 && st.RateRemaining < budgetFloor
+}
+
+// logOutcomes logs what each reconcile did, and its notes as warnings.
+func logOutcomes(log *slog.Logger, outs []reconcile.Outcome) {
+	for _, o := range outs {
+		if o.Issue == 0 {
+			for _, n := range o.Notes {
+				log.Warn(n)
+			}
+			continue
+		}
+		l := log.With("issue", o.Issue)
+		l.Info("reconciled", "flow", o.Flow, "step", o.Step, "status", o.Status,
+			"decision", o.Decision, "version", o.Version, "wrote", o.Wrote, "stop", o.Stop)
+		for _, n := range o.Notes {
+			l.Warn(n)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package appmode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	gogh "github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/server"
+)
+
+// Sweep implements server.Sweeper: it lists the installation's
+// repositories and reconciles every open issue carrying the trigger label
+// in each, one issue at a time under that issue's lease. It catches up
+// missed deliveries and fires executor timeouts and wall-clock limits. A
+// repository that fails is reported and the others are still swept; a
+// rate limit stops the whole sweep (the next one continues).
+func (a *App) Sweep(ctx context.Context, installation int64) error {
+	log := a.log.With("installation", installation)
+	repos, err := a.repositories(ctx, installation)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, repo := range repos {
+		err := a.sweepRepo(ctx, installation, repo)
+		if err == nil {
+			continue
+		}
+		errs = append(errs, fmt.Errorf("sweep %s: %w", repo, err))
+		var rl *forge.RateLimitError
+		if errors.As(err, &rl) || ctx.Err() != nil {
+			log.Warn("sweep stopped", "repo", repo, "err", err)
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepRepo reconciles one repository's open autopilot issues.
+func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) error {
+	log := a.log.With("installation", installation, "repo", repo)
+	f, client, err := a.forge(installation, repo)
+	if err != nil {
+		return err
+	}
+	list, err := f.ListOpenIssues(ctx, a.o.Inputs.TriggerLabel)
+	if err != nil {
+		return fmt.Errorf("list open issues: %w", err)
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	rec, err := a.reconciler(f, client, log)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i, is := range list {
+		if budgetLow(client) {
+			log.Warn("sweep stopped early: API budget low", "left", len(list)-i, "of", len(list))
+			break
+		}
+		// The listing may be stale by the time the lease is held, so the
+		// issue is read again under it (Trigger.Issue left empty).
+		err := server.WithIssueLock(ctx, repo, is.Number, func(ctx context.Context) error {
+			out, err := rec.Issue(ctx, is.Number, reconcile.Trigger{Sweep: true})
+			logOutcomes(log, []reconcile.Outcome{out})
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))
+			var rl *forge.RateLimitError
+			if errors.As(err, &rl) || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// repositories lists the installation's repositories
+// (GET /installation/repositories, every page), leaving out archived ones,
+// where nothing can be written.
+func (a *App) repositories(ctx context.Context, installation int64) ([]string, error) {
+	c := gogh.NewClient(a.o.Clients.ClientFor(installation))
+	base := strings.TrimRight(a.o.BaseURL, "/")
+	if base == "" {
+		base = "https://api.github.com"
+	}
+	u, err := url.Parse(base + "/")
+	if err != nil {
+		return nil, fmt.Errorf("GITHUB_API_URL %q: %w", a.o.BaseURL, err)
+	}
+	c.BaseURL = u
+	opts := &gogh.ListOptions{PerPage: 100}
+	var repos []string
+	for {
+		page, resp, err := c.Apps.ListRepos(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("installation %d: GET /installation/repositories: %w", installation, err)
+		}
+		for _, r := range page.Repositories {
+			if !r.GetArchived() && r.GetFullName() != "" {
+				repos = append(repos, r.GetFullName())
+			}
+		}
+		if resp.NextPage == 0 {
+			return repos, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+func TestPushToALinkedPRReadsItsEvidenceAgain(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "qa")
+	res := h.apply(PRLinked{PR: 40, URL: prURL})
+	want(t, "nothing to write", res.Changed, false)
+	wantDeep(t, "linked once", res.State.LinkedPRs, []int{40})
+	if e := effectsOf(res.Effects, EffCheckPR); len(e) != 1 || e[0].CommentID != 40 {
+		t.Errorf("check-pr effects = %+v, want one for #40", e)
+	}
+}
+
+func TestPushOutsideAnEvidenceStepReadsNothing(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(h *harness)
+	}{
+		{name: "execute needs no evidence", setup: func(h *harness) { reviewLoopTo(t, h, "review-loop", "execute") }},
+		{name: "qa waiting for a skip decision", setup: func(h *harness) {
+			reviewLoopTo(t, h, "review-loop", "qa")
+			h.say("maria", "/autopilot skip docs only")
+		}},
+		{name: "qa while stopped", setup: func(h *harness) {
+			reviewLoopTo(t, h, "review-loop", "qa")
+			h.say("maria", "/autopilot stop")
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, reviewCfg)
+			tc.setup(h)
+			res := h.apply(PRLinked{PR: 40, URL: prURL})
+			want(t, "check-pr effects", len(effectsOf(res.Effects, EffCheckPR)), 0)
+			want(t, "tick check-pr effects", len(effectsOf(h.apply(Tick{}).Effects, EffCheckPR)), 0)
+		})
+	}
+}
+
+func TestChecksStepReadsLinkedPRsWhenItStarts(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "code-review")
+	h.apply(PRLinked{PR: 41})
+	res := h.apply(approval("bob", "devin"))
+	want(t, "now qa", res.State.Slug, "qa")
+	var prs []int64
+	for _, e := range effectsOf(res.Effects, EffCheckPR) {
+		prs = append(prs, e.CommentID)
+	}
+	wantDeep(t, "checks read at the start of qa", prs, []int64{40, 41})
+	if !hasBody(res.Effects, "QA", "waiting for every check on the linked PR's head to pass", "returns to Plan") {
+		t.Errorf("qa announcement = %q", bodies(res.Effects))
+	}
+}
+
+func TestCodeReviewAnnouncementAsksForAReview(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "execute")
+	res := h.done("implemented in #40")
+	want(t, "code-review", res.State.Slug, "code-review")
+	if !hasBody(res.Effects, "Code Review", "waiting for an approving review of the linked PR by someone other than its author (at least write permission). A verdict that is not clean returns to Plan.") {
+		t.Errorf("code-review announcement = %q", bodies(res.Effects))
+	}
+	// Reviews count only from the start of the step: no PR read yet.
+	want(t, "no check-pr at the start of code-review", len(effectsOf(res.Effects, EffCheckPR)), 0)
+}
+
+func TestReviewStampedInTheSecondTheStepStartedCounts(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "execute")
+	h.advance(700 * time.Millisecond) // the step starts mid-second
+	h.done("implemented")
+	started := h.now()
+	want(t, "execution start at GitHub's resolution", h.st.Exec.StartedAt, started.Truncate(time.Second))
+	rv := approval("bob", "devin")
+	rv.At = started.Truncate(time.Second) // GitHub stamps whole seconds
+	res := h.apply(rv)
+	want(t, "counted", res.State.Slug, "qa")
+	// One second earlier is before the step: an earlier cycle's review.
+	h2 := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h2, "review-loop", "code-review")
+	old := approval("bob", "devin")
+	old.At = h2.st.Exec.StartedAt.Add(-time.Second)
+	want(t, "earlier review ignored", h2.apply(old).State.Slug, "code-review")
+	want(t, "still running", h2.st.Status, state.InProgress)
+}

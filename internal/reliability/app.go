@@ -1,0 +1,4 @@
+package reliability
+
+// appServer is filled in by appmode.go.
+type appServer struct{}
