@@ -2,12 +2,143 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	gogh "github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/action"
+	"github.com/autopilot-dev/autopilot/internal/appmode"
+	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/appauth"
 )
 
-// runServe starts the GitHub App webhook server.
+// appStartAttempts bounds the GET /app tries at start when GitHub is
+// unreachable or answers 5xx (1s, 2s, 4s, 8s apart).
+const appStartAttempts = 5
+
+// runServe starts the GitHub App webhook server (PRODUCT §11) and serves
+// until ctx ends (SIGTERM), then drains. Exit codes: 0 after a clean
+// shutdown, 1 when serving failed, 2 for a configuration error.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	fmt.Fprintln(stderr, "serve: the App server is not wired into the binary in this build (see docs/app.md)")
-	return 2
+	cfg, err := server.LoadConfig(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, strings.TrimPrefix(err.Error(), flag.ErrHelp.Error()+"\n"))
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+	in, err := action.LoadInputs(getenv, "AUTOPILOT_")
+	if err != nil {
+		var ie *action.InputError
+		if errors.As(err, &ie) {
+			err = fmt.Errorf("AUTOPILOT_%s: %s", strings.ToUpper(ie.Field), ie.Msg)
+		}
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+	gap, err := mutationGap(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	metrics := server.NewMetrics()
+	auth, err := appauth.New(appauth.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL, Observe: metrics.ObserveResponse})
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+	bot, code, err := botLogin(ctx, auth, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return code
+	}
+	adopt := strings.TrimSpace(getenv("AUTOPILOT_BOT_LOGIN"))
+	if strings.EqualFold(adopt, bot) {
+		adopt = ""
+	}
+	if adopt != "" {
+		log.Warn("migration window: state comments of the legacy bot are adopted; remove AUTOPILOT_BOT_LOGIN once every open run has been reconciled",
+			"legacy_bot", adopt, "bot", bot, "state_key_set", in.StateKey != "")
+	}
+	app, err := appmode.New(appmode.Options{
+		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Inputs: in, AdoptFrom: adopt,
+		NewTracker: newTracker, Metrics: metrics, Logger: log, MutationGap: gap,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+	srv, err := server.New(cfg, server.Deps{
+		Processor: app, Sweeper: app, Installations: auth, BotLogin: bot, Metrics: metrics, Logger: log,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+	log.Info("autopilot App server starting", "version", version, "app_id", cfg.AppID, "bot", bot,
+		"github_api_url", cfg.GitHubAPIURL, "redis", cfg.RedisURL != "", "sweep_interval", cfg.SweepInterval.String())
+	if err := srv.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// botLogin reads the App's bot login once (GET /app with the App's JWT),
+// retrying while GitHub is unreachable or failing. A refusal (401, 403,
+// 404: wrong APP_ID or key) is a configuration error: exit code 2.
+func botLogin(ctx context.Context, auth *appauth.Auth, log *slog.Logger) (string, int, error) {
+	wait := time.Second
+	for attempt := 1; ; attempt++ {
+		bot, err := auth.BotLogin(ctx)
+		if err == nil {
+			return bot, 0, nil
+		}
+		var er *gogh.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil {
+			switch er.Response.StatusCode {
+			case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+				return "", 2, fmt.Errorf("GitHub refused the App's credentials (%w): check APP_ID, the private key and GITHUB_API_URL", err)
+			}
+		}
+		if attempt == appStartAttempts || ctx.Err() != nil {
+			return "", 1, fmt.Errorf("reading the App's identity: %w", err)
+		}
+		log.Warn("GET /app failed; retrying", "err", err, "in", wait.String())
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return "", 1, fmt.Errorf("reading the App's identity: %w", ctx.Err())
+		}
+		wait *= 2
+	}
+}
+
+// mutationGap reads AUTOPILOT_MUTATION_GAP, the spacing of mutating
+// requests per repository (default 1s, GitHub's guidance; "0s" turns it off,
+// for tests).
+func mutationGap(getenv func(string) string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv("AUTOPILOT_MUTATION_GAP"))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("AUTOPILOT_MUTATION_GAP: want a duration such as 1s, got %q", v)
+	}
+	if d == 0 {
+		return -1, nil
+	}
+	return d, nil
 }

@@ -12,8 +12,12 @@ import (
 // newTracker builds the Jira tracker from the inputs (credentials) and the
 // repository's jira: settings (field ids, issue types).
 func newTracker(in action.Inputs, j config.Jira) (tracker.Tracker, error) {
+	project := in.JiraProject
+	if project == "" {
+		project = j.Project // the input wins; the repository config may name it instead
+	}
 	c, err := jira.New(jira.Config{
-		URL: in.JiraURL, User: in.JiraUser, Token: in.JiraToken, Project: in.JiraProject,
+		URL: in.JiraURL, User: in.JiraUser, Token: in.JiraToken, Project: project,
 		Deployment: j.Deployment, EpicLinkField: j.EpicLinkField, EpicNameField: j.EpicNameField,
 		PointsField: j.PointsField, IssueTypeTask: j.TaskType, IssueTypeEpic: j.EpicType,
 	})

@@ -21,11 +21,12 @@ import (
 // with a repository configuration, consensus roles for the review loop
 // (alice the architect, bob the critic) and a workflow the dispatch
 // executor runs.
+//
+// It shares the Jira rig's event, say, sweep and botComments helpers; its
+// Jira fake is nil unless a test adds one.
 type execRig struct {
-	*harness
-	n   int
+	*jiraRig
 	cfg string
-	env []string
 }
 
 // stepWorkflow is the dispatch executor's workflow, as in
@@ -59,21 +60,7 @@ func newExecRig(t *testing.T, cfg string, env ...string) *execRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &execRig{harness: h, n: n, cfg: cfg, env: env}
-}
-
-// event runs the binary for one event and requires exit 0.
-func (r *execRig) event(what, name string, payload []byte) result {
-	r.t.Helper()
-	res := r.run(name, payload, r.env...)
-	r.mustOK(res, what)
-	return res
-}
-
-// say posts a comment on the issue as who and runs the binary for it.
-func (r *execRig) say(who, body string) result {
-	r.t.Helper()
-	return r.event(fmt.Sprintf("%s: %.50q", who, body), "issue_comment", r.comment(r.n, who, body))
+	return &execRig{jiraRig: &jiraRig{harness: h, n: n, env: env}, cfg: cfg}
 }
 
 // begin adds the trigger label as maria and runs the binary for it.
@@ -81,12 +68,6 @@ func (r *execRig) begin() result {
 	r.t.Helper()
 	r.addLabel(r.n, "autopilot")
 	return r.event("start", "issues", r.labeled(r.n, "maria"))
-}
-
-// sweepNow runs the scheduled sweep.
-func (r *execRig) sweepNow() result {
-	r.t.Helper()
-	return r.event("sweep", "schedule", ghtest.WithRepo(r.t, ghtest.Payload(r.t, "schedule.json"), repo))
 }
 
 // now is the issue's newest state; the test fails when there is none.
@@ -239,18 +220,6 @@ func (r *execRig) review(pr int, sha, reviewer, reviewState, body string) result
 	return r.event(fmt.Sprintf("review %s by %s", reviewState, reviewer), "pull_request_review", p)
 }
 
-// botSaid counts the bot's comments (the state comment excluded) that
-// contain s.
-func (r *execRig) botSaid(s string) int {
-	n := 0
-	for _, c := range r.gh.Comments(repo, r.n) {
-		if c.Author.Login == fakegithub.ActionsBotLogin && !strings.HasPrefix(c.Body, state.Marker) && strings.Contains(c.Body, s) {
-			n++
-		}
-	}
-	return n
-}
-
 // wantAt fails the test unless the run is at step slug with run status run.
 func (r *execRig) wantAt(what, slug, run string) *state.State {
 	r.t.Helper()
@@ -295,7 +264,7 @@ func TestDispatchExecutorSucceeds(t *testing.T) {
 	if rn.Ref != "main" || rn.DisplayTitle != "autopilot "+s.Exec.Session {
 		t.Errorf("run ref %q title %q", rn.Ref, rn.DisplayTitle)
 	}
-	if r.botSaid("dispatched workflow `"+stepWorkflow+"` (session `"+s.Exec.Session+"`)") != 1 {
+	if r.botComments("dispatched workflow `"+stepWorkflow+"` (session `"+s.Exec.Session+"`)") != 1 {
 		t.Errorf("no dispatch announcement")
 	}
 
@@ -342,7 +311,7 @@ func TestDispatchExecutorFailsThreeTimesAndEscalates(t *testing.T) {
 	if s.Status != state.Failed || s.Gate == nil || s.Gate.Kind != "skill-failed" || len(s.Blockers) != 1 {
 		t.Fatalf("status %s gate %+v blockers %q", s.Status, s.Gate, s.Blockers)
 	}
-	if r.botSaid("SKILL FAILED: Problem — 3 consecutive failures") != 1 {
+	if r.botComments("SKILL FAILED: Problem — 3 consecutive failures") != 1 {
 		t.Error("no SKILL FAILED Choose block")
 	}
 	if got := len(r.runs()); got != 3 {
@@ -368,7 +337,7 @@ func TestDispatchExecutorNeverReportsSweepTimesOut(t *testing.T) {
 	first := r.lastRun()
 	v := r.now().Version
 	// Within the timeout the sweep leaves the run alone.
-	r.sweepNow()
+	r.sweep()
 	if s := r.now(); s.RetryCount != 0 || len(r.runs()) != 1 {
 		t.Fatalf("sweep within the timeout: retry_count %d, %d runs", s.RetryCount, len(r.runs()))
 	}
@@ -376,7 +345,7 @@ func TestDispatchExecutorNeverReportsSweepTimesOut(t *testing.T) {
 	r.backdate(func(s *state.State) {
 		s.Exec.DispatchedAt = s.Exec.DispatchedAt.Add(-31 * time.Minute)
 	})
-	res := r.sweepNow()
+	res := r.sweep()
 	s := r.wantAt("after the timeout", "problem", state.RunInProgress)
 	if s.Version <= v || s.RetryCount != 1 || len(s.RetryLog) != 1 {
 		t.Fatalf("after the timeout: version %d retry_count %d log %+v", s.Version, s.RetryCount, s.RetryLog)
@@ -488,7 +457,7 @@ func TestReviewLoopChangesRequestedThenApproved(t *testing.T) {
 	if rl.ReviewVerdict == nil || rl.ReviewVerdict.Clean || rl.Architect != nil || rl.Critic != nil {
 		t.Errorf("verdict %+v, approvals %+v %+v", rl.ReviewVerdict, rl.Architect, rl.Critic)
 	}
-	if r.botSaid("Return-to-plan reason (review cycle 1): changes requested by @") != 1 {
+	if r.botComments("Return-to-plan reason (review cycle 1): changes requested by @") != 1 {
 		t.Error("the plan announcement does not carry the return-to-plan reason")
 	}
 
@@ -522,13 +491,13 @@ func TestApprovalByPRAuthorIsNotEvidence(t *testing.T) {
 	if s.Review.ReviewVerdict != nil {
 		t.Errorf("verdict = %+v", s.Review.ReviewVerdict)
 	}
-	if n := r.botSaid(notice); n != 1 {
+	if n := r.botComments(notice); n != 1 {
 		t.Fatalf("%d notices, want 1", n)
 	}
 	// The sweep reads the PR's reviews again: still refused, still one notice.
-	r.sweepNow()
+	r.sweep()
 	r.wantAt("after the sweep", "code-review", state.RunInProgress)
-	if n := r.botSaid(notice); n != 1 {
+	if n := r.botComments(notice); n != 1 {
 		t.Errorf("%d notices after the sweep, want 1", n)
 	}
 	// Someone else's approval is evidence.
@@ -552,14 +521,14 @@ func TestQAChecksRedThenGreen(t *testing.T) {
 	status("pending")
 	r.review(pr, headSHA, "maria", "APPROVED", "")
 	v := r.wantAt("qa with checks pending", "qa", state.RunInProgress).Version
-	r.sweepNow()
+	r.sweep()
 	if s := r.wantAt("sweep while pending", "qa", state.RunInProgress); s.Version != v {
 		t.Errorf("a sweep with pending checks wrote the state (v%d → v%d)", v, s.Version)
 	}
 
 	// Red: read on the sweep, back to plan with the failing check named.
 	status("failure")
-	r.sweepNow()
+	r.sweep()
 	s := r.wantAt("after red checks", "plan", state.RunInProgress)
 	if want := "checks failed on " + headSHA[:7] + ": ci/test"; s.Review.ReturnToPlanReason != want || s.Review.ReviewCycle != 1 {
 		t.Fatalf("reason %q cycle %d, want %q and 1", s.Review.ReturnToPlanReason, s.Review.ReviewCycle, want)

@@ -86,10 +86,10 @@ func (h *harness) botComments(n int, s string) int {
 // editedEvent is issue_comment.edited for the bot's comment c, edited by
 // editor to its current body.
 func (h *harness) editedEvent(n int, c fakegithub.Comment, editor, before string) []byte {
+	app := map[string]any{"id": fakegithub.ActionsAppID, "slug": "github-actions"}
 	return ghtest.Mutate(h.t, ghtest.WithRepo(h.t, ghtest.Payload(h.t, "issue_comment.edited.json"), repo), map[string]any{
 		"issue.number": n, "issue.labels": h.labels(n), "comment.id": c.ID, "comment.body": c.Body,
-		"comment.user.login": fakegithub.ActionsBotLogin, "comment.user.type": "Bot",
-		"comment.performed_via_github_app": map[string]any{"id": fakegithub.ActionsAppID, "slug": "github-actions"},
+		"comment.user.login": fakegithub.ActionsBotLogin, "comment.user.type": "Bot", "comment.performed_via_github_app": app,
 		"changes.body.from": before, "sender.login": editor, "sender.type": "User",
 	})
 }
@@ -508,12 +508,13 @@ func TestGateAnswerAfterStatusStaysInBudget(t *testing.T) {
 	h.toGate(n)
 	r := h.run("issue_comment", h.comment(n, "devin", "/autopilot status"))
 	h.mustOK(r, "status")
-	if r.calls > 4 {
-		t.Errorf("status at a gate: %d API calls, budget 4", r.calls)
+	statusCalls := r.calls
+	if statusCalls > 4 {
+		t.Errorf("status at a gate: %d API calls, budget 4", statusCalls)
 	}
 	r = h.run("issue_comment", h.comment(n, "maria", "A"))
 	h.mustOK(r, "answer")
-	t.Logf("status at a gate %d calls; the answer after it %d calls", 4, r.calls)
+	t.Logf("status at a gate %d calls; the answer after it %d calls", statusCalls, r.calls)
 	if r.calls > 6 {
 		t.Errorf("gate answer after a status command: %d API calls, budget 6", r.calls)
 	}

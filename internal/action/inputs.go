@@ -97,8 +97,8 @@ func LoadInputs(getenv func(string) string, prefix string) (Inputs, error) {
 			set++
 		}
 	}
-	if set > 0 && (in.JiraURL == "" || in.JiraToken == "" || in.JiraProject == "") {
-		return in, &InputError{"jira_*", "jira_url, jira_token and jira_project are needed together (jira_user too on Jira Cloud); leave all empty to disable Jira"}
+	if set > 0 && (in.JiraURL == "" || in.JiraToken == "") {
+		return in, &InputError{"jira_*", "jira_url and jira_token are needed together (jira_user too on Jira Cloud, and jira_project here or as jira.project in the config); leave all empty to disable Jira"}
 	}
 	if in.JiraURL != "" {
 		u, err := url.Parse(in.JiraURL)

@@ -62,7 +62,9 @@ func TestLoadInputs(t *testing.T) {
 			with(func(in *action.Inputs) { in.JiraURL, in.JiraToken, in.JiraProject = "http://jira.local", "pat", "P" }), ""},
 		{"Jira URL alone", map[string]string{"INPUT_JIRA_URL": "https://acme.atlassian.net"}, "", action.Inputs{}, "jira_*"},
 		{"Jira user alone", map[string]string{"INPUT_JIRA_USER": "bot@acme.com"}, "", action.Inputs{}, "jira_*"},
-		{"Jira without a project", map[string]string{"INPUT_JIRA_URL": "https://a.example", "INPUT_JIRA_TOKEN": "t"}, "", action.Inputs{}, "jira_*"},
+		{"Jira without a token", map[string]string{"INPUT_JIRA_URL": "https://a.example", "INPUT_JIRA_PROJECT": "P"}, "", action.Inputs{}, "jira_*"},
+		{"Jira project from the config", map[string]string{"INPUT_JIRA_URL": "https://a.example", "INPUT_JIRA_TOKEN": "t"}, "",
+			with(func(in *action.Inputs) { in.JiraURL, in.JiraToken = "https://a.example", "t" }), ""},
 		{"Jira URL not http(s)", map[string]string{"INPUT_JIRA_URL": "ftp://jira", "INPUT_JIRA_TOKEN": "t", "INPUT_JIRA_PROJECT": "P"}, "", action.Inputs{}, "jira_url"},
 		{"Jira URL without a host", map[string]string{"INPUT_JIRA_URL": "https://", "INPUT_JIRA_TOKEN": "t", "INPUT_JIRA_PROJECT": "P"}, "", action.Inputs{}, "jira_url"},
 	}

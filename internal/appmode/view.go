@@ -164,13 +164,10 @@ func (g *outboxGauge) set(repo string, number int, s *state.State) {
 	g.m.SetJiraOutbox(g.total)
 }
 
-// jiraWaiting counts the tasks not yet in Jira (pending, or sent with the
-// outcome unknown) while Jira is on or not yet decided; a run that went on
-// without Jira owes nothing.
+// jiraWaiting counts the tasks not yet in Jira: pending (Jira off, refused
+// or not reached yet) or sent with the outcome unknown. It is the number the
+// state comment shows as "Jira sync pending (n)".
 func jiraWaiting(s *state.State) int {
-	if s.JiraEnabled != nil && !*s.JiraEnabled {
-		return 0
-	}
 	n := 0
 	for _, t := range s.Tasks {
 		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {

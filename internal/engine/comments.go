@@ -99,14 +99,15 @@ func (m *machine) comment(c Comment) error {
 
 // agentPermitted applies the permission rule for configured agents (see
 // the package comment): the permission API must grant answer_permission,
-// except that a bot account it reports no role for (none, or not looked up)
-// is trusted on the strength of the agents: entry, because a GitHub App's
-// bot is never a collaborator.
+// except that a bot account it reports no role for (none; read, which any
+// account has on a public repository; or not looked up) is trusted on the
+// strength of the agents: entry, because a GitHub App's bot is never a
+// collaborator.
 func agentPermitted(c Comment, min forge.Permission) bool {
 	if c.Perm.AtLeast(min) {
 		return true
 	}
-	return c.Bot && !c.Perm.AtLeast(forge.PermRead)
+	return c.Bot && !c.Perm.AtLeast(forge.PermTriage)
 }
 
 // refuseUnauthorized: 😕 and at most one explanation per user per gate.

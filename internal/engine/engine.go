@@ -12,11 +12,13 @@
 // execute (/autopilot done|fail|progress, nothing else). Being listed is
 // not enough on its own: an agent must also pass the permission check,
 // unless it is a bot account (GitHub type "Bot") for which the permission
-// API reports no role ("none", or a 404 the adapter maps to none) — a
-// GitHub App's bot is never a collaborator, so for it the agents: entry is
-// the grant. A listed machine user (type "User") therefore needs write
-// permission like anyone else, and an agent the API gives only read or
-// triage is refused with the usual one-time explanation.
+// API reports no role — "none" (a 404 the adapter maps to none) or "read",
+// which every account has on a public repository. A GitHub App's bot is
+// never a collaborator, so for it the agents: entry is the grant. A listed
+// machine user (type "User") therefore needs answer_permission like anyone
+// else; an agent below it (a user with read, a bot given triage) is refused
+// with the usual one-time explanation, and a failed lookup defers the
+// report (fail closed).
 //
 // Kill-switches (seed 004) act only at iteration boundaries: after a step
 // completes or is skipped (advance), when a fresh executor session would

@@ -180,13 +180,13 @@ func names(ids []int64) map[int64]string {
 	return m
 }
 
-var replyMarker = regexp.MustCompile(`autopilot:reply ([0-9]+)`)
+var replyRef = regexp.MustCompile(`autopilot:reply ([0-9]+)`)
 
 // named rewrites the comment ids in reply markers to script names.
 func named(ms map[string]int, ids map[int64]string) map[string]int {
 	out := map[string]int{}
 	for m, k := range ms {
-		m = replyMarker.ReplaceAllStringFunc(m, func(s string) string {
+		m = replyRef.ReplaceAllStringFunc(m, func(s string) string {
 			id, _ := strconv.ParseInt(strings.TrimPrefix(s, "autopilot:reply "), 10, 64)
 			return "autopilot:reply " + ids[id]
 		})

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -392,15 +393,41 @@ func TestReadOnlyCommandIsNotReactedTwice(t *testing.T) {
 	n := w.issue("Issue")
 	w.start(n)
 	status := w.comment(n, "devin", "/autopilot status")
-	reacts := w.sb.Calls()["POST reaction"]
-	w.comment(n, "devin", "/autopilot done problem framed")
+	reacts, perms := w.sb.Calls()["POST reaction"], w.sb.Calls()["GET permission"]
+	w.comment(n, "reader", "/autopilot done problem framed")
 	if got := w.sb.Calls()["POST reaction"] - reacts; got != 1 {
 		t.Errorf("%d reactions sent by the next run, want 1 (the new comment only)", got)
+	}
+	if got := w.sb.Calls()["GET permission"] - perms; got != 1 {
+		t.Errorf("%d permission lookups by the next run, want 1 (the new comment's author)", got)
+	}
+	if st := w.state(n); !engine.Handled(st, status.ID) {
+		t.Error("the status command is not in the ledger after the next write")
 	}
 	if r := w.sb.Reactions(status.ID); len(r) != 1 {
 		t.Errorf("reactions on the status command %v", r)
 	}
-	if got := len(w.botComments(n, "autopilot:reply")); got != 1 {
-		t.Errorf("%d replies, want 1", got)
+	if got := len(w.botComments(n, "autopilot:reply "+fmt.Sprint(status.ID))); got != 1 {
+		t.Errorf("%d replies to the status command, want 1", got)
+	}
+}
+
+// TestTransientDispatchErrorsDoNotEscalateAtOnce documents an open problem:
+// a failed dispatch is reported to the engine as a failed attempt, and the
+// engine's retry is dispatched at once in the same run, so a GitHub blip of
+// a few hundred milliseconds (three 502s) burns every attempt and escalates
+// the step to SKILL FAILED. Wanted: a back-off between attempts, or
+// transient errors not counted as attempts.
+func TestTransientDispatchErrorsDoNotEscalateAtOnce(t *testing.T) {
+	t.Skip("open: engine retry protocol re-dispatches at once after a transient dispatch error (see report)")
+	w := newWorld(t, nil)
+	w.sb.SetFile(".github/autopilot.yml", []byte(dispatchCfg))
+	for i := 0; i < 3; i++ {
+		w.sb.FailNext("POST dispatch", &forge.TransientError{Status: 502, Err: errors.New("bad gateway")})
+	}
+	n := w.issue("Issue")
+	w.start(n)
+	if st := w.state(n); st.Gate != nil || st.Run == state.RunFailed {
+		t.Errorf("a 502 blip escalated the step: run %s, %d retries in one run", st.Run, len(st.RetryLog))
 	}
 }

@@ -396,7 +396,15 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	}
 	res := reply.Parse(c.Body)
 	acts := res.Kind != reply.None || res.Attempt
-	if acts && (!ev.Bot || ev.Agent) && !ev.Agent {
+	switch {
+	case !acts || ev.Bot || ev.Agent:
+	case res.Kind == reply.Command && engine.ReadOnly(c.Body) && ru.replied(c.ID):
+		// A status or help command answered by an earlier run that wrote
+		// nothing (read-only commands are not kept in the ledger on their
+		// own): it was permitted then, and its reaction and reply exist, so
+		// classifying it again needs no permission lookup.
+		ev.Perm = ru.set.AnswerPermission
+	default:
 		p := ru.permission(c.Author.Login)
 		ev.Perm, ev.PermErr = p.p, p.err != nil
 	}
@@ -411,6 +419,14 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	}
 	return ev, nil
 }
+
+// replied reports whether the bot already replied to comment id.
+func (ru *run) replied(id int64) bool {
+	_, ok := ru.loaded.markers[replyMarker(id)]
+	return ok
+}
+
+func replyMarker(id int64) string { return fmt.Sprintf("<!-- autopilot:reply %d -->", id) }
 
 func (ru *run) permission(login string) permResult {
 	key := strings.ToLower(login)

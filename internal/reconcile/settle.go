@@ -293,7 +293,7 @@ func (ru *run) perform() error {
 			}
 			ru.loaded.markers[e.Marker] = c
 		case engine.EffReact:
-			if _, replied := ru.loaded.markers[fmt.Sprintf("<!-- autopilot:reply %d -->", e.CommentID)]; replied {
+			if ru.replied(e.CommentID) {
 				// Re-classified (status and help are not kept in the ledger
 				// without a write): its reaction came before the reply that
 				// is already there, so it is not sent again.

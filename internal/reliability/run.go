@@ -55,8 +55,7 @@ func (w *World) Versions(n int) []VersionObs {
 // process would exit non-zero).
 func (w *World) ActionRun(ctx context.Context, d Delivery) Run {
 	id := w.newRun()
-	token := fmt.Sprintf("ghs_run%05d", id)
-	w.GH.AddActionsToken(token, Repo)
+	token := w.token(id)
 	ru := Run{ID: id, Delivery: d, Start: w.Clock.Now()}
 	ev, err := ghevent.Decode(d.Event, d.Payload)
 	if err != nil {
@@ -67,6 +66,19 @@ func (w *World) ActionRun(ctx context.Context, d Delivery) Run {
 	ru.End = w.Clock.Now()
 	w.finish(ru)
 	return ru
+}
+
+// token registers the credentials of one run: a GITHUB_TOKEN in Action
+// mode, an installation token of the App in App mode.
+func (w *World) token(run int) string {
+	if w.opts.Mode == ModeApp {
+		tok := fmt.Sprintf("ghs_inst%05d", run)
+		w.GH.AddToken(tok, fakegitIdentity())
+		return tok
+	}
+	tok := fmt.Sprintf("ghs_run%05d", run)
+	w.GH.AddActionsToken(tok, Repo)
+	return tok
 }
 
 // reconcile wires a reconciler the way cmd/bot does and handles ev.

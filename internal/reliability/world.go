@@ -240,7 +240,7 @@ func (w *World) newRun() int {
 // client builds a fresh GitHub adapter for one run, with its own token.
 func (w *World) client(run int, token string) *gh.Client {
 	w.tb.Helper()
-	rec := &recorder{next: http.DefaultTransport, log: &w.calls, clock: w.Clock, run: run,
+	rec := &recorder{next: inMemory{w.GH}, log: &w.calls, clock: w.Clock, run: run,
 		service: ServiceGitHub, token: token, latency: w.currentLatency}
 	w.mu.Lock()
 	seed := w.rnd.Uint64()
@@ -314,3 +314,8 @@ func (w *World) BotComments(n int) []fakegithub.Comment {
 
 // background is the context runs use.
 func background() context.Context { return context.Background() }
+
+// fakegitIdentity is the App installation token's identity.
+func fakegitIdentity() fakegithub.Identity {
+	return fakegithub.Identity{Login: AppBot, Type: "Bot", AppID: AppID, InstallationID: Installation, Repos: []string{Repo}, RateLimit: 5000}
+}

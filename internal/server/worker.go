@@ -123,9 +123,11 @@ func (s *Server) run(ctx context.Context, w work) {
 			outcome = "panic"
 			log.Error("job panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
-		s.metrics.inFlight.Dec()
+		// Counted before in-flight drops, so "nothing in flight" implies
+		// every finished job is counted.
 		s.metrics.jobs.WithLabelValues(name, outcome).Inc()
 		s.metrics.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
+		s.metrics.inFlight.Dec()
 	}()
 
 	jc := &jobCtx{srv: s, log: log}

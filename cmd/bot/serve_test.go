@@ -1,0 +1,109 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
+)
+
+// TestServeConfigurationErrorsExitTwoNamingTheSetting runs `bot serve` in
+// process with settings missing or wrong: each exits 2 before serving, and
+// the message names what to fix.
+func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
+	g := apptest.New(t)
+	good := func() map[string]string {
+		return map[string]string{
+			"WEBHOOK_SECRET": "s", "APP_ID": strconv.Itoa(apptest.AppID), "PRIVATE_KEY": string(g.KeyPEM),
+			"GITHUB_API_URL": g.URL, "HOST": "127.0.0.1", "PORT": "0",
+		}
+	}
+	without := func(keys ...string) map[string]string {
+		env := good()
+		for _, k := range keys {
+			delete(env, k)
+		}
+		return env
+	}
+	with := func(k, v string) map[string]string {
+		env := good()
+		env[k] = v
+		return env
+	}
+	keyFile := func(path string) map[string]string {
+		env := without("PRIVATE_KEY")
+		env["PRIVATE_KEY_PATH"] = path
+		return env
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"no webhook secret", without("WEBHOOK_SECRET"), nil, []string{"WEBHOOK_SECRET"}},
+		{"no app id", without("APP_ID"), nil, []string{"APP_ID"}},
+		{"no private key", without("PRIVATE_KEY"), nil, []string{"PRIVATE_KEY or PRIVATE_KEY_PATH"}},
+		{"nothing at all", map[string]string{}, nil, []string{"WEBHOOK_SECRET", "APP_ID", "PRIVATE_KEY"}},
+		{"a flag does not rescue a missing other", without("APP_ID"), []string{"--webhook-secret", "x"}, []string{"APP_ID"}},
+		{"app id not a number", with("APP_ID", "abc"), nil, []string{"APP_ID", "--app-id"}},
+		{"both key settings", with("PRIVATE_KEY_PATH", "/nonexistent/app.pem"), nil, []string{"set only one"}},
+		{"key file missing", keyFile("/nonexistent/app.pem"), nil, []string{"PRIVATE_KEY_PATH", "no such file"}},
+		{"key not PEM", with("PRIVATE_KEY", "not a key"), nil, []string{"PEM"}},
+		{"bad action input", with("AUTOPILOT_ANSWER_PERMISSION", "read"), nil, []string{"AUTOPILOT_ANSWER_PERMISSION"}},
+		{"bad mutation gap", with("AUTOPILOT_MUTATION_GAP", "soon"), nil, []string{"AUTOPILOT_MUTATION_GAP"}},
+		{"GitHub refuses the App", with("APP_ID", "99"), nil, []string{"refused the App's credentials", "APP_ID"}},
+		{"stray argument", good(), []string{"extra"}, []string{`unexpected argument "extra"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			code, out, errs := runCmd(t, c.env, append([]string{"serve"}, c.args...)...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2\n%s%s", code, out, errs)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errs)
+				}
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s to refuse", d)
+			}
+		})
+	}
+}
+
+func TestServeHelpListsEveryFlag(t *testing.T) {
+	code, out, errs := runCmd(t, nil, "serve", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, f := range []string{"-webhook-secret", "-app-id", "-private-key-path", "-port", "-webhook-path", "-github-api-url", "-redis-url", "-sweep-interval"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("help lacks %s:\n%s", f, out)
+		}
+	}
+}
+
+func TestMutationGap(t *testing.T) {
+	tests := []struct {
+		v    string
+		want time.Duration
+		bad  bool
+	}{
+		{"", 0, false},
+		{"0s", -1, false},
+		{"1500ms", 1500 * time.Millisecond, false},
+		{"-1s", 0, true},
+		{"fast", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := mutationGap(func(string) string { return tt.v })
+		if (err != nil) != tt.bad || got != tt.want {
+			t.Errorf("mutationGap(%q) = %v, %v; want %v, bad %v", tt.v, got, err, tt.want, tt.bad)
+		}
+	}
+}

@@ -1,4 +1,0 @@
-package reliability
-
-// appServer is filled in by appmode.go.
-type appServer struct{}

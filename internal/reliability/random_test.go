@@ -1,0 +1,119 @@
+package reliability
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var (
+	seedFlag  = flag.Int64("seed", -1, "run TestRandomSchedules for this one seed (replay a failure)")
+	seedsFlag = flag.Int("seeds", 100, "how many seeds TestRandomSchedules runs")
+	seedBase  = flag.Int64("seedbase", 1, "first seed of TestRandomSchedules")
+)
+
+// seedsRun counts the seeds TestRandomSchedules ran, for the totals line.
+var seedsRun atomic.Int64
+
+// TestRandomSchedules generates scenarios (answers, commands, label
+// changes, PR reviews, Jira outages) and delivery schedules from each seed,
+// runs them through the real reconcile path, and checks I1–I7 against the
+// oracle. A failing seed prints the command that replays it.
+func TestRandomSchedules(t *testing.T) {
+	first, count := *seedBase, int64(*seedsFlag)
+	if *seedFlag >= 0 {
+		first, count = *seedFlag, 1
+	}
+	start := time.Now()
+	for seed := first; seed < first+count; seed++ {
+		t.Run(fmt.Sprintf("seed_%d", seed), func(t *testing.T) {
+			seedsRun.Add(1)
+			if out := playSeed(t, uint64(seed)); out != "" {
+				t.Errorf("%s\nreplay: go test ./internal/reliability -run TestRandomSchedules -seed=%d -v", out, seed)
+			}
+		})
+	}
+	t.Logf("%d seeds in %s", count, time.Since(start).Round(time.Millisecond))
+}
+
+// setup is the world and schedule a seed picks.
+type setup struct {
+	flow    string
+	mode    Mode
+	group   Group
+	overlap bool
+	jira    bool
+}
+
+func (s setup) String() string {
+	mode := "action/" + s.group.String()
+	if s.mode == ModeApp {
+		mode = "app"
+	}
+	if s.overlap {
+		mode += "+overlap"
+	}
+	return fmt.Sprintf("%s, %s, jira=%v", s.flow, mode, s.jira)
+}
+
+func pickSetup(rnd *rand.Rand) setup {
+	s := setup{flow: "greenfield", group: Group(rnd.IntN(3))}
+	if rnd.IntN(3) == 0 {
+		s.flow = "review-loop"
+	}
+	if rnd.IntN(5) == 0 {
+		s.mode = ModeApp
+	}
+	s.overlap = s.mode == ModeAction && s.group == NoGroup && rnd.IntN(2) == 0
+	s.jira = s.flow == "greenfield" && rnd.IntN(3) == 0
+	return s
+}
+
+// playSeed plays one seed and returns a failure report ("" when every
+// invariant held).
+func playSeed(t *testing.T, seed uint64) string {
+	rnd := rand.New(rand.NewPCG(seed, 0xa11ce))
+	su := pickSetup(rnd)
+	w := NewWorld(t, Options{Mode: su.mode, Jira: su.jira, SearchLag: 90 * time.Second, Seed: seed})
+	if su.mode == ModeApp {
+		w.StartApp(AppOptions{})
+	}
+	sch := NewScheduler(w, seed)
+	sch.Group = su.group
+	if su.overlap {
+		sch.Overlap = 10 * time.Second
+	}
+	sch.Policy = Policy{Drop: 0.15, Duplicate: 0.2, ReEmit: 0.1, MaxDelay: 40 * time.Second}
+	n := w.NewIssue("Add CSV export", "Users want to export reports as CSV.")
+	if su.flow == "review-loop" {
+		w.Label(n, "autopilot/flow:review-loop")
+	}
+	sc := Scenario{Flow: su.flow, Jira: su.jira}
+	p := newPlayer(t, w, sch, rnd, sc, n)
+	g := &gen{rnd: rnd, flow: su.flow, jira: su.jira, fails: map[int]int{}, progress: map[int]int{}}
+	for i := 0; ; i++ {
+		acts := g.next(p.model)
+		if acts == nil {
+			break
+		}
+		p.phase(i, acts)
+	}
+	p.quiesce()
+	exp := Oracle(sc, p.ordered(), p.perm, roles, Casey)
+	v := w.Check(CheckOptions{Issue: n, Expect: &exp})
+	if len(v) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d (%s): %d violation(s)\n", seed, su, len(v))
+	for _, x := range v {
+		fmt.Fprintf(&b, "  %s\n", x)
+	}
+	b.WriteString("scenario:\n" + p.describe())
+	b.WriteString("schedule:\n  " + strings.Join(sch.Trace, "\n  ") + "\n")
+	return b.String()
+}
