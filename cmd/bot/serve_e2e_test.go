@@ -537,3 +537,171 @@ func TestServeInlineKeyAndFlagsOverrideEnv(t *testing.T) {
 		t.Fatalf("exit %d after SIGTERM", code)
 	}
 }
+
+// redisURL is the Redis the replica tests share, or a skip (a failure when
+// CI=true: CI must run them).
+func redisURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("AUTOPILOT_TEST_REDIS_URL")
+	if u == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but AUTOPILOT_TEST_REDIS_URL is empty: the replica test must run in CI")
+		}
+		t.Skip("AUTOPILOT_TEST_REDIS_URL not set (e.g. redis://127.0.0.1:6390/0)")
+	}
+	return u
+}
+
+// toBoth posts d to every replica at once and returns the status codes in
+// replica order.
+func toBoth(t *testing.T, rs []*replica, d apptest.Delivery) []int {
+	t.Helper()
+	codes := make([]int, len(rs))
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, r := range rs {
+		req := d.Request(t, r.url+hookPath, apptest.Secret)
+		wg.Go(func() {
+			<-start
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Errorf("%s: %v", r.name, err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes[i] = resp.StatusCode
+		})
+	}
+	close(start)
+	wg.Wait()
+	return codes
+}
+
+// acceptedOnce checks that exactly one replica queued the delivery and the
+// other answered it as a duplicate.
+func acceptedOnce(t *testing.T, what string, codes []int) {
+	t.Helper()
+	accepted, dup := 0, 0
+	for _, c := range codes {
+		switch c {
+		case http.StatusAccepted:
+			accepted++
+		case http.StatusOK:
+			dup++
+		}
+	}
+	if accepted != 1 || dup != len(codes)-1 {
+		t.Fatalf("%s: answers %v, want one 202 and the rest 200 (duplicate)", what, codes)
+	}
+}
+
+// TestServeTwoReplicasOnOneRedis runs two `bot serve` processes sharing one
+// Redis and the fake GitHub. Every delivery goes to both at once: exactly
+// one queues it. Re-emitted events (new delivery ids) are processed by both
+// under the per-issue lease and change nothing. At the gate, two
+// maintainers' conflicting answers and a stranger's answer arrive at both
+// replicas together: one decision is applied, once; the loser and the
+// stranger get one reply each.
+func TestServeTwoReplicasOnOneRedis(t *testing.T) {
+	rurl := redisURL(t)
+	g := apptest.New(t)
+	var rs []*replica
+	for _, name := range []string{"replica-a", "replica-b"} {
+		env := baseEnv(t, g)
+		env["REDIS_URL"] = rurl
+		env["LOCK_TTL"] = "5s" // a crashed earlier run frees its leases soon
+		env["WORKERS"] = "4"
+		rs = append(rs, startReplica(t, name, env))
+	}
+	n := g.Issue(apptest.Repo, "Replicated")
+	label := g.Labeled(apptest.Repo, n, apptest.Maintainer, "autopilot")
+	acceptedOnce(t, "label", toBoth(t, rs, label))
+	waitStep(t, g, n, "problem")
+	// The same event re-emitted under new ids, one to each replica at once.
+	again := []apptest.Delivery{label, label}
+	again[0].ID, again[1].ID = apptest.NewDeliveryID(), apptest.NewDeliveryID()
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Go(func() {
+			if code := r.post(again[i]); code != http.StatusAccepted {
+				t.Errorf("%s: re-emitted label answered %d", r.name, code)
+			}
+		})
+	}
+	wg.Wait()
+	for _, r := range rs {
+		r.idle()
+	}
+	if k := len(g.States(apptest.Repo, n)); k != 1 {
+		t.Fatalf("%d state comments after three label deliveries, want 1", k)
+	}
+	if st := g.State(apptest.Repo, n); st.Version != 1 {
+		t.Errorf("state version %d after re-emitted labels, want 1 (nothing new to write)", st.Version)
+	}
+
+	for i, s := range []string{"problem", "research", "plan"} {
+		d := g.Say(apptest.Repo, n, apptest.Writer, "/autopilot done "+s)
+		acceptedOnce(t, s, toBoth(t, rs, d))
+		waitStep(t, g, n, []string{"research", "plan", "decompose"}[i])
+	}
+	d := g.Say(apptest.Repo, n, apptest.Writer, "/autopilot done decomposed\n\n```autopilot-tasks\n- title: Writer\n```")
+	acceptedOnce(t, "decompose", toBoth(t, rs, d))
+	waitFor(t, "the session-boundary gate", func() bool {
+		st := g.State(apptest.Repo, n)
+		return st.Gate != nil && st.Gate.Kind == "session-boundary"
+	})
+
+	answers := []apptest.Delivery{
+		g.Say(apptest.Repo, n, apptest.Maintainer, "A"),
+		g.Say(apptest.Repo, n, apptest.Writer, "B"),
+		g.Say(apptest.Repo, n, apptest.Stranger, "A"),
+	}
+	codes := make([][]int, len(answers))
+	for i, d := range answers {
+		wg.Go(func() { codes[i] = toBoth(t, rs, d) })
+	}
+	wg.Wait()
+	for i, c := range codes {
+		acceptedOnce(t, fmt.Sprint("answer ", i), c)
+	}
+	// And the same answers re-emitted under new ids, to both.
+	for _, d := range answers {
+		d.ID = apptest.NewDeliveryID()
+		acceptedOnce(t, "re-emitted answer", toBoth(t, rs, d))
+	}
+	for _, r := range rs {
+		r.idle()
+	}
+	st := g.State(apptest.Repo, n)
+	if st.Gate != nil || len(st.Decisions) != 1 || st.Decisions[0].By != apptest.Maintainer || st.Decisions[0].Option != "A" {
+		t.Fatalf("gate %+v, decisions %+v; want exactly maria's A applied", st.Gate, st.Decisions)
+	}
+	if k := len(g.States(apptest.Repo, n)); k != 1 {
+		t.Errorf("%d state comments, want 1", k)
+	}
+	for _, c := range []struct {
+		who     string
+		d       apptest.Delivery
+		replies int
+	}{{"maintainer (applied)", answers[0], 0}, {"writer (too late)", answers[1], 1}, {"stranger (refused)", answers[2], 1}} {
+		if got := g.RepliesTo(apptest.Repo, n, commentIDOf(t, c.d)); got != c.replies {
+			t.Errorf("%s: %d replies, want %d", c.who, got, c.replies)
+		}
+	}
+	if k := g.BotComments(apptest.Repo, n, "<!-- autopilot:gate "); k != 1 {
+		t.Errorf("the gate was posted %d times, want once", k)
+	}
+	jobs := 0.0
+	for _, r := range rs {
+		jobs += r.metric(`autopilot_jobs_total{event="issue_comment",outcome="ok"}`)
+	}
+	if jobs != 4+2*3 {
+		t.Errorf("%v comment jobs ran across the replicas, want 10 (each accepted delivery once)", jobs)
+	}
+	for _, r := range rs {
+		if code := r.terminate(); code != 0 {
+			t.Errorf("%s: exit %d after SIGTERM", r.name, code)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/flow"
@@ -159,11 +160,18 @@ func (ru *run) currentStep() flow.Step {
 func (ru *run) pruneOutbox() {
 	var keep []state.Effect
 	for _, e := range ru.st.Outbox {
-		if e.Kind == engine.EffComment {
+		switch e.Kind {
+		case engine.EffComment:
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
 			ru.effects = append([]state.Effect{e}, ru.effects...)
+		case engine.EffDispatch:
+			if ex := ru.st.Exec; ex == nil || ex.Session != e.Marker || ex.RunID != 0 {
+				continue // the step moved on or its run is known
+			}
+			e.Content = "retry"
+			ru.effects = append(ru.effects, e)
 		}
 	}
 	if len(keep) != len(ru.st.Outbox) {
@@ -175,6 +183,9 @@ func (ru *run) pruneOutbox() {
 			if _, done := ru.loaded.markers[e.Marker]; !done {
 				ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body})
 			}
+		}
+		if e.Kind == engine.EffDispatch {
+			ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs})
 		}
 	}
 }
@@ -324,20 +335,59 @@ func (ru *run) dispatch(e state.Effect) error {
 		r.o.Print("dry-run: would dispatch " + e.Workflow + " session " + e.Marker)
 		return nil
 	}
+	if e.Content == "retry" {
+		// An earlier dispatch may have committed although its answer was
+		// lost: adopt a run carrying the session token instead of sending twice.
+		since := r.o.Now().Add(-24 * time.Hour)
+		if ex := ru.st.Exec; ex != nil && !ex.DispatchedAt.IsZero() {
+			since = ex.DispatchedAt.Add(-5 * time.Minute)
+		}
+		runs, err := r.o.Forge.ListWorkflowRuns(ru.ctx, e.Workflow, since)
+		if err != nil {
+			ru.notes = append(ru.notes, "dispatch pending: "+err.Error())
+			return nil
+		}
+		for _, wr := range runs {
+			for _, f := range strings.Fields(wr.DisplayTitle) {
+				if f == e.Marker {
+					return ru.afterDispatch(e.Marker, engine.Dispatched{Session: e.Marker, RunID: wr.ID})
+				}
+			}
+		}
+	}
 	ref := e.Ref
 	if ref == "" {
 		ref = "main"
 	}
 	id, err := r.o.Forge.DispatchWorkflow(ru.ctx, e.Workflow, ref, e.Inputs)
+	var te *forge.TransientError
+	var rl *forge.RateLimitError
+	if errors.As(err, &te) || errors.As(err, &rl) {
+		// Not a failure of the step: the dispatch stays in the outbox and the
+		// next run (or the sweep) sends it, after looking for its run.
+		ru.notes = append(ru.notes, "dispatch deferred: "+err.Error())
+		return nil
+	}
 	ev := engine.Dispatched{Session: e.Marker, RunID: id}
 	if err != nil {
 		ev.Err = err.Error()
 	}
-	return ru.afterDispatch(ev)
+	return ru.afterDispatch(e.Marker, ev)
 }
 
-func (ru *run) afterDispatch(ev engine.Dispatched) error {
+// afterDispatch feeds a dispatch outcome to the engine, settles the outbox
+// entry and writes the state.
+func (ru *run) afterDispatch(session string, ev engine.Dispatched) error {
 	ru.changed = false
+	var keep []state.Effect
+	for _, o := range ru.st.Outbox {
+		if o.Kind == engine.EffDispatch && o.Marker == session {
+			ru.changed = true
+			continue
+		}
+		keep = append(keep, o)
+	}
+	ru.st.Outbox = keep
 	if err := ru.apply(ev); err != nil {
 		return err
 	}

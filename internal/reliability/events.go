@@ -62,7 +62,12 @@ func (w *World) issueFields(n int) map[string]any {
 		"issue.labels": ghtest.Labels(is.Labels...), "issue.user": w.user(is.Author.Login),
 		"issue.html_url": fmt.Sprintf("https://github.com/%s/issues/%d", Repo, n),
 	}
-	if !is.IsPR {
+	if is.IsPR {
+		m["issue.pull_request"] = map[string]any{
+			"url":      fmt.Sprintf("https://api.github.com/repos/%s/pulls/%d", Repo, n),
+			"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", Repo, n),
+		}
+	} else {
 		m["issue.pull_request"] = ghtest.Delete
 	}
 	return m

@@ -15,8 +15,8 @@ const Casey = "casey"
 // the pairs against the reply parser).
 var (
 	chatter = []string{"Looks good to me.", "> A\nAgreed with the quoted answer.", "Thanks, I will check tomorrow.",
-		"```\nA\n```\nthat is what the tool printed", "I think A is right, but let's wait for Maria.", "/autopilotish is not a command"}
-	attempts = []string{"\u0410", "\u0391", "A\u200b", "**A**", "A B", "`A`", "\u202eA"}
+		"```\nA\n```\nthat is what the tool printed", "I think A is right, but let's wait for Maria."}
+	attempts = []string{"\u0410", "\u0391", "A\u200b", "**A**", "A B", "`A`", "\u202eA", "/autopilotish is not a command"}
 	// answerForms renders a letter as a canonical answer.
 	answerForms = []func(string) string{
 		func(l string) string { return l },

@@ -63,11 +63,40 @@ func (p *player) phase(i int, acts []Act) {
 			ranAfter = true
 		}
 	}
+	if ranAfter && p.model.run != "" {
+		// The bot has answered only when every comment of the phase is
+		// classified (a PR comment whose delivery was lost waits for a sweep).
+		s := p.w.State(p.n)
+		for _, a := range acts {
+			if a.Kind == ActSay && (s == nil || !inLedger(s, p.lastComment(a))) {
+				ranAfter = false
+			}
+		}
+	}
 	if !ranAfter {
 		p.w.Clock.Advance(time.Minute)
 		p.sch.tracef("sweep: nothing ran after the last act of phase %d", i)
 		p.w.Sweep()
 	}
+}
+
+// lastComment finds the id the act got (acts are copied when performed).
+func (p *player) lastComment(a Act) int64 {
+	for i := len(p.acts) - 1; i >= 0; i-- {
+		if b := p.acts[i]; b.Kind == ActSay && b.Body == a.Body && b.Who == a.Who && b.Phase == a.Phase {
+			return b.CommentID
+		}
+	}
+	return 0
+}
+
+func inLedger(s *state.State, id int64) bool {
+	for _, e := range s.Ledger {
+		if e.CommentID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // perform does one act on the fake and sends its delivery.

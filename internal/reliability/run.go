@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -22,6 +23,21 @@ type Run struct {
 	Err      error
 	// Cancelled: the Actions concurrency group cancelled it before it ran.
 	Cancelled bool
+}
+
+// summary renders a run's outcomes for traces.
+func (r Run) summary() string {
+	var parts []string
+	for _, o := range r.Outcomes {
+		if o.Issue == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("#%d %s/%s v%d", o.Issue, o.Step, o.Status, o.Version))
+	}
+	if r.Err != nil {
+		parts = append(parts, "err="+r.Err.Error())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // VersionObs is the newest valid state of an issue after a run.

@@ -228,7 +228,7 @@ func (s *Scheduler) step(limit time.Time, all bool) bool {
 func (s *Scheduler) runOne(d Delivery) {
 	r := s.w.ActionRun(context.Background(), d)
 	s.busyUntil = s.w.Clock.Now()
-	s.tracef("ran %d for %s: err=%v", r.ID, d, r.Err)
+	s.tracef("ran %d for %s: %s", r.ID, d, r.summary())
 }
 
 // runConcurrently runs deliveries at the same time, as parallel Actions
@@ -242,7 +242,7 @@ func (s *Scheduler) runConcurrently(ds []Delivery) {
 	wg.Wait()
 	s.busyUntil = s.w.Clock.Now()
 	for _, r := range runs {
-		s.tracef("ran %d (concurrently) for %s: err=%v", r.ID, r.Delivery, r.Err)
+		s.tracef("ran %d (concurrently) for %s: %s", r.ID, r.Delivery, r.summary())
 	}
 }
 

@@ -2,6 +2,8 @@ package reliability
 
 import (
 	"context"
+	crand "crypto/rand"
+	"crypto/rsa"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -160,7 +162,8 @@ func NewWorld(tb testing.TB, o Options) *World {
 	}
 	if o.Mode == ModeApp {
 		w.BotLogin, w.AppIDTrusted = AppBot, AppID
-		w.GH.AddUser(AppBot, "Bot")
+		must(tb, w.GH.RegisterApp(AppID, strings.TrimSuffix(AppBot, "[bot]"), &appKey(tb).PublicKey,
+			fakegithub.Installation{ID: Installation, Account: "acme", Repos: []string{Repo}}))
 	}
 	return w
 }
@@ -314,6 +317,19 @@ func (w *World) BotComments(n int) []fakegithub.Comment {
 
 // background is the context runs use.
 func background() context.Context { return context.Background() }
+
+var (
+	appKeyOnce sync.Once
+	appKeyVal  *rsa.PrivateKey
+	appKeyErr  error
+)
+
+// appKey is the App's RSA key, generated once per test binary.
+func appKey(tb testing.TB) *rsa.PrivateKey {
+	appKeyOnce.Do(func() { appKeyVal, appKeyErr = rsa.GenerateKey(crand.Reader, 2048) })
+	must(tb, appKeyErr)
+	return appKeyVal
+}
 
 // fakegitIdentity is the App installation token's identity.
 func fakegitIdentity() fakegithub.Identity {

@@ -48,6 +48,7 @@ func buildRoutes() []route {
 		{"POST", rp + "/pulls/{number}/reviews", false, (*Server).createReview},
 		{"GET", rp + "/commits/{ref}/check-runs", false, (*Server).listCheckRuns},
 		{"GET", rp + "/commits/{ref}/status", false, (*Server).combinedStatus},
+		{"GET", rp + "/contents", false, (*Server).getContents}, // the root listing ("contents/")
 		{"GET", rp + "/contents/{path...}", false, (*Server).getContents},
 		{"POST", rp + "/actions/workflows/{workflow}/dispatches", false, (*Server).dispatch},
 		{"GET", rp + "/actions/workflows/{workflow}/runs", false, (*Server).listRuns},
