@@ -411,6 +411,9 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	if res.Kind == reply.Command && res.Cmd == "done" {
 		start := len(ru.st.Tasks) + 1
 		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
+		if err == nil && len(ts) == 0 && ev.Perm.AtLeast(ru.set.AnswerPermission) {
+			ts, err = ru.taskFiles(start)
+		}
 		if err != nil {
 			ev.DeclaredErr = err.Error()
 		} else {
@@ -418,6 +421,58 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 		}
 	}
 	return ev, nil
+}
+
+// taskFiles reads the _docs/ task files of a Jira step when the config
+// names a directory (jira.task_files) and the report declared no block.
+func (ru *run) taskFiles(start int) ([]state.Task, error) {
+	dir := ru.set.Config.Jira.TaskFiles
+	if dir == "" || ru.currentStep().Jira != "tasks" {
+		return nil, nil
+	}
+	lister, ok := ru.r.o.Forge.(interface {
+		ListDir(ctx context.Context, dir string) ([]string, bool, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	names, found, err := lister.ListDir(ru.ctx, dir)
+	if err != nil || !found {
+		return nil, err
+	}
+	files := map[string]string{}
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".md") {
+			continue
+		}
+		p := strings.TrimSuffix(dir, "/") + "/" + n
+		data, ok, err := ru.r.o.Forge.ReadFile(ru.ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if ok {
+			files[p] = string(data)
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	// Files already declared (same title) are not declared twice.
+	ts, err := tasks.ParseFiles(files, tasks.Options{Start: start})
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, t := range ru.st.Tasks {
+		known[t.Title] = true
+	}
+	var out []state.Task
+	for _, t := range ts {
+		if !known[t.Title] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // replied reports whether the bot already replied to comment id.
