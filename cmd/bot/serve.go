@@ -15,6 +15,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/appmode"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
 )
@@ -81,6 +82,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	srv, err := server.New(cfg, server.Deps{
 		Processor: app, Sweeper: app, Installations: auth, BotLogin: bot, Metrics: metrics, Logger: log,
+		OnInstallation: func(ev *ghevent.Event) {
+			switch ev.Action {
+			case "deleted", "suspend", "removed":
+				// Uninstalled, suspended, or repositories taken away: drop
+				// the cached token and clients; they are rebuilt on demand.
+				app.Forget(ev.Installation)
+				auth.Forget(ev.Installation)
+			}
+		},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)

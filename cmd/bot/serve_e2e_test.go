@@ -705,3 +705,30 @@ func TestServeTwoReplicasOnOneRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSweepCatchesUpMissedDeliveries: a command whose delivery never
+// arrived is applied by the sweep a replica runs at start, through the
+// installation's repository list.
+func TestServeSweepCatchesUpMissedDeliveries(t *testing.T) {
+	g := apptest.New(t)
+	first := startReplica(t, "first", baseEnv(t, g))
+	n := g.Issue(apptest.Repo, "Missed")
+	first.mustAccept(g.Labeled(apptest.Repo, n, apptest.Maintainer, "autopilot"))
+	waitStep(t, g, n, "problem")
+	if code := first.terminate(); code != 0 {
+		t.Fatalf("first replica exit %d", code)
+	}
+	g.Say(apptest.Repo, n, apptest.Writer, "/autopilot done problem") // delivery lost
+
+	env := baseEnv(t, g)
+	env["GITHUB_API_URL"] = g.SweepURL
+	env["SWEEP_INTERVAL"] = "1h" // once at start, then hourly
+	second := startReplica(t, "second", env)
+	waitStep(t, g, n, "research")
+	waitFor(t, "the sweep's timestamp", func() bool {
+		return second.metric(fmt.Sprintf(`autopilot_last_sweep_timestamp_seconds{installation="%d"}`, apptest.Installation)) > 0
+	})
+	if code := second.terminate(); code != 0 {
+		t.Fatalf("second replica exit %d", code)
+	}
+}

@@ -345,7 +345,8 @@ func TestDispatchExecutorNeverReportsSweepTimesOut(t *testing.T) {
 	r.backdate(func(s *state.State) {
 		s.Exec.DispatchedAt = s.Exec.DispatchedAt.Add(-31 * time.Minute)
 	})
-	res := r.sweep()
+	// A maintainer starts the sweep by hand (workflow_dispatch).
+	res := r.event("manual sweep", "workflow_dispatch", ghtest.WithRepo(t, ghtest.Payload(t, "workflow_dispatch.json"), repo))
 	s := r.wantAt("after the timeout", "problem", state.RunInProgress)
 	if s.Version <= v || s.RetryCount != 1 || len(s.RetryLog) != 1 {
 		t.Fatalf("after the timeout: version %d retry_count %d log %+v", s.Version, s.RetryCount, s.RetryLog)

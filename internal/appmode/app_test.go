@@ -245,7 +245,8 @@ func TestWorkflowRunLocksTheIssueOfItsSessionToken(t *testing.T) {
 // alone.
 func TestSweepCatchesUpEveryRepositoryOneLeaseAtATime(t *testing.T) {
 	const other = "acme/gadgets"
-	r := newRig(t, nil, repo, other)
+	g := apptest.New(t, repo, other)
+	r := newRigAt(t, g, g.SweepURL, nil)
 	issues := map[string]int{}
 	for _, rp := range []string{repo, other} {
 		n := r.gh.Issue(rp, "Sweep me")

@@ -48,8 +48,15 @@ func newRig(t *testing.T, edit func(*Options), repos ...string) *rig {
 // configuration change) on an existing fake.
 func newRigOn(t *testing.T, g *apptest.GitHub, edit func(*Options)) *rig {
 	t.Helper()
+	return newRigAt(t, g, g.URL, edit)
+}
+
+// newRigAt builds the App with base as GITHUB_API_URL (g.SweepURL for a
+// sweep).
+func newRigAt(t *testing.T, g *apptest.GitHub, base string, edit func(*Options)) *rig {
+	t.Helper()
 	m := server.NewMetrics()
-	auth, err := appauth.New(appauth.Config{AppID: apptest.AppID, PrivateKey: g.KeyPEM, BaseURL: g.URL, Observe: m.ObserveResponse})
+	auth, err := appauth.New(appauth.Config{AppID: apptest.AppID, PrivateKey: g.KeyPEM, BaseURL: base, Observe: m.ObserveResponse})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,7 @@ func newRigOn(t *testing.T, g *apptest.GitHub, edit func(*Options)) *rig {
 		t.Fatal(err)
 	}
 	o := Options{
-		Clients: auth, BaseURL: g.URL, AppID: apptest.AppID, BotLogin: bot, Inputs: in,
+		Clients: auth, BaseURL: base, AppID: apptest.AppID, BotLogin: bot, Inputs: in,
 		Metrics: m, Logger: quietLogger(), MutationGap: -1,
 	}
 	if edit != nil {

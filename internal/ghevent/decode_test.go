@@ -611,7 +611,9 @@ func BenchmarkDecodeIssueComment(b *testing.B) {
 
 func TestWorkflowRunPRNumbers(t *testing.T) {
 	base := ghtest.Payload(t, "workflow_run.completed.pr.json")
-	pr := func(n any) map[string]any { return map[string]any{"number": n, "url": "https://api.github.com/repos/o/r/pulls/1"} }
+	pr := func(n any) map[string]any {
+		return map[string]any{"number": n, "url": "https://api.github.com/repos/o/r/pulls/1"}
+	}
 	tests := []struct {
 		name string
 		prs  any

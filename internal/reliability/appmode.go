@@ -103,9 +103,9 @@ func (p *processor) Process(ctx context.Context, job server.Job) error {
 	w := p.w
 	id := w.newRun()
 	token := w.token(id)
-	ru := Run{ID: id, Delivery: Delivery{ID: job.Delivery, Event: job.Event.Name, What: "app job"}, Start: w.Clock.Now()}
+	ru := Run{ID: id, Delivery: Delivery{ID: job.Delivery, Event: job.Event.Name, What: "app job"}, Start: w.Clock.Now(), wallStart: time.Now()}
 	ru.Outcomes, ru.Err = w.reconcile(ctx, id, token, job.Event)
-	ru.End = w.Clock.Now()
+	ru.End, ru.wallEnd = w.Clock.Now(), time.Now()
 	w.finish(ru)
 	return ru.Err
 }

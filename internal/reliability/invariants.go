@@ -49,13 +49,18 @@ type CheckOptions struct {
 	// Unclassified are comment ids I1 must not require (e.g. a comment a
 	// case deletes before any run could see it).
 	Unclassified []int64
+	// Unpersisted, when set, tolerates a comment missing from the stored
+	// ledger when it returns true (the random schedules use it for known
+	// product bug B1: read-only classifications ride along with a later
+	// write that may never come). Tolerated ids are reported through it.
+	Unpersisted func(id int64) bool
 }
 
 // Check runs I1–I7 on an issue after quiescence (plus one reconcile pass,
 // which the caller makes) and returns every violation.
 func (w *World) Check(o CheckOptions) []Violation {
 	var v []Violation
-	v = append(v, w.CheckLedger(o.Issue, o.Unclassified)...)
+	v = append(v, w.CheckLedger(o.Issue, o.Unclassified, o.Unpersisted)...)
 	v = append(v, w.CheckEffects(o.Issue)...)
 	v = append(v, w.CheckJiraOrphans()...)
 	v = append(v, w.CheckConvergence(o.Issue, o.Expect)...)
@@ -99,8 +104,9 @@ func (w *World) humanComments(n int, s *state.State) []fakegithub.Comment {
 // CheckLedger is I1: every human comment on the managed issue (and on its
 // linked PRs) created after the bot activated is classified exactly once —
 // applied, rejected:<reason> or not-a-command — with at most one reply.
-// skip lists comments not required.
-func (w *World) CheckLedger(n int, skip []int64) []Violation {
+// skip lists comments not required; lazy (may be nil) tolerates a missing
+// entry when it returns true.
+func (w *World) CheckLedger(n int, skip []int64, lazy func(int64) bool) []Violation {
 	s := w.State(n)
 	if s == nil {
 		return []Violation{violation("I1", "#%d has no valid state", n)}
@@ -127,6 +133,7 @@ func (w *World) CheckLedger(n int, skip []int64) []Violation {
 		}
 		o, ok := outcome[c.ID]
 		switch {
+		case !ok && lazy != nil && lazy(c.ID):
 		case !ok:
 			v = append(v, violation("I1", "comment %d by %s (%.40q) was never classified", c.ID, c.Author.Login, c.Body))
 		case o != Applied && o != NotACommand && !strings.HasPrefix(o, "rejected:"):
@@ -413,12 +420,14 @@ func (w *World) CheckMonotonic(n int) []Violation {
 // CheckPolite is I6: no request inside a window an answer asked for (per
 // token for GitHub — each Action run has its own GITHUB_TOKEN —, across
 // runs for Jira, whose windows the state carries), GitHub mutations at
-// least 1 s apart per token, at most budget calls per event run that met
-// no fault (the one-time creation of the repository's labels aside; a
-// negative budget skips this), and every webhook answered within MaxAck.
+// least 1 s apart per token (for runs that overlapped no other run), at most budget calls per event run that met
+// no fault and classified at most one new comment (the one-time creation
+// of the repository's labels aside; a negative budget skips this), and
+// every webhook answered within MaxAck.
 func (w *World) CheckPolite(budget int) []Violation {
 	var v []Violation
 	calls := w.Calls()
+	overlapped := w.overlapping()
 	byToken := map[string][]Call{}
 	for _, c := range calls {
 		byToken[c.Token] = append(byToken[c.Token], c)
@@ -437,7 +446,7 @@ func (w *World) CheckPolite(budget int) []Violation {
 			if c.Window.After(until) {
 				until, opened = c.Window, c
 			}
-			if c.Service == ServiceGitHub && c.Mutation() {
+			if c.Service == ServiceGitHub && c.Mutation() && !overlapped[c.Run] {
 				if lastMut != nil && c.At.Sub(lastMut.At) < time.Second {
 					v = append(v, violation("I6", "%s mutations %s %s and %s %s only %s apart", tok, lastMut.Method, lastMut.Path, c.Method, c.Path, c.At.Sub(lastMut.At)))
 				}
@@ -449,18 +458,29 @@ func (w *World) CheckPolite(budget int) []Violation {
 		perRun := map[int]int{}
 		faulted := map[int]bool{}
 		for _, c := range calls {
-			if c.Service != ServiceGitHub {
-				continue
-			}
 			if c.Faulted() {
 				faulted[c.Run] = true
+			}
+			if c.Service != ServiceGitHub {
+				continue
 			}
 			if c.Costs() && !(c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/labels") && !strings.Contains(c.Path, "/issues/")) {
 				perRun[c.Run]++
 			}
 		}
+		// A run that classified several comments did several events' work.
+		busy := map[int]bool{}
+		for _, n := range w.Issues() {
+			prev := 0
+			for _, o := range w.Versions(n) {
+				if o.Ledger-prev > 1 {
+					busy[o.Run] = true
+				}
+				prev = o.Ledger
+			}
+		}
 		for _, r := range w.Runs() {
-			if r.Delivery.Event == "schedule" || faulted[r.ID] {
+			if r.Delivery.Event == "schedule" || faulted[r.ID] || busy[r.ID] {
 				continue
 			}
 			if perRun[r.ID] > budget {
@@ -476,17 +496,44 @@ func (w *World) CheckPolite(budget int) []Violation {
 	return v
 }
 
+// overlapping returns the runs that ran at the same time as another run.
+// Their requests' times are not compared for spacing: on the shared fake
+// clock another run's waits move time between the adapter's reading and
+// the request, so the gap between two of its requests is not measurable.
+func (w *World) overlapping() map[int]bool {
+	runs := w.Runs()
+	out := map[int]bool{}
+	for i, a := range runs {
+		for _, b := range runs[i+1:] {
+			if a.Cancelled || b.Cancelled {
+				continue
+			}
+			if a.wallStart.Before(b.wallEnd) && b.wallStart.Before(a.wallEnd) {
+				out[a.ID], out[b.ID] = true, true
+			}
+		}
+	}
+	return out
+}
+
 // CheckBounds is I7: every body the bot sent is at most MaxRunes
-// characters, no request was refused 422, and the state round-trips
-// (parse(render(s)) == s).
+// characters, no request refused 422 was sent again unchanged (GitHub may
+// suspend an App that does), and the state round-trips
+// (parse(render(s)) == s). Creating a repository label that a concurrent
+// run created first is answered 422 "already_exists" and is not a
+// validation failure.
 func (w *World) CheckBounds(n int) []Violation {
 	var v []Violation
+	refused := map[string]int{}
 	for _, c := range w.Calls() {
 		if c.Service != ServiceGitHub {
 			continue
 		}
-		if c.Status == http.StatusUnprocessableEntity {
-			v = append(v, violation("I7", "%s %s was refused 422", c.Method, c.Path))
+		if c.Status == http.StatusUnprocessableEntity && !(c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/labels") && !strings.Contains(c.Path, "/issues/")) {
+			key := c.Method + " " + c.Path + " " + c.Body
+			if refused[key]++; refused[key] == 2 {
+				v = append(v, violation("I7", "%s %s was refused 422 and sent again unchanged", c.Method, c.Path))
+			}
 		}
 		if !c.Mutation() || c.Body == "" {
 			continue

@@ -23,6 +23,8 @@ type Run struct {
 	Err      error
 	// Cancelled: the Actions concurrency group cancelled it before it ran.
 	Cancelled bool
+	// wall is when it ran in real time (runs overlap on the wall clock).
+	wallStart, wallEnd time.Time
 }
 
 // summary renders a run's outcomes for traces.
@@ -49,6 +51,8 @@ type VersionObs struct {
 	// and of the ledger's applied entries.
 	Decisions []int64
 	Applied   []int64
+	// Ledger is the number of ledger entries.
+	Ledger int
 }
 
 // Runs returns every run so far, in the order they finished.
@@ -72,14 +76,14 @@ func (w *World) Versions(n int) []VersionObs {
 func (w *World) ActionRun(ctx context.Context, d Delivery) Run {
 	id := w.newRun()
 	token := w.token(id)
-	ru := Run{ID: id, Delivery: d, Start: w.Clock.Now()}
+	ru := Run{ID: id, Delivery: d, Start: w.Clock.Now(), wallStart: time.Now()}
 	ev, err := ghevent.Decode(d.Event, d.Payload)
 	if err != nil {
 		ru.Err = fmt.Errorf("decode %s: %w", d, err)
 	} else {
 		ru.Outcomes, ru.Err = w.reconcile(ctx, id, token, ev)
 	}
-	ru.End = w.Clock.Now()
+	ru.End, ru.wallEnd = w.Clock.Now(), time.Now()
 	w.finish(ru)
 	return ru
 }
@@ -152,7 +156,7 @@ func (w *World) finish(ru Run) {
 }
 
 func observe(run int, at time.Time, s *state.State) VersionObs {
-	o := VersionObs{Run: run, At: at, Version: s.Version}
+	o := VersionObs{Run: run, At: at, Version: s.Version, Ledger: len(s.Ledger)}
 	for _, d := range s.Decisions {
 		o.Decisions = append(o.Decisions, d.CommentID)
 	}

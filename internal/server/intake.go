@@ -96,6 +96,9 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case name == "installation" || name == "installation_repositories":
 		log.Info("installation changed", "sender", ev.Sender.Login)
+		if s.deps.OnInstallation != nil {
+			s.deps.OnInstallation(ev)
+		}
 		answer(http.StatusOK, OutcomeIgnored, "noted")
 		return
 	case s.deps.BotLogin != "" && strings.EqualFold(ev.Sender.Login, s.deps.BotLogin):

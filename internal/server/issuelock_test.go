@@ -3,9 +3,14 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
 func TestWithIssueLockOutsideAJobRunsUnlocked(t *testing.T) {
@@ -133,5 +138,43 @@ func TestWithIssueLockRenewsTheLeaseAndCancelsWhenLost(t *testing.T) {
 			}
 			_ = l.Release(ctx)
 		})
+	}
+}
+
+// TestInstallationDeliveriesReachTheHookAndQueueNothing: installation and
+// installation_repositories deliveries are answered 200, handed to
+// OnInstallation with their action and installation, and never queued.
+func TestInstallationDeliveriesReachTheHookAndQueueNothing(t *testing.T) {
+	type seen struct {
+		name, action string
+		inst         int64
+	}
+	got := make(chan seen, 4)
+	rec := newRecorder()
+	_, srv := start(t, testConfig(), Deps{Processor: rec, OnInstallation: func(ev *ghevent.Event) {
+		got <- seen{ev.Name, ev.Action, ev.Installation}
+	}})
+	for _, name := range []string{"installation.created", "installation_repositories.added"} {
+		p := payload(t, name)
+		body, err := servertest.WithInstallation(p.Body, 4321)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := delivery{event: p.Event, id: "hook-" + name, body: body}
+		if code, _ := d.send(t, srv.url); code != http.StatusOK {
+			t.Fatalf("%s answered %d, want 200", name, code)
+		}
+		select {
+		case s := <-got:
+			_, action, _ := strings.Cut(name, ".")
+			if s.name != p.Event || s.action != action || s.inst != 4321 {
+				t.Fatalf("hook saw %+v for %s", s, name)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("hook not called for %s", name)
+		}
+	}
+	if n := rec.total(); n != 0 {
+		t.Fatalf("%d jobs ran for installation deliveries", n)
 	}
 }

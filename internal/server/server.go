@@ -73,6 +73,11 @@ type Deps struct {
 	BotLogin string
 	// Metrics defaults to NewMetrics().
 	Metrics *Metrics
+	// OnInstallation, when set, is told about every verified installation
+	// and installation_repositories delivery (after it is logged, before it
+	// is answered 200): e.g. to drop an uninstalled installation's cached
+	// clients. It must return quickly and make no API call.
+	OnInstallation func(ev *ghevent.Event)
 }
 
 // Server is the webhook server. Build it with New, mount Handler (or call

@@ -75,8 +75,12 @@ func appKey(tb testing.TB) *rsa.PrivateKey {
 type GitHub struct {
 	// Server is the fake: seed it and inspect it through its control API.
 	*fakegithub.Server
-	// URL is what the App must use as GITHUB_API_URL (see New).
+	// URL is the fake's own address: use it as GITHUB_API_URL.
 	URL string
+	// SweepURL is URL behind a thin proxy that adds
+	// GET /installation/repositories, which the fake lacks and the sweep
+	// needs: use it as GITHUB_API_URL when the App sweeps (see New).
+	SweepURL string
 	// KeyPEM is the App's private key, PKCS#1 PEM as GitHub issues it.
 	KeyPEM []byte
 
@@ -90,7 +94,7 @@ type GitHub struct {
 // jira is off (the Jira path has its own tests).
 //
 // The fake does not serve GET /installation/repositories, which the sweep
-// needs, so URL is a thin proxy in front of it that answers that one
+// needs, so SweepURL is a thin proxy in front of it that answers that one
 // endpoint from the repositories the caller's token can read (each checked
 // with GET /repos/{owner}/{repo} on the fake, so those reads show in its
 // request log) and passes everything else through unchanged.
@@ -130,7 +134,8 @@ func New(tb testing.TB, repos ...string) *GitHub {
 		proxy.ServeHTTP(w, r)
 	}))
 	tb.Cleanup(shim.Close)
-	g.URL = shim.URL
+	g.URL = g.Server.URL()
+	g.SweepURL = shim.URL
 	return g
 }
 
@@ -285,13 +290,16 @@ func (g *GitHub) Say(repo string, n int, who, body string) Delivery {
 // comment.
 func (g *GitHub) CommentDelivery(repo string, n int, c fakegithub.Comment) Delivery {
 	g.tb.Helper()
-	return Delivery{Event: "issue_comment", ID: NewDeliveryID(), Body: g.payload("issue_comment.created.json", repo, map[string]any{
+	set := map[string]any{
 		"issue.number": n, "issue.labels": g.labels(repo, n), "issue.pull_request": ghtest.Delete,
-		"comment.id": c.ID, "comment.body": c.Body, "comment.user.login": c.Author.Login, "comment.user.type": c.Author.Type,
-		"comment.created_at": c.CreatedAt.UTC().Format(time.RFC3339), "comment.updated_at": c.UpdatedAt.UTC().Format(time.RFC3339),
-		"comment.performed_via_github_app": nil,
 		"sender.login": c.Author.Login, "sender.type": c.Author.Type,
-	})}
+	}
+	set["comment.id"], set["comment.body"] = c.ID, c.Body
+	set["comment.user.login"], set["comment.user.type"] = c.Author.Login, c.Author.Type
+	set["comment.created_at"] = c.CreatedAt.UTC().Format(time.RFC3339)
+	set["comment.updated_at"] = c.UpdatedAt.UTC().Format(time.RFC3339)
+	set["comment.performed_via_github_app"] = nil
+	return Delivery{Event: "issue_comment", ID: NewDeliveryID(), Body: g.payload("issue_comment.created.json", repo, set)}
 }
 
 // WorkflowRun is the workflow_run.completed delivery of a run whose display
