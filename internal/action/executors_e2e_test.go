@@ -628,7 +628,11 @@ func TestTelemetryRecordsOneLinePerRun(t *testing.T) {
 		t.Fatalf("%d telemetry lines for %d runs", len(lines), len(runs))
 	}
 	steps := []string{"problem", "research", "plan", "decompose", "implement", "implement"}
+	before := []string{"", "problem", "research", "plan", "decompose", "implement"}
 	for i, rec := range lines {
+		if got, _ := rec["step_before"].(string); got != before[i] {
+			t.Errorf("line %d: step_before %q, want %q", i+1, got, before[i])
+		}
 		if rec["schema_version"] != float64(1) || rec["run_id"] != "4242" || rec["issue"] != float64(r.n) || rec["flow"] != "greenfield" {
 			t.Errorf("line %d: %v", i+1, rec)
 		}
@@ -641,7 +645,11 @@ func TestTelemetryRecordsOneLinePerRun(t *testing.T) {
 		if d, ok := rec["duration_ms"].(float64); !ok || d < 0 {
 			t.Errorf("line %d: duration_ms %v", i+1, rec["duration_ms"])
 		}
-		facts := fmt.Sprintf("Run `4242` · issue #%d · flow greenfield · step → %s", r.n, steps[i])
+		from := before[i]
+		if from == "" {
+			from = "—"
+		}
+		facts := fmt.Sprintf("Run `4242` · issue #%d · flow greenfield · step %s → %s", r.n, from, steps[i])
 		if !strings.Contains(runs[i].summary, facts) || !strings.Contains(runs[i].summary, fmt.Sprintf(" · %v API calls · %v ms", rec["api_calls"], rec["duration_ms"])) {
 			t.Errorf("run %d summary lacks the telemetry facts %q:\n%s", i+1, facts, runs[i].summary)
 		}
@@ -658,4 +666,65 @@ func TestTelemetryRecordsOneLinePerRun(t *testing.T) {
 	if err != nil || len(entries) != 1 {
 		t.Errorf("telemetry directory holds %v (err %v), want only the JSONL file", entries, err)
 	}
+}
+
+func TestDispatchRunsAtTheRepositorysDefaultBranch(t *testing.T) {
+	r := newExecRig(t, dispatchProblemCfg)
+	if err := r.gh.SetRepo(repo, false, "trunk"); err != nil {
+		t.Fatal(err)
+	}
+	r.begin()
+	rn := r.lastRun()
+	if rn.Ref != "trunk" {
+		t.Errorf("dispatched at %q, want the default branch trunk", rn.Ref)
+	}
+	if s := r.now(); s.Exec == nil || s.Exec.RunID != rn.ID || s.RetryCount != 0 {
+		t.Errorf("execution %+v retry_count %d", s.Exec, s.RetryCount)
+	}
+	// A configured ref wins over the default branch: here one the
+	// repository lacks, so every attempt is refused and the step escalates.
+	r2 := newExecRig(t, strings.Replace(dispatchProblemCfg, "timeout: 30m", "timeout: 30m, ref: main", 1))
+	if err := r2.gh.SetRepo(repo, false, "trunk"); err != nil {
+		t.Fatal(err)
+	}
+	r2.begin()
+	s := r2.wantAt("dispatching at a missing ref", "problem", state.RunFailed)
+	if len(s.RetryLog) != 3 || !strings.Contains(s.RetryLog[0].Reason, `at "main": validation failed: Invalid request. No ref found for: main`) {
+		t.Errorf("retry log %+v", s.RetryLog)
+	}
+	if len(r2.runs()) != 0 {
+		t.Errorf("%d runs started at a missing ref", len(r2.runs()))
+	}
+}
+
+func TestAgentReportsNeedPermissionUnlessAnAppBot(t *testing.T) {
+	r := newExecRig(t, "default_flow: greenfield\njira: {enabled: false}\n"+
+		"executor: {kind: comment, agent: \"@claude\"}\nagents: [\"claude[bot]\", devin-ai]\n")
+	r.gh.AddUser("claude[bot]", "Bot")
+	r.gh.AddUser("devin-ai", "User")
+	r.begin()
+	if r.botComments("@claude please run step **Step 1 — Problem**") != 1 {
+		t.Fatal("no prompt mentioning the agent")
+	}
+	// The App's bot has no role (read, as anyone on a public repository):
+	// its agents: entry is its grant.
+	r.say("claude[bot]", "/autopilot done problem statement")
+	r.wantAt("after the bot's report", "research", state.RunInProgress)
+	// A listed machine user needs write permission like anyone else.
+	r.say("devin-ai", "/autopilot done research notes")
+	r.wantAt("after the machine user's report", "research", state.RunInProgress)
+	if r.botComments("only people with at least **write** permission") != 1 {
+		t.Error("the refused agent got no explanation")
+	}
+	if err := r.gh.SetPermission(repo, "devin-ai", forge.PermWrite); err != nil {
+		t.Fatal(err)
+	}
+	// The permission lookup fails: the report waits (fail closed) and is
+	// applied by the next run.
+	r.gh.Script("GET", "/repos/*/*/collaborators/*/permission", fakegithub.Fail(http.StatusForbidden))
+	r.say("devin-ai", "/autopilot done research notes, again")
+	r.wantAt("with the lookup failing", "research", state.RunInProgress)
+	r.gh.ClearScripts()
+	r.sweep()
+	r.wantAt("the next run", "plan", state.RunInProgress)
 }

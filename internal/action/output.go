@@ -84,7 +84,7 @@ func writeSummary(env Env, res Result, st gh.Stats) {
 		b.WriteString("| Issue | Flow | Step | Status | Decision | Kill-switch | State version |\n|---|---|---|---|---|---|---|\n")
 		for _, o := range res.Outcomes {
 			if o.Issue > 0 {
-				fmt.Fprintf(&b, "| #%d | %s | %s | %s | %s | %s | %d |\n", o.Issue, cell(o.Flow), cell(o.Step), cell(o.Status), cell(o.Decision), cell(o.Stop), o.Version)
+				fmt.Fprintf(&b, "| #%d | %s | %s | %s | %s | %s | %d |\n", o.Issue, cell(o.Flow), stepCell(o), cell(o.Status), cell(o.Decision), cell(o.Stop), o.Version)
 			}
 		}
 	}
@@ -126,6 +126,15 @@ func capSummary(s string) string {
 	return s[:cut] + "\n\n… (truncated)\n"
 }
 
+// stepCell shows the step a run moved through ("plan → execute"), or the
+// step it stayed at.
+func stepCell(o reconcile.Outcome) string {
+	if o.StepBefore == "" || o.StepBefore == o.Step {
+		return cell(o.Step)
+	}
+	return cell(o.StepBefore + " → " + o.Step)
+}
+
 // cell renders a table cell: "—" when empty, pipes escaped.
 func cell(s string) string {
 	if s == "" {
@@ -147,6 +156,7 @@ type telemetryRecord struct {
 	// Issues is how many issues the run reconciled (a sweep: several).
 	Issues     int    `json:"issues"`
 	Flow       string `json:"flow,omitempty"`
+	StepBefore string `json:"step_before,omitempty"`
 	StepAfter  string `json:"step_after,omitempty"`
 	Status     string `json:"status,omitempty"`
 	Decision   string `json:"decision,omitempty"`
@@ -161,7 +171,7 @@ type telemetryRecord struct {
 func newTelemetry(env Env, res Result, start time.Time) telemetryRecord {
 	o := primary(res)
 	rec := telemetryRecord{SchemaVersion: 1, RunID: or(env.Getenv("GITHUB_RUN_ID"), randHex()), At: start.UTC(), Event: res.Event,
-		Issue: o.Issue, Flow: o.Flow, StepAfter: o.Step, Status: o.Status, Decision: o.Decision, KillSwitch: o.Stop,
+		Issue: o.Issue, Flow: o.Flow, StepBefore: o.StepBefore, StepAfter: o.Step, Status: o.Status, Decision: o.Decision, KillSwitch: o.Stop,
 		APICalls: res.Calls, DurationMS: env.Now().Sub(start).Milliseconds()}
 	for _, x := range res.Outcomes {
 		if x.Issue > 0 {
@@ -183,7 +193,7 @@ func factsLine(rec telemetryRecord) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nRun `%s`", rec.RunID)
 	if rec.Issue > 0 {
-		fmt.Fprintf(&b, " · issue #%d · flow %s · step → %s · status %s", rec.Issue, cell(rec.Flow), cell(rec.StepAfter), cell(rec.Status))
+		fmt.Fprintf(&b, " · issue #%d · flow %s · step %s → %s · status %s", rec.Issue, cell(rec.Flow), cell(rec.StepBefore), cell(rec.StepAfter), cell(rec.Status))
 		fmt.Fprintf(&b, " · decision %s · kill-switch %s", cell(rec.Decision), cell(rec.KillSwitch))
 	}
 	fmt.Fprintf(&b, " · %d API calls · %d ms\n", rec.APICalls, rec.DurationMS)

@@ -125,15 +125,18 @@ type sweepConfig struct {
 
 // Outcome reports what one reconcile did.
 type Outcome struct {
-	Issue    int      `json:"issue"`
-	Flow     string   `json:"flow"`
-	Step     string   `json:"step"`
-	Status   string   `json:"status"`
-	Decision string   `json:"decision"`
-	Wrote    bool     `json:"wrote"`
-	Version  int64    `json:"version"`
-	Stop     string   `json:"stop,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
+	Issue int    `json:"issue"`
+	Flow  string `json:"flow"`
+	Step  string `json:"step"`
+	// StepBefore is the current step when the pass began ("" when the
+	// issue had no run yet).
+	StepBefore string   `json:"step_before,omitempty"`
+	Status     string   `json:"status"`
+	Decision   string   `json:"decision"`
+	Wrote      bool     `json:"wrote"`
+	Version    int64    `json:"version"`
+	Stop       string   `json:"stop,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
 }
 
 // ErrConflict means the state comment changed between read and write.
@@ -170,6 +173,8 @@ type run struct {
 	tracker  tracker.Tracker
 	// sweep: this pass is the scheduled catch-up (Jira statuses are read back).
 	sweep bool
+	// before is the current step of the state as read (Outcome.StepBefore).
+	before string
 	// freshConfig: the configuration was read through the API this run
 	// (configRaw is its text, kept in the state).
 	freshConfig bool
@@ -189,6 +194,9 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, 
 	}
 	ru.loaded = ld
 	ru.st = ld.state
+	if ld.state != nil {
+		ru.before = ld.state.Slug
+	}
 	cfg, err := ru.config(t.Start || t.Sweep, t.sweep)
 	if err != nil {
 		return Outcome{Issue: number}, err
@@ -223,7 +231,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, 
 }
 
 func (ru *run) outcome() Outcome {
-	o := Outcome{Issue: ru.number, Decision: ru.decision, Wrote: ru.wrote, Notes: ru.notes}
+	o := Outcome{Issue: ru.number, Decision: ru.decision, Wrote: ru.wrote, Notes: ru.notes, StepBefore: ru.before}
 	if s := ru.st; s != nil {
 		o.Flow, o.Step, o.Status, o.Version = s.Flow, s.Slug, s.Run, s.Version
 		if s.Stop != nil {
@@ -397,7 +405,9 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	res := reply.Parse(c.Body)
 	acts := res.Kind != reply.None || res.Attempt
 	switch {
-	case !acts || ev.Bot || ev.Agent:
+	case !acts || ev.Bot && !ev.Agent:
+		// Bots never act, so their permission is never asked; configured
+		// agents pass the permission check too (engine package comment).
 	case res.Kind == reply.Command && engine.ReadOnly(c.Body) && ru.replied(c.ID):
 		// A status or help command answered by an earlier run that wrote
 		// nothing (read-only commands are not kept in the ledger on their

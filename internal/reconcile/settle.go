@@ -355,11 +355,13 @@ func (ru *run) dispatch(e state.Effect) error {
 			}
 		}
 	}
-	ref := e.Ref
-	if ref == "" {
-		ref = "main"
+	// No configured ref: the repository's default branch (a failed read
+	// is handled like a failed dispatch: transient ones wait in the outbox).
+	var id int64
+	ref, err := r.dispatchRef(ru.ctx, e.Ref)
+	if err == nil {
+		id, err = r.o.Forge.DispatchWorkflow(ru.ctx, e.Workflow, ref, e.Inputs)
 	}
-	id, err := r.o.Forge.DispatchWorkflow(ru.ctx, e.Workflow, ref, e.Inputs)
 	var te *forge.TransientError
 	var rl *forge.RateLimitError
 	if errors.As(err, &te) || errors.As(err, &rl) {

@@ -82,6 +82,38 @@ type recorder struct {
 	token   string // GitHub token, sent as "token X"; empty for Jira
 	// latency is fake time each request takes before it reaches the fake.
 	latency func() time.Duration
+	// hooks, when set, sees every call and answer (see World.OnCall).
+	hooks *hooks
+	// kill ends the run (its context) when a hook asks for it.
+	kill func()
+}
+
+// Hook is a test's view of one call, after its answer: it may rewrite the
+// answer body (a stale read), and Kill ends the run as if its process died.
+type Hook func(c Call, body []byte) (newBody []byte, kill bool)
+
+type hooks struct {
+	mu     sync.Mutex
+	fn     Hook
+	before func(Call)
+}
+
+func (h *hooks) getBefore() func(Call) {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.before
+}
+
+func (h *hooks) get() Hook {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fn
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -103,6 +135,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.Mutation() {
 		c.Body = string(body)
 	}
+	if b := r.hooks.getBefore(); b != nil {
+		b(c) // may block: "this request is delayed"
+	}
 	if r.latency != nil {
 		r.clock.Advance(r.latency())
 	}
@@ -114,6 +149,20 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.Status = resp.StatusCode
 	c.Window = window(r.service, resp, r.clock.Now())
 	r.log.add(c)
+	if hook := r.hooks.get(); hook != nil {
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		nb, kill := hook(c, b)
+		if nb == nil {
+			nb = b
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(nb))
+		resp.ContentLength = int64(len(nb))
+		resp.Header.Del("Content-Length")
+		if kill && r.kill != nil {
+			r.kill()
+		}
+	}
 	return resp, nil
 }
 

@@ -103,9 +103,12 @@ func (w *World) token(run int) string {
 
 // reconcile wires a reconciler the way cmd/bot does and handles ev.
 func (w *World) reconcile(ctx context.Context, run int, token string, ev *ghevent.Event) ([]reconcile.Outcome, error) {
-	client := w.client(run, token)
+	ctx, kill := context.WithCancelCause(ctx)
+	defer kill(nil)
+	die := func() { kill(errKilled) }
+	client := w.client(run, token, die)
 	rec, err := reconcile.New(reconcile.Options{
-		Forge: client, TrackerFor: w.trackerFor(run), AnswerPermission: "write", TriggerLabel: "autopilot",
+		Forge: client, TrackerFor: w.trackerFor(run, die), AnswerPermission: "write", TriggerLabel: "autopilot",
 		BotLogin: w.BotLogin, AppID: w.AppIDTrusted, StateKey: w.Key, Now: w.Clock.Now,
 		JiraSleep: w.Clock.Sleep,
 		BudgetLow: func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },
@@ -167,6 +170,9 @@ func observe(run int, at time.Time, s *state.State) VersionObs {
 	}
 	return o
 }
+
+// errKilled is why a run a hook killed ended.
+var errKilled = errors.New("run killed (the process died)")
 
 // errCancelled marks a run the concurrency group cancelled.
 var errCancelled = errors.New("cancelled by the concurrency group")

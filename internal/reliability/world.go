@@ -117,6 +117,7 @@ type World struct {
 	versions     map[int][]VersionObs
 	latency      time.Duration
 	perms        []permChange
+	hooks        hooks
 	app          *appServer
 	nextDelivery int
 }
@@ -240,11 +241,27 @@ func (w *World) newRun() int {
 	return w.nextRun
 }
 
-// client builds a fresh GitHub adapter for one run, with its own token.
-func (w *World) client(run int, token string) *gh.Client {
+// OnCall sets (nil clears) the hook every later call passes through.
+func (w *World) OnCall(h Hook) {
+	w.hooks.mu.Lock()
+	w.hooks.fn = h
+	w.hooks.mu.Unlock()
+}
+
+// BeforeCall sets (nil clears) a function every later call passes through
+// before it is sent; it may block to delay the request.
+func (w *World) BeforeCall(f func(Call)) {
+	w.hooks.mu.Lock()
+	w.hooks.before = f
+	w.hooks.mu.Unlock()
+}
+
+// client builds a fresh GitHub adapter for one run, with its own token;
+// kill ends the run when a hook asks.
+func (w *World) client(run int, token string, kill func()) *gh.Client {
 	w.tb.Helper()
 	rec := &recorder{next: inMemory{w.GH}, log: &w.calls, clock: w.Clock, run: run,
-		service: ServiceGitHub, token: token, latency: w.currentLatency}
+		service: ServiceGitHub, token: token, latency: w.currentLatency, hooks: &w.hooks, kill: kill}
 	w.mu.Lock()
 	seed := w.rnd.Uint64()
 	w.mu.Unlock()
@@ -258,13 +275,13 @@ func (w *World) client(run int, token string) *gh.Client {
 }
 
 // trackerFor builds the Jira tracker of one run, as cmd/bot does.
-func (w *World) trackerFor(run int) func(config.Jira) (tracker.Tracker, error) {
+func (w *World) trackerFor(run int, kill func()) func(config.Jira) (tracker.Tracker, error) {
 	if w.Jira == nil {
 		return nil
 	}
 	return func(j config.Jira) (tracker.Tracker, error) {
 		fo := w.Jira.Options()
-		rec := &recorder{next: http.DefaultTransport, log: &w.calls, clock: w.Clock, run: run, service: ServiceJira}
+		rec := &recorder{next: http.DefaultTransport, log: &w.calls, clock: w.Clock, run: run, service: ServiceJira, hooks: &w.hooks, kill: kill}
 		return jira.New(jira.Config{URL: w.Jira.URL(), User: fo.User, Token: fo.Token, Project: fo.Project,
 			Deployment: j.Deployment, EpicLinkField: j.EpicLinkField, EpicNameField: j.EpicNameField,
 			PointsField: j.PointsField, IssueTypeTask: j.TaskType, IssueTypeEpic: j.EpicType,

@@ -1,0 +1,63 @@
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// caseResult is one case's line in the summary.
+type caseResult struct {
+	num    int
+	name   string
+	result string // pass, fail, skip
+	note   string
+}
+
+var (
+	resultsMu sync.Mutex
+	results   []caseResult
+	started   = time.Now()
+)
+
+func record(r caseResult) {
+	resultsMu.Lock()
+	results = append(results, r)
+	resultsMu.Unlock()
+}
+
+// TestMain runs the tests, then prints one line per case of RELIABILITY.md
+// §6 and a totals line (visible with -v, in local directory mode, or when
+// the package fails).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	resultsMu.Lock()
+	defer resultsMu.Unlock()
+	if len(results) > 0 || seedsRun.Load() > 0 {
+		pass, fail, skip := 0, 0, 0
+		for _, r := range results {
+			line := fmt.Sprintf("case %02d %s: %s", r.num, r.name, r.result)
+			if r.note != "" {
+				line += " (" + r.note + ")"
+			}
+			fmt.Println(line)
+			switch r.result {
+			case "pass":
+				pass++
+			case "fail":
+				fail++
+			default:
+				skip++
+			}
+		}
+		known := tolerated.String()
+		if known == "" {
+			known = "none"
+		}
+		fmt.Printf("reliability: %d cases (%d pass, %d fail, %d skip), %d random seeds, known product bugs tolerated in the seeds: %s, %s\n",
+			len(results), pass, fail, skip, seedsRun.Load(), known, time.Since(started).Round(time.Millisecond))
+	}
+	os.Exit(code)
+}
