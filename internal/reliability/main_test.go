@@ -17,9 +17,9 @@ type caseResult struct {
 }
 
 var (
-	resultsMu sync.Mutex
-	results   []caseResult
-	started   = time.Now()
+	resultsMu  sync.Mutex
+	results    []caseResult
+	suiteStart = time.Now()
 )
 
 func record(r caseResult) {
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 			known = "none"
 		}
 		fmt.Printf("reliability: %d cases (%d pass, %d fail, %d skip), %d random seeds, known product bugs tolerated in the seeds: %s, %s\n",
-			len(results), pass, fail, skip, seedsRun.Load(), known, time.Since(started).Round(time.Millisecond))
+			len(results), pass, fail, skip, seedsRun.Load(), known, time.Since(suiteStart).Round(time.Millisecond))
 	}
 	os.Exit(code)
 }
