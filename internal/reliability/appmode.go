@@ -40,6 +40,8 @@ type appServer struct {
 	served chan error
 	hold   chan struct{}
 
+	stopOnce sync.Once
+
 	mu        sync.Mutex
 	cond      *sync.Cond
 	accepted  int
@@ -56,6 +58,7 @@ func (w *World) StartApp(o AppOptions) {
 	if w.opts.Mode != ModeApp {
 		w.tb.Fatal("StartApp needs Options.Mode ModeApp")
 	}
+	w.appOpts = o
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
@@ -70,7 +73,11 @@ func (w *World) StartApp(o AppOptions) {
 	a.srv, a.url, a.stop = srv, "http://"+ln.Addr().String()+server.DefaultWebhookPath, cancel
 	go func() { a.served <- srv.Serve(ctx, ln) }()
 	w.app = a
-	w.tb.Cleanup(func() {
+	w.tb.Cleanup(a.shutdown)
+}
+
+func (a *appServer) shutdown() {
+	a.stopOnce.Do(func() {
 		if a.hold != nil {
 			select {
 			case <-a.hold:
@@ -78,9 +85,21 @@ func (w *World) StartApp(o AppOptions) {
 				close(a.hold)
 			}
 		}
-		cancel()
+		a.stop()
 		<-a.served
 	})
+}
+
+// RestartApp stops the App server (after its accepted work is done) and
+// starts a new one: its in-memory delivery dedupe starts empty, as after a
+// redeploy without Redis. The answers recorded so far are kept.
+func (w *World) RestartApp() {
+	w.tb.Helper()
+	old := w.app
+	old.idle(w.tb)
+	old.shutdown()
+	w.StartApp(w.appOpts)
+	w.app.acks = append(old.acks, w.app.acks...)
 }
 
 // processor is the App's job handler: a fresh installation token, adapter

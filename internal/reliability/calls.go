@@ -144,6 +144,11 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(out)
 	if err != nil {
 		r.log.add(c)
+		if hook := r.hooks.get(); hook != nil {
+			if _, kill := hook(c, nil); kill && r.kill != nil {
+				r.kill()
+			}
+		}
 		return nil, err
 	}
 	c.Status = resp.StatusCode

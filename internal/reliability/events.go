@@ -101,7 +101,7 @@ func (w *World) CommentDelivery(c fakegithub.Comment, action string, sender ...s
 		"html_url":                 fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", Repo, c.Issue, c.ID),
 		"url":                      fmt.Sprintf("https://api.github.com/repos/%s/issues/comments/%d", Repo, c.ID),
 		"issue_url":                fmt.Sprintf("https://api.github.com/repos/%s/issues/%d", Repo, c.Issue),
-		"author_association":       "COLLABORATOR",
+		"author_association":       w.association(c.Author.Login),
 		"performed_via_github_app": app,
 	}
 	set["sender"] = w.user(who)

@@ -419,11 +419,13 @@ func (w *World) CheckMonotonic(n int) []Violation {
 
 // CheckPolite is I6: no request inside a window an answer asked for (per
 // token for GitHub — each Action run has its own GITHUB_TOKEN —, across
-// runs for Jira, whose windows the state carries), GitHub mutations at
-// least 1 s apart per token (for runs that overlapped no other run), at most budget calls per event run that met
-// no fault and classified at most one new comment (the one-time creation
-// of the repository's labels aside; a negative budget skips this), and
-// every webhook answered within MaxAck.
+// runs for Jira, whose windows the state carries); GitHub mutations at
+// least 1 s apart per token; at most budget calls per event run; and every
+// webhook answered within MaxAck. Spacing and budget are measured on runs
+// that overlapped no other run, and the budget only on runs that met no
+// fault and classified at most one new comment (retries and catch-up cost
+// extra by design); the one-time creation of the repository's labels is
+// not counted. A negative budget skips the budget.
 func (w *World) CheckPolite(budget int) []Violation {
 	var v []Violation
 	calls := w.Calls()
@@ -480,7 +482,7 @@ func (w *World) CheckPolite(budget int) []Violation {
 			}
 		}
 		for _, r := range w.Runs() {
-			if r.Delivery.Event == "schedule" || faulted[r.ID] || busy[r.ID] {
+			if r.Delivery.Event == "schedule" || faulted[r.ID] || busy[r.ID] || overlapped[r.ID] {
 				continue
 			}
 			if perRun[r.ID] > budget {

@@ -55,15 +55,11 @@ func (b *bugCounter) String() string {
 //   - B3: runs that overlap (outside one concurrency group) can both write
 //     the same version and both perform the same effects: duplicate
 //     comments and replies, duplicate Jira issues, a lost update.
-//   - B4: an event that declares epics or tasks with Jira on writes the
-//     state three times (before, during and after the sync): 16 calls.
 func knownBug(su setup, v Violation) string {
 	msg := v.Msg
 	switch {
 	case su.overlap && (v.Inv == "I2" || v.Inv == "I5" || v.Inv == "I1" && strings.Contains(msg, " replies")):
 		return "B3"
-	case su.jira && v.Inv == "I6" && strings.Contains(msg, "API calls"):
-		return "B4"
 	}
 	return ""
 }

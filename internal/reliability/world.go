@@ -117,8 +117,10 @@ type World struct {
 	versions     map[int][]VersionObs
 	latency      time.Duration
 	perms        []permChange
+	assoc        map[string]string
 	hooks        hooks
 	app          *appServer
+	appOpts      AppOptions
 	nextDelivery int
 }
 
@@ -134,7 +136,7 @@ func NewWorld(tb testing.TB, o Options) *World {
 	tb.Helper()
 	clock := NewClock(Start)
 	w := &World{tb: tb, Clock: clock, Key: []byte("reliability-state-key"), opts: o,
-		BotLogin: ActionsBot, versions: map[int][]VersionObs{}, rnd: rand.New(rand.NewPCG(o.Seed, 99))}
+		BotLogin: ActionsBot, versions: map[int][]VersionObs{}, assoc: map[string]string{}, rnd: rand.New(rand.NewPCG(o.Seed, 99))}
 	w.GH = fakegithub.New(fakegithub.Options{Clock: clock.Now})
 	tb.Cleanup(w.GH.Close)
 	must(tb, w.GH.AddRepo(Repo))
@@ -183,6 +185,31 @@ func (w *World) SetPermission(login string, p forge.Permission) {
 	w.mu.Lock()
 	w.perms = append(w.perms, permChange{at: w.Clock.Now(), login: strings.ToLower(login), perm: p})
 	w.mu.Unlock()
+}
+
+// SetAssociation sets login's author_association (as payloads carry it,
+// e.g. "CONTRIBUTOR" for a private org member): autopilot must not use it.
+func (w *World) SetAssociation(login, assoc string) {
+	w.tb.Helper()
+	must(w.tb, w.GH.SetAssociation(Repo, login, assoc))
+	w.mu.Lock()
+	w.assoc[strings.ToLower(login)] = assoc
+	w.mu.Unlock()
+}
+
+// association is what a payload says about login.
+func (w *World) association(login string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a := w.assoc[strings.ToLower(login)]; a != "" {
+		return a
+	}
+	for i := len(w.perms) - 1; i >= 0; i-- {
+		if p := w.perms[i]; p.login == strings.ToLower(login) && p.perm != forge.PermNone {
+			return "COLLABORATOR"
+		}
+	}
+	return "NONE"
 }
 
 // PermissionAt is login's permission at t by the world's record.

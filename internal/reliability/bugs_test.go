@@ -1,0 +1,128 @@
+package reliability
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// TestProductBugs holds the failing cases of product bugs this suite found
+// outside the packages it may change. Each is skipped with its id (see
+// docs/reliability.md and the report); RELIABILITY_KNOWN_BUGS=1 runs them.
+func TestProductBugs(t *testing.T) {
+	t.Run("B1_read_only_classification_not_stored", func(t *testing.T) {
+		// I1: after quiescence plus a pass, a chatter comment is still not in
+		// the stored ledger; edited into an answer later, it is applied,
+		// although edits must never change a decision.
+		w, n := started(t, Options{})
+		w.toGate(n)
+		chat := w.post(n, Reader, "Looks good to me.")
+		mine := w.post(n, Maria, "I'll think about it.")
+		w.MustSweep()
+		productBug(t, "B1", "read-only classifications (not-a-command, /autopilot status|help) are stored only with a later state write, which may never come; an unstored comment edited into an answer is then applied (internal/engine comments.go Changed, internal/reconcile reconcile.go)")
+		checkOnly(t, w.CheckLedger(n, nil, nil))
+		edited, err := w.GH.EditComment(mine.ID, Maria, "A")
+		must(t, err)
+		w.Clock.Advance(time.Minute)
+		w.MustRun(w.CommentDelivery(edited, "edited", Maria))
+		w.MustSweep()
+		if s := w.mustState(n); len(s.Decisions) != 0 {
+			t.Errorf("an edit turned a comment into decision %s", decisions(s))
+		}
+		_ = chat
+	})
+	t.Run("B2_two_first_runs_post_two_states", func(t *testing.T) {
+		w := NewWorld(t, Options{})
+		n := w.NewIssue("Add CSV export", "Users want CSV.")
+		w.Label(n, "autopilot")
+		d := w.LabelDelivery(n, "labeled", "autopilot", Maria)
+		// A redelivery (or re-run) outside one concurrency group: the second
+		// run reads the comments before the first one posts its state.
+		secondRead := make(chan struct{})
+		var once sync.Once
+		w.OnCall(func(c Call, _ []byte) ([]byte, bool) {
+			if c.Run == 2 && c.Method == "GET" && strings.HasSuffix(c.Path, "/comments") {
+				once.Do(func() { close(secondRead) })
+			}
+			return nil, false
+		})
+		w.BeforeCall(func(c Call) {
+			if c.Run == 1 && c.Method == "POST" {
+				select {
+				case <-secondRead:
+				case <-time.After(2 * time.Second):
+				}
+			}
+		})
+		var wg sync.WaitGroup
+		wg.Go(func() { w.ActionRun(context.Background(), d) })
+		time.Sleep(20 * time.Millisecond)
+		wg.Go(func() { w.ActionRun(context.Background(), d) })
+		wg.Wait()
+		w.OnCall(nil)
+		w.BeforeCall(nil)
+		productBug(t, "B2", "two runs of the first start at once (a duplicate issues.labeled outside one concurrency group) both create a state comment: the first write posts without re-reading (internal/reconcile settle.go write)")
+		if k := w.markers(n)[state.Marker]; k != 1 {
+			t.Errorf("%d state comments, want 1", k)
+		}
+		checkOnly(t, w.CheckEffects(n))
+	})
+	t.Run("B6_lost_PR_comment_applied_out_of_order", func(t *testing.T) {
+		w, n := started(t, Options{})
+		pr, sha := w.OpenPR(n, Casey)
+		w.MustRun(w.PullDelivery(pr, "opened", sha))
+		w.Clock.Advance(time.Minute)
+		stop := w.Say(pr, Maria, "/autopilot stop")         // its delivery is lost
+		done := w.post(n, Devin, "/autopilot done problem") // later, on the issue
+		w.MustSweep()
+		productBug(t, "B6", "comments on a linked PR are read only on a PR comment's own event or a sweep, so one whose delivery was lost is applied after later issue comments, out of creation order (internal/reconcile reconcile.go prComments)")
+		s := w.mustState(n)
+		if s.Slug != "problem" || outcome(s, done.ID) == Applied {
+			t.Errorf("at %s/%s, the report made after the stop is %q, the stop %q: the stop (earlier, on the PR) was applied after it",
+				s.Slug, s.Run, outcome(s, done.ID), outcome(s, stop.ID))
+		}
+	})
+	t.Run("B7_lost_label_deliveries_never_recovered", func(t *testing.T) {
+		w := NewWorld(t, Options{})
+		n := w.NewIssue("Add CSV export", "Users want CSV.")
+		w.Label(n, "autopilot") // its delivery is lost
+		w.MustSweep()
+		other := w.NewIssue("Other", "More work.")
+		w.Label(other, "autopilot")
+		w.MustRun(w.LabelDelivery(other, "labeled", "autopilot", Maria))
+		w.Unlabel(other, "autopilot") // its delivery is lost
+		w.Clock.Advance(time.Hour)
+		w.MustSweep()
+		productBug(t, "B7", "label changes are edges only: the sweep neither starts a run on an issue labelled autopilot without state nor stops one whose label is gone (internal/reconcile route.go Sweep, reconcile.go collect)")
+		if w.State(n) == nil {
+			t.Error("a labelled issue whose labeled delivery was lost never starts")
+		}
+		if s := w.State(other); s != nil && s.Run != "stopped" {
+			t.Errorf("issue #%d is %s although its trigger label is gone", other, s.Run)
+		}
+	})
+	t.Run("B10_notice_repeated_when_the_bot_is_not_recognised", func(t *testing.T) {
+		// An App whose comments are not recognised as its own (e.g. a
+		// wrong app id) posts the "state lost" notice again on every run.
+		w, n := started(t, Options{})
+		w.AppIDTrusted = 999 // the runs trust another App than the one posting
+		for range 3 {
+			w.post(n, Maria, "/autopilot status")
+		}
+		w.AppIDTrusted = 0
+		productBug(t, "B10", "notices are deduplicated by the markers of trusted comments only, so when the bot does not recognise its own comments (bot_login / app id misconfigured) every run posts the \"state lost\" notice again (internal/reconcile load.go markers)")
+		k := 0
+		for _, c := range w.GH.Comments(Repo, n) {
+			if strings.HasPrefix(c.Body, "<!-- autopilot:notice state-lost -->") {
+				k++
+			}
+		}
+		if k > 1 {
+			t.Errorf("%d state-lost notices: a loop of notices", k)
+		}
+	})
+}
