@@ -23,44 +23,88 @@ func modeName(m Mode) string {
 // earliest comment (created_at, then id) wins; the other gets one "already
 // decided" reply. Measure: I1 (both classified), I3, state.version +1 only.
 func case01(t *testing.T) {
-	for _, mode := range []Mode{ModeAction, ModeApp} {
-		t.Run(modeName(mode), func(t *testing.T) {
-			w, n := started(t, Options{Mode: mode})
-			w.toGate(n)
-			before := w.mustState(n).Version
-			x := w.Say(n, Maria, "A")
-			w.Clock.Advance(100 * time.Millisecond) // same second: the id decides
-			y := w.Say(n, Devin, "B")
-			ds := []Delivery{w.CommentDelivery(x, "created"), w.CommentDelivery(y, "created")}
+	answer := func(t *testing.T, mode Mode, deliver func(w *World, ds []Delivery)) {
+		w, n := started(t, Options{Mode: mode})
+		w.toGate(n)
+		before := w.mustState(n).Version
+		x := w.Say(n, Maria, "A")
+		w.Clock.Advance(100 * time.Millisecond) // same second: the id decides
+		y := w.Say(n, Devin, "B")
+		deliver(w, []Delivery{w.CommentDelivery(x, "created"), w.CommentDelivery(y, "created")})
+		s := w.mustState(n)
+		if len(s.Decisions) != 1 || s.Decisions[0].CommentID != x.ID || s.Decisions[0].Option != "A" || s.Decisions[0].By != Maria {
+			t.Errorf("decisions %s, want only maria's A (comment %d)", decisions(s), x.ID)
+		}
+		if got := outcome(s, y.ID); got != Decided {
+			t.Errorf("devin's B classified %q, want %s", got, Decided)
+		}
+		if r := w.replies(n, y.ID); len(r) != 1 || !strings.Contains(r[0].Body, "already decided by @\u200bmaria: A") {
+			t.Errorf("devin got %d replies, want one \"already decided by @maria: A\"", len(r))
+		}
+		if s.Version != before+1 {
+			t.Errorf("version went from %d to %d, want +1", before, s.Version)
+		}
+		w.MustSweep()
+		check(t, w, CheckOptions{Issue: n})
+	}
+	t.Run("app_two_workers", func(t *testing.T) {
+		answer(t, ModeApp, func(w *World, ds []Delivery) {
 			var wg sync.WaitGroup
 			for _, d := range ds {
-				if mode == ModeAction {
-					wg.Go(func() { w.ActionRun(context.Background(), d) })
-				} else {
-					wg.Go(func() { w.app.deliver(NewScheduler(w, 1), d) })
-				}
+				wg.Go(func() { w.app.deliver(NewScheduler(w, 1), d) })
 			}
 			wg.Wait()
-			if mode == ModeApp {
-				w.app.idle(t)
-			}
-			s := w.mustState(n)
-			if len(s.Decisions) != 1 || s.Decisions[0].CommentID != x.ID || s.Decisions[0].Option != "A" || s.Decisions[0].By != Maria {
-				t.Errorf("decisions %s, want only maria's A (comment %d)", decisions(s), x.ID)
-			}
-			if got := outcome(s, y.ID); got != Decided {
-				t.Errorf("devin's B classified %q, want %s", got, Decided)
-			}
-			if r := w.replies(n, y.ID); len(r) != 1 || !strings.Contains(r[0].Body, "already decided by @\u200bmaria: A") {
-				t.Errorf("devin got %d replies %v, want one \"already decided by @maria: A\"", len(r), r)
-			}
-			if s.Version != before+1 {
-				t.Errorf("version went from %d to %d, want +1", before, s.Version)
-			}
-			w.MustSweep()
-			check(t, w, CheckOptions{Issue: n})
+			w.app.idle(t)
 		})
-	}
+	})
+	t.Run("action_concurrency_group", func(t *testing.T) {
+		answer(t, ModeAction, func(w *World, ds []Delivery) {
+			sch := NewScheduler(w, 1)
+			sch.Group = GroupSingle
+			for _, d := range ds {
+				sch.Send(d, Fault{})
+			}
+			sch.Drain()
+		})
+	})
+	t.Run("action_two_runs_at_once", func(t *testing.T) {
+		productBug(t, "B3", "two overlapping runs both pass the version re-read before either PATCHes (GitHub has no compare-and-swap), then both perform the same effects: two \"already decided\" replies (internal/reconcile settle.go write/perform)")
+		answer(t, ModeAction, func(w *World, ds []Delivery) {
+			// Both runs read the state before either writes it.
+			var mu sync.Mutex
+			reads := map[int]int{}
+			bothRead := make(chan struct{})
+			w.OnCall(func(c Call, _ []byte) ([]byte, bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				if c.Method == "GET" && strings.HasSuffix(c.Path, "/comments") {
+					if reads[c.Run]++; len(reads) == 2 && reads[c.Run] == 2 {
+						select {
+						case <-bothRead:
+						default:
+							close(bothRead)
+						}
+					}
+				}
+				return nil, false
+			})
+			w.BeforeCall(func(c Call) {
+				if c.Method == "PATCH" {
+					select {
+					case <-bothRead:
+					case <-time.After(time.Second):
+					}
+				}
+			})
+			var wg sync.WaitGroup
+			for _, d := range ds {
+				wg.Go(func() { w.ActionRun(context.Background(), d) })
+			}
+			wg.Wait()
+			w.OnCall(nil)
+			w.BeforeCall(nil)
+		})
+	})
 }
 
 // case02: a decision and a Jira-sync completion both read the same

@@ -50,9 +50,9 @@ var reliabilityCases = []relCase{
 func TestReliability(t *testing.T) {
 	for _, c := range reliabilityCases {
 		name := fmt.Sprintf("case_%02d_%s", c.num, c.slug)
-		var res caseResult
 		t.Run(name, func(t *testing.T) {
-			res = caseResult{num: c.num, name: c.name, result: "fail"}
+			t.Parallel()
+			res := caseResult{num: c.num, name: c.name, result: "fail"}
 			defer func() {
 				switch {
 				case t.Skipped():
@@ -60,12 +60,12 @@ func TestReliability(t *testing.T) {
 				case !t.Failed():
 					res.result = "pass"
 				}
+				notesMu.Lock()
+				res.note = strings.Join(notes[name], "; ")
+				notesMu.Unlock()
+				record(res)
 			}()
 			c.run(t)
 		})
-		notesMu.Lock()
-		res.note = strings.Join(notes[name], "; ")
-		notesMu.Unlock()
-		record(res)
 	}
 }

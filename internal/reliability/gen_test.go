@@ -119,7 +119,7 @@ func (g *gen) done(m *model, who string) Act {
 // next returns the next phase, or nil when the scenario is over.
 func (g *gen) next(m *model) []Act {
 	g.phases++
-	if g.phases > 16 {
+	if g.phases > 12 {
 		return nil
 	}
 	var acts []Act
@@ -164,7 +164,7 @@ func (g *gen) next(m *model) []Act {
 			acts[i].OnPR = true
 		}
 	}
-	for range g.rnd.IntN(3) {
+	for range g.rnd.IntN(2) + g.rnd.IntN(2) {
 		at := g.rnd.IntN(len(acts) + 1)
 		acts = append(acts[:at], append([]Act{g.noise()}, acts[at:]...)...)
 	}

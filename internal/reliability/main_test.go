@@ -3,6 +3,7 @@ package reliability
 import (
 	"fmt"
 	"os"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 	defer resultsMu.Unlock()
 	if len(results) > 0 || seedsRun.Load() > 0 {
 		pass, fail, skip := 0, 0, 0
+		sort.Slice(results, func(i, j int) bool { return results[i].num < results[j].num })
 		for _, r := range results {
 			line := fmt.Sprintf("case %02d %s: %s", r.num, r.name, r.result)
 			if r.note != "" {

@@ -18,9 +18,6 @@ var (
 	seedBase  = flag.Int64("seedbase", 1, "first seed of TestRandomSchedules")
 )
 
-// lastWorld is the world of the last seed played (for debugging aids).
-var lastWorld *World
-
 // lazyTolerated counts comments I1 tolerated under known product bug B1.
 var lazyTolerated atomic.Int64
 
@@ -64,6 +61,9 @@ func knownBug(su setup, v Violation) string {
 	return ""
 }
 
+// Scenario size statistics, for the log.
+var statRuns, statPhases, statComments atomic.Int64
+
 // seedsRun counts the seeds TestRandomSchedules ran, for the totals line.
 var seedsRun atomic.Int64
 
@@ -77,15 +77,19 @@ func TestRandomSchedules(t *testing.T) {
 		first, count = *seedFlag, 1
 	}
 	start := time.Now()
+	t.Cleanup(func() {
+		t.Logf("%d seeds in %s; per seed %.1f runs, %.1f phases, %.1f comments", count, time.Since(start).Round(time.Millisecond),
+			float64(statRuns.Load())/float64(count), float64(statPhases.Load())/float64(count), float64(statComments.Load())/float64(count))
+	})
 	for seed := first; seed < first+count; seed++ {
 		t.Run(fmt.Sprintf("seed_%d", seed), func(t *testing.T) {
+			t.Parallel()
 			seedsRun.Add(1)
 			if out := playSeed(t, uint64(seed)); out != "" {
 				t.Errorf("%s\nreplay: go test ./internal/reliability -run TestRandomSchedules -seed=%d -v", out, seed)
 			}
 		})
 	}
-	t.Logf("%d seeds in %s", count, time.Since(start).Round(time.Millisecond))
 }
 
 // setup is the world and schedule a seed picks.
@@ -135,8 +139,7 @@ func playSeed(t *testing.T, seed uint64) string {
 	if su.overlap {
 		sch.Overlap = 10 * time.Second
 	}
-	sch.Policy = Policy{Drop: 0.15, Duplicate: 0.2, ReEmit: 0.1, MaxDelay: 40 * time.Second}
-	lastWorld = w
+	sch.Policy = Policy{Drop: 0.15, Duplicate: 0.12, ReEmit: 0.06, MaxDelay: 40 * time.Second}
 	n := w.NewIssue("Add CSV export", "Users want to export reports as CSV.")
 	if su.flow == "review-loop" {
 		w.Label(n, "autopilot/flow:review-loop")
@@ -152,6 +155,9 @@ func playSeed(t *testing.T, seed uint64) string {
 		p.phase(i, acts)
 	}
 	p.quiesce()
+	statRuns.Add(int64(len(w.Runs())))
+	statPhases.Add(int64(g.phases))
+	statComments.Add(int64(len(w.GH.Comments(Repo, n))))
 	exp := Oracle(sc, p.ordered(), p.perm, roles, Casey)
 	lazy := func(id int64) bool {
 		// Known product bug B1: a read-only classification (not-a-command,
