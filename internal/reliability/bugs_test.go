@@ -71,7 +71,7 @@ func TestProductBugs(t *testing.T) {
 		}
 		checkOnly(t, w.CheckEffects(n))
 	})
-	t.Run("B6_lost_PR_comment_applied_out_of_order", func(t *testing.T) {
+	t.Run("B4_lost_PR_comment_applied_out_of_order", func(t *testing.T) {
 		w, n := started(t, Options{})
 		pr, sha := w.OpenPR(n, Casey)
 		w.MustRun(w.PullDelivery(pr, "opened", sha))
@@ -79,14 +79,14 @@ func TestProductBugs(t *testing.T) {
 		stop := w.Say(pr, Maria, "/autopilot stop")         // its delivery is lost
 		done := w.post(n, Devin, "/autopilot done problem") // later, on the issue
 		w.MustSweep()
-		productBug(t, "B6", "comments on a linked PR are read only on a PR comment's own event or a sweep, so one whose delivery was lost is applied after later issue comments, out of creation order (internal/reconcile reconcile.go prComments)")
+		productBug(t, "B4", "comments on a linked PR are read only on a PR comment's own event or a sweep, so one whose delivery was lost is applied after later issue comments, out of creation order (internal/reconcile reconcile.go prComments)")
 		s := w.mustState(n)
 		if s.Slug != "problem" || outcome(s, done.ID) == Applied {
 			t.Errorf("at %s/%s, the report made after the stop is %q, the stop %q: the stop (earlier, on the PR) was applied after it",
 				s.Slug, s.Run, outcome(s, done.ID), outcome(s, stop.ID))
 		}
 	})
-	t.Run("B7_lost_label_deliveries_never_recovered", func(t *testing.T) {
+	t.Run("B6_lost_label_deliveries_never_recovered", func(t *testing.T) {
 		w := NewWorld(t, Options{})
 		n := w.NewIssue("Add CSV export", "Users want CSV.")
 		w.Label(n, "autopilot") // its delivery is lost
@@ -97,7 +97,7 @@ func TestProductBugs(t *testing.T) {
 		w.Unlabel(other, "autopilot") // its delivery is lost
 		w.Clock.Advance(time.Hour)
 		w.MustSweep()
-		productBug(t, "B7", "label changes are edges only: the sweep neither starts a run on an issue labelled autopilot without state nor stops one whose label is gone (internal/reconcile route.go Sweep, reconcile.go collect)")
+		productBug(t, "B6", "label changes are edges only: the sweep neither starts a run on an issue labelled autopilot without state nor stops one whose label is gone (internal/reconcile route.go Sweep, reconcile.go collect)")
 		if w.State(n) == nil {
 			t.Error("a labelled issue whose labeled delivery was lost never starts")
 		}
@@ -105,7 +105,7 @@ func TestProductBugs(t *testing.T) {
 			t.Errorf("issue #%d is %s although its trigger label is gone", other, s.Run)
 		}
 	})
-	t.Run("B10_notice_repeated_when_the_bot_is_not_recognised", func(t *testing.T) {
+	t.Run("B8_notice_repeated_when_the_bot_is_not_recognised", func(t *testing.T) {
 		// An App whose comments are not recognised as its own (e.g. a
 		// wrong app id) posts the "state lost" notice again on every run.
 		w, n := started(t, Options{})
@@ -114,7 +114,7 @@ func TestProductBugs(t *testing.T) {
 			w.post(n, Maria, "/autopilot status")
 		}
 		w.AppIDTrusted = 0
-		productBug(t, "B10", "notices are deduplicated by the markers of trusted comments only, so when the bot does not recognise its own comments (bot_login / app id misconfigured) every run posts the \"state lost\" notice again (internal/reconcile load.go markers)")
+		productBug(t, "B8", "notices are deduplicated by the markers of trusted comments only, so when the bot does not recognise its own comments (bot_login / app id misconfigured) every run posts the \"state lost\" notice again (internal/reconcile load.go markers)")
 		k := 0
 		for _, c := range w.GH.Comments(Repo, n) {
 			if strings.HasPrefix(c.Body, "<!-- autopilot:notice state-lost -->") {

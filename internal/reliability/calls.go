@@ -86,6 +86,9 @@ type recorder struct {
 	hooks *hooks
 	// kill ends the run (its context) when a hook asks for it.
 	kill func()
+	// sentAt, when set, is when the adapter decided to send (its own last
+	// clock reading); otherwise the shared clock is read.
+	sentAt func() time.Time
 }
 
 // Hook is a test's view of one call, after its answer: it may rewrite the
@@ -128,7 +131,11 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.token != "" {
 		out.Header.Set("Authorization", "token "+r.token)
 	}
-	c := Call{Run: r.run, Service: r.service, Token: r.token, At: r.clock.Now(), Method: req.Method, Path: req.URL.Path}
+	at := r.clock.Now()
+	if r.sentAt != nil {
+		at = r.sentAt()
+	}
+	c := Call{Run: r.run, Service: r.service, Token: r.token, At: at, Method: req.Method, Path: req.URL.Path}
 	if r.token == "" {
 		c.Token = "jira"
 	}

@@ -68,7 +68,7 @@ func case06(t *testing.T) {
 			w.MustSweep()
 			check(t, w, CheckOptions{Issue: n})
 			if gh2 != gh || jira2 != jira {
-				productBug(t, "B11", "a redelivered (or late) event reconciles labels against the payload's stale label snapshot and sends needless label mutations (DELETE answered 404, POST re-adding labels), so a redelivery is not free of effects (internal/reconcile route.go snapshot, reconcile settle.go labels)")
+				productBug(t, "B7", "a redelivered (or late) event reconciles labels against the payload's stale label snapshot and sends needless label mutations (DELETE answered 404, POST re-adding labels), so a redelivery is not free of effects (internal/reconcile route.go snapshot, reconcile settle.go labels)")
 				t.Errorf("POSTs went from GitHub %d / Jira %d to %d / %d: the redelivery had effects %v", gh, jira, gh2, jira2, effects)
 			}
 		})
@@ -249,7 +249,7 @@ func case10(t *testing.T) {
 		_ = resp.Body.Close()
 		re := regexp.MustCompile(`(?m)^# HELP (\S*(redeliver|undelivered|unrecoverable|missed)\S*)`)
 		if !re.Match(body) {
-			productBug(t, "B9", "the App server has no redelivery job reading GitHub's deliveries API and no metric for deliveries that could not be recovered within GitHub's 3-day window (internal/server)")
+			productBug(t, "B5", "the App server has no redelivery job reading GitHub's deliveries API and no metric for deliveries that could not be recovered within GitHub's 3-day window (internal/server)")
 			t.Errorf("no metric about unrecoverable deliveries among:\n%s", helpLines(body))
 		}
 	})

@@ -117,7 +117,7 @@ func case16(t *testing.T) {
 		w.MustSweep()
 		s := w.State(n)
 		if s == nil || s.Version < v0 || len(s.Decisions) != 1 {
-			productBug(t, "B13", "a collaborator who pastes an older, validly signed state body into the state comment rolls the run back: Parse accepts it (signature and human hash match) and load has no higher version to compare with; the edit (updated_at far past the state's updated_at, editor not the bot) is not detected (internal/reconcile load.go)")
+			productBug(t, "B10", "a collaborator who pastes an older, validly signed state body into the state comment rolls the run back: Parse accepts it (signature and human hash match) and load has no higher version to compare with; the edit (updated_at far past the state's updated_at, editor not the bot) is not detected (internal/reconcile load.go)")
 			if s == nil {
 				t.Fatal("no valid state")
 			}

@@ -53,3 +53,26 @@ func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
 	c.Advance(d)
 	return nil
 }
+
+// runClock is one adapter's view of the shared clock: it remembers the last
+// time it handed out, which is when the adapter decided to send its latest
+// request (other runs, and people, move the shared clock meanwhile).
+type runClock struct {
+	c    *Clock
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (r *runClock) Now() time.Time {
+	t := r.c.Now()
+	r.mu.Lock()
+	r.last = t
+	r.mu.Unlock()
+	return t
+}
+
+func (r *runClock) lastRead() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.last
+}

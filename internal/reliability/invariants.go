@@ -421,9 +421,9 @@ func (w *World) CheckMonotonic(n int) []Violation {
 // token for GitHub — each Action run has its own GITHUB_TOKEN —, across
 // runs for Jira, whose windows the state carries); GitHub mutations at
 // least 1 s apart per token; at most budget calls per event run; and every
-// webhook answered within MaxAck. Spacing and budget are measured on runs
-// that overlapped no other run, and the budget only on runs that met no
-// fault and classified at most one new comment (retries and catch-up cost
+// webhook answered within MaxAck. Times are the adapter's own (when it
+// decided to send). The budget applies to runs that overlapped no other
+// run, met no fault and classified at most one new comment (retries and catch-up cost
 // extra by design); the one-time creation of the repository's labels is
 // not counted. A negative budget skips the budget.
 func (w *World) CheckPolite(budget int) []Violation {
@@ -448,7 +448,7 @@ func (w *World) CheckPolite(budget int) []Violation {
 			if c.Window.After(until) {
 				until, opened = c.Window, c
 			}
-			if c.Service == ServiceGitHub && c.Mutation() && !overlapped[c.Run] {
+			if c.Service == ServiceGitHub && c.Mutation() {
 				if lastMut != nil && c.At.Sub(lastMut.At) < time.Second {
 					v = append(v, violation("I6", "%s mutations %s %s and %s %s only %s apart", tok, lastMut.Method, lastMut.Path, c.Method, c.Path, c.At.Sub(lastMut.At)))
 				}
@@ -498,10 +498,9 @@ func (w *World) CheckPolite(budget int) []Violation {
 	return v
 }
 
-// overlapping returns the runs that ran at the same time as another run.
-// Their requests' times are not compared for spacing: on the shared fake
-// clock another run's waits move time between the adapter's reading and
-// the request, so the gap between two of its requests is not measurable.
+// overlapping returns the runs that ran at the same time (wall clock) as
+// another run: a version conflict makes them read again, so they are not
+// held to one event's budget.
 func (w *World) overlapping() map[int]bool {
 	runs := w.Runs()
 	out := map[int]bool{}

@@ -287,15 +287,16 @@ func (w *World) BeforeCall(f func(Call)) {
 // kill ends the run when a hook asks.
 func (w *World) client(run int, token string, kill func()) *gh.Client {
 	w.tb.Helper()
+	rc := &runClock{c: w.Clock}
 	rec := &recorder{next: inMemory{w.GH}, log: &w.calls, clock: w.Clock, run: run,
-		service: ServiceGitHub, token: token, latency: w.currentLatency, hooks: &w.hooks, kill: kill}
+		service: ServiceGitHub, token: token, latency: w.currentLatency, hooks: &w.hooks, kill: kill, sentAt: rc.lastRead}
 	w.mu.Lock()
 	seed := w.rnd.Uint64()
 	w.mu.Unlock()
 	jitter := rand.New(rand.NewPCG(seed, 7))
 	var jmu sync.Mutex
 	c, err := gh.New(gh.Options{Repo: Repo, BaseURL: w.GH.URL(), HTTPClient: &http.Client{Transport: rec},
-		Now: w.Clock.Now, Sleep: w.Clock.Sleep, BotLogin: w.BotLogin, AppID: w.AppIDTrusted,
+		Now: rc.Now, Sleep: w.Clock.Sleep, BotLogin: w.BotLogin, AppID: w.AppIDTrusted,
 		Rand: func() float64 { jmu.Lock(); defer jmu.Unlock(); return jitter.Float64() }})
 	must(w.tb, err)
 	return c
