@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/action"
@@ -85,6 +86,26 @@ type App struct {
 	log    *slog.Logger
 	forges *forgeCache
 	outbox *outboxGauge
+
+	// pacers space mutations per installation token (shared by the
+	// installation's repository clients).
+	pacersMu sync.Mutex
+	pacers   map[int64]*gh.Pacer
+}
+
+// pacer returns the installation's shared mutation pacer.
+func (a *App) pacer(installation int64) *gh.Pacer {
+	a.pacersMu.Lock()
+	defer a.pacersMu.Unlock()
+	if a.pacers == nil {
+		a.pacers = map[int64]*gh.Pacer{}
+	}
+	p, ok := a.pacers[installation]
+	if !ok {
+		p = gh.NewPacer()
+		a.pacers[installation] = p
+	}
+	return p
 }
 
 var (
@@ -187,7 +208,7 @@ func (a *App) forge(installation int64, repo string) (forge.Forge, *gh.Client, e
 func (a *App) newClient(installation int64, repo string) (*gh.Client, error) {
 	return gh.New(gh.Options{
 		Repo: repo, HTTPClient: a.o.Clients.ClientFor(installation), BaseURL: a.o.BaseURL,
-		BotLogin: a.o.BotLogin, AppID: a.o.AppID, Now: a.o.Now, MinMutationGap: a.o.MutationGap,
+		BotLogin: a.o.BotLogin, AppID: a.o.AppID, Now: a.o.Now, MinMutationGap: a.o.MutationGap, Pacer: a.pacer(installation),
 		DryRun: a.o.Inputs.DryRun, Logger: a.log.With("installation", installation, "repo", repo),
 	})
 }

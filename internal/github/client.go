@@ -49,6 +49,10 @@ type Options struct {
 	// MinMutationGap spaces mutating requests (default 1s, GitHub's
 	// guidance); negative disables spacing.
 	MinMutationGap time.Duration
+	// Pacer, when set, is shared with the other clients of the same token so
+	// their mutations are spaced together (App installations); default a
+	// pacer of this client's own.
+	Pacer *Pacer
 	// MaxWait is the longest rate-limit wait worth sitting out; a longer one
 	// returns *forge.RateLimitError at once (default 60s).
 	MaxWait time.Duration
@@ -158,7 +162,10 @@ func New(o Options) (*Client, error) {
 	t := &transport{
 		next: next, now: o.Now, sleep: o.Sleep, rand: o.Rand, log: o.Logger,
 		gap: o.MinMutationGap, maxWait: o.MaxWait, maxRetries: o.MaxRetries, dryRun: o.DryRun,
-		timeout: timeout,
+		timeout: timeout, pace: o.Pacer,
+	}
+	if t.pace == nil {
+		t.pace = NewPacer()
 	}
 	wrapped := *hc
 	wrapped.Transport = t

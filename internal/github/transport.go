@@ -57,6 +57,17 @@ type cached struct {
 	body   []byte
 }
 
+// Pacer spaces the mutations of every client that shares it. GitHub asks
+// for mutations one at a time, a second apart, per token: clients of the
+// same token (one per repository of an App installation) must share one.
+type Pacer struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// NewPacer returns a Pacer for one token.
+func NewPacer() *Pacer { return &Pacer{} }
+
 // transport is the one place where GitHub's limits are enforced. It sits
 // under go-github's http.Client and is the only authority on rate-limit
 // windows: it strips the x-ratelimit-* headers from what it hands up so
@@ -73,15 +84,15 @@ type transport struct {
 	dryRun     bool
 	timeout    time.Duration // per attempt
 
-	// mutMu makes mutations go out one at a time.
-	mutMu sync.Mutex
+	// pace makes mutations go out one at a time, spaced by gap; clients
+	// sharing a token share it.
+	pace *Pacer
 
 	mu              sync.Mutex
 	blockedUntil    time.Time
 	blockSecondary  bool
 	blockMsg        string
 	secondaryStreak int
-	lastMutation    time.Time
 	cache           map[string]*cached
 	cacheOrder      []string
 	cacheBytes      int
@@ -190,8 +201,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // sends one attempt.
 func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating bool, body []byte, key string) (*http.Response, error) {
 	if mutating {
-		t.mutMu.Lock()
-		defer t.mutMu.Unlock()
+		t.pace.mu.Lock()
+		defer t.pace.mu.Unlock()
 	}
 	for {
 		if err := t.awaitWindow(ctx, o.kind); err != nil {
@@ -200,9 +211,7 @@ func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating 
 		if !mutating {
 			break
 		}
-		t.mu.Lock()
-		last := t.lastMutation
-		t.mu.Unlock()
+		last := t.pace.last // guarded by pace.mu, held for the whole mutation
 		wait := last.Add(t.gap).Sub(t.now())
 		if last.IsZero() || wait <= 0 {
 			break
@@ -226,7 +235,7 @@ func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating 
 	t.mu.Lock()
 	now := t.now()
 	if mutating {
-		t.lastMutation = now
+		t.pace.last = now
 	}
 	if t.stats.Requests == nil {
 		t.stats.Requests = map[string]int{}

@@ -249,3 +249,30 @@ func TestTimeoutBoundsEachAttemptNotTheWholeCall(t *testing.T) {
 		t.Errorf("Retries = %d, want 1", st.Retries)
 	}
 }
+
+// TestSharedPacerSpacesClientsOfOneToken: two clients of one token (two
+// repositories of an App installation) sharing a Pacer space their
+// mutations together; without it each would go out at once.
+func TestSharedPacerSpacesClientsOfOneToken(t *testing.T) {
+	pacer := NewPacer()
+	e := newEnv(t, "", func(o *Options) { o.Pacer = pacer })
+	e.handle("POST /repos/octocat/Hello-World/issues/1347/labels", status(200, fixture(t, "labels.json")))
+	second, err := New(Options{Repo: testRepo, Token: "t0ken", BaseURL: e.srv.URL, Now: e.clock.Now, Sleep: e.clock.Sleep,
+		Rand: func() float64 { return 0.5 }, Pacer: pacer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, c := range []*Client{e.client, second, e.client} {
+		if err := c.AddLabels(ctx, 1347, []string{"bug"}); err != nil {
+			t.Fatalf("mutation %d: %v", i, err)
+		}
+	}
+	var at []time.Duration
+	for _, r := range e.requests() {
+		at = append(at, r.At.Sub(epoch))
+	}
+	if want := []time.Duration{0, time.Second, 2 * time.Second}; !reflect.DeepEqual(at, want) {
+		t.Errorf("mutation times = %v, want %v (one pacer across both clients)", at, want)
+	}
+}
