@@ -25,7 +25,7 @@ var (
 )
 
 // binary builds cmd/bot once for the package's end-to-end tests.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "autopilot-e2e-")
