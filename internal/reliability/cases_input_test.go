@@ -160,6 +160,11 @@ func case24(t *testing.T) {
 			t.Errorf("bot comment %q has %d characters", firstLine(c.Body), k)
 		}
 	}
+	for _, q := range w.GH.Requests() {
+		if q.Status == http.StatusUnprocessableEntity {
+			t.Errorf("%s %s was refused 422", q.Method, q.Path)
+		}
+	}
 	w.MustSweep()
 	check(t, w, CheckOptions{Issue: n})
 }

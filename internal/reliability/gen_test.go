@@ -41,6 +41,8 @@ type gen struct {
 	progress map[int]int
 	cycles   int
 	phases   int
+	// maxPhases ends the scenario (a seed's choice, 8 to 12).
+	maxPhases int
 }
 
 func (g *gen) pick(xs []string) string { return xs[g.rnd.IntN(len(xs))] }
@@ -119,8 +121,8 @@ func (g *gen) done(m *model, who string) Act {
 // next returns the next phase, or nil when the scenario is over.
 func (g *gen) next(m *model) []Act {
 	g.phases++
-	if g.phases > 12 {
-		return nil
+	if g.phases > g.maxPhases && !g.labelOff {
+		return nil // a removed label is put back first: a scenario ends managed
 	}
 	var acts []Act
 	switch {

@@ -49,6 +49,7 @@ func newPlayer(t testing.TB, w *World, sch *Scheduler, rnd *rand.Rand, sc Scenar
 // outstanding is delivered, and a sweep stands in for the person who
 // waits until the bot has answered.
 func (p *player) phase(i int, acts []Act) {
+	first := len(p.acts)
 	for _, a := range acts {
 		p.w.Clock.Advance(time.Duration(1+p.rnd.IntN(15)) * time.Second)
 		a.Phase = i
@@ -69,8 +70,8 @@ func (p *player) phase(i int, acts []Act) {
 		// The bot has answered only when every comment of the phase is
 		// classified (a PR comment whose delivery was lost waits for a sweep).
 		s := p.w.State(p.n)
-		for _, a := range acts {
-			if a.Kind == ActSay && (s == nil || !inLedger(s, p.lastComment(a))) {
+		for _, a := range p.acts[first:] {
+			if a.Kind == ActSay && (s == nil || !inLedger(s, a.CommentID)) {
 				ranAfter = false
 			}
 		}
@@ -80,16 +81,6 @@ func (p *player) phase(i int, acts []Act) {
 		p.sch.tracef("sweep: nothing ran after the last act of phase %d", i)
 		p.w.Sweep()
 	}
-}
-
-// lastComment finds the id the act got (acts are copied when performed).
-func (p *player) lastComment(a Act) int64 {
-	for i := len(p.acts) - 1; i >= 0; i-- {
-		if b := p.acts[i]; b.Kind == ActSay && b.Body == a.Body && b.Who == a.Who && b.Phase == a.Phase {
-			return b.CommentID
-		}
-	}
-	return 0
 }
 
 func inLedger(s *state.State, id int64) bool {
@@ -214,7 +205,7 @@ func (p *player) describe() string {
 		case ActOpenPR:
 			fmt.Fprintf(&b, "%s opens PR #%d\n", a.Who, a.PR)
 		case ActReview:
-			fmt.Fprintf(&b, "%s reviews PR #%d: %s\n", a.Who, a.PR, a.Review)
+			fmt.Fprintf(&b, "%s reviews PR #%d: %s (review %d)\n", a.Who, a.PR, a.Review, a.ReviewID)
 		case ActChecks:
 			fmt.Fprintf(&b, "checks pass on PR #%d\n", p.pr)
 		case ActJiraOutage:

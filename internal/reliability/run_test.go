@@ -120,7 +120,7 @@ func (w *World) reconcile(ctx context.Context, run int, token string, ev *gheven
 }
 
 // Sweep runs the scheduled sweep (an Actions run on schedule).
-func (w *World) Sweep() Run { return w.ActionRun(background(), w.SweepDelivery()) }
+func (w *World) Sweep() Run { return w.ActionRun(context.Background(), w.SweepDelivery()) }
 
 // MustSweep runs the sweep and fails the test if it fails.
 func (w *World) MustSweep() Run {
@@ -135,7 +135,7 @@ func (w *World) MustSweep() Run {
 // MustRun runs a delivery in Action mode and fails the test if it fails.
 func (w *World) MustRun(d Delivery) Run {
 	w.tb.Helper()
-	r := w.ActionRun(background(), d)
+	r := w.ActionRun(context.Background(), d)
 	if r.Err != nil {
 		w.tb.Fatalf("run %d for %s: %v", r.ID, d, r.Err)
 	}

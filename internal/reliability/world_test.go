@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"context"
 	crand "crypto/rand"
 	"crypto/rsa"
 	"fmt"
@@ -359,9 +358,6 @@ func (w *World) BotComments(n int) []fakegithub.Comment {
 	}
 	return out
 }
-
-// background is the context runs use.
-func background() context.Context { return context.Background() }
 
 var (
 	appKeyOnce sync.Once

@@ -158,9 +158,6 @@ func (s *Scheduler) enqueue(at time.Time, d Delivery) {
 	})
 }
 
-// Pending is the number of deliveries not yet processed.
-func (s *Scheduler) Pending() int { return len(s.queue) + len(s.pending) }
-
 // Until processes every arrival due by now+d (moving the clock to each),
 // plus the runs they leave pending.
 func (s *Scheduler) Until(d time.Duration) {

@@ -3,6 +3,7 @@ package reliability
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
@@ -30,15 +31,23 @@ func (w *World) deliveryID() string {
 	return fmt.Sprintf("%08x-72d5-11f0-8a3b-%012x", w.nextDelivery, w.nextDelivery)
 }
 
+// vendored caches the vendored examples (read-only once loaded).
+var vendored sync.Map // file -> []byte
+
 // payload loads a vendored example moved to the world's repository, with
 // the installation set in App mode.
 func (w *World) payload(file string, set map[string]any) []byte {
 	w.tb.Helper()
-	p := ghtest.WithRepo(w.tb, ghtest.Payload(w.tb, file), Repo)
+	p, ok := vendored.Load(file)
+	if !ok {
+		p, _ = vendored.LoadOrStore(file, ghtest.Payload(w.tb, file))
+	}
+	owner, name, _ := strings.Cut(Repo, "/")
+	set["repository.full_name"], set["repository.name"], set["repository.owner.login"] = Repo, name, owner
 	if w.opts.Mode == ModeApp {
 		set["installation"] = map[string]any{"id": Installation, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNzc="}
 	}
-	return ghtest.Mutate(w.tb, p, set)
+	return ghtest.Mutate(w.tb, p.([]byte), set)
 }
 
 func (w *World) user(login string) map[string]any {

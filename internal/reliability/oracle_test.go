@@ -92,9 +92,8 @@ const (
 type gateOpt func(m *model, a Act)
 
 type mgate struct {
-	kind  string
-	opts  map[string]gateOpt
-	phase int
+	kind string
+	opts map[string]gateOpt
 	// wasFailed: the step had failed when the gate opened.
 	wasFailed bool
 }
@@ -118,9 +117,8 @@ type model struct {
 	stopWhy   string
 	retries   int
 	exp       Expected
-	// lastDecision is the phase of the newest decision (racing answers).
+	// lastDecisionPhase is the phase of the newest decision (racing answers).
 	lastDecisionPhase int
-	lastGateOpened    int
 	// review loop
 	planReported bool
 	architect    string
@@ -294,7 +292,7 @@ func (m *model) report(a Act) {
 		m.retries++
 		if m.retries >= 3 {
 			m.running, m.failed = false, true
-			m.openGate("skill-failed", m.skillFailedOpts(), a.Phase)
+			m.openGate("skill-failed", m.skillFailedOpts())
 			m.run = runFailed
 		}
 	case MeanDone:
@@ -355,7 +353,7 @@ func (m *model) skip(a Act) {
 	m.openGate("skip-"+st.slug, map[string]gateOpt{
 		"A": func(m *model, _ Act) { m.complete() },
 		"B": func(m *model, _ Act) { m.keep() },
-	}, a.Phase)
+	})
 }
 
 // keep returns to the current step after a "no" to a skip question.
@@ -421,10 +419,9 @@ func (m *model) review(a Act) {
 	}
 }
 
-func (m *model) openGate(kind string, opts map[string]gateOpt, phase int) {
-	m.gate = &mgate{kind: kind, opts: opts, phase: phase, wasFailed: m.failed}
+func (m *model) openGate(kind string, opts map[string]gateOpt) {
+	m.gate = &mgate{kind: kind, opts: opts, wasFailed: m.failed}
 	m.run = runAwaiting
-	m.lastGateOpened = phase
 }
 
 // enter makes step n current and running (the Jira check passes: Jira is
@@ -454,7 +451,7 @@ func (m *model) complete() {
 		m.openGate("session-boundary", map[string]gateOpt{
 			"A": func(m *model, _ Act) { m.enter(m.step) },
 			"B": func(m *model, _ Act) { m.enter(m.step) },
-		}, -1)
+		})
 		return
 	}
 	m.enter(m.step + 1)
@@ -476,7 +473,7 @@ func (m *model) resume() {
 	m.stopped, m.stopWhy = false, ""
 	if m.gate == nil && m.failed {
 		// A failed step never runs again without an answer (seed 002).
-		m.openGate("skill-failed", m.skillFailedOpts(), -1)
+		m.openGate("skill-failed", m.skillFailedOpts())
 		m.gate.wasFailed = true
 	}
 	switch {

@@ -435,18 +435,16 @@ func (w *World) CheckPolite(budget int) []Violation {
 		byToken[c.Token] = append(byToken[c.Token], c)
 	}
 	for tok, cs := range byToken {
-		sort.SliceStable(cs, func(i, j int) bool { return cs[i].At.Before(cs[j].At) })
-		var until time.Time
-		var opened Call
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Sent < cs[j].Sent })
 		var lastMut *Call
 		for i := range cs {
 			c := cs[i]
-			if c.At.Before(until) {
-				v = append(v, violation("I6", "%s %s %s at %s inside the window until %s opened by %s %s (%d) at %s",
-					tok, c.Method, c.Path, c.At.Format(time.TimeOnly), until.Format(time.TimeOnly), opened.Method, opened.Path, opened.Status, opened.At.Format(time.TimeOnly)))
-			}
-			if c.Window.After(until) {
-				until, opened = c.Window, c
+			for _, o := range cs[:i] {
+				if !o.Window.IsZero() && o.Answered < c.Sent && c.At.Before(o.Window) {
+					v = append(v, violation("I6", "%s %s %s at %s inside the window until %s opened by %s %s (%d) at %s",
+						tok, c.Method, c.Path, c.At.Format(time.TimeOnly), o.Window.Format(time.TimeOnly), o.Method, o.Path, o.Status, o.At.Format(time.TimeOnly)))
+					break
+				}
 			}
 			if c.Service == ServiceGitHub && c.Mutation() {
 				if lastMut != nil && c.At.Sub(lastMut.At) < time.Second {

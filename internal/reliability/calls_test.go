@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type Call struct {
 	Window time.Time
 	// Body is the request body of a mutation.
 	Body string
+	// Sent and Answered order the call among all calls of the world: a
+	// request only has to respect a window whose answer came before it was
+	// sent.
+	Sent, Answered int64
 }
 
 // Mutation reports whether the call asked to change something.
@@ -56,6 +61,7 @@ func (c Call) Faulted() bool {
 type callLog struct {
 	mu    sync.Mutex
 	calls []Call
+	seq   atomic.Int64
 }
 
 func (l *callLog) add(c Call) {
@@ -135,7 +141,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.sentAt != nil {
 		at = r.sentAt()
 	}
-	c := Call{Run: r.run, Service: r.service, Token: r.token, At: at, Method: req.Method, Path: req.URL.Path}
+	c := Call{Run: r.run, Service: r.service, Token: r.token, At: at, Method: req.Method, Path: req.URL.Path, Sent: r.log.seq.Add(1)}
 	if r.token == "" {
 		c.Token = "jira"
 	}
@@ -149,6 +155,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.clock.Advance(r.latency())
 	}
 	resp, err := r.next.RoundTrip(out)
+	c.Answered = r.log.seq.Add(1)
 	if err != nil {
 		r.log.add(c)
 		if hook := r.hooks.get(); hook != nil {
