@@ -63,6 +63,9 @@ func TestReliability(t *testing.T) {
 				notesMu.Lock()
 				res.note = strings.Join(notes[name], "; ")
 				notesMu.Unlock()
+				if res.result == "pass" && res.note != "" {
+					res.result = "partial" // a variant waits for a product fix
+				}
 				record(res)
 			}()
 			c.run(t)
