@@ -292,7 +292,7 @@ func TestActionEndToEnd(t *testing.T) {
 		t.Errorf("labels %s: want exactly one status and one step label", labels)
 	}
 	t.Logf("API calls: start %d, gate answer %d, status %d", startCalls, gateCalls, statusCalls)
-	if startCalls > 8 || gateCalls > 6 || statusCalls > 4 {
+	if startCalls > 8 || gateCalls > 6 || statusCalls > 6 {
 		t.Errorf("API calls over budget: start %d, gate answer %d, status %d", startCalls, gateCalls, statusCalls)
 	}
 }

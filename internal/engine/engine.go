@@ -63,10 +63,15 @@ type Start struct {
 	// Flow is the flow to run; empty means choose among Candidates.
 	Flow       string
 	Candidates []string
-	Actor      string
-	Title      string
-	Body       string
-	URL        string
+	// Actor started the run; empty when the sweep found the label.
+	Actor string
+	Title string
+	Body  string
+	URL   string
+	// SeqFloor is the highest marker number already used on the issue (a
+	// run started over after its state was lost): new markers go above it,
+	// so they never collide with an earlier run's comments.
+	SeqFloor int64
 }
 
 // LabelRemoved: the trigger label was removed (user-abort).
@@ -252,7 +257,7 @@ func (m *machine) apply(ev Event) error {
 	case Start:
 		return m.restart(e)
 	case LabelRemoved:
-		m.stop("user-abort", "the trigger label was removed by @"+e.Actor)
+		m.stop("user-abort", "the trigger label was removed"+by(e.Actor))
 	case Closed:
 		if m.s.Run != state.RunDone && m.s.Run != state.RunStopped {
 			m.stop("user-abort", "the issue was closed")
@@ -279,6 +284,14 @@ func (m *machine) apply(ev Event) error {
 		return fmt.Errorf("unknown event %T", ev)
 	}
 	return nil
+}
+
+// by names who did something, when known (" by @x"; "" for the sweep).
+func by(actor string) string {
+	if actor == "" {
+		return ""
+	}
+	return " by @" + actor
 }
 
 func (m *machine) emit(e state.Effect) { m.effs = append(m.effs, e) }

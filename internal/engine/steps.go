@@ -30,6 +30,7 @@ func (m *machine) start(e Start) error {
 		Run:       state.RunInProgress,
 		Status:    state.NotStarted,
 		StartedAt: m.now,
+		Seq:       max(e.SeqFloor, 0),
 	}
 	m.changed = true
 	m.s.Limits.RunStartedAt = m.now
@@ -75,7 +76,7 @@ func (m *machine) begin(f *flow.Flow, e Start) {
 		m.s.Review.Snapshot = marker
 		m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + snapshotText(m.s.Review.Slug, e)})
 	}
-	m.s.LastSession = state.Session{Date: m.now, EndedAt: "Step 1 " + f.Steps[0].Name, Reason: "started", Notes: "run started by @" + e.Actor}
+	m.s.LastSession = state.Session{Date: m.now, EndedAt: "Step 1 " + f.Steps[0].Name, Reason: "started", Notes: "run started" + by(e.Actor)}
 	m.enter(1)
 }
 
@@ -83,7 +84,11 @@ func (m *machine) begin(f *flow.Flow, e Start) {
 func (m *machine) restart(e Start) error {
 	switch m.s.Run {
 	case state.RunStopped:
-		m.resume("@" + e.Actor + " re-added the trigger label")
+		if e.Actor == "" {
+			m.resume("the trigger label is back")
+		} else {
+			m.resume("@" + e.Actor + " re-added the trigger label")
+		}
 	case state.RunDone:
 		// A finished run stays finished; say so once.
 		m.note("already-done", "This autopilot run is already **done**. Open a new issue for new work, or use `/autopilot back <step>` to re-run a step.")

@@ -164,6 +164,9 @@ type Forge interface {
 	CreateComment(ctx context.Context, number int, body string) (Comment, error)
 	EditComment(ctx context.Context, id int64, body string) (Comment, error)
 	React(ctx context.Context, commentID int64, content string) error
+	// DeleteIssueComment deletes one of the bot's own comments (a duplicate
+	// a concurrent run posted too); a comment already gone is not an error.
+	DeleteIssueComment(ctx context.Context, id int64) error
 
 	AddLabels(ctx context.Context, number int, labels []string) error
 	RemoveLabel(ctx context.Context, number int, label string) error

@@ -412,6 +412,24 @@ func (s *Sandbox) CreateComment(ctx context.Context, n int, body string) (Commen
 	return c, err
 }
 
+// DeleteIssueComment implements Forge (as the sandbox's identity).
+func (s *Sandbox) DeleteIssueComment(ctx context.Context, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("DELETE comment"); err != nil {
+		return err
+	}
+	c, ok := s.comments[id]
+	if !ok {
+		return nil
+	}
+	if !strings.EqualFold(c.Author.Login, s.Identity.Login) {
+		return fmt.Errorf("comment %d belongs to %s: %w", id, c.Author.Login, ErrForbidden)
+	}
+	delete(s.comments, id)
+	return nil
+}
+
 // EditComment implements Forge (as the sandbox's identity).
 func (s *Sandbox) EditComment(ctx context.Context, id int64, body string) (Comment, error) {
 	s.mu.Lock()

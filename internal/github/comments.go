@@ -148,6 +148,21 @@ func (c *Client) EditComment(ctx context.Context, id int64, body string) (forge.
 	return out, nil
 }
 
+// DeleteIssueComment deletes an issue comment; one already gone (404) is
+// success.
+func (c *Client) DeleteIssueComment(ctx context.Context, id int64) error {
+	if c.dryRun {
+		c.dry("DELETE comment", "comment", id)
+		return nil
+	}
+	_, err := c.do(ctx, op{kind: "DELETE comment"}, http.MethodDelete,
+		c.repoPath("issues", "comments", strconv.FormatInt(id, 10)), nil, nil, "")
+	if statusOf(err) == http.StatusNotFound {
+		return nil
+	}
+	return c.mapErr(fmt.Sprintf("delete comment %d", id), err)
+}
+
 // reactions GitHub accepts on issue comments.
 var reactions = map[string]bool{"+1": true, "-1": true, "laugh": true, "confused": true, "heart": true, "hooray": true, "rocket": true, "eyes": true}
 

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ func newWorld(t testing.TB, mod func(*Options)) *world {
 		w.sb.AddUser(forge.User{Login: login}, p)
 	}
 	w.sb.SetFile(".github/autopilot.yml", []byte(greenfieldConfig))
-	o := Options{Forge: w.sb, BotLogin: bot, StateKey: []byte(testKey), Now: w.now,
+	o := Options{Forge: w.sb, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t),
 		Print: func(s string) { w.mu.Lock(); w.printed = append(w.printed, s); w.mu.Unlock() }}
 	if mod != nil {
 		mod(&o)
@@ -310,4 +311,16 @@ func normalise(v any, key string, ids map[int64]string) any {
 		})
 	}
 	return v
+}
+
+// testLogger sends warnings to the test log (visible with -v or on failure).
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type tlogWriter struct{ t testing.TB }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -28,6 +30,19 @@ type loaded struct {
 	restorable *state.State
 	// lost is true when labels say a run existed but no state was found.
 	lost bool
+	// maxSeq is the highest marker number of the bot's comments on this
+	// issue ("<kind> <issue>-<seq>" and gate "g<seq>-…"); a run started
+	// over numbers its markers above it.
+	maxSeq int64
+	// maxVersion is the highest state version the bot's comments carry in
+	// their version tag: a state below it was rolled back.
+	maxVersion int64
+	// snapshot: issue came from the event payload, not a fresh read.
+	snapshot bool
+	// readLabels are the labels the state as read derives (nil without one).
+	readLabels []string
+	// seen holds the ids of the comments read.
+	seen map[int64]bool
 }
 
 // trusted reports whether a comment was written by the configured bot: the
@@ -60,20 +75,32 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue) (*
 	if err != nil {
 		return nil, fmt.Errorf("list comments of #%d: %w", number, err)
 	}
-	ld := &loaded{issue: is, comments: cs, markers: map[string]forge.Comment{}}
+	ld := &loaded{issue: is, comments: cs, markers: map[string]forge.Comment{}, snapshot: snap != nil, seen: map[int64]bool{}}
 	want := state.Want{Repo: r.o.Forge.Repo(), Issue: number, Key: r.o.StateKey}
 	for i := range cs {
 		c := cs[i]
+		ld.seen[c.ID] = true
+		first := firstLine(c.Body)
 		if !r.trusted(c) {
 			ld.human = append(ld.human, c)
+			if c.Author.IsBot() && strings.HasPrefix(first, "<!-- autopilot:notice ") {
+				// A notice this bot posted under an identity it does not
+				// trust (a wrong app id or bot login) still counts as
+				// posted: a misconfiguration must not become a notice loop.
+				// Other markers stay trusted-only (a person could otherwise
+				// suppress a gate).
+				if _, dup := ld.markers[first]; !dup {
+					ld.markers[first] = c
+				}
+			}
 			continue
 		}
-		first, _, _ := strings.Cut(c.Body, "\n")
-		first = strings.TrimSpace(first)
 		if strings.HasPrefix(first, "<!-- autopilot:") {
 			if _, dup := ld.markers[first]; !dup {
 				ld.markers[first] = c
 			}
+			ld.maxSeq = max(ld.maxSeq, markerSeq(first, number))
+			ld.maxVersion = max(ld.maxVersion, taggedVersion(c.Body))
 		}
 		if first != state.Marker {
 			continue
@@ -104,6 +131,9 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue) (*
 	} else {
 		ld.restorable = nil
 	}
+	if ld.state != nil {
+		ld.readLabels = engine.Labels(ld.state)
+	}
 	if ld.state == nil {
 		for _, l := range is.Labels {
 			if strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") {
@@ -112,6 +142,80 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue) (*
 		}
 	}
 	return ld, nil
+}
+
+// versionTagPrefix starts the hidden last line of every comment the bot
+// posts, naming the state version written in the same pass.
+const versionTagPrefix = "<!-- autopilot:v "
+
+func versionTag(v int64) string { return "\n" + versionTagPrefix + strconv.FormatInt(v, 10) + " -->" }
+
+// versionTag is the tag for comments posted by this pass (none before the
+// first state write).
+func (ru *run) versionTag() string {
+	if ru.loaded.state == nil || ru.loaded.state.Version == 0 {
+		return ""
+	}
+	return versionTag(ru.loaded.state.Version)
+}
+
+// taggedVersion reads the version tag on the last line of a bot comment.
+func taggedVersion(body string) int64 {
+	i := strings.LastIndex(body, "\n"+versionTagPrefix)
+	if i < 0 {
+		return 0
+	}
+	num, ok := strings.CutSuffix(strings.TrimSpace(body[i+1+len(versionTagPrefix):]), " -->")
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+func firstLine(body string) string {
+	first, _, _ := strings.Cut(body, "\n")
+	return strings.TrimSpace(first)
+}
+
+// markerSeq reads the sequence number of a bot comment's marker on issue
+// n: "<!-- autopilot:<kind> <n>-<seq> -->" or "<!-- autopilot:gate g<seq>-<kind> -->";
+// 0 for any other marker.
+func markerSeq(marker string, n int) int64 {
+	inner, ok := strings.CutPrefix(marker, "<!-- autopilot:")
+	if !ok {
+		return 0
+	}
+	inner, ok = strings.CutSuffix(inner, " -->")
+	if !ok {
+		return 0
+	}
+	kind, arg, ok := strings.Cut(inner, " ")
+	if !ok {
+		return 0
+	}
+	var num string
+	if kind == "gate" {
+		rest, ok := strings.CutPrefix(arg, "g")
+		if !ok {
+			return 0
+		}
+		num, _, _ = strings.Cut(rest, "-")
+	} else {
+		issue, seq, ok := strings.Cut(arg, "-")
+		if !ok || issue != strconv.Itoa(n) {
+			return 0
+		}
+		num = seq
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
 }
 
 // gatePosted returns when the open gate's comment appeared, if visible.
@@ -135,6 +239,17 @@ func (ru *run) recover() error {
 			"⚠️ The autopilot state comment was edited by someone other than the bot. Edits are not acted on: the last good state (version "+fmt.Sprint(ld.restorable.Version)+") was restored.")
 		ru.notes = append(ru.notes, "restored state after an edit: "+ld.tampered)
 		return nil
+	}
+	if s := ld.state; s != nil && s.Version < ld.maxVersion {
+		// The bot already posted comments from a newer state than this one:
+		// an older, validly signed body was put back into the comment. The
+		// comments since are applied again (the ledger lacks them; effects
+		// are idempotent by marker) and the next version goes above every
+		// version the bot's comments name, so versions never go back.
+		ru.rollback = true
+		ru.changed = true
+		ru.r.o.Logger.Warn("state is older than the bot's comments; re-applying the comments since", "issue", ru.number, "version", s.Version, "comments_version", ld.maxVersion)
+		ru.notes = append(ru.notes, fmt.Sprintf("state v%d is older than the bot's comments (v%d): comments re-applied", s.Version, ld.maxVersion))
 	}
 	if ld.state == nil && (ld.lost || ld.tampered != "") {
 		why := "deleted"

@@ -113,6 +113,9 @@ type Trigger struct {
 
 	// sweep carries the configuration a sweep read once for all its issues.
 	sweep *sweepConfig
+	// adopt: the sweep found the trigger label on an issue without any
+	// state (its labeled event was lost); start a run.
+	adopt bool
 }
 
 // sweepConfig is the repository configuration read once per sweep.
@@ -142,18 +145,35 @@ type Outcome struct {
 // ErrConflict means the state comment changed between read and write.
 var ErrConflict = errors.New("state comment changed during the run")
 
+// errRecheck: the write went through, but the comments read back show a
+// concurrent run's write or a comment this pass did not see; one more pass
+// makes sure nothing is lost.
+var errRecheck = fmt.Errorf("%w (seen after writing)", ErrConflict)
+
+// maxPasses bounds the passes of one Issue call.
+const maxPasses = 3
+
 // Issue reconciles one issue, re-applying on a version conflict.
 func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome, error) {
 	var out Outcome
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		out, err = r.once(ctx, number, t)
+	own := ""
+	for pass := 1; ; pass++ {
+		out, err = r.once(ctx, number, t, &own)
 		if !errors.Is(err, ErrConflict) {
 			return out, err
 		}
-		r.o.Logger.Warn("state conflict, re-applying", "issue", number, "attempt", attempt+1)
+		if pass == maxPasses {
+			if errors.Is(err, errRecheck) {
+				// The writes are done; what the read-back found is caught
+				// up by that comment's own event or the next sweep.
+				r.o.Logger.Warn("state still moving after the last pass; leaving it to the next event", "issue", number)
+				return out, nil
+			}
+			return out, err
+		}
+		r.o.Logger.Warn("state conflict, re-applying", "issue", number, "pass", pass+1, "err", err)
 	}
-	return out, err
 }
 
 // run is one reconcile pass over an issue.
@@ -179,6 +199,19 @@ type run struct {
 	// (configRaw is its text, kept in the state).
 	freshConfig bool
 	configRaw   string
+	// own is the state body an earlier pass of this Issue call wrote.
+	own string
+	// rollback: the state read is older than the bot's own comments.
+	rollback bool
+	// posted maps the comments this pass created to their markers.
+	posted map[int64]string
+	// wroteID and wroteBody are the state comment this pass wrote.
+	wroteID   int64
+	wroteBody string
+	// refused grew: a 422 was recorded and must be written.
+	refused bool
+	// classified: the ledger grew; written at the latest at the end.
+	classified bool
 }
 
 type permResult struct {
@@ -186,8 +219,13 @@ type permResult struct {
 	err error
 }
 
-func (r *Reconciler) once(ctx context.Context, number int, t Trigger) (Outcome, error) {
-	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep}
+func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string) (Outcome, error) {
+	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep, own: *own, posted: map[int64]string{}}
+	defer func() {
+		if ru.wroteBody != "" {
+			*own = ru.wroteBody
+		}
+	}()
 	ld, err := r.load(ctx, number, t.Issue)
 	if err != nil {
 		return Outcome{Issue: number}, err
@@ -263,24 +301,27 @@ func (ru *run) apply(ev engine.Event) error {
 
 // collect turns the trigger and every unhandled comment into engine events.
 func (ru *run) collect(t Trigger) error {
-	if t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone) {
+	ld := ru.loaded
+	adopt := t.adopt && ru.st == nil && !ld.lost && ld.tampered == ""
+	if adopt || t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone) {
 		flowName, cands, err := ru.pickFlow()
 		if err != nil {
 			return err
 		}
-		is := ru.loaded.issue
-		if err := ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL}); err != nil {
+		is := ld.issue
+		if err := ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.maxSeq}); err != nil {
 			return err
 		}
 	}
 	if ru.st == nil {
 		return nil
 	}
-	comments := append([]forge.Comment(nil), ru.loaded.human...)
+	comments := append([]forge.Comment(nil), ld.human...)
 	prComments, err := ru.prComments(t)
 	if err != nil {
 		return err
 	}
+	classified := len(ru.st.Ledger)
 	comments = append(comments, prComments...)
 	sort.SliceStable(comments, func(i, j int) bool {
 		if !comments[i].CreatedAt.Equal(comments[j].CreatedAt) {
@@ -299,6 +340,14 @@ func (ru *run) collect(t Trigger) error {
 		if err := ru.apply(ev); err != nil {
 			return err
 		}
+	}
+	if len(ru.st.Ledger) > classified {
+		// Every classification is stored, read-only ones too: one that is
+		// not could be edited into an answer before a later write and then
+		// be applied (edits never change a decision). It has no effect to
+		// protect, so it rides on this pass's other write, or gets its own
+		// at the end.
+		ru.classified = true
 	}
 	if t.Review != nil {
 		rv := *t.Review
@@ -342,16 +391,17 @@ func (ru *run) collect(t Trigger) error {
 }
 
 // prComments reads the conversations of linked PRs that may hold unhandled
-// answers: the PR a comment event came from, and on a sweep every PR the
-// state knows (one call each), so an answer whose event was lost is still
-// applied. The bot's own comments are left out; a PR that is gone is
-// skipped.
+// answers: the PR a comment event came from, and every PR the state knows
+// (one call each) on a sweep or when an issue comment is about to be
+// applied, so an answer on a PR whose event was lost is applied in creation
+// order, before later issue comments. The bot's own comments are left out;
+// a PR that is gone is skipped.
 func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 	var prs []int
 	if t.PR != 0 {
 		prs = append(prs, t.PR)
 	}
-	if t.Sweep && ru.st.Run != state.RunDone {
+	if (t.Sweep || ru.pendingInput()) && ru.st.Run != state.RunDone {
 		for _, n := range ru.st.LinkedPRs {
 			if n != t.PR {
 				prs = append(prs, n)
@@ -379,6 +429,19 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 		}
 	}
 	return out, nil
+}
+
+// pendingInput reports an unhandled issue comment that could act.
+func (ru *run) pendingInput() bool {
+	for _, c := range ru.loaded.human {
+		if engine.Handled(ru.st, c.ID) {
+			continue
+		}
+		if res := reply.Parse(c.Body); res.Kind != reply.None || res.Attempt {
+			return true
+		}
+	}
+	return false
 }
 
 func linked(s *state.State, pr int) bool {

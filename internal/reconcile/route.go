@@ -278,15 +278,42 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep: list issues: %w", err)
 	}
-	// The configuration is read once for the whole sweep, not per issue.
-	var sw *sweepConfig
-	if len(list) > 0 && r.cfg == nil {
-		if sw, err = r.readConfig(ctx); err != nil {
-			return nil, fmt.Errorf("sweep: %w", err)
+	sw := &sweeping{r: r}
+	sw.run(ctx, list)
+	if !sw.stopped {
+		// Label changes are edges whose deliveries can be lost too: an
+		// active run whose issue no longer has the trigger label is stopped
+		// here (looked up after the labelled issues, so a low budget goes
+		// to those first).
+		more, err := r.unlabeledRuns(ctx)
+		if err != nil {
+			sw.errs = append(sw.errs, err)
 		}
+		sw.run(ctx, more)
 	}
-	var outs []Outcome
-	var errs []error
+	return sw.outs, errors.Join(sw.errs...)
+}
+
+// sweeping carries one sweep over its lists of issues.
+type sweeping struct {
+	r       *Reconciler
+	cfg     *sweepConfig // read once for the whole sweep, not per issue
+	outs    []Outcome
+	errs    []error
+	stopped bool // the API budget ran low
+}
+
+func (sw *sweeping) run(ctx context.Context, list []forge.Issue) {
+	r := sw.r
+	if len(list) > 0 && r.cfg == nil && sw.cfg == nil {
+		c, err := r.readConfig(ctx)
+		if err != nil {
+			sw.errs = append(sw.errs, fmt.Errorf("sweep: %w", err))
+			sw.stopped = true
+			return
+		}
+		sw.cfg = c
+	}
 	for i := range list {
 		if r.o.BudgetLow != nil && r.o.BudgetLow() {
 			var left []string
@@ -297,16 +324,40 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 				}
 				left = append(left, fmt.Sprintf("#%d", is.Number))
 			}
-			outs = append(outs, Outcome{Notes: []string{fmt.Sprintf("sweep stopped early: the API rate budget is nearly spent; %d of %d issues left for the next sweep (%s)",
+			sw.outs = append(sw.outs, Outcome{Notes: []string{fmt.Sprintf("sweep stopped early: the API rate budget is nearly spent; %d of %d issues left for the next sweep (%s)",
 				len(list)-i, len(list), strings.Join(left, ", "))}})
-			break
+			sw.stopped = true
+			return
 		}
 		is := list[i]
-		out, err := r.Issue(ctx, is.Number, Trigger{Sweep: true, Issue: &is, sweep: sw})
-		outs = append(outs, out)
+		t := Trigger{Sweep: true, Issue: &is, sweep: sw.cfg, adopt: true}
+		if !r.hasTrigger(is.Labels) {
+			t.adopt, t.Unlabeled = false, true
+		}
+		out, err := r.Issue(ctx, is.Number, t)
+		sw.outs = append(sw.outs, out)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))
+			sw.errs = append(sw.errs, fmt.Errorf("#%d: %w", is.Number, err))
 		}
 	}
-	return outs, errors.Join(errs...)
+}
+
+// unlabeledRuns lists open issues whose labels say a run is active but that
+// lack the trigger label (one list call per active status).
+func (r *Reconciler) unlabeledRuns(ctx context.Context) ([]forge.Issue, error) {
+	var out []forge.Issue
+	seen := map[int]bool{}
+	for _, st := range []string{state.RunInProgress, state.RunAwaitingDecision, state.RunFailed} {
+		list, err := r.o.Forge.ListOpenIssues(ctx, "autopilot/status:"+st)
+		if err != nil {
+			return nil, fmt.Errorf("sweep: list issues with status %s: %w", st, err)
+		}
+		for _, is := range list {
+			if !seen[is.Number] && !r.hasTrigger(is.Labels) {
+				seen[is.Number] = true
+				out = append(out, is)
+			}
+		}
+	}
+	return out, nil
 }

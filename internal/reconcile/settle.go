@@ -22,7 +22,9 @@ func (ru *run) settle() error {
 	if ru.st != nil {
 		ru.pruneOutbox()
 	}
-	if ru.changed && ru.st != nil {
+	if ru.st != nil && (ru.changed || ru.classified && ru.visibleEffects()) {
+		// Classifications ride on this write when effects follow anyway
+		// (its version re-read is then usually a free 304).
 		if err := ru.write(); err != nil {
 			return err
 		}
@@ -33,7 +35,27 @@ func (ru *run) settle() error {
 	if err := ru.perform(); err != nil {
 		return err
 	}
-	return ru.labels()
+	if err := ru.labels(); err != nil {
+		return err
+	}
+	if ru.refused || ru.classified && !ru.wrote {
+		// Remember a refusal, so no later run sends it again unchanged, and
+		// classifications no other write carried.
+		if err := ru.write(); err != nil {
+			return err
+		}
+	}
+	return ru.verify()
+}
+
+// visibleEffects reports effects that post or react on GitHub.
+func (ru *run) visibleEffects() bool {
+	for _, e := range ru.effects {
+		if e.Kind == engine.EffComment || e.Kind == engine.EffReact || e.Kind == engine.EffDispatch {
+			return true
+		}
+	}
+	return false
 }
 
 // queries performs read-only effects whose answers feed the engine (Jira
@@ -165,6 +187,9 @@ func (ru *run) pruneOutbox() {
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
+			if ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-len(versionTag(0))-8))) {
+				continue // GitHub refused it (422): given up, said once in the log
+			}
 			ru.effects = append([]state.Effect{e}, ru.effects...)
 		case engine.EffDispatch:
 			if ex := ru.st.Exec; ex == nil || ex.Session != e.Marker || ex.RunID != 0 {
@@ -208,6 +233,11 @@ func (ru *run) write() error {
 		prev = ru.loaded.state.Version
 	}
 	s.Version = prev + 1
+	if ru.rollback {
+		// Above every version the bot's comments say it already wrote.
+		s.Version = max(prev, ru.loaded.maxVersion) + 1
+		ru.rollback = false
+	}
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
@@ -223,9 +253,8 @@ func (ru *run) write() error {
 		if err != nil {
 			return fmt.Errorf("post state of #%d: %w", ru.number, err)
 		}
-		ru.loaded.stateComment = &c
-		ru.loaded.state = s
-		ru.wrote = true
+		ru.posted[c.ID] = state.Marker
+		ru.stored(c, s, body)
 		return nil
 	}
 	// Re-read before writing: a concurrent run may have written meanwhile.
@@ -235,15 +264,23 @@ func (ru *run) write() error {
 	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.stateComment.ID, body)
 	if errors.Is(err, forge.ErrNotFound) {
 		// Deleted under us: post a new one rather than lose the write.
-		c, err = r.o.Forge.CreateComment(ru.ctx, ru.number, body)
+		if c, err = r.o.Forge.CreateComment(ru.ctx, ru.number, body); err == nil {
+			ru.posted[c.ID] = state.Marker
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write state of #%d: %w", ru.number, err)
 	}
+	ru.stored(c, s, body)
+	return nil
+}
+
+// stored records a successful state write.
+func (ru *run) stored(c forge.Comment, s *state.State, body string) {
 	ru.loaded.stateComment = &c
 	ru.loaded.state = s
 	ru.wrote = true
-	return nil
+	ru.wroteID, ru.wroteBody = c.ID, body
 }
 
 func (ru *run) checkVersion(prev int64) error {
@@ -252,6 +289,9 @@ func (ru *run) checkVersion(prev int64) error {
 		return fmt.Errorf("re-read state of #%d: %w", ru.number, err)
 	}
 	want := state.Want{Repo: ru.r.o.Forge.Repo(), Issue: ru.number, Key: ru.r.o.StateKey}
+	if ru.unseenInput(cs) {
+		return ErrConflict // apply it now rather than maybe overwrite it
+	}
 	for _, c := range cs {
 		if c.ID != ru.loaded.stateComment.ID {
 			if ru.r.trusted(c) && strings.HasPrefix(c.Body, state.Marker) {
@@ -293,16 +333,25 @@ func (ru *run) perform() error {
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
-			body := textsafe.Truncate(e.Body, textsafe.MaxBody)
+			body := textsafe.Truncate(e.Body, textsafe.MaxBody-len(versionTag(0))-8)
 			if r.o.DryRun {
 				r.o.Print("dry-run: would comment on #" + fmt.Sprint(ru.number) + ":\n" + body)
 				continue
 			}
-			c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body)
+			fp := fingerprint("comment", e.Marker, body)
+			if ru.wasRefused(fp) {
+				continue
+			}
+			c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body+ru.versionTag())
+			if errors.Is(err, forge.ErrValidation) {
+				ru.refuse(fp, err)
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("comment on #%d: %w", ru.number, err)
 			}
 			ru.loaded.markers[e.Marker] = c
+			ru.posted[c.ID] = e.Marker
 		case engine.EffReact:
 			if ru.replied(e.CommentID) {
 				// Re-classified (status and help are not kept in the ledger
@@ -406,6 +455,16 @@ func (ru *run) labels() error {
 		return nil
 	}
 	want := engine.Labels(ru.st)
+	if ld := ru.loaded; ld.snapshot && !sameManaged(ld.issue.Labels, ld.readLabels) && !sameManaged(ld.issue.Labels, want) {
+		// The payload's labels disagree with the state as read: the event is
+		// late or redelivered. Diff against the issue as it is now, so a
+		// redelivery sends no needless label changes.
+		is, err := r.o.Forge.GetIssue(ru.ctx, ru.number)
+		if err != nil {
+			return fmt.Errorf("read labels of #%d: %w", ru.number, err)
+		}
+		ld.issue.Labels, ld.snapshot = is.Labels, false
+	}
 	have := map[string]bool{}
 	for _, l := range ru.loaded.issue.Labels {
 		have[l] = true
@@ -442,7 +501,13 @@ func (ru *run) labels() error {
 		}
 	}
 	if len(add) > 0 {
-		if err := r.o.Forge.AddLabels(ru.ctx, ru.number, add); err != nil {
+		fp := fingerprint("labels", "", strings.Join(add, "\n"))
+		if ru.wasRefused(fp) {
+			add = nil
+		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, add); errors.Is(err, forge.ErrValidation) {
+			ru.refuse(fp, err)
+			add = nil
+		} else if err != nil {
 			return fmt.Errorf("add labels: %w", err)
 		}
 	}
@@ -508,4 +573,25 @@ func removeAll(xs, drop []string) []string {
 		}
 	}
 	return out
+}
+
+// sameManaged reports whether two label lists agree on autopilot's labels.
+func sameManaged(a, b []string) bool {
+	set := map[string]int{}
+	for _, l := range a {
+		if managed(l) {
+			set[l] |= 1
+		}
+	}
+	for _, l := range b {
+		if managed(l) {
+			set[l] |= 2
+		}
+	}
+	for _, v := range set {
+		if v != 3 {
+			return false
+		}
+	}
+	return true
 }

@@ -128,7 +128,8 @@ func TestSweepRecoversPRAnswer(t *testing.T) {
 	if st.Gate != nil || len(st.Decisions) != 1 || st.Decisions[0].Option != "A" || st.Decisions[0].CommentID != answer.ID {
 		t.Fatalf("after the sweep: gate %v decisions %+v", st.Gate, st.Decisions)
 	}
-	// Issue comments, the version re-read, and one read of the PR.
+	// Issue comments, the version re-read and one read of the PR (no
+	// read-back: the pass posted no comment).
 	if got := w.sb.Calls()["GET comments"] - before; got != 3 {
 		t.Errorf("sweep listed comments %d times, want 3", got)
 	}

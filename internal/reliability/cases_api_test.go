@@ -323,7 +323,6 @@ func case15(t *testing.T) {
 		}
 		w.GH.ClearScripts()
 		if vs := w.CheckBounds(n); len(vs) > 0 {
-			productBug(t, "B9", "a request GitHub refused with 422 is remembered only by the run's adapter: every later run (a re-run, the sweep) sends it again unchanged and fails the same way (internal/reconcile settle.go perform/labels; Action runs share nothing)")
 			checkOnly(t, vs)
 		}
 		if s := w.mustState(n); s.Slug != "run-tests" {

@@ -68,7 +68,6 @@ func case01(t *testing.T) {
 		})
 	})
 	t.Run("action_two_runs_at_once", func(t *testing.T) {
-		productBug(t, "B3", "two overlapping runs both pass the version re-read before either PATCHes (GitHub has no compare-and-swap), then both perform the same effects: two \"already decided\" replies (internal/reconcile settle.go write/perform)")
 		answer(t, ModeAction, func(w *World, ds []Delivery) {
 			// Both runs read the state before either writes it.
 			var mu sync.Mutex
@@ -224,7 +223,6 @@ func case02(t *testing.T) {
 		})
 	})
 	t.Run("action_patch_delayed_after_reread", func(t *testing.T) {
-		productBug(t, "B3", "GitHub has no compare-and-swap; a state PATCH delayed after the version re-read overwrites a concurrent write and the decision is lost (internal/reconcile/settle.go write/checkVersion)")
 		race(t, ModeAction, isPatch)
 	})
 }

@@ -98,12 +98,18 @@ type State struct {
 	// FailedSessions counts, per step slug, the sessions in which the step
 	// escalated (circuit breaker across sessions).
 	FailedSessions map[string]int `json:"failed_sessions,omitempty"`
-	StartedAt      time.Time      `json:"started_at"`
-	UpdatedAt      time.Time      `json:"updated_at"`
+	// Refused fingerprints requests GitHub refused with 422 (validation),
+	// so no later run sends them again unchanged (newest last, bounded).
+	Refused   []string  `json:"refused,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 	// Sig is the HMAC over repo, issue, version and content (hex), set by the
 	// codec when a key is configured. It is not part of the signed content.
 	Sig string `json:"sig,omitempty"`
 }
+
+// MaxRefused bounds State.Refused; the oldest fingerprints are dropped.
+const MaxRefused = 20
 
 // SubStep is the structured sub-step of seed 001.
 type SubStep struct {

@@ -262,6 +262,14 @@ func validRest(s *State) error {
 			return bad("failed_sessions", "%q: %d needs a step slug and a count >= 0", slug, n)
 		}
 	}
+	if len(s.Refused) > MaxRefused {
+		return bad("refused", "holds %d entries, at most %d", len(s.Refused), MaxRefused)
+	}
+	for i, r := range s.Refused {
+		if r == "" || len(r) > 200 {
+			return bad(fmt.Sprintf("refused[%d]", i), "must be 1–200 characters")
+		}
+	}
 	for i, n := range s.LinkedPRs {
 		if n < 1 {
 			return bad(fmt.Sprintf("linked_prs[%d]", i), "must be >= 1")

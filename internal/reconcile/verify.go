@@ -1,0 +1,157 @@
+package reconcile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// verify reads the comments back after a pass that posted comments. GitHub
+// has no compare-and-swap for comments, so two runs outside one concurrency
+// group (a sweep or a PR event beside an issue event, a redelivery) can both
+// pass the version re-read and post the same comment. Read back:
+//   - a comment this pass posted that a concurrent run posted first (same
+//     marker, lower id) is deleted: the earlier one stands, so there is at
+//     most one comment per marker (the later poster always sees both);
+//   - if this pass's state comment was one of those, or its body is no
+//     longer what this pass wrote (overwritten), or an answer appeared that
+//     this pass never saw (a concurrent run may have applied it to a state
+//     this pass then overwrote), errRecheck asks for one more pass, which
+//     applies whatever is unhandled on top of the state as it now is.
+//
+// A pass that only edited the state is not read back (an API call saved on
+// every answer): its version re-read already looked for unseen answers,
+// and an answer a concurrent write still hid stays unhandled in the ledger,
+// so the next event or sweep applies it. A failed read-back is only
+// logged, for the same reason.
+func (ru *run) verify() error {
+	r := ru.r
+	if r.o.DryRun || ru.st == nil || len(ru.posted) == 0 {
+		return nil
+	}
+	cs, err := r.o.Forge.ListComments(ru.ctx, ru.number)
+	if err != nil {
+		r.o.Logger.Warn("could not read comments back after writing", "issue", ru.number, "err", err)
+		return nil
+	}
+	want := state.Want{Repo: r.o.Forge.Repo(), Issue: ru.number, Key: r.o.StateKey}
+	first := map[string]int64{} // marker -> lowest id of the bot's comments
+	byID := map[int64]forge.Comment{}
+	for _, c := range cs {
+		byID[c.ID] = c
+		if !r.trusted(c) {
+			continue
+		}
+		m := firstLine(c.Body)
+		if !strings.HasPrefix(m, "<!-- autopilot:") {
+			continue
+		}
+		if m == state.Marker {
+			// Only a state that verifies and is at least as new as ours
+			// competes (an old or broken one stays beside a new run's
+			// state, e.g. the Action's during a migration to the App).
+			s, err := state.Parse(c.Body, want)
+			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || ru.loaded.state == nil || s.Version < ru.loaded.state.Version {
+				continue
+			}
+		}
+		if id, ok := first[m]; !ok || c.ID < id {
+			first[m] = c.ID
+		}
+	}
+	again := false
+	ids := make([]int64, 0, len(ru.posted))
+	for id := range ru.posted {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		m := ru.posted[id]
+		low, ok := first[m]
+		if !ok || low == id {
+			continue
+		}
+		r.o.Logger.Warn("a concurrent run posted the same comment first; deleting ours", "issue", ru.number, "marker", m, "comment", id, "kept", low)
+		if err := r.o.Forge.DeleteIssueComment(ru.ctx, id); err != nil {
+			return fmt.Errorf("delete duplicate comment %d on #%d: %w", id, ru.number, err)
+		}
+		ru.notes = append(ru.notes, fmt.Sprintf("deleted duplicate comment %d (%s)", id, m))
+		if m == state.Marker {
+			again = true
+		}
+	}
+	if ru.wroteID != 0 && !again {
+		if c, ok := byID[ru.wroteID]; !ok || !sameBody(c.Body, ru.wroteBody) {
+			r.o.Logger.Warn("state comment changed after our write; applying again", "issue", ru.number, "comment", ru.wroteID)
+			again = true
+		}
+	}
+	if ru.wrote && !again && ru.unseenInput(cs) {
+		again = true
+	}
+	if again {
+		return errRecheck
+	}
+	return nil
+}
+
+// unseenInput reports a comment that could act, posted after the load and
+// not handled by this pass: a concurrent run may have applied it to the
+// state this pass is about to overwrite (or just overwrote).
+func (ru *run) unseenInput(cs []forge.Comment) bool {
+	for _, c := range cs {
+		if ru.loaded.seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
+			continue
+		}
+		if res := reply.Parse(c.Body); res.Kind != reply.None || res.Attempt {
+			return true
+		}
+	}
+	return false
+}
+
+func sameBody(a, b string) bool {
+	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
+	return norm(a) == norm(b)
+}
+
+// fingerprint identifies a request for State.Refused: its kind, marker and
+// a hash of its content.
+func fingerprint(kind, marker, content string) string {
+	h := sha256.Sum256([]byte(content))
+	fp := kind + " " + hex.EncodeToString(h[:8])
+	if marker != "" {
+		fp = kind + " " + strings.TrimSuffix(strings.TrimPrefix(marker, "<!-- autopilot:"), " -->") + " " + hex.EncodeToString(h[:8])
+	}
+	if len(fp) > 200 {
+		fp = fp[:200]
+	}
+	return fp
+}
+
+func (ru *run) wasRefused(fp string) bool {
+	return ru.st != nil && slices.Contains(ru.st.Refused, fp)
+}
+
+// refuse records a request GitHub refused with 422; it is given up (the
+// log says why) rather than failing the run or being sent again.
+func (ru *run) refuse(fp string, err error) {
+	ru.r.o.Logger.Error("GitHub refused a request (422); not sending it again", "issue", ru.number, "request", fp, "err", err)
+	ru.notes = append(ru.notes, "refused by GitHub, given up: "+fp+": "+err.Error())
+	if ru.st == nil || ru.wasRefused(fp) {
+		return
+	}
+	ru.st.Refused = append(ru.st.Refused, fp)
+	if n := len(ru.st.Refused); n > state.MaxRefused {
+		ru.st.Refused = ru.st.Refused[n-state.MaxRefused:]
+	}
+	ru.refused, ru.changed = true, true
+}
