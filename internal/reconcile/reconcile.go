@@ -156,10 +156,23 @@ const maxPasses = 3
 // Issue reconciles one issue, re-applying on a version conflict.
 func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome, error) {
 	var out Outcome
+	var done *Outcome // what earlier passes wrote stands
 	var err error
 	own := ""
 	for pass := 1; ; pass++ {
 		out, err = r.once(ctx, number, t, &own)
+		if done != nil {
+			out.Wrote = true
+			out.Notes = append(done.Notes, out.Notes...)
+			out.StepBefore = done.StepBefore
+			if out.Decision == "" {
+				out.Decision = done.Decision
+			}
+		}
+		if errors.Is(err, errRecheck) {
+			o := out
+			done = &o
+		}
 		if !errors.Is(err, ErrConflict) {
 			return out, err
 		}

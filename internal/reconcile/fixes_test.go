@@ -1,0 +1,372 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// TestChatterIsStoredSoAnEditCannotAnswer: a comment that is no command is
+// classified and stored at once; edited into "A" later, it never decides.
+func TestChatterIsStoredSoAnEditCannotAnswer(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	w.toGate(n)
+	v := w.state(n).Version
+	c := w.comment(n, "maria", "I'll think about it.")
+	st := w.state(n)
+	if !engine.Handled(st, c.ID) || st.Version != v+1 {
+		t.Fatalf("chatter handled=%v at v%d (was v%d): want it stored with one write", engine.Handled(st, c.ID), st.Version, v)
+	}
+	if err := w.sb.EditAs("maria", c.ID, "A"); err != nil {
+		t.Fatal(err)
+	}
+	w.sweep()
+	if st := w.state(n); len(st.Decisions) != 0 || st.Gate == nil {
+		t.Errorf("an edit decided: %+v", st.Decisions)
+	}
+}
+
+// TestStatusClassificationRidesOnTheWrite: /autopilot status is stored
+// with the write that precedes its reaction and reply (one write).
+func TestStatusClassificationRidesOnTheWrite(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	before := w.sb.Calls()["PATCH comment"]
+	c := w.comment(n, "devin", "/autopilot status")
+	if got := w.sb.Calls()["PATCH comment"] - before; got != 1 {
+		t.Errorf("%d state writes for a status command, want 1", got)
+	}
+	if !engine.Handled(w.state(n), c.ID) {
+		t.Error("the status command is not in the stored ledger")
+	}
+}
+
+// racer is a forge whose hook runs once, right before the nth call of a
+// kind (e.g. the state write), to play a concurrent run.
+type racer struct {
+	*forge.Sandbox
+	kind string
+	nth  int
+	n    int
+	hook func()
+}
+
+func (r *racer) step(kind string) {
+	if kind != r.kind {
+		return
+	}
+	r.n++
+	if r.n == r.nth && r.hook != nil {
+		h := r.hook
+		r.hook = nil
+		h()
+	}
+}
+
+func (r *racer) CreateComment(ctx context.Context, n int, body string) (forge.Comment, error) {
+	r.step("POST comment")
+	return r.Sandbox.CreateComment(ctx, n, body)
+}
+
+func (r *racer) EditComment(ctx context.Context, id int64, body string) (forge.Comment, error) {
+	r.step("PATCH comment")
+	return r.Sandbox.EditComment(ctx, id, body)
+}
+
+// TestConcurrentFirstRunsLeaveOneState: two runs of the first start pass
+// their reads before either posts; the later poster sees both states after
+// writing, deletes its own comments and goes on from the earlier state.
+func TestConcurrentFirstRunsLeaveOneState(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.sb.LabelIssue("maria", n, "autopilot")
+	ev := w.event("issues", "labeled", n, "maria")
+	ev.Label = "autopilot"
+	rf := &racer{Sandbox: w.sb, kind: "POST comment", nth: 1}
+	late, err := New(Options{Forge: rf, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The concurrent run completes between our read and our first post.
+	rf.hook = func() { w.mustHandle(ev) }
+	outs, err := late.Handle(context.Background(), ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := len(w.botComments(n, "autopilot:state")); k != 1 {
+		t.Errorf("%d state comments, want 1", k)
+	}
+	for m, k := range markerCounts(w, n) {
+		if k > 1 {
+			t.Errorf("%d bot comments with marker %s", k, m)
+		}
+	}
+	if st := w.state(n); st == nil || st.Version != 1 || st.Slug != "problem" {
+		t.Errorf("state %+v, want v1 at problem", st)
+	}
+	if !strings.Contains(strings.Join(outs[0].Notes, "\n"), "deleted duplicate comment") {
+		t.Errorf("notes %q do not say a duplicate was deleted", outs[0].Notes)
+	}
+}
+
+func markerCounts(w *world, n int) map[string]int {
+	out := map[string]int{}
+	for _, c := range w.sb.Comments(n) {
+		if c.Author.Login == bot {
+			out[firstLine(c.Body)]++
+		}
+	}
+	return out
+}
+
+// TestOverwrittenAnswerIsAppliedAgain: a concurrent run applies and writes
+// an answer between this run's version re-read and its state write; this
+// run's write overwrites it (GitHub has no compare-and-swap), and as the
+// pass posted a comment its read-back sees an answer it never handled, so
+// one more pass applies it on top (RELIABILITY case 2).
+func TestOverwrittenAnswerIsAppliedAgain(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	w.toGate(n)
+	status := w.say(n, "devin", "/autopilot status")
+	rf := &racer{Sandbox: w.sb, kind: "PATCH comment", nth: 1}
+	slow, err := New(Options{Forge: rf, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer forge.Comment
+	rf.hook = func() { answer = w.comment(n, "maria", "A") }
+	if _, err := slow.Handle(context.Background(), w.commentEvent(status)); err != nil {
+		t.Fatal(err)
+	}
+	st := w.state(n)
+	if len(st.Decisions) != 1 || st.Decisions[0].CommentID != answer.ID {
+		t.Fatalf("decisions %+v: the overwritten answer was not applied again", st.Decisions)
+	}
+	if !engine.Handled(st, status.ID) {
+		t.Error("the status command's classification was lost")
+	}
+	for m, k := range markerCounts(w, n) {
+		if k > 1 && m != state.Marker {
+			t.Errorf("%d bot comments with marker %s", k, m)
+		}
+	}
+}
+
+// TestAnswerSeenAtReReadIsAppliedNow: an answer posted after this run's
+// load shows up in its version re-read; the run applies it before writing
+// rather than write a state that a concurrent run may already have
+// advanced past it.
+func TestAnswerSeenAtReReadIsAppliedNow(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	w.toGate(n)
+	chat := w.say(n, "reader", "Any news?")
+	var answer forge.Comment
+	hf := &hookForge{Sandbox: w.sb, issue: n, nth: 2, hook: func() { answer = w.say(n, "maria", "A") }}
+	rec, err := New(Options{Forge: hf, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := rec.Handle(context.Background(), w.commentEvent(chat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := w.state(n)
+	if len(st.Decisions) != 1 || st.Decisions[0].CommentID != answer.ID || !engine.Handled(st, chat.ID) {
+		t.Fatalf("decisions %+v, chatter handled %v: want the answer applied in the same run", st.Decisions, engine.Handled(st, chat.ID))
+	}
+	if outs[0].Decision != "A" {
+		t.Errorf("outcome decision %q, want A", outs[0].Decision)
+	}
+}
+
+// TestReplayedOlderStateIsRolledForward: a collaborator pastes an older,
+// validly signed state body into the state comment; the bot's version tags
+// show it is old, so the comments since are applied again and the version
+// goes above every earlier one.
+func TestReplayedOlderStateIsRolledForward(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	old := w.stateComment(n).Body
+	oldV := w.state(n).Version
+	w.toGate(n)
+	w.comment(n, "maria", "A")
+	want := w.state(n)
+	if err := w.sb.EditAs("maria", w.stateComment(n).ID, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.state(n).Version; got != oldV {
+		t.Fatalf("replay setup: v%d, want v%d", got, oldV)
+	}
+	outs := w.sweep()
+	st := w.state(n)
+	// Versions never go back: the next one is above every version the
+	// bot's comments are tagged with.
+	if st.Version < want.Version || len(st.Decisions) != 1 || st.Slug != want.Slug {
+		t.Errorf("after the replay: v%d at %s with %d decisions; want at least v%d at %s with 1", st.Version, st.Slug, len(st.Decisions), want.Version, want.Slug)
+	}
+	if !strings.Contains(fmt.Sprint(outs), "older than the bot's comments") {
+		t.Errorf("outcomes %+v do not say the state was rolled back", outs)
+	}
+	for m, k := range markerCounts(w, n) {
+		if k > 1 && m != state.Marker {
+			t.Errorf("%d bot comments with marker %s: re-applying posted again", k, m)
+		}
+	}
+}
+
+// TestSweepAdoptsAndStopsOnLabels: the sweep starts a run on a labelled
+// issue whose labeled event was lost, and stops a run whose trigger label
+// was removed while its unlabeled event was lost.
+func TestSweepAdoptsAndStopsOnLabels(t *testing.T) {
+	w := newWorld(t, nil)
+	lost := w.issue("Lost label event")
+	w.sb.LabelIssue("maria", lost, "autopilot") // no event
+	gone := w.issue("Label removed")
+	w.start(gone)
+	w.sb.UnlabelIssue("maria", gone, "autopilot") // no event
+	w.sweep()
+	if st := w.state(lost); st == nil || st.Run != state.RunInProgress || st.Slug != "problem" {
+		t.Errorf("labelled issue after the sweep: %+v, want a run at problem", st)
+	} else if !strings.Contains(st.LastSession.Notes, "run started") || strings.Contains(st.LastSession.Notes, "@") {
+		t.Errorf("session notes %q, want an actor-less start", st.LastSession.Notes)
+	}
+	if st := w.state(gone); st.Run != state.RunStopped || st.Stop == nil || st.Stop.Reason != "user-abort" {
+		t.Errorf("unlabelled issue after the sweep: run %s stop %+v, want stopped (user-abort)", st.Run, st.Stop)
+	}
+	w.sweep()
+	if k := len(w.botComments(lost, "autopilot:state")); k != 1 {
+		t.Errorf("%d state comments after a second sweep, want 1", k)
+	}
+}
+
+// TestRedeliveredEventChangesNoLabels: a late copy of an event carries an
+// old label snapshot; the labels are read again instead of being "fixed"
+// from it.
+func TestRedeliveredEventChangesNoLabels(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	c := w.say(n, "devin", "/autopilot done problem framed")
+	stale := w.commentEvent(c) // labels as they were before the report
+	w.mustHandle(w.commentEvent(c))
+	before := w.mutations()
+	w.mustHandle(stale)
+	if got := w.mutations() - before; got != 0 {
+		t.Errorf("the redelivery made %d mutations, want 0", got)
+	}
+	if !hasLabel(w.labels(n), "autopilot/step:research") {
+		t.Errorf("labels %v lack the current step", w.labels(n))
+	}
+}
+
+// TestRefusedCommentIsNotSentAgain: a comment GitHub refuses with 422 is
+// remembered in the state; later runs do not send it again.
+func TestRefusedCommentIsNotSentAgain(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	refused := fmt.Errorf("body is too long: %w", forge.ErrValidation)
+	w.sb.FailNext("POST comment", refused)
+	w.comment(n, "devin", "/autopilot done problem framed")
+	st := w.state(n)
+	if st.Slug != "research" || len(st.Refused) != 1 || !strings.HasPrefix(st.Refused[0], "comment announce ") {
+		t.Fatalf("after the 422: step %s refused %q", st.Slug, st.Refused)
+	}
+	posts := w.sb.Calls()["POST comment"]
+	w.sweep()
+	w.comment(n, "devin", "/autopilot status")
+	if got := w.sb.Calls()["POST comment"] - posts; got != 1 {
+		t.Errorf("%d comments posted after the 422, want 1 (the status reply only)", got)
+	}
+}
+
+// TestNoticeUnderUntrustedIdentityIsNotRepeated: when the bot does not
+// recognise its own comments (wrong app id), the "state lost" notice is
+// still posted once, not on every run.
+func TestNoticeUnderUntrustedIdentityIsNotRepeated(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	wrong, err := New(Options{Forge: w.sb, BotLogin: bot, AppID: 999, StateKey: []byte(testKey), Now: w.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		c := w.say(n, "maria", "/autopilot status")
+		if _, err := wrong.Handle(context.Background(), w.commentEvent(c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k := len(w.botComments(n, "autopilot:notice state-lost")); k != 1 {
+		t.Errorf("%d state-lost notices, want 1", k)
+	}
+}
+
+// TestLinkedPRAnswerAppliedBeforeLaterIssueComment: an answer on a linked
+// PR whose event was lost is read when a later issue comment is applied,
+// so the two are applied in creation order.
+func TestLinkedPRAnswerAppliedBeforeLaterIssueComment(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	pr := w.linkPR(n, "Fixes #1")
+	stop := w.say(pr, "maria", "/autopilot stop") // its event is lost
+	done := w.comment(n, "devin", "/autopilot done problem framed")
+	st := w.state(n)
+	if st.Run != state.RunStopped || st.Slug != "problem" {
+		t.Errorf("run %s at %s: the later report overtook the stop", st.Run, st.Slug)
+	}
+	if !engine.Handled(st, stop.ID) || !engine.Handled(st, done.ID) {
+		t.Error("both comments must be classified")
+	}
+}
+
+func TestMarkerAndTagParsing(t *testing.T) {
+	for _, tc := range []struct {
+		marker string
+		want   int64
+	}{
+		{"<!-- autopilot:announce 7-12 -->", 12},
+		{"<!-- autopilot:gate g9-session-boundary -->", 9},
+		{"<!-- autopilot:announce 8-12 -->", 0}, // another issue
+		{"<!-- autopilot:reply 123 -->", 0},
+		{"<!-- autopilot:notice state-lost -->", 0},
+		{"<!-- autopilot:announce 7-x -->", 0},
+		{"<!-- autopilot:gate gx-a -->", 0},
+		{"<!-- other 7-12 -->", 0},
+	} {
+		if got := markerSeq(tc.marker, 7); got != tc.want {
+			t.Errorf("markerSeq(%q) = %d, want %d", tc.marker, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		body string
+		want int64
+	}{
+		{"<!-- autopilot:reply 1 -->\nhi" + versionTag(14), 14},
+		{"<!-- autopilot:reply 1 -->\nhi", 0},
+		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v -3 -->", 0},
+		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v 5 --> trailing", 0},
+	} {
+		if got := taggedVersion(tc.body); got != tc.want {
+			t.Errorf("taggedVersion(%q) = %d, want %d", tc.body, got, tc.want)
+		}
+	}
+	if errors.Is(errRecheck, ErrConflict) != true {
+		t.Error("errRecheck must be a conflict")
+	}
+}
