@@ -92,10 +92,7 @@ func TestConcurrentFirstRunsLeaveOneState(t *testing.T) {
 	ev := w.event("issues", "labeled", n, "maria")
 	ev.Label = "autopilot"
 	rf := &racer{Sandbox: w.sb, kind: "POST comment", nth: 1}
-	late, err := New(Options{Forge: rf, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := w.recOn(rf, nil)
 	// The concurrent run completes between our read and our first post.
 	rf.hook = func() { w.mustHandle(ev) }
 	outs, err := late.Handle(context.Background(), ev)
@@ -140,10 +137,7 @@ func TestOverwrittenAnswerIsAppliedAgain(t *testing.T) {
 	w.toGate(n)
 	status := w.say(n, "devin", "/autopilot status")
 	rf := &racer{Sandbox: w.sb, kind: "PATCH comment", nth: 1}
-	slow, err := New(Options{Forge: rf, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	slow := w.recOn(rf, nil)
 	var answer forge.Comment
 	rf.hook = func() { answer = w.comment(n, "maria", "A") }
 	if _, err := slow.Handle(context.Background(), w.commentEvent(status)); err != nil {
@@ -175,10 +169,7 @@ func TestAnswerSeenAtReReadIsAppliedNow(t *testing.T) {
 	chat := w.say(n, "reader", "Any news?")
 	var answer forge.Comment
 	hf := &hookForge{Sandbox: w.sb, issue: n, nth: 2, hook: func() { answer = w.say(n, "maria", "A") }}
-	rec, err := New(Options{Forge: hf, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := w.recOn(hf, nil)
 	outs, err := rec.Handle(context.Background(), w.commentEvent(chat))
 	if err != nil {
 		t.Fatal(err)
@@ -301,10 +292,7 @@ func TestNoticeUnderUntrustedIdentityIsNotRepeated(t *testing.T) {
 	w := newWorld(t, nil)
 	n := w.issue("Add CSV export")
 	w.start(n)
-	wrong, err := New(Options{Forge: w.sb, BotLogin: bot, AppID: 999, StateKey: []byte(testKey), Now: w.now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	wrong := w.recOn(w.sb, func(o *Options) { o.AppID = 999 })
 	for range 3 {
 		c := w.say(n, "maria", "/autopilot status")
 		if _, err := wrong.Handle(context.Background(), w.commentEvent(c)); err != nil {
@@ -369,4 +357,19 @@ func TestMarkerAndTagParsing(t *testing.T) {
 	if errors.Is(errRecheck, ErrConflict) != true {
 		t.Error("errRecheck must be a conflict")
 	}
+}
+
+// recOn is a second reconciler of the world's repository (a concurrent run)
+// working through f.
+func (w *world) recOn(f forge.Forge, mod func(*Options)) *Reconciler {
+	w.t.Helper()
+	o := Options{Forge: f, BotLogin: bot, StateKey: []byte(testKey), Now: w.now, Logger: testLogger(w.t)}
+	if mod != nil {
+		mod(&o)
+	}
+	r, err := New(o)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return r
 }
