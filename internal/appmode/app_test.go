@@ -286,6 +286,34 @@ func TestSweepCatchesUpEveryRepositoryOneLeaseAtATime(t *testing.T) {
 	}
 }
 
+// TestSweepRecoversLostLabelDeliveries: the App's sweep starts a run on a
+// labelled issue whose labeled delivery was lost, and stops a run whose
+// trigger label was removed while its unlabeled delivery was lost.
+func TestSweepRecoversLostLabelDeliveries(t *testing.T) {
+	g := apptest.New(t, repo)
+	r := newRigAt(t, g, g.SweepURL, nil)
+	lost := r.gh.Issue(repo, "Labelled, delivery lost")
+	if err := r.gh.LabelIssue(repo, lost, "autopilot"); err != nil {
+		t.Fatal(err)
+	}
+	gone := r.gh.Issue(repo, "Label removed, delivery lost")
+	r.mustProcess(r.gh.Labeled(repo, gone, apptest.Maintainer, "autopilot"))
+	if err := r.gh.UnlabelIssue(repo, gone, "autopilot"); err != nil {
+		t.Fatal(err)
+	}
+	r.start(server.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL,
+		ShutdownTimeout: 5 * time.Second, SweepInterval: time.Hour}, newRecordingLocker())
+	eventually(t, "the sweep", func() bool {
+		return strings.Contains(r.metric(`autopilot_jobs_total{event="sweep"`), " 1")
+	})
+	if st := r.gh.State(repo, lost); st == nil || st.Slug != "problem" || st.Run != "in-progress" {
+		t.Errorf("labelled issue after the sweep: %+v, want a run at problem", st)
+	}
+	if st := r.gh.State(repo, gone); st == nil || st.Run != "stopped" {
+		t.Errorf("unlabelled issue after the sweep: %+v, want the run stopped", st)
+	}
+}
+
 // TestJiraOutboxGaugeSumsTheTasksWaiting: tasks declared while Jira is off
 // stay "Jira: pending" in each issue's state; the gauge is their sum over
 // issues, from the state comments the App wrote.

@@ -15,8 +15,9 @@ import (
 )
 
 // Sweep implements server.Sweeper: it lists the installation's
-// repositories and reconciles every open issue carrying the trigger label
-// in each, one issue at a time under that issue's lease. It catches up
+// repositories and reconciles, one issue at a time under that issue's
+// lease, every open issue carrying the trigger label (starting a run where
+// none exists) and every active run whose trigger label is gone. It catches up
 // missed deliveries and fires executor timeouts and wall-clock limits. A
 // repository that fails is reported and the others are still swept; a
 // rate limit stops the whole sweep (the next one continues).
@@ -49,32 +50,31 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 	if err != nil {
 		return err
 	}
-	list, err := f.ListOpenIssues(ctx, a.o.Inputs.TriggerLabel)
-	if err != nil {
-		return fmt.Errorf("list open issues: %w", err)
-	}
-	if len(list) == 0 {
-		return nil
-	}
 	rec, err := a.reconciler(f, client, log)
 	if err != nil {
 		return err
 	}
+	// Labelled issues (a run is started where a labeled delivery was lost)
+	// and active runs whose trigger label is gone (stopped).
+	list, err := rec.SweepTargets(ctx)
+	if err != nil {
+		return err
+	}
 	var errs []error
-	for i, is := range list {
+	for i, st := range list {
 		if budgetLow(client) {
 			log.Warn("sweep stopped early: API budget low", "left", len(list)-i, "of", len(list))
 			break
 		}
 		// The listing may be stale by the time the lease is held, so the
-		// issue is read again under it (Trigger.Issue left empty).
-		err := server.WithIssueLock(ctx, repo, is.Number, func(ctx context.Context) error {
-			out, err := rec.Issue(ctx, is.Number, reconcile.Trigger{Sweep: true})
+		// issue is read again under it (the target's trigger has no snapshot).
+		err := server.WithIssueLock(ctx, repo, st.Number, func(ctx context.Context) error {
+			out, err := rec.Issue(ctx, st.Number, st.Trigger)
 			logOutcomes(log, []reconcile.Outcome{out})
 			return err
 		})
 		if err != nil {
-			errs = append(errs, fmt.Errorf("#%d: %w", is.Number, err))
+			errs = append(errs, fmt.Errorf("#%d: %w", st.Number, err))
 			var rl *forge.RateLimitError
 			if errors.As(err, &rl) || ctx.Err() != nil {
 				break

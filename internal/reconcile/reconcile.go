@@ -315,7 +315,10 @@ func (ru *run) apply(ev engine.Event) error {
 // collect turns the trigger and every unhandled comment into engine events.
 func (ru *run) collect(t Trigger) error {
 	ld := ru.loaded
-	adopt := t.adopt && ru.st == nil && !ld.lost && ld.tampered == ""
+	// The sweep decided from a listing; the issue as read now has the last
+	// word (its label may have come back or gone since).
+	adopt := t.adopt && ru.st == nil && !ld.lost && ld.tampered == "" && ru.r.hasTrigger(ld.issue.Labels)
+	unlabeled := t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ld.issue.Labels))
 	if adopt || t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone) {
 		flowName, cands, err := ru.pickFlow()
 		if err != nil {
@@ -385,7 +388,7 @@ func (ru *run) collect(t Trigger) error {
 			return err
 		}
 	}
-	if t.Unlabeled {
+	if unlabeled {
 		if err := ru.apply(engine.LabelRemoved{Actor: t.Actor}); err != nil {
 			return err
 		}

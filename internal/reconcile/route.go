@@ -294,6 +294,45 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 	return sw.outs, errors.Join(sw.errs...)
 }
 
+// SweepTarget is one issue a sweep reconciles and the trigger to use.
+type SweepTarget struct {
+	Number  int
+	Trigger Trigger
+}
+
+// SweepTargets lists what a sweep reconciles, for callers that run each
+// issue themselves (the App, under the issue's lease): every open issue
+// with the trigger label (a run is started where none exists: its labeled
+// delivery was lost) and every open issue whose labels say a run is active
+// but whose trigger label is gone (the run is stopped). Triggers carry no
+// issue snapshot: the issue is read again when it is reconciled.
+func (r *Reconciler) SweepTargets(ctx context.Context) ([]SweepTarget, error) {
+	list, err := r.o.Forge.ListOpenIssues(ctx, r.o.TriggerLabel)
+	if err != nil {
+		return nil, fmt.Errorf("sweep: list issues: %w", err)
+	}
+	more, err := r.unlabeledRuns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []SweepTarget
+	for _, is := range append(list, more...) {
+		t := r.sweepTrigger(is)
+		t.Issue = nil
+		out = append(out, SweepTarget{Number: is.Number, Trigger: t})
+	}
+	return out, nil
+}
+
+// sweepTrigger is the sweep's trigger for a listed issue.
+func (r *Reconciler) sweepTrigger(is forge.Issue) Trigger {
+	t := Trigger{Sweep: true, Issue: &is, adopt: true}
+	if !r.hasTrigger(is.Labels) {
+		t.adopt, t.Unlabeled = false, true
+	}
+	return t
+}
+
 // sweeping carries one sweep over its lists of issues.
 type sweeping struct {
 	r       *Reconciler
@@ -329,15 +368,12 @@ func (sw *sweeping) run(ctx context.Context, list []forge.Issue) {
 			sw.stopped = true
 			return
 		}
-		is := list[i]
-		t := Trigger{Sweep: true, Issue: &is, sweep: sw.cfg, adopt: true}
-		if !r.hasTrigger(is.Labels) {
-			t.adopt, t.Unlabeled = false, true
-		}
-		out, err := r.Issue(ctx, is.Number, t)
+		t := r.sweepTrigger(list[i])
+		t.sweep = sw.cfg
+		out, err := r.Issue(ctx, list[i].Number, t)
 		sw.outs = append(sw.outs, out)
 		if err != nil {
-			sw.errs = append(sw.errs, fmt.Errorf("#%d: %w", is.Number, err))
+			sw.errs = append(sw.errs, fmt.Errorf("#%d: %w", list[i].Number, err))
 		}
 	}
 }

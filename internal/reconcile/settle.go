@@ -32,6 +32,9 @@ func (ru *run) settle() error {
 	if err := ru.jira(); err != nil {
 		return err
 	}
+	if err := ru.closeJira(); err != nil {
+		return err
+	}
 	if err := ru.perform(); err != nil {
 		return err
 	}
