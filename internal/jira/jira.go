@@ -1,5 +1,6 @@
-// Package jira implements tracker.Tracker on Jira Cloud and Jira Data Center
-// through go-jira v1.17.0 and Jira's REST API v2.
+// Package jira implements tracker.Tracker (and tracker.Closer, for
+// jira.transition_on_close) on Jira Cloud and Jira Data Center through
+// go-jira v1.17.0 and Jira's REST API v2.
 //
 // It answers each call with one or a few HTTP requests and classifies every
 // failure as a tracker error (auth, rate limit, transient, validation) so

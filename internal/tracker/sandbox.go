@@ -17,6 +17,7 @@ const (
 	OpFind      = "find"
 	OpCreate    = "create"
 	OpStatuses  = "statuses"
+	OpClose     = "close"
 )
 
 // SandboxOptions configures a Sandbox.
@@ -49,10 +50,11 @@ type SandboxCall struct {
 	Err   error
 }
 
-// Sandbox is an in-memory Tracker that behaves like Jira where autopilot can
-// tell: keys PROJ-1, PROJ-2, … in create order, idempotency labels, statuses
-// with a done category, eventually consistent search (SearchLag), credentials
-// that can be revoked, injected faults and creates whose response is lost.
+// Sandbox is an in-memory Tracker (and Closer) that behaves like Jira where
+// autopilot can tell: keys PROJ-1, PROJ-2, … in create order, idempotency
+// labels, statuses with a done category, a workflow that can always reach
+// "Done", eventually consistent search (SearchLag), credentials that can be
+// revoked, injected faults and creates whose response is lost.
 // It is safe for concurrent use.
 type Sandbox struct {
 	mu      sync.Mutex
@@ -281,4 +283,28 @@ func (s *Sandbox) Statuses(ctx context.Context, jiraKeys []string) (map[string]I
 		}
 	}
 	return out, nil
+}
+
+var _ Closer = (*Sandbox)(nil)
+
+// CloseIssue implements Closer: the issue moves to "Done" unless it is
+// already in a done status; an unknown key is a *ValidationError, as Jira's
+// 404 would leave nothing to do but tell a person.
+func (s *Sandbox) CloseIssue(ctx context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.begin(OpClose, 1); err != nil {
+		return err
+	}
+	for i := range s.issues {
+		is := &s.issues[i]
+		if is.Key != key {
+			continue
+		}
+		if !is.Done {
+			is.Status, is.Done = "Done", true
+		}
+		return nil
+	}
+	return &ValidationError{Message: fmt.Sprintf("issue %s does not exist or you do not have permission to see it", key)}
 }

@@ -1,7 +1,8 @@
 // Package tracker is the issue tracker (Jira) as autopilot's effects need it:
 // a small Tracker interface, its error types, the idempotency key, the outbox
 // Sync that moves local tasks into the tracker without ever creating a
-// duplicate, and an in-memory Sandbox tracker for `bot demo` and tests.
+// duplicate, the optional Closer with CloseTasks that moves a closed issue's
+// tasks to done, and an in-memory Sandbox tracker for `bot demo` and tests.
 //
 // The package never talks to the network itself (internal/jira does) and
 // never writes the issue's state: Sync hands the caller the tasks to persist,

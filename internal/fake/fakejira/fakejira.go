@@ -2,7 +2,8 @@
 // Cloud or Data Center flavour (serverInfo, auth style, which search endpoint
 // exists), issues with keys PROJ-1, PROJ-2, …, single and bulk create with
 // Jira's validation answers, get, search with a configurable search lag,
-// status transitions, per-endpoint fault scripts (status, headers such as
+// a workflow whose transitions are listed and performed through the REST
+// transitions endpoints, per-endpoint fault scripts (status, headers such as
 // Retry-After, delay, dropped connections, creates that commit but lose their
 // response), outages on the fake clock and a timestamped request log.
 //
@@ -39,7 +40,11 @@ const (
 	EndpointGet        = "get"        // GET  /rest/api/2/issue/{idOrKey}
 	EndpointSearch     = "search"     // GET  /rest/api/2/search (Data Center; 410 Gone on Cloud)
 	EndpointSearchJQL  = "search/jql" // GET  /rest/api/2/search/jql (Cloud; 404 on Data Center)
-	EndpointUnknown    = "unknown"
+	// EndpointTransitions is GET /rest/api/2/issue/{idOrKey}/transitions.
+	EndpointTransitions = "transitions"
+	// EndpointDoTransition is POST /rest/api/2/issue/{idOrKey}/transitions.
+	EndpointDoTransition = "doTransition"
+	EndpointUnknown      = "unknown"
 )
 
 // Options configures a Server. Zero values take the defaults noted.
@@ -50,6 +55,8 @@ type Options struct {
 	Token      string           // API token (Cloud, basic) or personal access token (DC, bearer); default "secret-token"
 	SearchLag  time.Duration    // how long a new issue is invisible to search
 	Now        func() time.Time // clock; default time.Now
+	// Workflow is the project's workflow; default DefaultWorkflow().
+	Workflow []Transition
 	// Custom field ids. Defaults: Cloud "customfield_10014" epic link (not
 	// settable on Cloud, which uses parent), DC "customfield_10100" epic
 	// link and "customfield_10102" epic name; story points
@@ -79,8 +86,10 @@ type Request struct {
 	Path     string
 	Query    string
 	Header   http.Header
-	At       time.Time // on the fake clock, when the request arrived
-	Status   int       // status answered; 0 when the connection was dropped
+	// Body is the request body as received (up to 8 MiB).
+	Body   string
+	At     time.Time // on the fake clock, when the request arrived
+	Status int       // status answered; 0 when the connection was dropped
 	// Answer holds the headers answered (Retry-After, RateLimit-Reason, …);
 	// nil when no answer was sent.
 	Answer http.Header
@@ -98,6 +107,8 @@ type Server struct {
 	log     []Request
 	scripts map[string][]Fault
 	outages []outage
+	// workflow is the transitions offered (SetWorkflow changes it).
+	workflow []Transition
 }
 
 // New starts a fake Jira on a loopback port.
@@ -128,7 +139,10 @@ func New(opts Options) *Server {
 			opts.EpicNameField = "customfield_10102"
 		}
 	}
-	s := &Server{opts: opts, authOK: true, nextID: 10000, scripts: map[string][]Fault{}}
+	if opts.Workflow == nil {
+		opts.Workflow = DefaultWorkflow()
+	}
+	s := &Server{opts: opts, authOK: true, nextID: 10000, scripts: map[string][]Fault{}, workflow: slices.Clone(opts.Workflow)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -241,6 +255,13 @@ func endpointOf(method, path string) string {
 		return EndpointBulk
 	case method == http.MethodGet && strings.HasPrefix(p, "issue/") && !strings.Contains(p[len("issue/"):], "/"):
 		return EndpointGet
+	case strings.HasPrefix(p, "issue/") && strings.Count(p, "/") == 2 && strings.HasSuffix(p, "/transitions"):
+		switch method {
+		case http.MethodGet:
+			return EndpointTransitions
+		case http.MethodPost:
+			return EndpointDoTransition
+		}
 	case method == http.MethodGet && p == "search":
 		return EndpointSearch
 	case method == http.MethodGet && p == "search/jql":
@@ -257,7 +278,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	now := s.opts.Now()
 	s.log = append(s.log, Request{
 		Endpoint: ep, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-		Header: r.Header.Clone(), At: now,
+		Header: r.Header.Clone(), Body: string(body), At: now,
 	})
 	entry := len(s.log) - 1
 	fault, faulted := s.nextFault(ep, now)
@@ -343,6 +364,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, ep string, body 
 		s.bulk(w, body)
 	case EndpointGet:
 		s.get(w, r)
+	case EndpointTransitions:
+		s.transitions(w, r)
+	case EndpointDoTransition:
+		s.doTransition(w, r, body)
 	case EndpointSearch:
 		if s.opts.Deployment == Cloud {
 			writeErrors(w, http.StatusGone, []string{"The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. A full migration guideline is available at https://developer.atlassian.com/changelog/#CHANGE-2046"}, nil)
