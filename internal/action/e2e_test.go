@@ -103,7 +103,7 @@ func (h *harness) run(event string, payload []byte, extra ...string) result {
 		"GITHUB_REPOSITORY=" + repo, "GITHUB_API_URL=" + h.gh.URL(),
 		"GITHUB_OUTPUT=" + out, "GITHUB_STEP_SUMMARY=" + sum,
 		"INPUT_GITHUB_TOKEN=" + token, "INPUT_STATE_KEY=" + key, "INPUT_TRIGGER_LABEL=autopilot",
-		"INPUT_ANSWER_PERMISSION=write", "INPUT_DRY_RUN=false", "AUTOPILOT_MUTATION_GAP=0s",
+		"INPUT_ANSWER_PERMISSION=write", "INPUT_DRY_RUN=false", "AUTOPILOT_MUTATION_GAP=0s", "AUTOPILOT_CLAIM_SETTLE=50ms",
 	}, extra...)
 	t0 := time.Now()
 	b, err := cmd.CombinedOutput()

@@ -583,7 +583,7 @@ func (r *jiraRig) runKilled(payload []byte, dead func() bool) {
 		"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=issue_comment", "GITHUB_EVENT_PATH=" + evPath,
 		"GITHUB_REPOSITORY=" + repo, "GITHUB_API_URL=" + r.gh.URL(),
 		"INPUT_GITHUB_TOKEN=" + token, "INPUT_STATE_KEY=" + key, "INPUT_TRIGGER_LABEL=autopilot",
-		"INPUT_ANSWER_PERMISSION=write", "INPUT_DRY_RUN=false", "AUTOPILOT_MUTATION_GAP=0s",
+		"INPUT_ANSWER_PERMISSION=write", "INPUT_DRY_RUN=false", "AUTOPILOT_MUTATION_GAP=0s", "AUTOPILOT_CLAIM_SETTLE=50ms",
 	}, r.env...)
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)

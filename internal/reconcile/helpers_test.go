@@ -274,6 +274,7 @@ func normalised(t testing.TB, s *state.State, ids map[int64]string, done map[str
 	}
 	delete(m, "version")
 	delete(m, "sig")
+	delete(m, "write_id")
 	return normalise(m, "", ids).(map[string]any)
 }
 

@@ -95,7 +95,10 @@ func (ru *run) jira() error {
 				return err
 			}
 			ru.changed = false
-			return ru.write()
+			if err := ru.write(); err != nil {
+				return err
+			}
+			return ru.claim()
 		},
 	}
 	res, err := tracker.Sync(ru.ctx, tr, tasks, opts)
@@ -135,3 +138,30 @@ func (ru *run) jira() error {
 // keeps Trigger.Sweep to itself), so outside an explicit sync the status is
 // read back only while tasks wait for Jira.
 func (ru *run) sweeping() bool { return ru.sweep }
+
+// claim makes sure the state write that records Jira creates stands before
+// they are sent: after ClaimSettle it reads the state comment back, and if
+// another run's write replaced it, this pass sends nothing and starts over
+// from that state (whose creates are that run's to send).
+func (ru *run) claim() error {
+	d := ru.r.o.ClaimSettle
+	if d <= 0 || ru.wroteID == 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ru.ctx.Done():
+		t.Stop()
+		return ru.ctx.Err()
+	}
+	c, err := ru.r.o.Forge.GetComment(ru.ctx, ru.wroteID)
+	if err != nil {
+		return fmt.Errorf("read the state back before creating Jira issues: %w", err)
+	}
+	if !sameBody(c.Body, ru.wroteBody) {
+		ru.r.o.Logger.Warn("another run wrote the state before our Jira creates; sending nothing", "issue", ru.number)
+		return errRecheck
+	}
+	return nil
+}

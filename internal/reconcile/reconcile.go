@@ -48,6 +48,13 @@ type Options struct {
 	DryRun   bool
 	// BudgetLow reports that the API budget is nearly spent.
 	BudgetLow func() bool
+	// ClaimSettle, when positive, is how long a pass waits after writing the
+	// state that claims Jira creates before it reads the comment back and
+	// sends them: a run that overlaps this one (no concurrency group) and
+	// passed the same version re-read has written by then, and only the
+	// write that stands creates (no duplicate Jira issue). Action mode sets
+	// it; App mode serialises per issue and leaves it 0.
+	ClaimSettle time.Duration
 	// JiraSleep and JiraMaxWait bound waits inside a Jira sync.
 	JiraSleep   func(context.Context, time.Duration) error
 	JiraMaxWait time.Duration

@@ -242,6 +242,7 @@ func (ru *run) write() error {
 		ru.rollback = false
 	}
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
+	s.WriteID = newWriteID()
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)

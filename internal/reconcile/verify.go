@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -154,4 +155,11 @@ func (ru *run) refuse(fp string, err error) {
 		ru.st.Refused = ru.st.Refused[n-state.MaxRefused:]
 	}
 	ru.refused, ru.changed = true, true
+}
+
+// newWriteID is the random id of one state write (State.WriteID).
+func newWriteID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }

@@ -213,7 +213,7 @@ func runAction(t *testing.T, w *World, d Delivery, token string) (int, string, s
 		"GITHUB_REPOSITORY": Repo, "GITHUB_API_URL": w.GH.URL(),
 		"GITHUB_OUTPUT": filepath.Join(dir, "out"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
 		"INPUT_GITHUB_TOKEN": token, "INPUT_STATE_KEY": string(w.Key), "INPUT_TRIGGER_LABEL": "autopilot",
-		"INPUT_ANSWER_PERMISSION": "write", "INPUT_DRY_RUN": "false", "AUTOPILOT_MUTATION_GAP": "0s",
+		"INPUT_ANSWER_PERMISSION": "write", "INPUT_DRY_RUN": "false", "AUTOPILOT_MUTATION_GAP": "0s", "AUTOPILOT_CLAIM_SETTLE": "30ms",
 	}
 	var out, errb bytes.Buffer
 	code := action.Run(context.Background(), action.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errb, Now: w.Clock.Now})

@@ -111,6 +111,8 @@ func (w *World) reconcile(ctx context.Context, run int, token string, ev *gheven
 		Forge: client, TrackerFor: w.trackerFor(run, die), AnswerPermission: "write", TriggerLabel: "autopilot",
 		BotLogin: w.BotLogin, AppID: w.AppIDTrusted, StateKey: w.Key, Now: w.Clock.Now,
 		JiraSleep: w.Clock.Sleep,
+		// Real time: overlapping runs are goroutines on the wall clock.
+		ClaimSettle: claimSettle(w.opts.Mode),
 		BudgetLow: func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },
 	})
 	if err != nil {
@@ -176,3 +178,13 @@ var errKilled = errors.New("run killed (the process died)")
 
 // errCancelled marks a run the concurrency group cancelled.
 var errCancelled = errors.New("cancelled by the concurrency group")
+
+// claimSettle is the Action's wait before Jira creates, shortened for the
+// suite (runs here are goroutines, not processes a network apart); App
+// mode serialises per issue and does not wait.
+func claimSettle(m Mode) time.Duration {
+	if m == ModeApp {
+		return 0
+	}
+	return 30 * time.Millisecond
+}

@@ -213,6 +213,9 @@ func (g gen) rest(s *State) {
 		s.ConfigRead, s.ConfigYAML = true, "default_flow: greenfield\n# "+g.text(false)
 	}
 	s.PendingJiraCheck = g.n(1) == 0
+	if g.n(1) == 0 {
+		s.WriteID = fmt.Sprintf("%016x", g.n(1e9))
+	}
 	for i := g.n(2); i > 0; i-- {
 		s.Refused = append(s.Refused, "comment <!-- autopilot:reply "+fmt.Sprint(g.n(1e6))+" --> "+fmt.Sprint(g.n(1e9)))
 	}

@@ -100,7 +100,11 @@ type State struct {
 	FailedSessions map[string]int `json:"failed_sessions,omitempty"`
 	// Refused fingerprints requests GitHub refused with 422 (validation),
 	// so no later run sends them again unchanged (newest last, bounded).
-	Refused   []string  `json:"refused,omitempty"`
+	Refused []string `json:"refused,omitempty"`
+	// WriteID is random per state write: two runs that compute the same
+	// state still write different bodies, so reading the comment back tells
+	// which write stands (GitHub has no compare-and-swap).
+	WriteID   string    `json:"write_id,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	// Sig is the HMAC over repo, issue, version and content (hex), set by the

@@ -262,6 +262,9 @@ func validRest(s *State) error {
 			return bad("failed_sessions", "%q: %d needs a step slug and a count >= 0", slug, n)
 		}
 	}
+	if len(s.WriteID) > 64 {
+		return bad("write_id", "is longer than 64 characters")
+	}
 	if len(s.Refused) > MaxRefused {
 		return bad("refused", "holds %d entries, at most %d", len(s.Refused), MaxRefused)
 	}
