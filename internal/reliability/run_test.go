@@ -113,7 +113,7 @@ func (w *World) reconcile(ctx context.Context, run int, token string, ev *gheven
 		JiraSleep: w.Clock.Sleep,
 		// Real time: overlapping runs are goroutines on the wall clock.
 		ClaimSettle: claimSettle(w.opts.Mode),
-		BudgetLow: func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },
+		BudgetLow:   func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },
 	})
 	if err != nil {
 		return nil, err
