@@ -81,7 +81,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return 2
 	}
 	srv, err := server.New(cfg, server.Deps{
-		Processor: app, Sweeper: app, Installations: auth, BotLogin: bot, Metrics: metrics, Logger: log,
+		Processor: app, Sweeper: app, Installations: auth, Deliveries: auth, BotLogin: bot, Metrics: metrics, Logger: log,
 		OnInstallation: func(ev *ghevent.Event) {
 			switch ev.Action {
 			case "deleted", "suspend", "removed":
@@ -97,7 +97,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return 2
 	}
 	log.Info("autopilot App server starting", "version", version, "app_id", cfg.AppID, "bot", bot,
-		"github_api_url", cfg.GitHubAPIURL, "redis", cfg.RedisURL != "", "sweep_interval", cfg.SweepInterval.String())
+		"github_api_url", cfg.GitHubAPIURL, "redis", cfg.RedisURL != "", "sweep_interval", cfg.SweepInterval.String(),
+		"redelivery_interval", cfg.RedeliveryInterval.String())
 	if err := srv.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 1

@@ -71,9 +71,8 @@ func (ru *run) closeJira() error {
 	case res.Left > len(res.Failures):
 		ru.notes = append(ru.notes, fmt.Sprintf("jira: %d issue(s) left to move to done: %s", res.Left-len(res.Failures), res.Note))
 	}
-	// settle wrote every change made so far; ru.changed now means "changed
-	// by the transitions".
-	ru.changed = false
+	// ru.changed may already hold this pass's changes: the write below
+	// carries them.
 	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Note: note, RetryAt: res.RetryAt}); err != nil {
 		return err
 	}

@@ -75,9 +75,8 @@ func (ru *run) jira() error {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(s)))
 		return nil
 	}
-	// settle wrote every change made so far; from here on ru.changed means
-	// "changed by the sync".
-	ru.changed = false
+	// ru.changed may already hold this pass's changes: every write below
+	// carries them.
 	if explicit && !enabled {
 		t := true
 		s.JiraEnabled = &t
@@ -118,8 +117,8 @@ func (ru *run) jira() error {
 		ru.r.o.Logger.Info("jira sync", "issue", ru.number, "created", res.Created, "found", res.Found,
 			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
 	}
-	// The state was written before the sync (and by Persist during it):
-	// write again only when the outcome changed it.
+	// Persist wrote the state before any create: write again only when the
+	// outcome (or this pass, if nothing was created) changed it.
 	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt}); err != nil {
 		return err
 	}

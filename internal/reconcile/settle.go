@@ -22,18 +22,22 @@ func (ru *run) settle() error {
 	if ru.st != nil {
 		ru.pruneOutbox()
 	}
-	if ru.st != nil && (ru.changed || ru.classified && ru.visibleEffects()) {
-		// Classifications ride on this write when effects follow anyway
-		// (its version re-read is then usually a free 304).
-		if err := ru.write(); err != nil {
-			return err
-		}
-	}
+	// Classifications ride on this pass's write when effects follow anyway
+	// (its version re-read is then usually a free 304).
+	ru.changed = ru.st != nil && (ru.changed || ru.classified && ru.visibleEffects())
+	// Jira goes first: a sync that creates writes the state before sending
+	// (its outbox), and that write carries this pass's changes too.
 	if err := ru.jira(); err != nil {
 		return err
 	}
 	if err := ru.closeJira(); err != nil {
 		return err
+	}
+	if ru.changed {
+		// Written before any effect, with the effects announced in the outbox.
+		if err := ru.write(); err != nil {
+			return err
+		}
 	}
 	if err := ru.perform(); err != nil {
 		return err

@@ -31,6 +31,10 @@ const (
 	MinDedupeTTL = 72 * time.Hour
 )
 
+// DefaultRedeliveryInterval is how often the redelivery job looks for
+// failed deliveries.
+const DefaultRedeliveryInterval = 10 * time.Minute
+
 // Config is the server's configuration, from the environment (PRODUCT §11
 // names) overridden by flags of the same name in kebab-case.
 type Config struct {
@@ -63,6 +67,10 @@ type Config struct {
 	// SweepInterval is how often every installation's open autopilot issues
 	// are reconciled (SWEEP_INTERVAL, a Go duration; 0 turns the timer off).
 	SweepInterval time.Duration
+	// RedeliveryInterval is how often the App's recent webhook deliveries
+	// are read and the failed ones redelivered (REDELIVERY_INTERVAL, a Go
+	// duration; 0 turns the job off).
+	RedeliveryInterval time.Duration
 	// ShutdownTimeout is how long in-flight work may run after SIGTERM
 	// (SHUTDOWN_TIMEOUT); what is left then is left to the sweep.
 	ShutdownTimeout time.Duration
@@ -144,6 +152,7 @@ func settings() []setting {
 		{"QUEUE_SIZE", "deliveries accepted but not yet started, before 503", intSetting(func(c *Config, n int) { c.QueueSize = n })},
 		{"WORKERS", "jobs run at once", intSetting(func(c *Config, n int) { c.Workers = n })},
 		{"SWEEP_INTERVAL", "period of the catch-up sweep (0 = off)", durSetting(true, func(c *Config, d time.Duration) { c.SweepInterval = d })},
+		{"REDELIVERY_INTERVAL", "period of the job redelivering failed webhook deliveries (0 = off)", durSetting(true, func(c *Config, d time.Duration) { c.RedeliveryInterval = d })},
 		{"SHUTDOWN_TIMEOUT", "time in-flight work may take after SIGTERM", durSetting(false, func(c *Config, d time.Duration) { c.ShutdownTimeout = d })},
 		{"LOCK_TTL", "per-issue lease time to live", durSetting(false, func(c *Config, d time.Duration) { c.LockTTL = d })},
 		{"DEDUPE_TTL", "how long delivery ids are remembered (at least 72h)", durSetting(false, func(c *Config, d time.Duration) { c.DedupeTTL = d })},
@@ -186,16 +195,17 @@ func LoadConfig(args []string, getenv func(string) string) (Config, error) {
 		getenv = func(string) string { return "" }
 	}
 	c := Config{
-		Port:            DefaultPort,
-		WebhookPath:     DefaultWebhookPath,
-		GitHubAPIURL:    DefaultGitHubAPIURL,
-		QueueSize:       DefaultQueueSize,
-		Workers:         DefaultWorkers,
-		SweepInterval:   DefaultSweepInterval,
-		ShutdownTimeout: DefaultShutdownTimeout,
-		LockTTL:         DefaultLockTTL,
-		DedupeTTL:       MinDedupeTTL,
-		Getenv:          getenv,
+		Port:               DefaultPort,
+		WebhookPath:        DefaultWebhookPath,
+		GitHubAPIURL:       DefaultGitHubAPIURL,
+		QueueSize:          DefaultQueueSize,
+		Workers:            DefaultWorkers,
+		SweepInterval:      DefaultSweepInterval,
+		RedeliveryInterval: DefaultRedeliveryInterval,
+		ShutdownTimeout:    DefaultShutdownTimeout,
+		LockTTL:            DefaultLockTTL,
+		DedupeTTL:          MinDedupeTTL,
+		Getenv:             getenv,
 	}
 	all := settings()
 	values := make(map[string]string, len(all))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"slices"
@@ -50,7 +51,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
 		return
 	}
-	body, err := readBody(w, r)
+	body, release, err := s.readBody(w, r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -60,6 +61,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusBadRequest, OutcomeBadRequest, "could not read body")
 		return
 	}
+	defer release()
 	if !VerifySignature(s.secret, body, r.Header.Get("X-Hub-Signature-256")) {
 		s.log.Info("webhook refused: missing or wrong X-Hub-Signature-256", "delivery", delivery, "remote", r.RemoteAddr)
 		answer(http.StatusUnauthorized, OutcomeUnauthorized, "missing or wrong X-Hub-Signature-256")
@@ -84,18 +86,22 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
 		return
 	}
-	ev, err := ghevent.Decode(name, body)
+	ev, err := ghevent.DecodeFast(name, body)
 	if err != nil {
 		s.log.Info("webhook refused: malformed payload", "delivery", delivery, "event", name, "err", err)
 		answer(http.StatusBadRequest, OutcomeBadRequest, "malformed payload: "+err.Error())
 		return
 	}
 	s.noteInstallation(ev.Installation)
-	log := s.log.With("delivery", delivery, "event", name, "action", ev.Action, "installation", ev.Installation)
+	// The delivery's logger is built only when something is logged: With
+	// formats its attributes at once, and most deliveries log nothing.
+	log := func() *slog.Logger {
+		return s.log.With("delivery", delivery, "event", name, "action", ev.Action, "installation", ev.Installation)
+	}
 
 	switch {
 	case name == "installation" || name == "installation_repositories":
-		log.Info("installation changed", "sender", ev.Sender.Login)
+		log().Info("installation changed", "sender", ev.Sender.Login)
 		if s.deps.OnInstallation != nil {
 			s.deps.OnInstallation(ev)
 		}
@@ -116,7 +122,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 	if !s.queue.reserve() {
 		if s.fullWarned.CompareAndSwap(false, true) {
 			// Once per full spell; the metrics count every refusal.
-			log.Warn("queue full; refusing deliveries with 503 until there is room", "queue", s.cfg.QueueSize)
+			log().Warn("queue full; refusing deliveries with 503 until there is room", "queue", s.cfg.QueueSize)
 		}
 		answer(http.StatusServiceUnavailable, OutcomeQueueFull, "queue full; redeliver later")
 		return
@@ -129,7 +135,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() == nil { // not just the sender hanging up
 			s.noteStore(err)
 		}
-		log.Error("dedupe failed; delivery refused", "err", err)
+		log().Error("dedupe failed; delivery refused", "err", err)
 		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
 		return
 	}
@@ -148,24 +154,48 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		locks:  locks,
 		queued: time.Now(),
 	})
-	log.Debug("delivery queued", "key", key)
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		log().Debug("delivery queued", "key", key)
+	}
 	answer(http.StatusAccepted, OutcomeAccepted, "queued")
 }
 
+// pooledBody is the largest body whose buffer is reused: most of GitHub's
+// payloads are far smaller, and a rare large one is not worth keeping.
+const pooledBody = 256 << 10
+
 // readBody reads the whole body under the MaxBody cap, presizing the buffer
-// from Content-Length.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// from Content-Length. A body of known, ordinary size is read into a pooled
+// buffer: call release once nothing refers to the body any more (intake
+// keeps nothing of it: the decoded Event holds copies).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
 	rd := http.MaxBytesReader(w, r.Body, MaxBody)
 	defer rd.Close()
-	if n := r.ContentLength; n > 0 && n <= MaxBody {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return nil, err
-		}
-		// Anything past Content-Length is a framing error, not our body.
-		return buf, nil
+	n := r.ContentLength
+	if n <= 0 || n > MaxBody {
+		body, err = io.ReadAll(rd)
+		return body, func() {}, err
 	}
-	return io.ReadAll(rd)
+	if n > pooledBody {
+		body = make([]byte, n)
+		if _, err := io.ReadFull(rd, body); err != nil {
+			return nil, nil, err
+		}
+		return body, func() {}, nil
+	}
+	bp, _ := s.bodies.Get().(*[]byte)
+	if bp == nil || int64(cap(*bp)) < n {
+		b := make([]byte, 0, max(n, 64<<10))
+		bp = &b
+	}
+	body = (*bp)[:n]
+	release = func() { s.bodies.Put(bp) }
+	if _, err := io.ReadFull(rd, body); err != nil {
+		release()
+		return nil, nil, err
+	}
+	// Anything past Content-Length is a framing error, not our body.
+	return body, release, nil
 }
 
 // jobKeys picks a job's serialisation key and the issue leases it holds:

@@ -2,13 +2,19 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 )
 
 func TestSignatureMatchesGitHubTestVector(t *testing.T) {
@@ -271,5 +277,48 @@ func TestPRCommentAndIssueEventShareTheIssueLease(t *testing.T) {
 	run := mustDecode(t, "workflow_run", payload(t, "workflow_run.completed").Body)
 	if key, locks := jobKeys(run); key != "repo:"+run.Repo || run.Repo == "" || len(locks) != 0 {
 		t.Fatalf("workflow_run: key %q locks %v, want repo key and no lease", key, locks)
+	}
+}
+
+// TestIntakeEventsOwnNothingOfTheRequestBody sends many deliveries at once,
+// each about another issue and of another size, and checks every job saw
+// its own payload: body buffers are reused, the events must not be.
+func TestIntakeEventsOwnNothingOfTheRequestBody(t *testing.T) {
+	const n = 200
+	var mu sync.Mutex
+	seen := map[string]*ghevent.Event{}
+	rec := newRecorder()
+	rec.hook = func(_ context.Context, job Job) error {
+		mu.Lock()
+		seen[job.Delivery] = job.Event
+		mu.Unlock()
+		return nil
+	}
+	cfg := testConfig()
+	cfg.QueueSize = n
+	_, srv := start(t, cfg, Deps{Processor: rec})
+	want := map[string]*ghevent.Event{}
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		d := issueDelivery(t, fmt.Sprintf("own-%d", i), i)
+		if i%2 == 0 { // vary the size, so buffers of other lengths are reused
+			d.body = append(d.body, bytes.Repeat([]byte(" "), i*37)...)
+		}
+		want[d.id] = mustDecode(t, d.event, d.body)
+		wg.Go(func() {
+			if code, _ := d.send(t, srv.url); code != http.StatusAccepted {
+				t.Errorf("%s: status %d, want 202", d.id, code)
+			}
+		})
+	}
+	wg.Wait()
+	rec.waitDone(t, n)
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	for id, w := range want {
+		if got := seen[id]; !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: job saw %+v, want %+v", id, got, w)
+		}
 	}
 }

@@ -39,6 +39,11 @@ type Metrics struct {
 	outbox     prometheus.Gauge
 	lastSweep  *prometheus.GaugeVec
 	storeUp    prometheus.Gauge
+
+	redeliveries     prometheus.Counter
+	unrecoverable    prometheus.Counter
+	undeliveredAge   prometheus.Gauge
+	redeliveryPasses *prometheus.CounterVec
 }
 
 // NewMetrics builds the metrics and their registry.
@@ -91,10 +96,29 @@ func NewMetrics() *Metrics {
 			Name: "autopilot_store_up",
 			Help: "1 when the shared store (Redis) answers, 0 when not; 1 without one.",
 		}),
+		redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "autopilot_redeliveries_requested_total",
+			Help: "Webhook redeliveries the redelivery job asked GitHub for (deliveries that failed, redelivered within GitHub's 3-day window).",
+		}),
+		unrecoverable: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "autopilot_deliveries_unrecoverable_total",
+			Help: "Failed webhook deliveries left unrecoverable: not delivered, even by redelivery, within GitHub's 3-day window; only the sweep catches their issues up. Alert on any increase.",
+		}),
+		undeliveredAge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "autopilot_undelivered_oldest_age_seconds",
+			Help: "Age of the oldest failed webhook delivery not yet delivered by redelivery (0: none); it becomes unrecoverable at 259200 (3 days), so alert well before.",
+		}),
+		redeliveryPasses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "autopilot_redelivery_passes_total",
+			Help: "Passes of the webhook redelivery job run by this replica, by outcome (ok, error).",
+		}, []string{"outcome"}),
 	}
 	m.storeUp.Set(1)
+	m.redeliveryPasses.WithLabelValues("ok")
+	m.redeliveryPasses.WithLabelValues("error")
 	m.reg.MustRegister(m.deliveries, m.ack, m.queueDepth, m.inFlight, m.jobs, m.latency,
-		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp)
+		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp,
+		m.redeliveries, m.unrecoverable, m.undeliveredAge, m.redeliveryPasses)
 	return m
 }
 

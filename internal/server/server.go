@@ -3,12 +3,14 @@
 // what it cannot take (413, 400, 503 with Retry-After), dedupes delivery ids,
 // queues accepted deliveries in a bounded queue and runs them on a worker
 // pool with per-issue serialisation (in process and, through Locker leases,
-// across replicas), sweeps installations on a timer, and serves health,
-// readiness and Prometheus metrics.
+// across replicas), sweeps installations on a timer, asks GitHub to
+// redeliver deliveries that failed (the redelivery subpackage), and serves
+// health, readiness and Prometheus metrics.
 //
 // It must never parse a body whose signature did not verify, answer 2xx for a
 // delivery it then drops, run two jobs for the same issue at once, or call
-// the GitHub API itself: what a job means is the Processor's business.
+// the GitHub API itself beyond the deliveries API of Deps.Deliveries: what
+// a job means is the Processor's business.
 package server
 
 import (
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
 )
 
 // Job is one accepted delivery.
@@ -59,6 +62,9 @@ type Deps struct {
 	Sweeper Sweeper
 	// Installations feeds the sweep timer (optional).
 	Installations InstallationLister
+	// Deliveries is GitHub's webhook deliveries API for the redelivery job
+	// (appauth.Auth implements it); nil turns the job off.
+	Deliveries redelivery.API
 	// Deduper defaults to a RedisStore on Config.RedisURL when it is set
 	// (closed when Serve returns), else a MemoryDeduper with Config.DedupeTTL.
 	Deduper Deduper
@@ -97,6 +103,9 @@ type Server struct {
 	draining   atomic.Bool
 	storeDown  atomic.Bool // last store check failed
 	fullWarned atomic.Bool // "queue full" logged since the last accepted delivery
+
+	bodies      sync.Pool       // *[]byte request body buffers, see readBody
+	redeliverer *redelivery.Job // nil without Deps.Deliveries
 
 	instMu sync.Mutex
 	seen   map[int64]struct{} // installations seen in deliveries
@@ -166,6 +175,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		secret:  []byte(cfg.WebhookSecret),
 		seen:    make(map[int64]struct{}),
 		owned:   owned,
+	}
+	if deps.Deliveries != nil {
+		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
 	s.queue = newQueue(cfg.QueueSize, func(n int) { s.metrics.queueDepth.Set(float64(n)) })
 	for _, c := range []any{deps.Deduper, deps.Locker} {
@@ -241,6 +253,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	if s.deps.Sweeper != nil && s.cfg.SweepInterval > 0 {
 		bg.Go(func() { s.sweepTimer(bgCtx) })
+	}
+	if s.redeliverer != nil && s.cfg.RedeliveryInterval > 0 {
+		bg.Go(func() { s.redeliveryTimer(bgCtx) })
 	}
 
 	served := make(chan error, 1)

@@ -57,6 +57,9 @@ func buildRoutes() []route {
 		{"GET", "/app", true, (*Server).getApp},
 		{"GET", "/app/installations", true, (*Server).listInstallations},
 		{"POST", "/app/installations/{id}/access_tokens", true, (*Server).createInstallationToken},
+		{"GET", "/app/hook/deliveries", true, (*Server).listHookDeliveries},
+		{"POST", "/app/hook/deliveries/{id}/attempts", true, (*Server).redeliverHook},
+		{"GET", "/installation/repositories", false, (*Server).listInstallationRepos},
 	}
 	routes := make([]route, len(table))
 	for i, t := range table {

@@ -44,6 +44,7 @@ type Server struct {
 	routes    []route
 
 	mu             sync.Mutex
+	hookLog        *hookLog // the App webhook's deliveries (deliveries.go)
 	latency        time.Duration
 	legacyDispatch bool
 	defaultLimit   int

@@ -1,11 +1,13 @@
 // Package appauth authenticates autopilot as a GitHub App with
-// ghinstallation: an App (JWT) client for GET /app and the installation list,
-// and one cached *http.Client per installation whose token ghinstallation
-// refreshes before it expires. The base URL comes from GITHUB_API_URL, so
-// GitHub Enterprise Server and test fakes work.
+// ghinstallation: an App (JWT) client for GET /app, the installation list
+// and the webhook deliveries API (list, redeliver), and one cached
+// *http.Client per installation whose token ghinstallation refreshes before
+// it expires. The base URL comes from GITHUB_API_URL, so GitHub Enterprise
+// Server and test fakes work.
 //
 // It must never log or return a private key or a token, and never decide
-// anything about a delivery: it only hands out authenticated clients.
+// anything about a delivery: it hands out authenticated clients and makes
+// the App's own calls it is asked for.
 package appauth
 
 import (
@@ -19,6 +21,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
@@ -43,6 +46,8 @@ type Config struct {
 	Transport http.RoundTripper
 	// Observe, when set, sees every response.
 	Observe Observer
+	// Clock defaults to time.Now (it dates secondary rate-limit waits).
+	Clock func() time.Time
 }
 
 // Auth hands out authenticated clients. Safe for concurrent use.
@@ -53,7 +58,11 @@ type Auth struct {
 	base    string
 	baseURL *url.URL
 	observe Observer
+	now     func() time.Time
 	app     *http.Client
+	// gh is the go-github client on app, kept so that its rate-limit
+	// bookkeeping (no request sent until a known reset) spans calls.
+	gh *github.Client
 
 	mu      sync.Mutex
 	clients map[int64]*http.Client
@@ -87,9 +96,14 @@ func New(cfg Config) (*Auth, error) {
 		base:    base,
 		baseURL: u,
 		observe: cfg.Observe,
+		now:     cfg.Clock,
 		clients: make(map[int64]*http.Client),
 	}
+	if a.now == nil {
+		a.now = time.Now
+	}
 	a.app = &http.Client{Transport: a.observed(0, a.appsTransport())}
+	a.gh = a.GitHub(a.app)
 	return a, nil
 }
 
