@@ -82,6 +82,7 @@ type world struct {
 	rec     *reconcile.Reconciler
 	clock   time.Time
 	entries []Entry
+	writes  int // state writes, for deterministic write ids
 	issue   int
 	runs    int
 	posted  int
@@ -126,6 +127,8 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 		Forge: w.sb, Tracker: w.tr, Config: cfg, BotLogin: bot, Now: w.now,
 		StateKey:  []byte("demo-state-key"),
 		JiraSleep: func(context.Context, time.Duration) error { return nil },
+		// Deterministic, so the transcript (and its --json state) repeats.
+		WriteID: func() string { w.writes++; return fmt.Sprintf("demo-%04d", w.writes) },
 	})
 	if err != nil {
 		return Transcript{}, err

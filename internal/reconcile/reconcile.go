@@ -55,6 +55,9 @@ type Options struct {
 	// write that stands creates (no duplicate Jira issue). Action mode sets
 	// it; App mode serialises per issue and leaves it 0.
 	ClaimSettle time.Duration
+	// WriteID returns the random id of each state write (State.WriteID);
+	// nil means crypto/rand. The demo makes it deterministic.
+	WriteID func() string
 	// JiraSleep and JiraMaxWait bound waits inside a Jira sync.
 	JiraSleep   func(context.Context, time.Duration) error
 	JiraMaxWait time.Duration
@@ -90,6 +93,9 @@ func New(o Options) (*Reconciler, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.WriteID == nil {
+		o.WriteID = newWriteID
 	}
 	if o.Print == nil {
 		o.Print = func(string) {}

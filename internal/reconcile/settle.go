@@ -246,7 +246,7 @@ func (ru *run) write() error {
 		ru.rollback = false
 	}
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
-	s.WriteID = newWriteID()
+	s.WriteID = r.o.WriteID()
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
