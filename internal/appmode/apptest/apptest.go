@@ -14,14 +14,10 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -77,9 +73,8 @@ type GitHub struct {
 	*fakegithub.Server
 	// URL is the fake's own address: use it as GITHUB_API_URL.
 	URL string
-	// SweepURL is URL behind a thin proxy that adds
-	// GET /installation/repositories, which the fake lacks and the sweep
-	// needs: use it as GITHUB_API_URL when the App sweeps (see New).
+	// SweepURL is the address to use when the App sweeps (the fake serves
+	// GET /installation/repositories itself; it equals URL).
 	SweepURL string
 	// KeyPEM is the App's private key, PKCS#1 PEM as GitHub issues it.
 	KeyPEM []byte
@@ -92,12 +87,6 @@ type GitHub struct {
 // Installation, account Account) on repos (default Repo), the four people
 // given their roles on each, and an empty .github/autopilot.yml saying
 // jira is off (the Jira path has its own tests).
-//
-// The fake does not serve GET /installation/repositories, which the sweep
-// needs, so SweepURL is a thin proxy in front of it that answers that one
-// endpoint from the repositories the caller's token can read (each checked
-// with GET /repos/{owner}/{repo} on the fake, so those reads show in its
-// request log) and passes everything else through unchanged.
 func New(tb testing.TB, repos ...string) *GitHub {
 	tb.Helper()
 	if len(repos) == 0 {
@@ -123,19 +112,8 @@ func New(tb testing.TB, repos ...string) *GitHub {
 		}
 	}
 	g.AddUser(Stranger, "User")
-	target, err := url.Parse(g.Server.URL())
-	g.must(err)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	shim := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.TrimPrefix(r.URL.Path, "/api/v3") == "/installation/repositories" {
-			g.listRepos(w, r)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	tb.Cleanup(shim.Close)
 	g.URL = g.Server.URL()
-	g.SweepURL = shim.URL
+	g.SweepURL = g.URL
 	return g
 }
 
@@ -144,41 +122,6 @@ func (g *GitHub) must(err error) {
 	if err != nil {
 		g.tb.Fatal(err)
 	}
-}
-
-// listRepos answers GET /installation/repositories in GitHub's shape
-// ({total_count, repository_selection, repositories}), one page.
-func (g *GitHub) listRepos(w http.ResponseWriter, r *http.Request) {
-	var list []json.RawMessage
-	for _, full := range g.repos {
-		req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, g.Server.URL()+"/repos/"+full, nil)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		req.Header.Set("Authorization", r.Header.Get("Authorization"))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		switch resp.StatusCode {
-		case http.StatusOK:
-			list = append(list, body)
-		case http.StatusNotFound:
-		default: // 401 Bad credentials, 403: answer as GitHub would
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(resp.StatusCode)
-			_, _ = w.Write(body)
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"total_count": len(list), "repository_selection": "selected", "repositories": list,
-	})
 }
 
 // Delivery is one webhook delivery as GitHub sends it.
