@@ -50,68 +50,42 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "autopilot_webhook_deliveries_total",
-			Help: "Webhook deliveries received, by event and outcome.",
-		}, []string{"event", "outcome"}),
+		deliveries: counterVec("autopilot_webhook_deliveries_total",
+			"Webhook deliveries received, by event and outcome.", "event", "outcome"),
 		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "autopilot_webhook_ack_seconds",
 			Help:    "Time from request start to the webhook answer.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
-		queueDepth: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "autopilot_queue_depth",
-			Help: "Jobs accepted and not yet started.",
-		}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "autopilot_jobs_in_flight",
-			Help: "Jobs running now.",
-		}),
-		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "autopilot_jobs_total",
-			Help: "Jobs finished, by event (or \"sweep\") and outcome (ok, error, panic).",
-		}, []string{"event", "outcome"}),
+		queueDepth: gauge("autopilot_queue_depth",
+			"Jobs accepted and not yet started."),
+		inFlight: gauge("autopilot_jobs_in_flight",
+			"Jobs running now."),
+		jobs: counterVec("autopilot_jobs_total",
+			"Jobs finished, by event (or \"sweep\") and outcome (ok, error, panic).", "event", "outcome"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "autopilot_job_duration_seconds",
 			Help:    "Processing time of a job, lock wait included.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"event"}),
-		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "autopilot_github_api_calls_total",
-			Help: "GitHub API requests, by installation (0: the App itself).",
-		}, []string{"installation"}),
-		rateLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "autopilot_github_rate_limit_remaining",
-			Help: "Last x-ratelimit-remaining seen, by installation.",
-		}, []string{"installation"}),
-		outbox: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "autopilot_jira_outbox_size",
-			Help: "Jira writes waiting in outboxes.",
-		}),
-		lastSweep: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "autopilot_last_sweep_timestamp_seconds",
-			Help: "Unix time of the last successful sweep, by installation; alert when older than a few intervals.",
-		}, []string{"installation"}),
-		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "autopilot_store_up",
-			Help: "1 when the shared store (Redis) answers, 0 when not; 1 without one.",
-		}),
-		redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "autopilot_redeliveries_requested_total",
-			Help: "Webhook redeliveries the redelivery job asked GitHub for (deliveries that failed, redelivered within GitHub's 3-day window).",
-		}),
-		unrecoverable: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "autopilot_deliveries_unrecoverable_total",
-			Help: "Failed webhook deliveries left unrecoverable: not delivered, even by redelivery, within GitHub's 3-day window; only the sweep catches their issues up. Alert on any increase.",
-		}),
-		undeliveredAge: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "autopilot_undelivered_oldest_age_seconds",
-			Help: "Age of the oldest failed webhook delivery not yet delivered by redelivery (0: none); it becomes unrecoverable at 259200 (3 days), so alert well before.",
-		}),
-		redeliveryPasses: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "autopilot_redelivery_passes_total",
-			Help: "Passes of the webhook redelivery job run by this replica, by outcome (ok, error).",
-		}, []string{"outcome"}),
+		apiCalls: counterVec("autopilot_github_api_calls_total",
+			"GitHub API requests, by installation (0: the App itself).", "installation"),
+		rateLeft: gaugeVec("autopilot_github_rate_limit_remaining",
+			"Last x-ratelimit-remaining seen, by installation.", "installation"),
+		outbox: gauge("autopilot_jira_outbox_size",
+			"Jira writes waiting in outboxes."),
+		lastSweep: gaugeVec("autopilot_last_sweep_timestamp_seconds",
+			"Unix time of the last successful sweep, by installation; alert when older than a few intervals.", "installation"),
+		storeUp: gauge("autopilot_store_up",
+			"1 when the shared store (Redis) answers, 0 when not; 1 without one."),
+		redeliveries: counter("autopilot_redeliveries_requested_total",
+			"Webhook redeliveries the redelivery job asked GitHub for (deliveries that failed, redelivered within GitHub's 3-day window)."),
+		unrecoverable: counter("autopilot_deliveries_unrecoverable_total",
+			"Failed webhook deliveries left unrecoverable: not delivered, even by redelivery, within GitHub's 3-day window; only the sweep catches their issues up. Alert on any increase."),
+		undeliveredAge: gauge("autopilot_undelivered_oldest_age_seconds",
+			"Age of the oldest failed webhook delivery not yet delivered by redelivery (0: none); it becomes unrecoverable at 259200 (3 days), so alert well before."),
+		redeliveryPasses: counterVec("autopilot_redelivery_passes_total",
+			"Passes of the webhook redelivery job run by this replica, by outcome (ok, error).", "outcome"),
 	}
 	m.storeUp.Set(1)
 	m.redeliveryPasses.WithLabelValues("ok")
@@ -120,6 +94,22 @@ func NewMetrics() *Metrics {
 		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp,
 		m.redeliveries, m.unrecoverable, m.undeliveredAge, m.redeliveryPasses)
 	return m
+}
+
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
 }
 
 // Registry is the private registry, for callers adding their own collectors.
