@@ -368,3 +368,25 @@ func (w *world) recOn(f forge.Forge, mod func(*Options)) *Reconciler {
 	}
 	return r
 }
+
+// FuzzMarkers: the readers of the bot's own markers never panic, read back
+// what versionTag writes, and never read a negative number.
+func FuzzMarkers(f *testing.F) {
+	for _, s := range []string{"<!-- autopilot:announce 7-12 -->", "<!-- autopilot:gate g9-x -->", "hi" + versionTag(3), "<!-- autopilot:v 99999999999999999999 -->", ""} {
+		f.Add(s, int64(5))
+	}
+	f.Fuzz(func(t *testing.T, s string, v int64) {
+		if got := markerSeq(s, 7); got < 0 {
+			t.Fatalf("markerSeq(%q) = %d", s, got)
+		}
+		if got := taggedVersion(s); got < 0 {
+			t.Fatalf("taggedVersion(%q) = %d", s, got)
+		}
+		if v < 0 {
+			return
+		}
+		if got := taggedVersion(firstLine(s) + "\nbody" + versionTag(v)); got != v {
+			t.Fatalf("taggedVersion of a tag for %d = %d", v, got)
+		}
+	})
+}
