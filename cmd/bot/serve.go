@@ -16,6 +16,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/appmode"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
 )
@@ -51,6 +52,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2
 	}
+	settle, err := reconcile.ParseClaimSettle(getenv("AUTOPILOT_CLAIM_SETTLE"))
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	metrics := server.NewMetrics()
@@ -74,7 +80,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	app, err := appmode.New(appmode.Options{
 		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Inputs: in, AdoptFrom: adopt,
-		NewTracker: newTracker, Metrics: metrics, Logger: log, MutationGap: gap,
+		NewTracker: newTracker, Metrics: metrics, Logger: log, MutationGap: gap, ClaimSettle: settle,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)

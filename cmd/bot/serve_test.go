@@ -54,6 +54,7 @@ func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		{"key not PEM", with("PRIVATE_KEY", "not a key"), nil, []string{"PEM"}},
 		{"bad action input", with("AUTOPILOT_ANSWER_PERMISSION", "read"), nil, []string{"AUTOPILOT_ANSWER_PERMISSION"}},
 		{"bad mutation gap", with("AUTOPILOT_MUTATION_GAP", "soon"), nil, []string{"AUTOPILOT_MUTATION_GAP"}},
+		{"bad claim settle", with("AUTOPILOT_CLAIM_SETTLE", "-1s"), nil, []string{"AUTOPILOT_CLAIM_SETTLE"}},
 		{"GitHub refuses the App", with("APP_ID", "99"), nil, []string{"refused the App's credentials", "APP_ID"}},
 		{"stray argument", good(), []string{"extra"}, []string{`unexpected argument "extra"`}},
 	}

@@ -45,12 +45,6 @@ type Result struct {
 }
 
 // Run is the whole Action: it returns the process exit code.
-// defaultClaimSettle is how long an Action run waits, after recording Jira
-// creates in the state, before it reads the state back and sends them.
-// Action runs outside one concurrency group can overlap; GitHub has no
-// compare-and-swap, so the wait is what keeps two of them from both
-// creating the same Jira issues. It costs seconds only when creating.
-const defaultClaimSettle = 2 * time.Second
 
 func Run(ctx context.Context, env Env) int {
 	if env.Now == nil {
@@ -107,13 +101,11 @@ func Run(ctx context.Context, env Env) int {
 			gap = -1
 		}
 	}
-	settle := defaultClaimSettle
-	if v := env.Getenv("AUTOPILOT_CLAIM_SETTLE"); v != "" {
-		// Advanced/test knob: how long a run waits before sending Jira
-		// creates, so an overlapping run cannot create them too.
-		if settle, err = time.ParseDuration(v); err != nil || settle < 0 {
-			return fail(env, ExitUsage, fmt.Errorf("AUTOPILOT_CLAIM_SETTLE: want a duration such as 2s, got %q", v))
-		}
+	// Advanced/test knob: how long a run waits before sending Jira creates,
+	// so an overlapping run cannot create them too.
+	settle, err := reconcile.ParseClaimSettle(env.Getenv("AUTOPILOT_CLAIM_SETTLE"))
+	if err != nil {
+		return fail(env, ExitUsage, err)
 	}
 	client, err := gh.New(gh.Options{Repo: repo, Token: in.GitHubToken, BaseURL: env.Getenv("GITHUB_API_URL"), Logger: log, DryRun: in.DryRun, BotLogin: in.BotLogin, Now: env.Now, MinMutationGap: gap})
 	if err != nil {

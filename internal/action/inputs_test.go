@@ -139,6 +139,7 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"repository without owner", with("GITHUB_REPOSITORY", "widgets"), 2, "GITHUB_REPOSITORY"},
 		{"no token at all", with("INPUT_GITHUB_TOKEN", ""), 2, "input github_token"},
 		{"bad mutation gap", with("AUTOPILOT_MUTATION_GAP", "soon"), 2, "AUTOPILOT_MUTATION_GAP"},
+		{"bad claim settle", with("AUTOPILOT_CLAIM_SETTLE", "later"), 2, "AUTOPILOT_CLAIM_SETTLE"},
 		{"bad API URL", with("GITHUB_API_URL", "::not a url"), 2, "base URL"},
 		{"unreadable event file", with("GITHUB_EVENT_NAME", "issue_comment", "GITHUB_EVENT_PATH", filepath.Join(dir, "missing.json")), 1, "read event file"},
 		{"unknown event is fine", with("GITHUB_EVENT_NAME", "star", "GITHUB_EVENT_PATH", ev), 0, ""},

@@ -75,6 +75,10 @@ type Options struct {
 	// MutationGap spaces mutating requests per repository (0: the adapter's
 	// default of 1s, GitHub's guidance; negative: none).
 	MutationGap time.Duration
+	// ClaimSettle is reconcile.Options.ClaimSettle: the wait before Jira
+	// creates that keeps an Action run during a migration (or anything
+	// else outside the lease) from creating them too; 0: none.
+	ClaimSettle time.Duration
 	// MaxClients bounds the cached per-repository clients (default 1024).
 	MaxClients int
 }
@@ -224,7 +228,7 @@ func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*r
 	rec, err := reconcile.New(reconcile.Options{
 		Forge: f, TrackerFor: trackerFor, ConfigPath: in.ConfigPath, AnswerPermission: in.AnswerPermission,
 		TriggerLabel: in.TriggerLabel, BotLogin: a.o.BotLogin, AppID: a.o.AppID, StateKey: []byte(in.StateKey),
-		Now: a.o.Now, Logger: log, DryRun: in.DryRun,
+		Now: a.o.Now, Logger: log, DryRun: in.DryRun, ClaimSettle: a.o.ClaimSettle,
 		Print:     func(s string) { log.Info(s) },
 		BudgetLow: func() bool { return budgetLow(client) },
 	})

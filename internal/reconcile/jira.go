@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -137,6 +138,28 @@ func (ru *run) jira() error {
 // keeps Trigger.Sweep to itself), so outside an explicit sync the status is
 // read back only while tasks wait for Jira.
 func (ru *run) sweeping() bool { return ru.sweep }
+
+// DefaultClaimSettle is how long a pass waits, after recording Jira creates
+// in the state, before it reads the state back and sends them. Runs outside
+// one lock (Action runs outside one concurrency group, the Action and the
+// App during a migration) can overlap; GitHub has no compare-and-swap, so
+// the wait is what keeps two of them from both creating the same Jira
+// issues. It costs seconds only when creating.
+const DefaultClaimSettle = 2 * time.Second
+
+// ParseClaimSettle reads AUTOPILOT_CLAIM_SETTLE: empty means the default,
+// "0s" turns the wait off (tests).
+func ParseClaimSettle(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return DefaultClaimSettle, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("AUTOPILOT_CLAIM_SETTLE: want a duration such as 2s, got %q", v)
+	}
+	return d, nil
+}
 
 // claim makes sure the state write that records Jira creates stands before
 // they are sent: after ClaimSettle it reads the state comment back, and if

@@ -52,8 +52,8 @@ type Options struct {
 	// state that claims Jira creates before it reads the comment back and
 	// sends them: a run that overlaps this one (no concurrency group) and
 	// passed the same version re-read has written by then, and only the
-	// write that stands creates (no duplicate Jira issue). Action mode sets
-	// it; App mode serialises per issue and leaves it 0.
+	// write that stands creates (no duplicate Jira issue). See
+	// DefaultClaimSettle.
 	ClaimSettle time.Duration
 	// WriteID returns the random id of each state write (State.WriteID);
 	// nil means crypto/rand. The demo makes it deterministic.

@@ -179,12 +179,8 @@ var errKilled = errors.New("run killed (the process died)")
 // errCancelled marks a run the concurrency group cancelled.
 var errCancelled = errors.New("cancelled by the concurrency group")
 
-// claimSettle is the Action's wait before Jira creates, shortened for the
-// suite (runs here are goroutines, not processes a network apart); App
-// mode serialises per issue and does not wait.
-func claimSettle(m Mode) time.Duration {
-	if m == ModeApp {
-		return 0
-	}
-	return 30 * time.Millisecond
-}
+// claimSettle is the wait before Jira creates (2 s in production, Action
+// and App alike), shortened for the suite: runs here are goroutines, not
+// processes a network apart. It matters in App mode too, where the suite's
+// sweep is an Action run beside the App's workers (as during a migration).
+func claimSettle(Mode) time.Duration { return 30 * time.Millisecond }
