@@ -330,6 +330,7 @@ func TestMarkerAndTagParsing(t *testing.T) {
 		{"<!-- autopilot:notice state-lost -->", 0},
 		{"<!-- autopilot:announce 7-x -->", 0},
 		{"<!-- autopilot:gate gx-a -->", 0},
+		{"<!-- autopilot:announce 7-9223372036854775807 -->", 0},
 		{"<!-- other 7-12 -->", 0},
 	} {
 		if got := markerSeq(tc.marker, 7); got != tc.want {
@@ -344,6 +345,7 @@ func TestMarkerAndTagParsing(t *testing.T) {
 		{"<!-- autopilot:reply 1 -->\nhi", 0},
 		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v -3 -->", 0},
 		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v 5 --> trailing", 0},
+		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v 9223372036854775807 -->", 0}, // edited in: ignored, no overflow
 	} {
 		if got := taggedVersion(tc.body); got != tc.want {
 			t.Errorf("taggedVersion(%q) = %d, want %d", tc.body, got, tc.want)
@@ -382,7 +384,7 @@ func FuzzMarkers(f *testing.F) {
 		if got := taggedVersion(s); got < 0 {
 			t.Fatalf("taggedVersion(%q) = %d", s, got)
 		}
-		if v < 0 {
+		if v < 0 || v > maxMarkerNumber {
 			return
 		}
 		if got := taggedVersion(firstLine(s) + "\nbody" + versionTag(v)); got != v {

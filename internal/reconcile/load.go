@@ -144,6 +144,11 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue) (*
 	return ld, nil
 }
 
+// maxMarkerNumber bounds the numbers read from markers and version tags: a
+// person with write access can edit the bot's comments, and a huge number
+// must not overflow the next version (real ones stay far below).
+const maxMarkerNumber = 1 << 40
+
 // versionTagPrefix starts the hidden last line of every comment the bot
 // posts, naming the state version written in the same pass.
 const versionTagPrefix = "<!-- autopilot:v "
@@ -170,7 +175,7 @@ func taggedVersion(body string) int64 {
 		return 0
 	}
 	v, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || v > maxMarkerNumber {
 		return 0
 	}
 	return v
@@ -212,7 +217,7 @@ func markerSeq(marker string, n int) int64 {
 		num = seq
 	}
 	v, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || v > maxMarkerNumber {
 		return 0
 	}
 	return v
