@@ -10,10 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
@@ -25,36 +25,18 @@ const (
 	interval     = 10 * time.Minute
 )
 
-// clock is a manual clock shared by the fake and the server.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // redeliveryWorld is a fake GitHub with the App registered and servers
 // authenticated as that App.
 type redeliveryWorld struct {
 	t     *testing.T
 	gh    *fakegithub.Server
-	clock *clock
+	clock *fakeclock.Clock
 	key   []byte
 }
 
 func newRedeliveryWorld(t *testing.T) *redeliveryWorld {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC)}
+	c := fakeclock.New(time.Date(2026, 5, 4, 12, 0, 0, 0, time.UTC))
 	gh := fakegithub.New(fakegithub.Options{Clock: c.Now})
 	t.Cleanup(gh.Close)
 	k, err := rsa.GenerateKey(rand.Reader, 2048)

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 )
 
 // FuzzServeHTTP throws arbitrary requests at a seeded fake: it must never
@@ -37,7 +39,7 @@ func FuzzServeHTTP(f *testing.F) {
 		if err != nil || !strings.HasPrefix(u.Path, "/") {
 			return
 		}
-		s := New(Options{Clock: (&manualClock{t: epoch}).Now})
+		s := New(Options{Clock: fakeclock.New(epoch).Now})
 		defer s.Close()
 		if s.AddRepo(testRepo) != nil {
 			t.Fatal("seed repo")

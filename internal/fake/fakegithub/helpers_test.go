@@ -6,30 +6,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 )
-
-// manualClock is a fake clock that moves only when told.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 var epoch = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 
@@ -44,12 +27,12 @@ const (
 type env struct {
 	t     *testing.T
 	s     *Server
-	clock *manualClock
+	clock *fakeclock.Clock
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clock := &manualClock{t: epoch}
+	clock := fakeclock.New(epoch)
 	s := New(Options{Clock: clock.Now})
 	t.Cleanup(s.Close)
 	must(t, s.AddRepo(testRepo))
