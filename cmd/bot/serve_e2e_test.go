@@ -24,6 +24,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -538,20 +539,6 @@ func TestServeInlineKeyAndFlagsOverrideEnv(t *testing.T) {
 	}
 }
 
-// redisURL is the Redis the replica tests share, or a skip (a failure when
-// CI=true: CI must run them).
-func redisURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("AUTOPILOT_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true but AUTOPILOT_TEST_REDIS_URL is empty: the replica test must run in CI")
-		}
-		t.Skip("AUTOPILOT_TEST_REDIS_URL not set (e.g. redis://127.0.0.1:6390/0)")
-	}
-	return u
-}
-
 // toBoth posts d to every replica at once and returns the status codes in
 // replica order.
 func toBoth(t *testing.T, rs []*replica, d apptest.Delivery) []int {
@@ -604,7 +591,7 @@ func acceptedOnce(t *testing.T, what string, codes []int) {
 // replicas together: one decision is applied, once; the loser and the
 // stranger get one reply each.
 func TestServeTwoReplicasOnOneRedis(t *testing.T) {
-	rurl := redisURL(t)
+	rurl := servertest.RedisURL(t)
 	g := apptest.New(t)
 	var rs []*replica
 	for _, name := range []string{"replica-a", "replica-b"} {

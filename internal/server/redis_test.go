@@ -8,25 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"sync"
 	"testing"
 	"time"
-)
 
-// redisURL is the test Redis (AUTOPILOT_TEST_REDIS_URL). Without one the
-// test is skipped, except in CI (CI=true), where it fails.
-func redisURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("AUTOPILOT_TEST_REDIS_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("AUTOPILOT_TEST_REDIS_URL is not set; CI must run the Redis tests")
-		}
-		t.Skip("AUTOPILOT_TEST_REDIS_URL not set")
-	}
-	return u
-}
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+)
 
 // testPrefix isolates one test's keys.
 func testPrefix(t *testing.T) string {
@@ -47,7 +34,7 @@ func newRedis(t *testing.T, rawURL string, opts RedisOptions) *RedisStore {
 }
 
 func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
-	u, prefix := redisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a"})
 	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b"})
 	ctx := context.Background()
@@ -64,14 +51,14 @@ func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
 }
 
 func TestRedisLockerExclusiveFencedOwnerOnly(t *testing.T) {
-	u, prefix := redisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
 	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
 	lockerContract(t, a, b)
 }
 
 func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
-	u, prefix := redisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	ttl := 300 * time.Millisecond
 	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a", LockTTL: ttl})
 	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b", LockTTL: ttl, PollMax: 10 * time.Millisecond})
@@ -117,7 +104,7 @@ func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
 }
 
 func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
-	u, prefix := redisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	px := startProxy(t, u)
 	store := newRedis(t, px.url, RedisOptions{Prefix: prefix, Owner: "outage"})
 	rec := newRecorder()
@@ -155,7 +142,7 @@ func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
 // be processed exactly once, jobs on one issue must never overlap (across
 // replicas), and fencing tokens must grow per issue in processing order.
 func TestTwoReplicasOneRedis(t *testing.T) {
-	u, prefix := redisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	rec := newRecorder()
 	rec.delay = 2 * time.Millisecond
 	var fenceMu sync.Mutex
@@ -321,7 +308,7 @@ func (p *proxy) up() {
 
 func TestNewOpensRedisFromConfig(t *testing.T) {
 	cfg := testConfig()
-	cfg.RedisURL = redisURL(t)
+	cfg.RedisURL = servertest.RedisURL(t)
 	rec := newRecorder()
 	s, err := New(cfg, Deps{Processor: rec, Logger: quietLogger(t)})
 	if err != nil {

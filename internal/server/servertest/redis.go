@@ -1,0 +1,22 @@
+package servertest
+
+import (
+	"os"
+	"testing"
+)
+
+// RedisURL is the Redis the tests share (AUTOPILOT_TEST_REDIS_URL, e.g.
+// redis://127.0.0.1:6390/0; .ci/run starts one). Without it the test is
+// skipped, except in CI (CI=true), where it fails: CI must run the Redis
+// tests.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("AUTOPILOT_TEST_REDIS_URL")
+	if u == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but AUTOPILOT_TEST_REDIS_URL is empty: the Redis tests must run in CI")
+		}
+		t.Skip("AUTOPILOT_TEST_REDIS_URL not set (e.g. redis://127.0.0.1:6390/0)")
+	}
+	return u
+}
