@@ -153,6 +153,10 @@ const maxMarkerNumber = 1 << 40
 // posts, naming the state version written in the same pass.
 const versionTagPrefix = "<!-- autopilot:v "
 
+// tagReserve is the room kept for the version tag when a body is cut to
+// GitHub's limit (the tag is at most 1+17+13+4 characters).
+const tagReserve = 40
+
 func versionTag(v int64) string { return "\n" + versionTagPrefix + strconv.FormatInt(v, 10) + " -->" }
 
 // versionTag is the tag for comments posted by this pass (none before the

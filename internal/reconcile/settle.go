@@ -194,7 +194,7 @@ func (ru *run) pruneOutbox() {
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
-			if ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-len(versionTag(0))-8))) {
+			if ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve))) {
 				continue // GitHub refused it (422): given up, said once in the log
 			}
 			ru.effects = append([]state.Effect{e}, ru.effects...)
@@ -341,7 +341,7 @@ func (ru *run) perform() error {
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
-			body := textsafe.Truncate(e.Body, textsafe.MaxBody-len(versionTag(0))-8)
+			body := textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve)
 			if r.o.DryRun {
 				r.o.Print("dry-run: would comment on #" + fmt.Sprint(ru.number) + ":\n" + body)
 				continue
