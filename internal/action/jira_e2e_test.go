@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -446,24 +445,9 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 // windows there were.
 func checkWindows(t *testing.T, log []fakejira.Request) int {
 	t.Helper()
-	windows := 0
-	for i, q := range log {
-		v := q.Answer.Get("Retry-After")
-		if v == "" {
-			continue
-		}
-		secs, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("request %d answered Retry-After %q", i, v)
-		}
-		windows++
-		end := q.At.Add(time.Duration(secs) * time.Second)
-		for _, later := range log[i+1:] {
-			if later.At.Before(end) {
-				t.Errorf("%s %s at %s, %v inside the %ss Retry-After window answered at %s",
-					later.Method, later.Path, later.At.Format("15:04:05.000"), end.Sub(later.At), v, q.At.Format("15:04:05.000"))
-			}
-		}
+	windows, broken := fakejira.RetryAfterWindows(log)
+	for _, b := range broken {
+		t.Error(b)
 	}
 	return windows
 }

@@ -3,7 +3,6 @@ package jira
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
@@ -105,24 +104,9 @@ var deployments = []string{fakejira.Cloud, fakejira.DataCenter}
 // log holds.
 func noRequestInsideRetryAfter(tb testing.TB, log []fakejira.Request) int {
 	tb.Helper()
-	windows := 0
-	for i, q := range log {
-		v := q.Answer.Get("Retry-After")
-		if v == "" {
-			continue
-		}
-		secs, err := strconv.Atoi(v)
-		if err != nil {
-			tb.Fatalf("request %d answered Retry-After %q", i, v)
-		}
-		windows++
-		end := q.At.Add(time.Duration(secs) * time.Second)
-		for _, later := range log[i+1:] {
-			if later.At.Before(end) {
-				tb.Errorf("%s %s at %s, inside the %ss Retry-After window answered at %s",
-					later.Method, later.Path, later.At.Format(time.TimeOnly), v, q.At.Format(time.TimeOnly))
-			}
-		}
+	windows, broken := fakejira.RetryAfterWindows(log)
+	for _, b := range broken {
+		tb.Error(b)
 	}
 	return windows
 }
