@@ -311,3 +311,23 @@ func start(t *testing.T, cfg Config, deps Deps) (*Server, running) {
 	}
 	return s, serve(t, s)
 }
+
+// deliverDuringSweep starts a server whose sweep holds issue 5's lease
+// until release is closed (the sweeper closes entered once it holds it),
+// sends a delivery on issue 5 meanwhile, checks that the job waits for the
+// lease, releases it and waits for the job. It returns the running server.
+func deliverDuringSweep(t *testing.T, deps Deps, rec *recorder, entered, release chan struct{}) running {
+	t.Helper()
+	s, srv := start(t, testConfig(), deps)
+	s.noteInstallation(1)
+	s.sweepAll(context.Background())
+	<-entered
+	issueDelivery(t, "during-sweep", 5).send(t, srv.url)
+	time.Sleep(50 * time.Millisecond)
+	if rec.count("during-sweep") != 0 {
+		t.Fatal("job on the issue ran while the sweep held its lease")
+	}
+	close(release)
+	eventually(t, "job after the sweep", func() bool { return rec.count("during-sweep") == 1 })
+	return srv
+}

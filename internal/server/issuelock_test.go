@@ -58,17 +58,7 @@ func TestWithIssueLockSerialisesASweepWithJobsOnTheIssue(t *testing.T) {
 		}
 		return err
 	})
-	s, srv := start(t, testConfig(), Deps{Processor: rec, Sweeper: sw})
-	s.noteInstallation(1)
-	s.sweepAll(context.Background())
-	<-entered
-	issueDelivery(t, "during-sweep", 5).send(t, srv.url)
-	time.Sleep(50 * time.Millisecond)
-	if rec.count("during-sweep") != 0 {
-		t.Fatal("job on the issue ran while the sweep held its lease")
-	}
-	close(release)
-	eventually(t, "job after the sweep", func() bool { return rec.count("during-sweep") == 1 })
+	srv := deliverDuringSweep(t, Deps{Processor: rec, Sweeper: sw}, rec, entered, release)
 	eventually(t, "both jobs ok", func() bool {
 		_, body := get(t, srv.url, "/metrics")
 		return grepLines(body, `autopilot_jobs_total{event="issues",outcome="ok"} 1`) != "" &&

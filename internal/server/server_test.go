@@ -254,17 +254,7 @@ func TestLockIssueSerialisesSweepWithJobsAndIsReentrant(t *testing.T) {
 		sweepHeld.Store(false)
 		return l.Release(ctx)
 	})
-	s, srv := start(t, testConfig(), Deps{Processor: rec, Sweeper: sw, Locker: locker})
-	s.noteInstallation(1)
-	s.sweepAll(context.Background())
-	<-entered
-	issueDelivery(t, "during-sweep", 5).send(t, srv.url)
-	time.Sleep(50 * time.Millisecond)
-	if rec.count("during-sweep") != 0 {
-		t.Fatal("job on the issue ran while the sweep held its lease")
-	}
-	close(release)
-	eventually(t, "job after the sweep", func() bool { return rec.count("during-sweep") == 1 })
+	srv := deliverDuringSweep(t, Deps{Processor: rec, Sweeper: sw, Locker: locker}, rec, entered, release)
 	_, body := get(t, srv.url, "/metrics")
 	if !strings.Contains(body, `autopilot_jobs_total{event="issues",outcome="ok"} 1`) {
 		t.Fatalf("job did not succeed:\n%s", grepLines(body, "autopilot_jobs_total"))
