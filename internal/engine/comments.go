@@ -31,7 +31,7 @@ func Handled(s *state.State, id int64) bool {
 // (status/help) or no command at all: classifying it needs no state write.
 func ReadOnly(body string) bool {
 	r := reply.Parse(body)
-	return r.Kind == reply.None && !r.Attempt || r.Kind == reply.Command && (r.Cmd == "status" || r.Cmd == "help")
+	return !r.Acts() || r.Kind == reply.Command && (r.Cmd == "status" || r.Cmd == "help")
 }
 
 func (m *machine) ledger(id int64, outcome string) {
@@ -51,7 +51,7 @@ func (m *machine) comment(c Comment) error {
 		return nil
 	}
 	r := reply.Parse(c.Body)
-	if r.Kind == reply.None && !r.Attempt {
+	if !r.Acts() {
 		m.ledger(c.ID, OutNotCommand)
 		return nil
 	}

@@ -466,7 +466,7 @@ func (ru *run) pendingInput() bool {
 		if engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		if res := reply.Parse(c.Body); res.Kind != reply.None || res.Attempt {
+		if reply.Parse(c.Body).Acts() {
 			return true
 		}
 	}
@@ -495,7 +495,7 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 		ev.OnPR = c.IssueNumber
 	}
 	res := reply.Parse(c.Body)
-	acts := res.Kind != reply.None || res.Attempt
+	acts := res.Acts()
 	switch {
 	case !acts || ev.Bot && !ev.Agent:
 		// Bots never act, so their permission is never asked; configured

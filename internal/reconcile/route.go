@@ -128,7 +128,7 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 		// something close to one that earns a reply) is worth reading the
 		// linked issues for; PR chatter costs no API call. The sweep
 		// classifies it later.
-		if res := reply.Parse(c.Body); res.Kind == reply.None && !res.Attempt {
+		if !reply.Parse(c.Body).Acts() {
 			return nil, nil
 		}
 		pr := ev.Issue

@@ -112,7 +112,7 @@ func (ru *run) unseenInput(cs []forge.Comment) bool {
 		if ru.loaded.seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		if res := reply.Parse(c.Body); res.Kind != reply.None || res.Attempt {
+		if reply.Parse(c.Body).Acts() {
 			return true
 		}
 	}

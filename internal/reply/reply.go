@@ -100,6 +100,10 @@ type Result struct {
 	Hint string
 }
 
+// Acts reports whether the comment could act: a decision, a command, or
+// an attempt at one that earns a reply. Anything else is chatter.
+func (r Result) Acts() bool { return r.Kind != None || r.Attempt }
+
 // Hints for attempts. They are the bot's words; nothing of the comment is
 // ever copied into them.
 const (

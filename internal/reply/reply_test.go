@@ -395,3 +395,11 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+func TestActs(t *testing.T) {
+	for body, want := range map[string]bool{"A": true, "/autopilot status": true, "Α": true, "Looks good to me.": false, "": false} {
+		if got := reply.Parse(body).Acts(); got != want {
+			t.Errorf("Parse(%q).Acts() = %v, want %v", body, got, want)
+		}
+	}
+}
