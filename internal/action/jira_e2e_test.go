@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
@@ -393,8 +394,8 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	if st.Gate == nil || st.Gate.Kind != "session-boundary" {
 		t.Fatalf("a rate-limited Jira held up the GitHub side: step %s gate %+v", st.Slug, st.Gate)
 	}
-	if st.JiraRetryAt.IsZero() || engineCount(st) != 4 {
-		t.Fatalf("after the 429s: retry at %v, %d pending", st.JiraRetryAt, engineCount(st))
+	if st.JiraRetryAt.IsZero() || engine.PendingCount(st) != 4 {
+		t.Fatalf("after the 429s: retry at %v, %d pending", st.JiraRetryAt, engine.PendingCount(st))
 	}
 	if !r.hasLabel("autopilot/jira:pending") {
 		t.Errorf("labels %v lack autopilot/jira:pending while tasks wait", r.gh.Labels(repo, r.n))
@@ -418,8 +419,8 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	if q := r.jiraSince(inside); len(q) != 0 {
 		t.Fatalf("%d Jira requests inside the Retry-After window", len(q))
 	}
-	if st2 := r.state(r.n); st2.Slug != "implement" || engineCount(st2) != 4 {
-		t.Fatalf("inside the window: step %s, %d pending", st2.Slug, engineCount(st2))
+	if st2 := r.state(r.n); st2.Slug != "implement" || engine.PendingCount(st2) != 4 {
+		t.Fatalf("inside the window: step %s, %d pending", st2.Slug, engine.PendingCount(st2))
 	}
 
 	// After the window, the sweep drains the outbox.
@@ -450,16 +451,6 @@ func checkWindows(t *testing.T, log []fakejira.Request) int {
 		t.Error(b)
 	}
 	return windows
-}
-
-func engineCount(s *state.State) int {
-	n := 0
-	for _, tk := range s.Tasks {
-		if tk.Jira == state.JiraPending || tk.Jira == state.JiraSending {
-			n++
-		}
-	}
-	return n
 }
 
 // TestJiraLostCreateMakesExactlyOneIssuePerKey: a bulk create that Jira
@@ -512,8 +503,8 @@ func TestJiraLostCreateMakesExactlyOneIssuePerKey(t *testing.T) {
 			searches := len(r.fj.RequestsTo(fakejira.EndpointSearchJQL))
 			r.event("decompose report re-run", "issue_comment", decompose)
 			if time.Since(lostAt) < fakeLag {
-				if st := r.state(r.n); engineCount(st) != 4 || !strings.Contains(st.JiraNote, "search lag") {
-					t.Errorf("inside the lag: %d tasks waiting (want 4), note %q", engineCount(st), st.JiraNote)
+				if st := r.state(r.n); engine.PendingCount(st) != 4 || !strings.Contains(st.JiraNote, "search lag") {
+					t.Errorf("inside the lag: %d tasks waiting (want 4), note %q", engine.PendingCount(st), st.JiraNote)
 				}
 				lookups := 0
 				for _, q := range r.fj.RequestsTo(fakejira.EndpointSearchJQL)[searches:] {
@@ -609,8 +600,8 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 	if n := r.botComments(notice); n != 1 {
 		t.Fatalf("%d pause notices, want 1", n)
 	}
-	if len(r.fj.Issues()) != 0 || engineCount(st) != 2 {
-		t.Fatalf("after a refused create: %d issues, %d waiting", len(r.fj.Issues()), engineCount(st))
+	if len(r.fj.Issues()) != 0 || engine.PendingCount(st) != 2 {
+		t.Fatalf("after a refused create: %d issues, %d waiting", len(r.fj.Issues()), engine.PendingCount(st))
 	}
 	paused := len(r.fj.Requests())
 	r.say("devin", decomposeReport)
@@ -626,8 +617,8 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 	if n := r.botComments(notice); n != 1 {
 		t.Errorf("%d pause notices, want 1", n)
 	}
-	if !r.hasLabel("autopilot/jira:pending") || engineCount(st) != len(plannedTitles) {
-		t.Errorf("while paused: labels %v, %d waiting", r.gh.Labels(repo, r.n), engineCount(st))
+	if !r.hasLabel("autopilot/jira:pending") || engine.PendingCount(st) != len(plannedTitles) {
+		t.Errorf("while paused: labels %v, %d waiting", r.gh.Labels(repo, r.n), engine.PendingCount(st))
 	}
 	r.fj.SetAuthValid(true)
 	r.say("maria", "/autopilot jira retry")
@@ -712,8 +703,8 @@ func TestJira120TasksTakeThreeCreateRequests(t *testing.T) {
 		t.Errorf("%d create requests for 120 tasks, want 3", creates)
 	}
 	st := r.state(r.n)
-	if len(st.Tasks) != 122 || engineCount(st) != 0 {
-		t.Fatalf("%d tasks, %d waiting", len(st.Tasks), engineCount(st))
+	if len(st.Tasks) != 122 || engine.PendingCount(st) != 0 {
+		t.Fatalf("%d tasks, %d waiting", len(st.Tasks), engine.PendingCount(st))
 	}
 	for _, tk := range st.Tasks {
 		if tk.Jira != state.JiraCreated || r.fj.CountLabel(tk.IdemKey) != 1 {

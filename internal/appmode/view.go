@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -152,7 +153,7 @@ func (g *outboxGauge) set(repo string, number int, s *state.State) {
 		return
 	}
 	key := server.IssueLockKey(strings.ToLower(repo), number)
-	n := jiraWaiting(s)
+	n := engine.PendingCount(s) // as the state comment's "Jira sync pending (n)"
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.total += n - g.per[key]
@@ -162,17 +163,4 @@ func (g *outboxGauge) set(repo string, number int, s *state.State) {
 		g.per[key] = n
 	}
 	g.m.SetJiraOutbox(g.total)
-}
-
-// jiraWaiting counts the tasks not yet in Jira: pending (Jira off, refused
-// or not reached yet) or sent with the outcome unknown. It is the number the
-// state comment shows as "Jira sync pending (n)".
-func jiraWaiting(s *state.State) int {
-	n := 0
-	for _, t := range s.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
-			n++
-		}
-	}
-	return n
 }
