@@ -12,11 +12,13 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/demo"
+	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // Set by the linker: -ldflags "-X main.version=v1.2.3 -X main.commit=abc".
@@ -57,12 +59,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "demo":
 		return runDemo(ctx, args, stdout, stderr)
 	case "action":
+		if code, done := parseNone("action", actionUsage, args, stdout, stderr); done {
+			return code
+		}
 		return action.Run(ctx, action.Env{Getenv: getenv, Stdout: stdout, Stderr: stderr, NewTracker: newTracker})
 	case "serve":
 		return runServe(ctx, args, stdout, stderr, getenv)
 	case "validate":
 		return runValidate(args, stdout, stderr)
 	case "version", "--version", "-v":
+		if code, done := parseNone("version", versionUsage, args, stdout, stderr); done {
+			return code
+		}
 		fmt.Fprintf(stdout, "autopilot %s (commit %s, %s %s/%s)\n", version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
 	case "help", "-h", "--help":
@@ -76,6 +84,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 2
 	}
 }
+
+const (
+	demoUsage = `usage: bot demo [--flow NAME] [--jira] [--json] [--quiet]
+
+Runs a complete autopilot scenario on the embedded sandbox forge and sandbox
+Jira (no network, no token, fixed clock). Exit 0 when the run ends done.
+
+flags:
+`
+	validateUsage = `usage: bot validate [path]
+
+Checks a .github/autopilot.yml (default .github/autopilot.yml); errors name
+the line and field. Exit 0 when valid, 2 otherwise.
+`
+	actionUsage = `usage: bot action
+
+GitHub Action entry point (the default command when GITHUB_ACTIONS=true). It
+takes no flags: the inputs come from INPUT_<NAME> variables (github_token,
+config_path, trigger_label, bot_login, state_key, answer_permission,
+jira_url, jira_user, jira_token, jira_project, dry_run, telemetry_path) and
+the event from GITHUB_EVENT_NAME, GITHUB_EVENT_PATH and GITHUB_REPOSITORY.
+See docs/action.md.
+`
+	versionUsage = `usage: bot version
+
+Prints the version, commit and Go version.
+`
+)
+
+// parseNone handles the arguments of a command that takes no flags:
+// -h/--help prints its usage (exit 0); anything else is a usage error
+// (exit 2). done is false when there were no arguments.
+func parseNone(name, help string, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, help)
+		return 0, true
+	}
+	fmt.Fprintf(stderr, "%s: unexpected argument %q\n\n%s", name, args[0], help)
+	return 2, true
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
 func revision() string {
 	if commit != "" {
@@ -94,19 +147,29 @@ func revision() string {
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), demoUsage)
+		fs.PrintDefaults()
+	}
 	var o demo.Options
 	fs.StringVar(&o.Flow, "flow", "greenfield", "flow to run: greenfield, existing-code, meta-repo, review-loop")
 	fs.BoolVar(&o.Jira, "jira", false, "let the sandbox Jira accept the credentials (tasks get Jira keys)")
 	fs.BoolVar(&o.JSON, "json", false, "print a machine-readable transcript")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the summary")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "demo: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if _, err := demo.Run(ctx, o, stdout); err != nil {
+	tr, err := demo.Run(ctx, o, stdout)
+	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		var ue *demo.UsageError
 		if errors.As(err, &ue) {
@@ -114,13 +177,21 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if tr.Summary.Status != state.RunDone {
+		fmt.Fprintf(stderr, "demo: the %s scenario ended %s, not done\n", o.Flow, tr.Summary.Status)
+		return 1
+	}
 	return 0
 }
 
 func runValidate(args []string, stdout, stderr io.Writer) int {
 	path := config.DefaultPath
-	if len(args) > 1 {
-		fmt.Fprintln(stderr, "usage: bot validate [path]")
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, validateUsage)
+		return 0
+	}
+	if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
+		fmt.Fprintf(stderr, "validate: unexpected arguments %q\n\n%s", args, validateUsage)
 		return 2
 	}
 	if len(args) == 1 {

@@ -86,3 +86,43 @@ func TestIrrelevantEventMakesNoAPICall(t *testing.T) {
 		t.Fatalf("irrelevant events made %d API calls, want 0", n)
 	}
 }
+
+// TestEveryCommandAnswersHelp: each command prints its usage with its flags
+// on --help and exits 0, without doing its work (validate must not open a
+// file named "--help", action must not run).
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		want []string
+	}{
+		{"demo", []string{"usage: bot demo", "-flow", "-jira", "-json", "-quiet"}},
+		{"validate", []string{"usage: bot validate [path]"}},
+		{"action", []string{"usage: bot action", "INPUT_<NAME>", "GITHUB_REPOSITORY"}},
+		{"serve", []string{"-webhook-secret", "-app-id"}},
+		{"version", []string{"usage: bot version"}},
+	} {
+		for _, h := range []string{"--help", "-h"} {
+			code, out, errs := runCmd(t, map[string]string{"GITHUB_ACTIONS": "true"}, c.cmd, h)
+			if code != 0 {
+				t.Errorf("bot %s %s: exit %d, want 0\n%s%s", c.cmd, h, code, out, errs)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("bot %s %s: stdout lacks %q:\n%s", c.cmd, h, w, out)
+				}
+			}
+			if strings.Contains(out+errs, "::error::") || strings.Contains(out, "API calls") {
+				t.Errorf("bot %s %s did its work instead of printing help:\n%s%s", c.cmd, h, out, errs)
+			}
+		}
+	}
+}
+
+// TestUsageErrorsExitTwo: an unexpected argument is a usage error.
+func TestUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{{"action", "now"}, {"version", "--short"}, {"validate", "--strict"}, {"demo", "extra"}} {
+		if code, out, errs := runCmd(t, nil, args...); code != 2 {
+			t.Errorf("bot %v: exit %d, want 2\n%s%s", args, code, out, errs)
+		}
+	}
+}

@@ -60,6 +60,15 @@ func Run(ctx context.Context, env Env) int {
 	if name == "" {
 		return fail(env, ExitUsage, errors.New("GITHUB_EVENT_NAME is not set: run this inside GitHub Actions (or set it with GITHUB_EVENT_PATH)"))
 	}
+	// Checked before the event, so a missing repository is a usage error
+	// (exit 2) whatever the event is.
+	repo := env.Getenv("GITHUB_REPOSITORY")
+	if repo == "" {
+		return fail(env, ExitUsage, errors.New("GITHUB_REPOSITORY is not set (want owner/name, as the Actions runner sets it)"))
+	}
+	if o, n, ok := strings.Cut(repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
+		return fail(env, ExitUsage, fmt.Errorf("GITHUB_REPOSITORY %q: want owner/name", repo))
+	}
 	var payload []byte
 	if p := env.Getenv("GITHUB_EVENT_PATH"); p != "" {
 		payload, err = readCapped(p, ghevent.MaxPayloadBytes)
@@ -75,18 +84,11 @@ func Run(ctx context.Context, env Env) int {
 	if err != nil {
 		return fail(env, ExitFailure, fmt.Errorf("event file: %w", err))
 	}
-	res := Result{Event: name + "." + ev.Action}
+	res := Result{Event: eventName(name, ev.Action)}
 	if !ev.Handled {
-		fmt.Fprintf(env.Stdout, "autopilot: %s.%s is not an event autopilot acts on; nothing to do\n", name, ev.Action)
+		fmt.Fprintf(env.Stdout, "autopilot: %s is not an event autopilot acts on; nothing to do\n", res.Event)
 		writeOutputs(env, in, res)
 		return ExitOK
-	}
-	repo := env.Getenv("GITHUB_REPOSITORY")
-	if repo == "" {
-		repo = ev.Repo
-	}
-	if repo == "" || !strings.Contains(repo, "/") {
-		return fail(env, ExitUsage, errors.New("GITHUB_REPOSITORY is not set (want owner/name)"))
 	}
 	if in.GitHubToken == "" {
 		return fail(env, ExitUsage, &InputError{"github_token", "empty: pass ${{ github.token }} or set GITHUB_TOKEN"})
@@ -153,11 +155,24 @@ func Run(ctx context.Context, env Env) int {
 	return ExitOK
 }
 
-// fail prints the error on stderr and as an ::error:: annotation.
+// fail prints the error on stderr and, inside GitHub Actions, as an
+// ::error:: annotation too (outside Actions that line would only print the
+// error a second time).
 func fail(env Env, code int, err error) int {
 	fmt.Fprintf(env.Stderr, "autopilot: %v\n", err)
-	fmt.Fprintf(env.Stdout, "::error::%s\n", escapeAnnotation(err.Error()))
+	if env.Getenv("GITHUB_ACTIONS") == "true" {
+		fmt.Fprintf(env.Stdout, "::error::%s\n", escapeAnnotation(err.Error()))
+	}
 	return code
+}
+
+// eventName is "name.action", or the name alone for events without an
+// action (push, schedule).
+func eventName(name, action string) string {
+	if action == "" {
+		return name
+	}
+	return name + "." + action
 }
 
 // escapeAnnotation encodes a workflow-command message.

@@ -112,7 +112,7 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 	if err := os.WriteFile(ev, []byte(`{"action":"created"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := map[string]string{"GITHUB_EVENT_NAME": "schedule", "GITHUB_REPOSITORY": "acme/widgets", "INPUT_GITHUB_TOKEN": "t",
+	base := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "schedule", "GITHUB_REPOSITORY": "acme/widgets", "INPUT_GITHUB_TOKEN": "t",
 		"GITHUB_API_URL": "http://127.0.0.1:9"} // nothing listens: a request would fail with exit 1
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{}
@@ -137,6 +137,7 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 		{"no event file for a comment", with("GITHUB_EVENT_NAME", "issue_comment"), 2, "GITHUB_EVENT_PATH is not set"},
 		{"no repository", with("GITHUB_REPOSITORY", ""), 2, "GITHUB_REPOSITORY is not set"},
 		{"repository without owner", with("GITHUB_REPOSITORY", "widgets"), 2, "GITHUB_REPOSITORY"},
+		{"no repository, unhandled event", with("GITHUB_REPOSITORY", "", "GITHUB_EVENT_NAME", "star", "GITHUB_EVENT_PATH", ev), 2, "GITHUB_REPOSITORY is not set"},
 		{"no token at all", with("INPUT_GITHUB_TOKEN", ""), 2, "input github_token"},
 		{"bad mutation gap", with("AUTOPILOT_MUTATION_GAP", "soon"), 2, "AUTOPILOT_MUTATION_GAP"},
 		{"bad claim settle", with("AUTOPILOT_CLAIM_SETTLE", "later"), 2, "AUTOPILOT_CLAIM_SETTLE"},
@@ -166,5 +167,36 @@ func TestRunUsageErrorsExitTwo(t *testing.T) {
 				t.Errorf("a usage error got as far as calling the API: %s", stdout)
 			}
 		})
+	}
+}
+
+// TestErrorsPrintOnceOutsideActions: outside the runner an error is one line
+// on stderr; the ::error:: annotation is for the Actions log only.
+func TestErrorsPrintOnceOutsideActions(t *testing.T) {
+	env := map[string]string{"GITHUB_EVENT_NAME": "schedule", "INPUT_GITHUB_TOKEN": "t"}
+	code, stdout, stderr := runInProcess(t, env)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if strings.Count(stdout+stderr, "GITHUB_REPOSITORY is not set") != 1 {
+		t.Errorf("the error is not printed exactly once:\nstdout: %s\nstderr: %s", stdout, stderr)
+	}
+	env["GITHUB_ACTIONS"] = "true"
+	_, stdout, stderr = runInProcess(t, env)
+	if !strings.Contains(stdout, "::error::GITHUB_REPOSITORY") || !strings.Contains(stderr, "GITHUB_REPOSITORY") {
+		t.Errorf("inside Actions the error belongs on stderr and as an annotation:\nstdout: %s\nstderr: %s", stdout, stderr)
+	}
+}
+
+// TestUnhandledEventNameHasNoStrayDot: an event without an action is
+// named alone ("push"), not "push.".
+func TestUnhandledEventNameHasNoStrayDot(t *testing.T) {
+	ev := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(ev, []byte(`{"ref":"refs/heads/main"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runInProcess(t, map[string]string{"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": ev, "GITHUB_REPOSITORY": "acme/widgets", "INPUT_GITHUB_TOKEN": "t"})
+	if code != 0 || !strings.Contains(stdout, "autopilot: push is not an event") {
+		t.Errorf("exit %d, stdout %q; want 0 and \"push is not an event\"", code, stdout)
 	}
 }

@@ -183,12 +183,19 @@ func GateID(body string) (string, bool) {
 	return id, true
 }
 
+// Width is the widest line of a Choose block, in display columns: GitHub
+// shows a code block of about this width on an issue page without a
+// horizontal scroll bar. Longer lines wrap at spaces.
+const Width = 80
+
 // Render returns the comment body of the block: the marker line, the block
-// in a ```text fence, then ReplyHint. Call Validate first; Render never
-// fails, and on an invalid block it still produces a safe (if odd) body.
+// in a ```text fence, then ReplyHint. Lines longer than Width wrap at
+// spaces (an option's continuation lines hang under its text). Call
+// Validate first; Render never fails, and on an invalid block it still
+// produces a safe (if odd) body.
 func (b Block) Render() string {
 	var s strings.Builder
-	line := func(text string) { s.WriteString(" " + text + "\n") }
+	line := func(text string) { s.WriteString(wrap(" "+text, " ") + "\n") }
 	rule := func() { s.WriteString(choiceRule + "\n") }
 
 	s.WriteString(Marker(b.GateID) + "\n```text\n")
@@ -205,7 +212,7 @@ func (b Block) Render() string {
 		rule()
 	}
 	for _, o := range b.Options {
-		line(clean(o.Letter, 1) + ") " + clean(o.Text, MaxOption))
+		s.WriteString(wrap(" "+clean(o.Letter, 1)+") "+clean(o.Text, MaxOption), "    ") + "\n")
 	}
 	rule()
 	reason := strings.Split(textsafe.Clip(b.Reason, MaxReason), "\n")
@@ -227,4 +234,31 @@ func (b Block) Render() string {
 // clean makes one line of caller text safe inside the fence.
 func clean(s string, max int) string {
 	return strings.TrimSpace(textsafe.Code(textsafe.Clip(s, max)))
+}
+
+// wrap breaks a line at spaces so that no line is wider than Width; each
+// continuation line starts with hang. A word wider than the room left stays
+// whole on its own line.
+func wrap(text, hang string) string {
+	if displayWidth(text) <= Width {
+		return text
+	}
+	lead := len(text) - len(strings.TrimLeft(text, " "))
+	words := strings.Fields(text)
+	var out strings.Builder
+	cur := text[:lead]
+	empty := true
+	for _, w := range words {
+		if !empty && displayWidth(cur)+1+displayWidth(w) > Width {
+			out.WriteString(cur + "\n")
+			cur, empty = hang, true
+		}
+		if !empty {
+			cur += " "
+		}
+		cur += w
+		empty = false
+	}
+	out.WriteString(cur)
+	return out.String()
 }

@@ -231,3 +231,41 @@ func TestRenderNeverBreaksTheFence(t *testing.T) {
 		}
 	}
 }
+
+// TestLongLinesWrapWithinWidth: a long detail, option and recommendation
+// wrap at spaces so GitHub shows the block without a horizontal scroll bar,
+// and no word is lost or split.
+func TestLongLinesWrapWithinWidth(t *testing.T) {
+	b := Block{
+		GateID:  "jira-auth-7",
+		Title:   "Jira authentication failed",
+		Details: []string{"Detail: jira authentication failed (HTTP 401): Client must be authenticated to access this resource."},
+		Options: []Option{
+			{"A", "Retry authentication"},
+			{"B", "Continue without Jira (tasks saved locally only, numbered 01, 02, … and synced later with /autopilot jira sync)"},
+		},
+		Recommend: "A",
+		Reason:    "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending",
+	}
+	out := b.Render()
+	for _, l := range strings.Split(out, "\n") {
+		if l == ReplyHint {
+			continue
+		}
+		if w := displayWidth(l); w > Width {
+			t.Errorf("line of width %d > %d: %q", w, Width, l)
+		}
+	}
+	if !strings.Contains(out, "\n B) Continue without Jira") || !strings.Contains(out, "\n    ") {
+		t.Errorf("a wrapped option should hang under its text:\n%s", out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{b.Details[0], b.Options[1].Text, "Recommendation: A — " + b.Reason} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("wrapped block lost words of %q:\n%s", want, out)
+		}
+	}
+	if got := wrap(" "+strings.Repeat("x", 120), " "); got != " "+strings.Repeat("x", 120) {
+		t.Errorf("a word wider than the line must stay whole, got %q", got)
+	}
+}

@@ -227,8 +227,8 @@ func TestDecisionsAreRecordedInFull(t *testing.T) {
 		t.Fatalf("decisions = %+v", res.State.Decisions)
 	}
 	wantDeep(t, "decision", res.State.Decisions[0], state.Decision{
-		Gate: g.ID, Question: "DECISION REQUIRED: Decompose complete — start implement?", Option: "A",
-		OptionText: "Start implement with a fresh executor session (recommended)", By: "maria", At: c.At,
+		Gate: g.ID, Question: "DECISION REQUIRED: Decompose complete — start implementation?", Option: "A",
+		OptionText: "Start implementation with a fresh executor session (recommended)", By: "maria", At: c.At,
 		Link: c.URL, CommentID: c.ID, Reason: "fresh context please", GateOpenedAt: g.OpenedAt,
 	})
 	want(t, "decision result", res.Decision, "A")

@@ -54,9 +54,9 @@ func TestSessionBoundaryAsksFreshOrContinue(t *testing.T) {
 		next     string
 		nextName string
 	}{
-		{flow: "greenfield", after: "decompose", next: "implement", nextName: "implement"},
-		{flow: "existing-code", after: "decompose-tests", next: "implement-tests", nextName: "implement tests"},
-		{flow: "existing-code", after: "new-task", next: "implement", nextName: "implement"},
+		{flow: "greenfield", after: "decompose", next: "implement", nextName: "implementation"},
+		{flow: "existing-code", after: "decompose-tests", next: "implement-tests", nextName: "test implementation"},
+		{flow: "existing-code", after: "new-task", next: "implement", nextName: "implementation"},
 	}
 	for _, tc := range tests {
 		for _, answer := range []string{"A", "B"} {

@@ -301,10 +301,11 @@ func (m *machine) proceed(done flow.Step) {
 			summary = append(summary, fmt.Sprintf("Tasks: %d (%s points)", n, pts(m.totalPoints())))
 		}
 		summary = append(summary, m.nextLine())
-		m.openGate("session-boundary", fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, strings.ToLower(nst.Name)), summary,
-			[]state.Option{{Letter: "A", Text: "Start " + strings.ToLower(nst.Name) + " with a fresh executor session (recommended)", Action: "fresh-session"},
+		work := nst.Work()
+		m.openGate("session-boundary", fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, work), summary,
+			[]state.Option{{Letter: "A", Text: "Start " + work + " with a fresh executor session (recommended)", Action: "fresh-session"},
 				{Letter: "B", Text: "Continue in the current executor session", Action: "continue-session"}},
-			"A", strings.ToLower(nst.Name)+" is long; fresh context helps")
+			"A", work+" is a long phase; fresh context helps")
 		m.s.Gate.Next = nst.Slug
 		return
 	}

@@ -52,6 +52,19 @@ type Step struct {
 	// Implements marks steps whose completion closes a batch of tasks
 	// (carryover is measured there).
 	Implements bool `yaml:"implements,omitempty" json:"implements,omitempty"`
+	// Noun names the step's work in questions ("start implementation?");
+	// see Work for the default.
+	Noun string `yaml:"noun,omitempty" json:"noun,omitempty"`
+}
+
+// Work is the step's work as a noun phrase for questions and options:
+// Noun when set, else "the <Name> step" (step names are imperatives such as
+// "Implement", which read badly after "start").
+func (s Step) Work() string {
+	if s.Noun != "" {
+		return s.Noun
+	}
+	return "the " + s.Name + " step"
 }
 
 // Loop makes a flow continue at another step after its last one (the
