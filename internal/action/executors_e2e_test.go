@@ -166,6 +166,7 @@ func (r *execRig) finishRun(rn fakegithub.WorkflowRun, conclusion string) result
 		"workflow_run.head_branch": rn.Ref, "workflow_run.head_sha": rn.HeadSHA, "workflow_run.path": rn.Workflow,
 		"workflow_run.run_number": rn.RunNumber, "workflow_run.html_url": runURL(rn.ID),
 		"workflow.name": "autopilot-step", "workflow.path": rn.Workflow,
+		"workflow_run.created_at": rn.CreatedAt.Format(time.RFC3339), "workflow_run.head_repository.full_name": repo, "workflow_run.repository.full_name": repo,
 		"sender.login": fakegithub.ActionsBotLogin, "sender.type": "Bot",
 	})
 	return r.event(fmt.Sprintf("run %d %s", rn.ID, conclusion), "workflow_run", p)

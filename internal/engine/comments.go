@@ -72,6 +72,10 @@ func (m *machine) comment(c Comment) error {
 			m.refuseUnauthorized(c)
 			return nil
 		}
+		if c.EditUnproven && !ReadOnly(c.Body) {
+			m.refuseEdited(c)
+			return nil
+		}
 		m.command(c, r)
 		return nil
 	}
@@ -80,6 +84,10 @@ func (m *machine) comment(c Comment) error {
 	}
 	if !c.Perm.AtLeast(m.set.AnswerPermission) {
 		m.refuseUnauthorized(c)
+		return nil
+	}
+	if c.EditUnproven && !ReadOnly(c.Body) {
+		m.refuseEdited(c)
 		return nil
 	}
 	if r.Attempt {
@@ -120,6 +128,18 @@ func (m *machine) refuseUnauthorized(c Comment) {
 		m.replyTo(c.ID, fmt.Sprintf("@\u200b%s, thanks — only people with at least **%s** permission on this repository can answer autopilot's questions or run its commands, so this comment was not applied.",
 			textsafe.Escape(c.Author), m.set.AnswerPermission))
 	}
+}
+
+// refuseEdited refuses a comment edited before it was processed whose
+// current text its author cannot be shown to have written: someone with
+// write access may have changed it. The author is asked, once, to post a
+// new comment; the edited one is never applied.
+func (m *machine) refuseEdited(c Comment) {
+	m.ledger(c.ID, "rejected:edited")
+	m.changed = true
+	m.react(c.ID, reactConfuse)
+	m.replyTo(c.ID, fmt.Sprintf("@\u200b%s: this comment was edited before autopilot processed it, and autopilot cannot confirm that you wrote its current text, so it was not applied. Please post your answer or command as a new comment.",
+		textsafe.Escape(c.Author)))
 }
 
 // replyOnce posts a reply unless this user already got one of this kind for

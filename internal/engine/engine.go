@@ -102,6 +102,12 @@ type Comment struct {
 	// GatePostedAt is when the open gate's comment appeared (GitHub clock),
 	// zero when unknown; answers older than it are stale.
 	GatePostedAt time.Time
+	// EditUnproven: the comment was edited before it was processed
+	// (updated_at differs from created_at) and nothing shows that its
+	// author wrote the current text (GitHub's REST API does not say who
+	// edited a comment; an issue_comment.edited delivery sent by the
+	// author is the proof). Such a comment is refused once, never applied.
+	EditUnproven bool
 }
 
 // Review is a submitted review on a linked PR.
@@ -127,12 +133,24 @@ type Checks struct {
 	URL    string
 }
 
-// RunCompleted: a dispatched workflow run finished.
+// RunCompleted: a dispatched workflow run finished. Only the recorded run
+// id completes the step; the fields after URL are what the session-token
+// fallback checks when no run id was recorded (see MatchRun).
 type RunCompleted struct {
 	RunID        int64
 	DisplayTitle string
 	Conclusion   string
 	URL          string
+	// Path is the run's workflow file (workflow_run.path, e.g.
+	// ".github/workflows/autopilot-step.yml").
+	Path string
+	// Event is what triggered the run (workflow_run.event).
+	Event string
+	// HeadRepo is workflow_run.head_repository.full_name: a fork's name
+	// for runs on a fork's branch.
+	HeadRepo string
+	// CreatedAt is workflow_run.created_at (GitHub's clock).
+	CreatedAt time.Time
 }
 
 // Dispatched reports the outcome of a dispatch effect.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -230,16 +231,13 @@ func (m *machine) dispatched(e Dispatched) {
 	}
 }
 
-// runCompleted matches a workflow run exactly (run id or session token).
+// runCompleted completes or fails the dispatched step with the run that
+// MatchRun accepts; any other run changes nothing.
 func (m *machine) runCompleted(e RunCompleted) {
+	if ok, _ := MatchRun(m.set, m.s, e); !ok {
+		return
+	}
 	ex := m.s.Exec
-	if ex == nil || ex.Executor != "dispatch" || m.s.Status != state.InProgress {
-		return
-	}
-	match := ex.RunID != 0 && e.RunID == ex.RunID || ex.Session != "" && containsToken(e.DisplayTitle, ex.Session)
-	if !match {
-		return
-	}
 	ex.RunID = e.RunID
 	m.changed = true
 	if e.Conclusion == "success" {
@@ -252,6 +250,54 @@ func (m *machine) runCompleted(e RunCompleted) {
 		why += " — " + e.URL
 	}
 	m.fail(why)
+}
+
+// RunClockSkew is how much earlier than the dispatch (bot clock) a run's
+// created_at (GitHub's clock) may be and still match by session token.
+const RunClockSkew = time.Minute
+
+// MatchRun decides whether a completed workflow run reports the dispatched
+// step of s (PRODUCT §9). When the dispatch recorded a run id, only that id
+// matches. Without one (a server that returned no run details) the session
+// token in the display title matches, and only for a run of the configured
+// workflow file, triggered by workflow_dispatch, on the base repository (not
+// a fork), created after the dispatch: the token is printed on the issue,
+// so anyone can put it in a title. The reason says why a run was ignored.
+func MatchRun(set Settings, s *state.State, e RunCompleted) (bool, string) {
+	if s == nil || s.Exec == nil || s.Exec.Executor != "dispatch" || s.Status != state.InProgress {
+		return false, "no dispatched step is waiting for a run"
+	}
+	ex := s.Exec
+	if ex.RunID != 0 {
+		if e.RunID == ex.RunID {
+			return true, ""
+		}
+		return false, fmt.Sprintf("run %d is not the recorded run %d", e.RunID, ex.RunID)
+	}
+	if ex.Session == "" || !containsToken(e.DisplayTitle, ex.Session) {
+		return false, "the display title does not carry the session token " + ex.Session
+	}
+	return TokenRunTrusted(set, s.Slug, ex, e.Path, e.Event, e.HeadRepo, e.CreatedAt)
+}
+
+// TokenRunTrusted checks a run that carries the session token but was not
+// recorded by id: the configured workflow file of step slug, event
+// workflow_dispatch, the base repository, created after the dispatch.
+// The dispatch retry uses it too, before adopting a run.
+func TokenRunTrusted(set Settings, slug string, ex *state.Execution, path, event, headRepo string, created time.Time) (bool, string) {
+	wf := set.Config.ExecutorFor(slug).Workflow
+	file, _, _ := strings.Cut(path, "@") // ".github/workflows/x.yml@main"
+	switch {
+	case wf == "" || file != wf && file != ".github/workflows/"+wf:
+		return false, fmt.Sprintf("workflow file %q is not the configured %q", path, wf)
+	case event != "workflow_dispatch":
+		return false, fmt.Sprintf("event %q is not workflow_dispatch", event)
+	case set.Repo == "" || !strings.EqualFold(headRepo, set.Repo):
+		return false, fmt.Sprintf("head repository %q is not %q", headRepo, set.Repo)
+	case created.IsZero() || created.Before(ex.DispatchedAt.Add(-RunClockSkew)):
+		return false, fmt.Sprintf("created %s, before the dispatch at %s", created.UTC().Format(time.RFC3339), ex.DispatchedAt.UTC().Format(time.RFC3339))
+	}
+	return true, ""
 }
 
 // containsToken matches the session token as a whole word.

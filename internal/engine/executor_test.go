@@ -72,6 +72,14 @@ func TestDispatchErrorRunsTheRetryProtocol(t *testing.T) {
 	}
 }
 
+// tokenRun is a completed run of the configured workflow that a dispatch
+// without run details started: matched by its session token, dispatched
+// (workflow_dispatch) on the base repository just after the dispatch.
+func tokenRun(id int64, session, conclusion string) RunCompleted {
+	return RunCompleted{RunID: id, DisplayTitle: "autopilot " + session, Conclusion: conclusion,
+		Path: ".github/workflows/impl.yml", Event: "workflow_dispatch", HeadRepo: "acme/widgets", CreatedAt: t0.Add(24 * time.Hour)}
+}
+
 func TestRunCompletedMatching(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -80,13 +88,15 @@ func TestRunCompletedMatching(t *testing.T) {
 	}{
 		{name: "by run id", ev: func(string) RunCompleted { return RunCompleted{RunID: 777, Conclusion: "success"} }, match: true},
 		{name: "by session token in display title", ev: func(s string) RunCompleted {
-			return RunCompleted{RunID: 900, DisplayTitle: "autopilot " + s, Conclusion: "success"}
+			return tokenRun(900, s, "success")
 		}, match: true},
 		{name: "different token", ev: func(s string) RunCompleted {
-			return RunCompleted{RunID: 901, DisplayTitle: "autopilot " + s + "x", Conclusion: "success"}
+			return tokenRun(901, s+"x", "success")
 		}, match: false},
 		{name: "token as a substring only", ev: func(s string) RunCompleted {
-			return RunCompleted{RunID: 902, DisplayTitle: "autopilot-" + s, Conclusion: "success"}
+			r := tokenRun(902, s, "success")
+			r.DisplayTitle = "autopilot-" + s
+			return r
 		}, match: false},
 		{name: "another run id", ev: func(string) RunCompleted { return RunCompleted{RunID: 778, Conclusion: "success"} }, match: false},
 	}
@@ -116,7 +126,9 @@ func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
 	h, _ := toDispatch(t)
 	first := h.st.Exec.Session
 	runURL := "https://github.com/acme/widgets/actions/runs/1"
-	res := h.apply(RunCompleted{RunID: 1, DisplayTitle: "autopilot " + first, Conclusion: "failure", URL: runURL})
+	ev := tokenRun(1, first, "failure")
+	ev.URL = runURL
+	res := h.apply(ev)
 	s := res.State
 	want(t, "retry_count", s.RetryCount, 1)
 	want(t, "still in progress", s.Status, state.InProgress)
@@ -128,8 +140,8 @@ func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
 		t.Fatal("no new session for the retry")
 	}
 	// The old run reporting again is not the current execution.
-	want(t, "stale run", h.apply(RunCompleted{RunID: 1, DisplayTitle: "autopilot " + first, Conclusion: "success"}).Changed, false)
-	res = h.apply(RunCompleted{RunID: 2, DisplayTitle: "autopilot " + second, Conclusion: "success"})
+	want(t, "stale run", h.apply(tokenRun(1, first, "success")).Changed, false)
+	res = h.apply(tokenRun(2, second, "success"))
 	wantStopped(t, res, KillFailedWave)
 	want(t, "step completed before the stop", progressOf(res.State, "implement"), state.Completed)
 	want(t, "retry log cleared by the success", len(res.State.RetryLog), 0)
@@ -240,4 +252,98 @@ func TestReviewerWithoutPermissionCannotRequestChanges(t *testing.T) {
 	rv = changes("bob", "nope")
 	rv.State = "COMMENTED"
 	want(t, "comment review ignored", h.apply(rv).State.Slug, "code-review")
+}
+
+// TestRunMatchRules is PRODUCT §9's exact matching: a recorded run id is
+// the only match; the session token counts only without one, and only for
+// a run of the configured workflow, dispatched, on the base repository,
+// after the dispatch. Ignored runs change nothing and post nothing.
+func TestRunMatchRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		recorded int64
+		ev       func(session string, dispatched time.Time) RunCompleted
+		match    bool
+		why      string
+	}{
+		{name: "recorded id", recorded: 777, match: true, ev: func(string, time.Time) RunCompleted {
+			return RunCompleted{RunID: 777, Conclusion: "success"}
+		}},
+		{name: "token but not the recorded id", recorded: 777, why: "is not the recorded run 777", ev: func(s string, _ time.Time) RunCompleted {
+			return tokenRun(900, s, "success")
+		}},
+		{name: "token, configured workflow, dispatch, base repo", match: true, ev: func(s string, _ time.Time) RunCompleted {
+			return tokenRun(900, s, "success")
+		}},
+		{name: "workflow path with a ref suffix", match: true, ev: func(s string, _ time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.Path += "@main"
+			return r
+		}},
+		{name: "another workflow file", why: "is not the configured", ev: func(s string, _ time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.Path = ".github/workflows/ci.yml"
+			return r
+		}},
+		{name: "not a workflow_dispatch run", why: "is not workflow_dispatch", ev: func(s string, _ time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.Event = "pull_request"
+			return r
+		}},
+		{name: "a fork's head", why: "head repository", ev: func(s string, _ time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.HeadRepo = "mallory/widgets"
+			return r
+		}},
+		{name: "no head repository", why: "head repository", ev: func(s string, _ time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.HeadRepo = ""
+			return r
+		}},
+		{name: "created before the dispatch", why: "before the dispatch", ev: func(s string, at time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.CreatedAt = at.Add(-RunClockSkew - time.Second)
+			return r
+		}},
+		{name: "created within the clock skew", match: true, ev: func(s string, at time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.CreatedAt = at.Add(-RunClockSkew)
+			return r
+		}},
+		{name: "no creation time", why: "before the dispatch", ev: func(s string, _ time.Time) RunCompleted {
+			r := tokenRun(900, s, "success")
+			r.CreatedAt = time.Time{}
+			return r
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, conclusion := range []string{"success", "failure"} {
+				h, _ := toDispatch(t)
+				if tc.recorded != 0 {
+					h.apply(Dispatched{Session: h.st.Exec.Session, RunID: tc.recorded})
+				}
+				ev := tc.ev(h.st.Exec.Session, h.st.Exec.DispatchedAt)
+				ev.Conclusion = conclusion
+				ok, why := MatchRun(h.set, h.st, ev)
+				want(t, "MatchRun", ok, tc.match)
+				if !strings.Contains(why, tc.why) {
+					t.Errorf("reason %q lacks %q", why, tc.why)
+				}
+				res := h.apply(ev)
+				if !tc.match {
+					want(t, "ignored: changed", res.Changed, false)
+					want(t, "ignored: effects", len(res.Effects), 0)
+					want(t, "ignored: retry_count", res.State.RetryCount, 0)
+					want(t, "ignored: step", res.State.Slug, "implement")
+					continue
+				}
+				if conclusion == "success" {
+					want(t, "completed", res.State.Slug, "run-tests")
+				} else {
+					want(t, "retry", res.State.RetryCount, 1)
+				}
+			}
+		})
+	}
 }

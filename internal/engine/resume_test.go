@@ -7,16 +7,23 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
+// tokenRun is tokenRun for the current session and step's workflow.
+func (h *harness) tokenRun(id int64, conclusion string) RunCompleted {
+	r := tokenRun(id, h.st.Exec.Session, conclusion)
+	r.Path = ".github/workflows/" + h.set.Config.ExecutorFor(h.st.Slug).Workflow
+	return r
+}
+
 // failRun reports the current dispatched run as failed.
 func failRun(h *harness, id int64) Result {
 	h.t.Helper()
-	return h.apply(RunCompleted{RunID: id, DisplayTitle: "autopilot " + h.st.Exec.Session, Conclusion: "failure"})
+	return h.apply(h.tokenRun(id, "failure"))
 }
 
 // passRun reports the current dispatched run as succeeded.
 func passRun(h *harness, id int64) Result {
 	h.t.Helper()
-	return h.apply(RunCompleted{RunID: id, DisplayTitle: "autopilot " + h.st.Exec.Session, Conclusion: "success"})
+	return h.apply(h.tokenRun(id, "success"))
 }
 
 func TestFailedWaveCounterResetsAtEachNewSession(t *testing.T) {

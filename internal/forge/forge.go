@@ -148,6 +148,9 @@ type WorkflowRun struct {
 	Path         string    `json:"path"` // .github/workflows/x.yml
 	URL          string    `json:"url"`
 	CreatedAt    time.Time `json:"created_at"`
+	// HeadRepo is head_repository.full_name: the fork a run came from, or
+	// the repository itself.
+	HeadRepo string `json:"head_repo,omitempty"`
 }
 
 // Forge is the repository-scoped API autopilot needs.

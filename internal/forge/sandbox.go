@@ -658,7 +658,7 @@ func (s *Sandbox) DispatchWorkflow(ctx context.Context, workflow, ref string, in
 		return 0, err
 	}
 	id := s.id()
-	r := WorkflowRun{ID: id, Name: workflow, DisplayTitle: "autopilot " + inputs["session"], Status: "queued", Event: "workflow_dispatch", Path: ".github/workflows/" + workflow, URL: fmt.Sprintf("https://github.com/%s/actions/runs/%d", s.repo, id), CreatedAt: s.now()}
+	r := WorkflowRun{ID: id, Name: workflow, DisplayTitle: "autopilot " + inputs["session"], Status: "queued", Event: "workflow_dispatch", Path: ".github/workflows/" + workflow, URL: fmt.Sprintf("https://github.com/%s/actions/runs/%d", s.repo, id), CreatedAt: s.now(), HeadRepo: s.repo}
 	s.runs = append(s.runs, r)
 	s.mu.Unlock()
 	s.notify(Change{Kind: "dispatch", Content: r.DisplayTitle, Actor: s.Identity.Login, At: r.CreatedAt})

@@ -98,6 +98,7 @@ func runEvent(action, status, conclusion string, handled bool) Event {
 			Path:      ".github/workflows/test.yml",
 			URL:       "https://github.com/octo-org/octo-repo/actions/runs/289782451",
 			CreatedAt: ts("2020-10-05T16:33:24Z"),
+			HeadRepo:  "octo-org/octo-repo",
 		},
 	}
 }

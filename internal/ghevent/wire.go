@@ -94,6 +94,9 @@ type wireRun struct {
 	Path         string    `json:"path"`
 	HTMLURL      string    `json:"html_url"`
 	CreatedAt    time.Time `json:"created_at"`
+	// HeadRepository is the repository the run's head came from (a fork
+	// for runs on a fork's pull request).
+	HeadRepository *wireRepo `json:"head_repository"`
 	// PullRequests lists the PRs whose head the run ran on (same
 	// repository only; GitHub leaves it empty for forks).
 	PullRequests []struct {
@@ -199,6 +202,9 @@ func (r *wireRun) run(wf *wireWorkflow) *forge.WorkflowRun {
 		Path:         r.Path,
 		URL:          r.HTMLURL,
 		CreatedAt:    r.CreatedAt,
+	}
+	if r.HeadRepository != nil {
+		out.HeadRepo = r.HeadRepository.FullName
 	}
 	// Runs of workflows without a top-level "name:" can arrive with an empty
 	// name; the workflow object beside the run still has it.

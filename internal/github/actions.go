@@ -65,6 +65,11 @@ type apiRun struct {
 	Path         string    `json:"path"`
 	HTMLURL      string    `json:"html_url"`
 	CreatedAt    time.Time `json:"created_at"`
+	// HeadRepository is where the run's head came from (a fork, or the
+	// repository itself).
+	HeadRepository *struct {
+		FullName string `json:"full_name"`
+	} `json:"head_repository"`
 }
 
 // ListWorkflowRuns lists the runs of workflow (file name or id) created at
@@ -84,11 +89,15 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, workflow string, since ti
 		resp, err := c.do(ctx, op{kind: "GET workflow-runs"}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
 		for _, r := range batch.WorkflowRuns {
 			path, _, _ := strings.Cut(r.Path, "@") // ".github/workflows/x.yml@main"
-			out = append(out, forge.WorkflowRun{
+			wr := forge.WorkflowRun{
 				ID: r.ID, Name: r.Name, DisplayTitle: r.DisplayTitle, Status: r.Status,
 				Conclusion: r.Conclusion, Event: r.Event, HeadSHA: r.HeadSHA, Path: path,
 				URL: r.HTMLURL, CreatedAt: r.CreatedAt,
-			})
+			}
+			if r.HeadRepository != nil {
+				wr.HeadRepo = r.HeadRepository.FullName
+			}
+			out = append(out, wr)
 		}
 		return resp, err
 	})

@@ -88,7 +88,7 @@ func TestListWorkflowRunsFiltersByCreation(t *testing.T) {
 	want := []forge.WorkflowRun{{
 		ID: 30433642, Name: "Build", DisplayTitle: "Update README.md", Status: "queued", Event: "push",
 		HeadSHA: "acb5820ced9479c074f688cc328bf03f341a511d", Path: ".github/workflows/build.yml",
-		URL: "https://github.com/octo-org/octo-repo/actions/runs/30433642", CreatedAt: time.Date(2020, 1, 22, 19, 33, 8, 0, time.UTC),
+		URL: "https://github.com/octo-org/octo-repo/actions/runs/30433642", CreatedAt: time.Date(2020, 1, 22, 19, 33, 8, 0, time.UTC), HeadRepo: "octo-org/octo-repo",
 	}}
 	if !reflect.DeepEqual(runs, want) {
 		t.Errorf("runs =\n%+v\nwant\n%+v", runs, want)

@@ -119,6 +119,9 @@ type Trigger struct {
 	Review   *engine.Review
 	Run      *engine.RunCompleted
 	PRLinked *engine.PRLinked
+	// AuthorEdit is an issue_comment.edited delivery whose sender is the
+	// comment's author: the proof that the author wrote that text.
+	AuthorEdit *forge.Comment
 	// Issue is the issue snapshot from the event payload, when there is one;
 	// it saves a read (labels are only ever added or removed one by one, so
 	// a slightly stale snapshot cannot clobber anyone's label).
@@ -238,6 +241,8 @@ type run struct {
 	refused bool
 	// classified: the ledger grew; written at the latest at the end.
 	classified bool
+	// authorEdit is the trigger's proof of an edit by a comment's author.
+	authorEdit *forge.Comment
 }
 
 type permResult struct {
@@ -246,7 +251,7 @@ type permResult struct {
 }
 
 func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string) (Outcome, error) {
-	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep, own: *own, posted: map[int64]string{}}
+	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep, own: *own, posted: map[int64]string{}, authorEdit: t.AuthorEdit}
 	defer func() {
 		if ru.wroteBody != "" {
 			*own = ru.wroteBody
@@ -387,6 +392,10 @@ func (ru *run) collect(t Trigger) error {
 		}
 	}
 	if t.Run != nil {
+		if ok, why := engine.MatchRun(ru.set, ru.st, *t.Run); !ok {
+			// Not this step's run (or a forged one): logged, nothing else.
+			ru.r.o.Logger.Info("workflow run ignored", "issue", ru.number, "run", t.Run.RunID, "why", why)
+		}
 		if err := ru.apply(*t.Run); err != nil {
 			return err
 		}
@@ -494,6 +503,7 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	if c.IssueNumber != ru.number {
 		ev.OnPR = c.IssueNumber
 	}
+	ev.EditUnproven = ru.editUnproven(c)
 	res := reply.Parse(c.Body)
 	acts := res.Acts()
 	switch {
@@ -523,6 +533,19 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 		}
 	}
 	return ev, nil
+}
+
+// editUnproven reports a comment edited after it was posted (GitHub
+// stamps updated_at on every edit) whose current text nothing shows its
+// author wrote: the REST API does not name the editor, so only an
+// issue_comment.edited delivery sent by the author, carrying exactly the
+// text read now, proves it.
+func (ru *run) editUnproven(c forge.Comment) bool {
+	if c.UpdatedAt.IsZero() || c.UpdatedAt.Equal(c.CreatedAt) {
+		return false
+	}
+	p := ru.authorEdit
+	return p == nil || p.ID != c.ID || !strings.EqualFold(p.Author.Login, c.Author.Login) || p.Body != c.Body
 }
 
 // taskFiles reads the _docs/ task files of a Jira step when the config

@@ -117,6 +117,13 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 			out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev)})
 			return []Outcome{out}, err
 		}
+		if !r.trusted(*c) && !ev.IsPR && r.hasTrigger(ev.Labels) && strings.EqualFold(ev.Sender.Login, c.Author.Login) && reply.Parse(c.Body).Acts() {
+			// The author edited their own comment: this delivery proves who
+			// wrote the text, so a comment not processed yet may be applied
+			// as edited (one processed already is not changed by an edit).
+			out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev), AuthorEdit: c})
+			return []Outcome{out}, err
+		}
 		r.o.Logger.Info("comment edited (audit only)", "issue", ev.Issue, "comment", c.ID, "editor", ev.Sender.Login)
 		return nil, nil
 	}
@@ -194,8 +201,9 @@ func (r *Reconciler) forLinked(ctx context.Context, issues []int, mk func(int) T
 
 // workflowRun routes a completed workflow run. A run autopilot dispatched
 // is matched to its issue through the session token in its display title
-// ("autopilot ap-<issue>-<step>-…"); the engine then matches it exactly (run
-// id or token). Any other run that ran on pull requests' heads (CI) makes
+// ("autopilot ap-<issue>-<step>-…"); the engine then matches it exactly
+// (engine.MatchRun: the recorded run id, or the token under strict
+// conditions when none was recorded). Any other run that ran on pull requests' heads (CI) makes
 // autopilot read those PRs' evidence again for the issues they link.
 // Runs of neither kind cost no API call.
 func (r *Reconciler) workflowRun(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
@@ -204,7 +212,8 @@ func (r *Reconciler) workflowRun(ctx context.Context, ev *ghevent.Event) ([]Outc
 		return nil, nil
 	}
 	if n, ok := sessionIssue(wr.DisplayTitle); ok {
-		out, err := r.Issue(ctx, n, Trigger{Run: &engine.RunCompleted{RunID: wr.ID, DisplayTitle: wr.DisplayTitle, Conclusion: wr.Conclusion, URL: wr.URL}})
+		out, err := r.Issue(ctx, n, Trigger{Run: &engine.RunCompleted{RunID: wr.ID, DisplayTitle: wr.DisplayTitle, Conclusion: wr.Conclusion, URL: wr.URL,
+			Path: wr.Path, Event: wr.Event, HeadRepo: wr.HeadRepo, CreatedAt: wr.CreatedAt}})
 		return []Outcome{out}, err
 	}
 	var outs []Outcome

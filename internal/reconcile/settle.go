@@ -405,11 +405,20 @@ func (ru *run) dispatch(e state.Effect) error {
 			return nil
 		}
 		for _, wr := range runs {
-			for _, f := range strings.Fields(wr.DisplayTitle) {
-				if f == e.Marker {
-					return ru.afterDispatch(e.Marker, engine.Dispatched{Session: e.Marker, RunID: wr.ID})
-				}
+			if !hasField(wr.DisplayTitle, e.Marker) {
+				continue
 			}
+			// Anyone can put the token in a title: adopt only a run the
+			// engine would accept by its token.
+			ex := ru.st.Exec
+			if ex == nil {
+				continue
+			}
+			if ok, why := engine.TokenRunTrusted(ru.set, ru.st.Slug, ex, wr.Path, wr.Event, wr.HeadRepo, wr.CreatedAt); !ok {
+				r.o.Logger.Info("run carrying the session token not adopted", "issue", ru.number, "run", wr.ID, "why", why)
+				continue
+			}
+			return ru.afterDispatch(e.Marker, engine.Dispatched{Session: e.Marker, RunID: wr.ID})
 		}
 	}
 	// No configured ref: the repository's default branch (a failed read
@@ -432,6 +441,16 @@ func (ru *run) dispatch(e state.Effect) error {
 		ev.Err = err.Error()
 	}
 	return ru.afterDispatch(e.Marker, ev)
+}
+
+// hasField reports whether s has word as a whole whitespace-separated field.
+func hasField(s, word string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == word {
+			return true
+		}
+	}
+	return false
 }
 
 // afterDispatch feeds a dispatch outcome to the engine, settles the outbox

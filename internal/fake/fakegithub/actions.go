@@ -129,7 +129,7 @@ func (s *Server) runJSON(rn *run) obj {
 		"actor": s.userJSON(rn.actor), "triggering_actor": s.userJSON(rn.actor), "pull_requests": []obj{},
 		"jobs_url": u + "/jobs", "logs_url": u + "/logs", "cancel_url": u + "/cancel", "rerun_url": u + "/rerun",
 		"workflow_url": s.api("/repos/%s/actions/workflows/%d", rp.fullName(), rn.wf.id),
-		"repository":   s.repoJSON(rp),
+		"repository":   s.repoJSON(rp), "head_repository": s.repoJSON(rp),
 	}
 }
 

@@ -88,6 +88,11 @@ func TestWorkflowRunsDisplayTitleListingAndCompletion(t *testing.T) {
 		r.GetHeadBranch() != "main" || runs[1].Workflow != ".github/workflows/autopilot.yml" {
 		t.Fatalf("run %+v", r)
 	}
+	// A dispatched run's head is the repository itself (a fork's PR run
+	// names the fork here).
+	if r.GetHeadRepository().GetFullName() != testRepo || r.GetRepository().GetFullName() != testRepo {
+		t.Fatalf("head repository %q, repository %q, want %s", r.GetHeadRepository().GetFullName(), r.GetRepository().GetFullName(), testRepo)
+	}
 	since := epoch.Add(time.Minute).Format(time.RFC3339)
 	list, _, err = gh.Actions.ListWorkflowRunsByFileName(ctx, "octo", "repo", "autopilot.yml", &github.ListWorkflowRunsOptions{Created: ">=" + since})
 	must(t, err)

@@ -1,0 +1,228 @@
+package action_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// The tests in this file are docs/security.md's trust table, row by row:
+// each drives the binary against the fake GitHub as an attacker (or a
+// careless bystander) would, and checks that the input moved nothing.
+
+// forgedRun is a workflow_run.completed an attacker can cause: a run of
+// their own workflow (here on a fork's pull request) whose run-name prints
+// the session token they read on the issue. change adjusts it.
+func (r *execRig) forgedRun(id int64, session, conclusion string, change map[string]any) []byte {
+	r.t.Helper()
+	set := map[string]any{
+		"workflow_run.id": id, "workflow_run.name": "ci", "workflow_run.display_title": "autopilot " + session,
+		"workflow_run.status": "completed", "workflow_run.conclusion": conclusion, "workflow_run.event": "pull_request",
+		"workflow_run.path": ".github/workflows/ci.yml", "workflow_run.html_url": runURL(id),
+		"workflow_run.created_at":                time.Now().UTC().Format(time.RFC3339),
+		"workflow_run.head_repository.full_name": "mallory/widgets", "workflow_run.repository.full_name": repo,
+		"workflow.name": "ci", "workflow.path": ".github/workflows/ci.yml",
+		"sender.login": "mallory", "sender.type": "User",
+	}
+	for k, v := range change {
+		set[k] = v
+	}
+	return ghtest.Mutate(r.t, ghtest.WithRepo(r.t, ghtest.Payload(r.t, "workflow_run.completed.json"), repo), set)
+}
+
+// Attack 1 (issue 13): a forged workflow_run carrying the step's session
+// token but not the recorded run id completed the step, and forged
+// failures drove it to SKILL FAILED with a real re-dispatch each time.
+func TestTrustForgedWorkflowRunIsIgnored(t *testing.T) {
+	r := newExecRig(t, dispatchProblemCfg)
+	r.begin()
+	s := r.now()
+	rn := r.lastRun()
+	if s.Exec.RunID != rn.ID {
+		t.Fatalf("state records run %d, want %d", s.Exec.RunID, rn.ID)
+	}
+	v := s.Version
+	before := len(r.gh.Comments(repo, r.n))
+	// Even a run that looks right in every other way is not ours when its
+	// id is not the recorded one.
+	lookalike := map[string]any{"workflow_run.event": "workflow_dispatch", "workflow_run.path": ".github/workflows/" + stepWorkflow,
+		"workflow_run.head_repository.full_name": repo}
+	r.event("forged success", "workflow_run", r.forgedRun(rn.ID+1000, s.Exec.Session, "success", nil))
+	r.event("look-alike success", "workflow_run", r.forgedRun(rn.ID+1001, s.Exec.Session, "success", lookalike))
+	for i := 0; i < 3; i++ {
+		r.event("forged failure", "workflow_run", r.forgedRun(rn.ID+2000+int64(i), s.Exec.Session, "failure", nil))
+	}
+	s = r.wantAt("after forged runs", "problem", state.RunInProgress)
+	if s.Version != v || s.RetryCount != 0 || len(r.runs()) != 1 {
+		t.Fatalf("forged runs moved the flow: version %d → %d, retry_count %d, %d runs dispatched", v, s.Version, s.RetryCount, len(r.runs()))
+	}
+	if got := len(r.gh.Comments(repo, r.n)); got != before {
+		t.Errorf("forged runs made the bot post %d comments", got-before)
+	}
+	// The recorded run still completes the step.
+	r.finishRun(rn, "success")
+	r.wantAt("after the real run", "research", state.RunInProgress)
+}
+
+// Without a recorded run id (older GHES), the session token matches only a
+// run of the configured workflow, triggered by workflow_dispatch, on the
+// base repository, created after the dispatch.
+func TestTrustTokenFallbackNeedsTheConfiguredDispatchedRun(t *testing.T) {
+	r := newExecRig(t, dispatchProblemCfg)
+	r.gh.SetLegacyDispatch(true)
+	r.begin()
+	s := r.now()
+	rn := r.lastRun()
+	if s.Exec.RunID != 0 {
+		t.Fatalf("state records run %d without run details", s.Exec.RunID)
+	}
+	v := s.Version
+	ours := map[string]any{"workflow_run.event": "workflow_dispatch", "workflow_run.path": ".github/workflows/" + stepWorkflow,
+		"workflow.path": ".github/workflows/" + stepWorkflow, "workflow_run.head_repository.full_name": repo}
+	cases := map[string]map[string]any{
+		"another workflow file": {"workflow_run.event": "workflow_dispatch", "workflow_run.head_repository.full_name": repo},
+		"a pull_request run":    {"workflow_run.path": ".github/workflows/" + stepWorkflow, "workflow_run.head_repository.full_name": repo},
+		"a fork's head":         {"workflow_run.event": "workflow_dispatch", "workflow_run.path": ".github/workflows/" + stepWorkflow},
+		"created before the dispatch": func() map[string]any {
+			m := map[string]any{"workflow_run.created_at": s.Exec.DispatchedAt.Add(-time.Hour).Format(time.RFC3339)}
+			for k, v := range ours {
+				m[k] = v
+			}
+			return m
+		}(),
+	}
+	id := rn.ID + 1000
+	for name, change := range cases {
+		for _, conclusion := range []string{"success", "failure"} {
+			id++
+			r.event(name, "workflow_run", r.forgedRun(id, s.Exec.Session, conclusion, change))
+			if got := r.wantAt(name, "problem", state.RunInProgress); got.Version != v || got.RetryCount != 0 {
+				t.Fatalf("%s (%s) moved the flow: version %d → %d, retry_count %d", name, conclusion, v, got.Version, got.RetryCount)
+			}
+		}
+	}
+	if len(r.runs()) != 1 {
+		t.Errorf("%d runs dispatched, want 1", len(r.runs()))
+	}
+	r.finishRun(rn, "success")
+	s = r.wantAt("after the dispatched run", "research", state.RunInProgress)
+	if !strings.Contains(s.Completed[0].Outcome, fmt.Sprint(rn.ID)) {
+		t.Errorf("outcome %q does not name run %d", s.Completed[0].Outcome, rn.ID)
+	}
+}
+
+// adminOnlyCfg lets only admins (maria) answer and report.
+const adminOnlyCfg = "default_flow: greenfield\njira: {enabled: false}\nanswer_permission: admin\n"
+
+// atBoundary drives greenfield to the session-boundary question after
+// decompose, as maria.
+func (r *execRig) atBoundary() {
+	r.t.Helper()
+	r.begin()
+	for _, s := range []string{"problem", "research", "plan", "decompose"} {
+		r.say("maria", "/autopilot done "+s)
+	}
+	if s := r.wantAt("at the boundary", "implement", state.RunAwaitingDecision); s.Gate == nil {
+		r.t.Fatal("no gate at the boundary")
+	}
+}
+
+// nextSecond waits until the wall clock (the fake's) enters a new second,
+// so an edit gets an updated_at after the comment's created_at, as on
+// GitHub.
+func nextSecond() {
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
+}
+
+// edited is the issue_comment.edited delivery for comment id on the issue,
+// sent by editor, carrying the comment's current text.
+func (r *execRig) edited(id int64, author, editor, body, from string) []byte {
+	r.t.Helper()
+	c, ok := r.gh.Comment(id)
+	if !ok {
+		r.t.Fatalf("no comment %d", id)
+	}
+	return ghtest.Mutate(r.t, ghtest.WithRepo(r.t, ghtest.Payload(r.t, "issue_comment.edited.json"), repo), map[string]any{
+		"issue.number": r.n, "issue.labels": r.labels(r.n), "issue.pull_request": ghtest.Delete,
+		"comment.id": id, "comment.body": body, "comment.user.login": author, "comment.user.type": "User",
+		"comment.created_at": c.CreatedAt.UTC().Format(time.RFC3339), "comment.updated_at": c.UpdatedAt.UTC().Format(time.RFC3339),
+		"comment.performed_via_github_app": nil, "changes.body.from": from,
+		"sender.login": editor, "sender.type": "User",
+	})
+}
+
+// Attack 3 (issue 13): with answer_permission admin, an admin's answer not
+// yet processed was edited by a write user, and the bot applied the
+// edited text as the admin's decision.
+func TestTrustAnswerEditedBeforeProcessingIsRefused(t *testing.T) {
+	r := newExecRig(t, adminOnlyCfg)
+	r.atBoundary()
+	// maria answers B; the run for it waits (a concurrency group, a lost
+	// delivery) while devin, with write access, edits it to A.
+	payload := r.comment(r.n, "maria", "B")
+	var id int64
+	for _, c := range r.gh.Comments(repo, r.n) {
+		if c.Author.Login == "maria" && c.Body == "B" {
+			id = c.ID
+		}
+	}
+	nextSecond()
+	if _, err := r.gh.EditComment(id, "devin", "A"); err != nil {
+		t.Fatal(err)
+	}
+	res := r.event("maria's answer, edited by devin", "issue_comment", payload)
+	s := r.wantAt("after the edited answer", "implement", state.RunAwaitingDecision)
+	if res.outputs["decision"] != "" || len(s.Decisions) != 0 {
+		t.Fatalf("the edited answer was applied: decision %q, decisions %+v", res.outputs["decision"], s.Decisions)
+	}
+	const reply = "was edited before autopilot processed it"
+	if n := r.botComments(reply); n != 1 {
+		t.Fatalf("%d replies about the edit, want 1", n)
+	}
+	// devin's edit delivery, the sweep: still nothing, no second reply.
+	r.event("devin's edit", "issue_comment", r.edited(id, "maria", "devin", "A", "B"))
+	r.sweep()
+	r.wantAt("after the edit delivery and the sweep", "implement", state.RunAwaitingDecision)
+	if n := r.botComments(reply); n != 1 {
+		t.Errorf("%d replies about the edit, want 1", n)
+	}
+	// maria answers again in a new comment: applied.
+	res = r.say("maria", "B")
+	if res.outputs["decision"] != "B" {
+		t.Errorf("maria's new answer: decision %q, want B", res.outputs["decision"])
+	}
+}
+
+// An author who edits their own answer before it is processed is proven
+// by the issue_comment.edited delivery GitHub sends in their name: the
+// edited text is applied.
+func TestTrustAnswerEditedByItsAuthorIsApplied(t *testing.T) {
+	r := newExecRig(t, adminOnlyCfg)
+	r.atBoundary()
+	payload := r.comment(r.n, "maria", "A")
+	var id int64
+	for _, c := range r.gh.Comments(repo, r.n) {
+		if c.Author.Login == "maria" && c.Body == "A" {
+			id = c.ID
+		}
+	}
+	nextSecond()
+	if _, err := r.gh.EditComment(id, "maria", "B"); err != nil {
+		t.Fatal(err)
+	}
+	// The created delivery's run was superseded in the concurrency group;
+	// the edited one runs.
+	res := r.event("maria's own edit", "issue_comment", r.edited(id, "maria", "maria", "B", "A"))
+	if res.outputs["decision"] != "B" {
+		t.Fatalf("decision %q, want B (maria's edited text)", res.outputs["decision"])
+	}
+	r.event("the created delivery, late", "issue_comment", payload)
+	if s := r.now(); len(s.Decisions) != 1 || r.botComments("was edited before autopilot processed it") != 0 {
+		t.Errorf("decisions %+v, edit replies %d", s.Decisions, r.botComments("was edited before autopilot processed it"))
+	}
+}
