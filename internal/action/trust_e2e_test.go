@@ -226,3 +226,195 @@ func TestTrustAnswerEditedByItsAuthorIsApplied(t *testing.T) {
 		t.Errorf("decisions %+v, edit replies %d", s.Decisions, r.botComments("was edited before autopilot processed it"))
 	}
 }
+
+// pullPayload is a pull_request event (file names the action) about PR pr
+// by author at head sha, whose head branch lives in headRepo.
+func (r *execRig) pullPayload(file string, pr int, author, headRepo, sha, body string) []byte {
+	return ghtest.Mutate(r.t, ghtest.WithRepo(r.t, ghtest.Payload(r.t, file), repo), map[string]any{
+		"number": pr, "pull_request.number": pr, "pull_request.title": "CSV export", "pull_request.body": body,
+		"pull_request.user.login": author, "pull_request.user.type": "User", "pull_request.head.sha": sha,
+		"pull_request.head.repo.full_name": headRepo, "pull_request.html_url": prLink(pr), "pull_request.labels": []any{},
+		"sender.login": author, "sender.type": "User",
+	})
+}
+
+// toQA drives the review loop to QA on devin's PR (checks pending on its
+// head) and returns the PR.
+func (r *execRig) toQA() int {
+	r.t.Helper()
+	r.begin()
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	if err := r.gh.AddStatus(repo, headSHA, "ci/test", "pending"); err != nil {
+		r.t.Fatal(err)
+	}
+	r.review(pr, headSHA, "maria", "APPROVED", "")
+	r.wantAt("qa, checks pending", "qa", state.RunInProgress)
+	return pr
+}
+
+// Attack 2 (issue 13): a user with read permission opened a fork PR that
+// links the issue, with green checks on its head; QA recorded "clean" on
+// them. A maintainer's approval of the fork's current head makes it count.
+func TestTrustForkPRByAReaderIsNotEvidence(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.toQA()
+	const forkSHA = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
+	if _, err := r.gh.AddCheckRun(repo, forkSHA, "test", "completed", "success"); err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf("A better CSV export.\n\nFixes #%d", r.n)
+	fork, err := r.gh.CreateForkPull(repo, "reader/widgets", "reader", "CSV export", body, "patch-1", forkSHA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.event("reader's fork PR", "pull_request", r.pullPayload("pull_request.opened.json", fork, "reader", "reader/widgets", forkSHA, body))
+	r.sweep()
+	s := r.wantAt("after the reader's green fork PR", "qa", state.RunInProgress)
+	if s.Review.QAVerdict != nil {
+		t.Fatalf("QA verdict from an untrusted PR: %+v", s.Review.QAVerdict)
+	}
+	// maria (admin) approves the fork's current head: now it counts.
+	r.review(fork, forkSHA, "maria", "APPROVED", "Checked the diff.")
+	r.sweep()
+	s = r.wantAt("after maria approved the fork", "done", state.RunDone)
+	ho := s.Review.Handoffs["qa"]
+	if ho.PR != fork || ho.HeadSHA != forkSHA || len(ho.Checks) != 1 {
+		t.Errorf("qa handoff = %+v, want PR #%d at %s with its check", ho, fork, forkSHA)
+	}
+}
+
+// A fork PR by someone with write permission needs the approval too: its
+// head's workflows ran the fork's code.
+func TestTrustForkPRByAWriterNeedsAnApproval(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.toQA()
+	const forkSHA = "beadbeadbeadbeadbeadbeadbeadbeadbeadbead"
+	if _, err := r.gh.AddCheckRun(repo, forkSHA, "test", "completed", "success"); err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf("Fixes #%d", r.n)
+	fork, err := r.gh.CreateForkPull(repo, "bob/widgets", "bob", "CSV export", body, "csv", forkSHA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.event("bob's fork PR", "pull_request", r.pullPayload("pull_request.opened.json", fork, "bob", "bob/widgets", forkSHA, body))
+	r.wantAt("after a writer's fork PR", "qa", state.RunInProgress)
+}
+
+// A push after an approval makes it stale (GitHub's "dismiss stale
+// approvals"): noted once, not counted; an approval of the new head counts
+// and the handoff names the PR, head and review.
+func TestTrustApprovalBeforeAPushIsStale(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.begin()
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	const pushed = "0badc0de0badc0de0badc0de0badc0de0badc0de"
+	id, err := r.gh.SubmitReview(repo, pr, "maria", "APPROVED", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// devin pushes before the review's run processes it.
+	if err := r.gh.PushPull(repo, pr, pushed); err != nil {
+		t.Fatal(err)
+	}
+	r.event("maria's approval of the old head", "pull_request_review", r.reviewPayload(pr, id, headSHA, "maria", "APPROVED", headSHA))
+	r.wantAt("after the stale approval", "code-review", state.RunInProgress)
+	const notice = "was given on commit 6dcb09b, but the PR's head is now 0badc0d"
+	if n := r.botComments(notice); n != 1 {
+		t.Fatalf("%d stale-approval notices, want 1", n)
+	}
+	r.sweep()
+	r.wantAt("after the sweep", "code-review", state.RunInProgress)
+	if n := r.botComments(notice); n != 1 {
+		t.Errorf("%d stale-approval notices after the sweep, want 1", n)
+	}
+	res := r.review(pr, pushed, "maria", "APPROVED", "")
+	s := r.wantAt("after the approval of the new head", "qa", state.RunInProgress)
+	ho := s.Review.Handoffs["code-review"]
+	if ho.PR != pr || ho.HeadSHA != pushed || ho.Review == 0 || ho.Review == id {
+		t.Errorf("code-review handoff = %+v, want #%d at %s and the second review (outputs %v)", ho, pr, pushed, res.outputs)
+	}
+}
+
+// keep_stale_approvals: true lets the approval of an earlier commit count.
+func TestTrustKeepStaleApprovalsOptsOut(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg+"keep_stale_approvals: true\n")
+	r.begin()
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	id, err := r.gh.SubmitReview(repo, pr, "maria", "APPROVED", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gh.PushPull(repo, pr, "0badc0de0badc0de0badc0de0badc0de0badc0de"); err != nil {
+		t.Fatal(err)
+	}
+	r.event("maria's approval of the old head", "pull_request_review", r.reviewPayload(pr, id, headSHA, "maria", "APPROVED", headSHA))
+	r.wantAt("after the kept approval", "qa", state.RunInProgress)
+}
+
+// reviewPayload is the pull_request_review.submitted delivery of review id
+// (given on commit) of PR pr by devin, whose head was sha when it was sent.
+func (r *execRig) reviewPayload(pr int, id int64, commit, reviewer, reviewState, sha string) []byte {
+	file := map[string]string{"APPROVED": "pull_request_review.submitted.approved.json", "CHANGES_REQUESTED": "pull_request_review.submitted.changes_requested.json"}[reviewState]
+	return ghtest.Mutate(r.t, ghtest.WithRepo(r.t, ghtest.Payload(r.t, file), repo), map[string]any{
+		"review.id": id, "review.user.login": reviewer, "review.user.type": "User", "review.body": "",
+		"review.submitted_at": time.Now().UTC().Format(time.RFC3339), "review.commit_id": commit,
+		"review.html_url":     fmt.Sprintf("%s#pullrequestreview-%d", prLink(pr), id),
+		"pull_request.number": pr, "pull_request.user.login": "devin", "pull_request.user.type": "User",
+		"pull_request.body":     fmt.Sprintf("Streams reports as CSV.\n\nFixes #%d", r.n),
+		"pull_request.head.sha": sha, "pull_request.html_url": prLink(pr),
+		"sender.login": reviewer, "sender.type": "User",
+	})
+}
+
+// A PR edited so that it no longer links the issue is no evidence, though
+// the bot recorded it as linked (pull_request.edited names no issue then).
+func TestTrustPRUnlinkedByAnEditIsNotEvidence(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	pr := r.toQA()
+	body := "Streams reports as CSV."
+	if err := r.gh.SetBody(repo, pr, body); err != nil {
+		t.Fatal(err)
+	}
+	res := r.event("PR edited to unlink", "pull_request", r.pullPayload("pull_request.edited.json", pr, "devin", repo, headSHA, body))
+	if res.calls != 0 {
+		t.Errorf("an edit of a PR that links no managed issue made %d API calls", res.calls)
+	}
+	if err := r.gh.AddStatus(repo, headSHA, "ci/test", "success"); err != nil {
+		t.Fatal(err)
+	}
+	r.sweep()
+	r.wantAt("green checks on the unlinked PR", "qa", state.RunInProgress)
+	// Linked again: its green head counts.
+	body += fmt.Sprintf("\n\nFixes #%d", r.n)
+	if err := r.gh.SetBody(repo, pr, body); err != nil {
+		t.Fatal(err)
+	}
+	r.event("PR edited to link again", "pull_request", r.pullPayload("pull_request.edited.json", pr, "devin", repo, headSHA, body))
+	r.wantAt("linked again", "done", state.RunDone)
+}
+
+// A dismissed approval is no evidence: the delivery of the approval was
+// lost, the approval was dismissed, and the sweep reads it as DISMISSED.
+func TestTrustDismissedApprovalIsNotEvidence(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.begin()
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	id, err := r.gh.SubmitReview(repo, pr, "maria", "APPROVED", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gh.DismissReview(repo, pr, id); err != nil {
+		t.Fatal(err)
+	}
+	p := ghtest.Mutate(t, r.reviewPayload(pr, id, headSHA, "maria", "APPROVED", headSHA), map[string]any{"action": "dismissed", "review.state": "dismissed"})
+	if res := r.event("dismissed", "pull_request_review", p); res.calls != 0 {
+		t.Errorf("a dismissal made %d API calls", res.calls)
+	}
+	r.sweep()
+	r.wantAt("after the dismissal", "code-review", state.RunInProgress)
+}

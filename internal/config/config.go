@@ -76,17 +76,20 @@ type Jira struct {
 
 // Config is the parsed .github/autopilot.yml.
 type Config struct {
-	Version          int                  `yaml:"version,omitempty" json:"version,omitempty"`
-	DefaultFlow      string               `yaml:"default_flow,omitempty" json:"default_flow,omitempty"`
-	AnswerPermission string               `yaml:"answer_permission,omitempty" json:"answer_permission,omitempty"`
-	Limits           Limits               `yaml:"limits,omitempty" json:"limits"`
-	MaxIterations    int                  `yaml:"max_iterations,omitempty" json:"max_iterations,omitempty"`
-	Roles            map[string][]string  `yaml:"roles,omitempty" json:"roles,omitempty"`
-	Agents           []string             `yaml:"agents,omitempty" json:"agents,omitempty"`
-	Executor         Executor             `yaml:"executor,omitempty" json:"executor"`
-	Steps            map[string]Executor  `yaml:"steps,omitempty" json:"steps,omitempty"`
-	Jira             Jira                 `yaml:"jira,omitempty" json:"jira"`
-	Flows            map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
+	Version          int    `yaml:"version,omitempty" json:"version,omitempty"`
+	DefaultFlow      string `yaml:"default_flow,omitempty" json:"default_flow,omitempty"`
+	AnswerPermission string `yaml:"answer_permission,omitempty" json:"answer_permission,omitempty"`
+	Limits           Limits `yaml:"limits,omitempty" json:"limits"`
+	MaxIterations    int    `yaml:"max_iterations,omitempty" json:"max_iterations,omitempty"`
+	// KeepStaleApprovals lets an approving review count as evidence after
+	// a push to the PR (default false: it must approve the current head).
+	KeepStaleApprovals bool                 `yaml:"keep_stale_approvals,omitempty" json:"keep_stale_approvals,omitempty"`
+	Roles              map[string][]string  `yaml:"roles,omitempty" json:"roles,omitempty"`
+	Agents             []string             `yaml:"agents,omitempty" json:"agents,omitempty"`
+	Executor           Executor             `yaml:"executor,omitempty" json:"executor"`
+	Steps              map[string]Executor  `yaml:"steps,omitempty" json:"steps,omitempty"`
+	Jira               Jira                 `yaml:"jira,omitempty" json:"jira"`
+	Flows              map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
 
 	// Resolved after parsing: built-in plus custom flows.
 	All flow.Set `yaml:"-" json:"-"`

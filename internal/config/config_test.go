@@ -402,6 +402,7 @@ func TestFullExampleParses(t *testing.T) {
 		{"answer_permission", c.AnswerPermission, "maintain"},
 		{"limits", c.Limits, Limits{8, 6.5, 0.9}},
 		{"max_iterations", c.MaxIterations, 12},
+		{"keep_stale_approvals", c.KeepStaleApprovals, true},
 		{"architects", c.Roles["architect"], []string{"@ada", "grace"}},
 		{"is architect", c.HasRole("architect", "Grace"), true},
 		{"is critic", c.HasRole("critic", "linus"), true},

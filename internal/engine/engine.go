@@ -122,6 +122,11 @@ type Review struct {
 	Body     string
 	At       time.Time
 	URL      string
+	// CommitSHA is the commit the review was given on (commit_id).
+	CommitSHA string
+	// Pull is the PR as read when the review was handled; nil when it
+	// was not read (the review is then no evidence).
+	Pull *PullFacts
 }
 
 // Checks reports the check state of a linked PR's head.
@@ -131,6 +136,11 @@ type Checks struct {
 	State  string // success, failure, pending
 	Failed []string
 	URL    string
+	// IDs are the check runs and commit statuses read on SHA.
+	IDs []int64
+	// Pull is the PR as read with its checks; nil means not read (the
+	// checks are then no evidence).
+	Pull *PullFacts
 }
 
 // RunCompleted: a dispatched workflow run finished. Only the recorded run

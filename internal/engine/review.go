@@ -155,6 +155,9 @@ func (m *machine) review(e Review) {
 	if st.Evidence != "review" {
 		return
 	}
+	if e.Pull == nil || !e.Pull.Links {
+		return // a PR not read, or edited so it no longer links this issue
+	}
 	switch e.State {
 	case "APPROVED":
 		if !authorised {
@@ -163,11 +166,19 @@ func (m *machine) review(e Review) {
 			}
 			return
 		}
+		if !m.onHead(e.Pull, e.CommitSHA) {
+			// A push after the approval: the approved code is not the code
+			// under review (GitHub's "dismiss stale approvals").
+			m.note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
+				textsafe.Escape(e.Reviewer), e.PR, short(e.CommitSHA), short(e.Pull.HeadSHA)))
+			return
+		}
 		v := &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer}
 		if m.s.Review != nil {
 			m.s.Review.ReviewVerdict = v
 		}
 		m.handoff(st.Slug, "approved by @"+e.Reviewer, e.URL)
+		m.evidenceRef(st.Slug, e.PR, e.Pull.HeadSHA, e.ID, nil)
 		m.complete("clean review: approved by @" + e.Reviewer + " (" + e.URL + ")")
 	case "CHANGES_REQUESTED":
 		if !e.Perm.AtLeast(m.set.AnswerPermission) {
@@ -175,6 +186,20 @@ func (m *machine) review(e Review) {
 		}
 		m.notClean("review", "changes requested by @"+e.Reviewer+": "+firstLine(e.Body), e.URL)
 	}
+}
+
+// evidenceRef records in a phase's handoff the PR, head commit and review
+// or checks its verdict rests on.
+func (m *machine) evidenceRef(slug string, pr int, sha string, review int64, checks []int64) {
+	if m.s.Review == nil {
+		return
+	}
+	h, ok := m.s.Review.Handoffs[slug]
+	if !ok {
+		return
+	}
+	h.PR, h.HeadSHA, h.Review, h.Checks = pr, sha, review, append([]int64(nil), checks...)
+	m.s.Review.Handoffs[slug] = h
 }
 
 // checks handles the check state of a linked PR's head.
@@ -186,12 +211,18 @@ func (m *machine) checks(e Checks) {
 	if st.Evidence != "checks" {
 		return
 	}
+	// Checks count only on a trusted PR's current head: anyone can open a
+	// PR whose own workflows report green (or red).
+	if ok, _ := m.trustedPull(e.Pull); !ok || e.SHA == "" || e.SHA != e.Pull.HeadSHA {
+		return
+	}
 	switch e.State {
 	case "success":
 		if m.s.Review != nil {
 			m.s.Review.QAVerdict = &state.Verdict{Clean: true, Evidence: e.URL, Reason: "all checks green on " + short(e.SHA)}
 		}
 		m.handoff(st.Slug, "all checks green on "+short(e.SHA), e.URL)
+		m.evidenceRef(st.Slug, e.PR, e.SHA, 0, e.IDs)
 		m.complete("clean QA: all checks green on " + short(e.SHA))
 	case "failure":
 		m.notClean("qa", "checks failed on "+short(e.SHA)+": "+strings.Join(e.Failed, ", "), e.URL)

@@ -57,14 +57,24 @@ var reviewID int64 = 500
 func approval(reviewer, author string) Review {
 	reviewID++
 	return Review{ID: reviewID, PR: 40, PRAuthor: author, Reviewer: reviewer, Perm: forge.PermWrite, State: "APPROVED",
-		URL: prURL + "#pullrequestreview-" + itoa(reviewID)}
+		URL: prURL + "#pullrequestreview-" + itoa(reviewID), CommitSHA: testHead, Pull: linkedPR(author)}
+}
+
+// testHead is PR 40's head commit.
+const testHead = "abcdef1234567"
+
+// linkedPR is PR 40 as read with its evidence: a branch of this
+// repository by author (write permission) whose description links the
+// issue, at testHead.
+func linkedPR(author string) *PullFacts {
+	return &PullFacts{Number: 40, Author: author, AuthorPerm: forge.PermWrite, HeadSHA: testHead, Links: true}
 }
 
 // changes is a CHANGES_REQUESTED review of PR 40.
 func changes(reviewer, body string) Review {
 	reviewID++
 	return Review{ID: reviewID, PR: 40, PRAuthor: "devin", Reviewer: reviewer, Perm: forge.PermWrite, State: "CHANGES_REQUESTED", Body: body,
-		URL: prURL + "#pullrequestreview-" + itoa(reviewID)}
+		URL: prURL + "#pullrequestreview-" + itoa(reviewID), CommitSHA: testHead, Pull: linkedPR("devin")}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -391,11 +401,11 @@ func TestQAChecks(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
 	// Pending and other steps' evidence change nothing.
-	want(t, "pending", h.apply(Checks{PR: 40, SHA: "abcdef1234567", State: "pending"}).Changed, false)
+	want(t, "pending", h.apply(Checks{PR: 40, SHA: testHead, State: "pending", Pull: linkedPR("devin")}).Changed, false)
 	c := h.comment("devin", forge.PermWrite, "/autopilot done all green locally")
 	want(t, "bare done", ledgerOf(h.apply(c).State, c.ID), "rejected:needs-evidence")
 
-	res := h.apply(Checks{PR: 40, SHA: "abcdef1234567", State: "success", URL: prURL + "/checks"})
+	res := h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
 	s := res.State
 	want(t, "run", s.Run, state.RunDone)
 	v := s.Review.QAVerdict
@@ -408,7 +418,7 @@ func TestQAChecks(t *testing.T) {
 func TestQAFailureReturnsToPlan(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
-	res := h.apply(Checks{PR: 40, SHA: "abcdef1234567", State: "failure", Failed: []string{"unit", "lint"}, URL: prURL + "/checks"})
+	res := h.apply(Checks{PR: 40, SHA: testHead, State: "failure", Failed: []string{"unit", "lint"}, URL: prURL + "/checks", Pull: linkedPR("devin")})
 	s := res.State
 	want(t, "slug", s.Slug, "plan")
 	want(t, "reason", s.Review.ReturnToPlanReason, "checks failed on abcdef1: unit, lint")

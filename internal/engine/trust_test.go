@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -72,4 +73,115 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 			t.Errorf("a status command was refused: %q", bodies(res.Effects))
 		}
 	})
+}
+
+// TestTrustedPullRule is the trusted-PR rule as a table (PRODUCT §8).
+func TestTrustedPullRule(t *testing.T) {
+	set := settingsFor(t, reviewCfg)
+	stale := settingsFor(t, reviewCfg+"keep_stale_approvals: true\n")
+	approve := func(who string, perm forge.Permission, commit string) PullApproval {
+		return PullApproval{ID: 7, Reviewer: who, Perm: perm, CommitSHA: commit}
+	}
+	tests := []struct {
+		name  string
+		set   Settings
+		p     *PullFacts
+		trust bool
+		why   string
+	}{
+		{"not read", set, nil, false, "could not be read"},
+		{"author with write, own branch", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: testHead, Links: true}, true, ""},
+		{"no longer links the issue", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: testHead}, false, "no longer links"},
+		{"author with read", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, HeadSHA: testHead, Links: true}, false, "@randy has less than write"},
+		{"author lookup failed", set, &PullFacts{Number: 40, Author: "devin", AuthorPermErr: true, AuthorPerm: forge.PermAdmin, HeadSHA: testHead, Links: true}, false, "less than write"},
+		{"fork by a writer", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, Fork: true, HeadSHA: testHead, Links: true}, false, "on a fork"},
+		{"fork approved on its head", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("maria", forge.PermAdmin, testHead)}}, true, ""},
+		{"fork approved on an older commit", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("maria", forge.PermAdmin, "0123456")}}, false, "on a fork"},
+		{"fork approved on an older commit, stale approvals kept", stale, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("maria", forge.PermAdmin, "0123456")}}, true, ""},
+		{"approved by a reader", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("rita", forge.PermRead, testHead)}}, false, "less than write"},
+		{"approved by its author", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("randy", forge.PermAdmin, testHead)}}, false, "on a fork"},
+		{"approver lookup failed", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{{ID: 7, Reviewer: "maria", Perm: forge.PermAdmin, PermErr: true, CommitSHA: testHead}}}, false, "less than write"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, why := TrustedPull(tc.set, tc.p)
+			want(t, "trusted", ok, tc.trust)
+			if !strings.Contains(why, tc.why) {
+				t.Errorf("reason %q lacks %q", why, tc.why)
+			}
+		})
+	}
+}
+
+// TestChecksCountOnlyOnATrustedPRsCurrentHead: green (or red) checks of an
+// untrusted PR, of a PR that no longer links the issue, or of a commit that
+// is not the head change nothing; a trusted PR's green head completes QA
+// and the handoff names the PR, head and checks.
+func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
+	untrusted := func() *PullFacts {
+		return &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true}
+	}
+	for _, conclusion := range []string{"success", "failure"} {
+		for name, p := range map[string]*PullFacts{
+			"untrusted fork": untrusted(),
+			"unlinked":       {Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: testHead},
+			"not the head":   {Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: "9999999", Links: true},
+			"not read":       nil,
+		} {
+			h := newHarness(t, reviewCfg)
+			reviewLoopTo(t, h, "review-loop", "qa")
+			res := h.apply(Checks{PR: 40, SHA: testHead, State: conclusion, Failed: []string{"x"}, URL: prURL + "/checks", Pull: p})
+			if res.Changed || res.State.Slug != "qa" || len(res.Effects) != 0 {
+				t.Errorf("%s, %s: changed %v, at %s, effects %q", name, conclusion, res.Changed, res.State.Slug, bodies(res.Effects))
+			}
+		}
+	}
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "qa")
+	p := untrusted()
+	p.Approvals = []PullApproval{{ID: 9, Reviewer: "maria", Perm: forge.PermAdmin, CommitSHA: testHead}}
+	res := h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", IDs: []int64{5, 6}, Pull: p})
+	want(t, "approved fork's green head completes QA", res.State.Run, state.RunDone)
+	ho := res.State.Review.Handoffs["qa"]
+	if ho.PR != 40 || ho.HeadSHA != testHead || len(ho.Checks) != 2 || ho.Checks[0] != 5 {
+		t.Errorf("qa handoff = %+v", ho)
+	}
+}
+
+// TestApprovalCountsOnlyOnTheCurrentHead: an approval given before a push
+// is noted once and not counted, unless keep_stale_approvals is set; the
+// handoff names the PR, head and review.
+func TestApprovalCountsOnlyOnTheCurrentHead(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "code-review")
+	rv := approval("bob", "devin")
+	rv.Pull.HeadSHA = "9999999" // pushed after bob approved
+	res := h.apply(rv)
+	want(t, "stale approval: still reviewing", res.State.Slug, "code-review")
+	if !hasBody(res.Effects, "was given on commit abcdef1, but the PR's head is now 9999999") {
+		t.Errorf("notice = %q", bodies(res.Effects))
+	}
+	want(t, "noted once", len(h.apply(rv).Effects), 0)
+	unlinked := approval("bob", "devin")
+	unlinked.Pull.Links = false
+	want(t, "unlinked PR's approval", h.apply(unlinked).State.Slug, "code-review")
+	fresh := approval("bob", "devin")
+	res = h.apply(fresh)
+	want(t, "current head's approval counts", res.State.Slug, "qa")
+	ho := res.State.Review.Handoffs["code-review"]
+	if ho.PR != 40 || ho.HeadSHA != testHead || ho.Review != fresh.ID {
+		t.Errorf("code-review handoff = %+v", ho)
+	}
+
+	k := newHarness(t, reviewCfg+"keep_stale_approvals: true\n")
+	reviewLoopTo(t, k, "review-loop", "code-review")
+	rv = approval("bob", "devin")
+	rv.Pull.HeadSHA = "9999999"
+	want(t, "kept stale approval counts", k.apply(rv).State.Slug, "qa")
 }

@@ -114,6 +114,9 @@ type Pull struct {
 	Author  User   `json:"author"`
 	HeadSHA string `json:"head_sha"`
 	URL     string `json:"url"`
+	// HeadRepo is head.repo.full_name: the repository itself, a fork's
+	// name, or "" when the fork was deleted.
+	HeadRepo string `json:"head_repo,omitempty"`
 }
 
 // Review is a pull request review.
@@ -130,6 +133,8 @@ type Review struct {
 
 // Check is one check run (or commit status) on a commit.
 type Check struct {
+	// ID is the check run's (or commit status's) id.
+	ID         int64  `json:"id,omitempty"`
 	Name       string `json:"name"`
 	Status     string `json:"status"`     // queued, in_progress, completed
 	Conclusion string `json:"conclusion"` // success, failure, neutral, cancelled, skipped, timed_out, action_required, ""

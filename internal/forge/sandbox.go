@@ -138,7 +138,7 @@ func (s *Sandbox) CreatePull(author, title, body, sha string) Pull {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.issues) + len(s.pulls) + 1
-	p := &Pull{Number: n, Title: title, Body: body, State: "open", Author: s.userLocked(author), HeadSHA: sha, URL: s.url("pull", int64(n))}
+	p := &Pull{Number: n, Title: title, Body: body, State: "open", Author: s.userLocked(author), HeadSHA: sha, URL: s.url("pull", int64(n)), HeadRepo: s.repo}
 	s.pulls[n] = p
 	s.issues[n] = &sbIssue{Issue: Issue{Number: n, Title: title, Body: body, State: "open", IsPR: true, Author: p.Author, URL: p.URL, CreatedAt: s.now()}}
 	return *p

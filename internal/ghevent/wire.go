@@ -69,7 +69,8 @@ type wirePull struct {
 	HTMLURL  string      `json:"html_url"`
 	Labels   []wireLabel `json:"labels"`
 	Head     *struct {
-		SHA string `json:"sha"`
+		SHA  string    `json:"sha"`
+		Repo *wireRepo `json:"repo"` // null when the fork was deleted
 	} `json:"head"`
 }
 
@@ -160,6 +161,9 @@ func (p *wirePull) pull() *forge.Pull {
 	}
 	if p.Head != nil {
 		out.HeadSHA = p.Head.SHA
+		if p.Head.Repo != nil {
+			out.HeadRepo = p.Head.Repo.FullName
+		}
 	}
 	return out
 }

@@ -26,6 +26,8 @@ func (c *Client) GetPull(ctx context.Context, number int) (forge.Pull, error) {
 		Author:  toUser(pr.User),
 		HeadSHA: pr.GetHead().GetSHA(),
 		URL:     pr.GetHTMLURL(),
+		// null when the fork was deleted: "" is never this repository.
+		HeadRepo: pr.GetHead().GetRepo().GetFullName(),
 	}, nil
 }
 
@@ -80,7 +82,7 @@ func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, err
 				if url == "" {
 					url = r.GetDetailsURL()
 				}
-				out = append(out, forge.Check{Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url})
+				out = append(out, forge.Check{ID: r.GetID(), Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url})
 			}
 		}
 		return resp, err
@@ -108,7 +110,7 @@ func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, err
 // statusCheck maps a commit status (state error, failure, pending or
 // success) onto the check-run vocabulary.
 func statusCheck(s *gh.RepoStatus) forge.Check {
-	ch := forge.Check{Name: s.GetContext(), URL: s.GetTargetURL(), Status: "completed"}
+	ch := forge.Check{ID: s.GetID(), Name: s.GetContext(), URL: s.GetTargetURL(), Status: "completed"}
 	switch s.GetState() {
 	case "success":
 		ch.Conclusion = "success"

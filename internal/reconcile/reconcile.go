@@ -387,6 +387,14 @@ func (ru *run) collect(t Trigger) error {
 		rv := *t.Review
 		p := ru.permission(rv.Reviewer)
 		rv.Perm, rv.PermErr = p.p, p.err != nil
+		// The payload's PR may be stale (a push since): read it as it is now.
+		switch pr, err := ru.r.o.Forge.GetPull(ru.ctx, rv.PR); {
+		case errors.Is(err, forge.ErrNotFound):
+		case err != nil:
+			return fmt.Errorf("read PR #%d of a review: %w", rv.PR, err)
+		default:
+			rv.Pull = ru.pullHead(pr)
+		}
 		if err := ru.apply(rv); err != nil {
 			return err
 		}

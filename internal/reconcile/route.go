@@ -44,7 +44,7 @@ func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 		}
 		rv := ev.Review
 		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
-			return Trigger{Review: &engine.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL}}
+			return Trigger{Review: &engine.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL, CommitSHA: rv.CommitSHA}}
 		})
 	case "workflow_run":
 		return r.workflowRun(ctx, ev)

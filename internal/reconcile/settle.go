@@ -3,12 +3,14 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -123,18 +125,23 @@ func (ru *run) checkPR(n int) error {
 		return fmt.Errorf("read PR #%d: %w", n, err)
 	}
 	st := ru.currentStep()
+	if st.Evidence != "review" && st.Evidence != "checks" {
+		return nil
+	}
+	rs, err := f.ListReviews(ru.ctx, n)
+	if err != nil {
+		return fmt.Errorf("reviews of PR #%d: %w", n, err)
+	}
+	facts := ru.pullFacts(pr, rs)
 	switch st.Evidence {
 	case "review":
-		rs, err := f.ListReviews(ru.ctx, n)
-		if err != nil {
-			return fmt.Errorf("reviews of PR #%d: %w", n, err)
-		}
 		for _, rv := range rs {
 			if rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" || ru.st.Exec != nil && rv.SubmittedAt.Before(ru.st.Exec.StartedAt) {
 				continue
 			}
 			p := ru.permission(rv.Reviewer.Login)
-			if err := ru.apply(engine.Review{ID: rv.ID, PR: n, PRAuthor: pr.Author.Login, Reviewer: rv.Reviewer.Login, Perm: p.p, PermErr: p.err != nil, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL}); err != nil {
+			if err := ru.apply(engine.Review{ID: rv.ID, PR: n, PRAuthor: pr.Author.Login, Reviewer: rv.Reviewer.Login, Perm: p.p, PermErr: p.err != nil, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL,
+				CommitSHA: rv.CommitSHA, Pull: facts}); err != nil {
 				return err
 			}
 		}
@@ -144,10 +151,40 @@ func (ru *run) checkPR(n int) error {
 			return fmt.Errorf("checks of PR #%d: %w", n, err)
 		}
 		if ev, ok := checksEvent(n, pr, cs); ok {
+			if trusted, why := engine.TrustedPull(ru.set, facts); !trusted {
+				ru.r.o.Logger.Info("checks not counted as evidence", "issue", ru.number, "pr", n, "why", why)
+			}
+			ev.Pull = facts
 			return ru.apply(ev)
 		}
 	}
 	return nil
+}
+
+// pullFacts gathers what the trusted-PR rule needs about a linked PR (the
+// engine decides): its author's permission, whether its head is a fork,
+// whether its description still links this issue, and its approving
+// reviews with their reviewers' permissions.
+func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *engine.PullFacts {
+	f := ru.pullHead(pr)
+	ap := ru.permission(pr.Author.Login)
+	f.AuthorPerm, f.AuthorPermErr = ap.p, ap.err != nil
+	for _, rv := range reviews {
+		if rv.State != "APPROVED" {
+			continue
+		}
+		p := ru.permission(rv.Reviewer.Login)
+		f.Approvals = append(f.Approvals, engine.PullApproval{ID: rv.ID, Reviewer: rv.Reviewer.Login, Perm: p.p, PermErr: p.err != nil, CommitSHA: rv.CommitSHA})
+	}
+	return f
+}
+
+// pullHead is what a review needs to know about its PR: the current head,
+// whether it is a fork's, and whether the description still links this
+// issue (no permission lookups).
+func (ru *run) pullHead(pr forge.Pull) *engine.PullFacts {
+	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: !strings.EqualFold(pr.HeadRepo, ru.r.o.Forge.Repo()),
+		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), ru.number)}
 }
 
 // checksEvent summarises check runs: any failure → failure; all completed
@@ -158,6 +195,7 @@ func checksEvent(n int, pr forge.Pull, cs []forge.Check) (engine.Checks, bool) {
 	}
 	ev := engine.Checks{PR: n, SHA: pr.HeadSHA, State: "success", URL: pr.URL + "/checks"}
 	for _, c := range cs {
+		ev.IDs = append(ev.IDs, c.ID)
 		switch {
 		case c.Status != "completed":
 			if ev.State == "success" {

@@ -326,6 +326,13 @@ type Handoff struct {
 	Summary string    `json:"summary"`
 	Links   []string  `json:"links"`
 	At      time.Time `json:"at"`
+	// PR, HeadSHA, Review and Checks name the evidence a verdict rests on:
+	// the pull request, the head commit it was judged at, and the approving
+	// review or the check runs (and commit statuses) read there.
+	PR      int     `json:"pr,omitempty"`
+	HeadSHA string  `json:"head_sha,omitempty"`
+	Review  int64   `json:"review,omitempty"`
+	Checks  []int64 `json:"checks,omitempty"`
 }
 
 // Verdict is a review or QA verdict with the evidence that made it.

@@ -121,6 +121,77 @@ func (s *Server) CreatePull(repo, author, title, body, headRef, headSHA string) 
 	return is.number, nil
 }
 
+// CreateForkPull opens a pull request into repo from headRef at headSHA of
+// the fork fork ("owner/name", created on first use, "fork": true), as
+// someone without access to repo would, and returns its number.
+func (s *Server) CreateForkPull(repo, fork, author, title, body, headRef, headSHA string) (int, error) {
+	s.mu.Lock()
+	fr := s.repos[strings.ToLower(fork)]
+	s.mu.Unlock()
+	if fr == nil {
+		if err := s.AddRepo(fork); err != nil {
+			return 0, err
+		}
+	}
+	n, err := s.CreatePull(repo, author, title, body, headRef, headSHA)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fr = s.repos[strings.ToLower(fork)]
+	fr.fork = true
+	is, _ := s.issueLocked(repo, n)
+	is.pull.headRepo = fr
+	return n, nil
+}
+
+// PushPull moves a pull request's head to sha, as a push to its branch
+// does (reviews keep the commit they were given on).
+func (s *Server) PushPull(repo string, n int, sha string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, n)
+	if err != nil || is.pull == nil {
+		return fmt.Errorf("fakegithub: %s has no pull request #%d", repo, n)
+	}
+	is.pull.headSHA = sha
+	is.updated = s.now()
+	return nil
+}
+
+// SetBody replaces an issue's or pull request's description, as its
+// author (or anyone with write access) does in the web UI.
+func (s *Server) SetBody(repo string, n int, body string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, n)
+	if err != nil {
+		return err
+	}
+	is.body = body
+	is.updated = s.now()
+	return nil
+}
+
+// DismissReview dismisses review id of pull request pr: its state becomes
+// DISMISSED, as PUT .../reviews/{id}/dismissals does.
+func (s *Server) DismissReview(repo string, pr int, id int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, pr)
+	if err != nil || is.pull == nil {
+		return fmt.Errorf("fakegithub: %s has no pull request #%d", repo, pr)
+	}
+	for _, r := range is.pull.reviews {
+		if r.id == id {
+			r.state = "DISMISSED"
+			return nil
+		}
+	}
+	return fmt.Errorf("fakegithub: pull request #%d has no review %d", pr, id)
+}
+
 // SetIssueState opens or closes an issue or pull request; merged applies
 // to pull requests being closed.
 func (s *Server) SetIssueState(repo string, n int, state string, merged bool) error {

@@ -18,9 +18,13 @@ func (c *call) pull() *issue {
 func (s *Server) pullJSON(rp *repository, is *issue) obj {
 	pr := is.pull
 	html := s.issueHTML(rp, is)
-	side := func(ref, sha string) obj {
-		return obj{"label": rp.owner + ":" + ref, "ref": ref, "sha": sha,
-			"user": s.userJSON(s.user(rp.owner, "Organization")), "repo": s.repoJSON(rp)}
+	side := func(in *repository, ref, sha string) obj {
+		return obj{"label": in.owner + ":" + ref, "ref": ref, "sha": sha,
+			"user": s.userJSON(s.user(in.owner, "Organization")), "repo": s.repoJSON(in)}
+	}
+	headRepo := rp
+	if pr.headRepo != nil {
+		headRepo = pr.headRepo
 	}
 	return obj{
 		"id": pr.id, "node_id": nodeID("PullRequest", pr.id), "number": is.number,
@@ -31,7 +35,7 @@ func (s *Server) pullJSON(rp *repository, is *issue) obj {
 		"user": s.userJSON(is.user), "labels": s.labelsJSON(rp, is.labels),
 		"created_at": stamp(is.created), "updated_at": stamp(is.updated),
 		"closed_at": stamp(is.closed), "merged_at": stamp(pr.mergedAt), "merged": pr.merged,
-		"draft": pr.draft, "head": side(pr.headRef, pr.headSHA), "base": side(pr.baseRef, ""),
+		"draft": pr.draft, "head": side(headRepo, pr.headRef, pr.headSHA), "base": side(rp, pr.baseRef, ""),
 		"author_association": association(rp, is.user),
 	}
 }

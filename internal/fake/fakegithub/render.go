@@ -176,6 +176,6 @@ func (s *Server) repoJSON(rp *repository) obj {
 		"full_name": rp.fullName(), "owner": s.userJSON(owner), "private": rp.private,
 		"visibility": visibility, "html_url": s.webURL + "/" + rp.fullName(),
 		"url": s.api("/repos/%s", rp.fullName()), "default_branch": rp.defaultBranch,
-		"fork": false, "archived": false, "disabled": false, "has_issues": true,
+		"fork": rp.fork, "archived": false, "disabled": false, "has_issues": true,
 	}
 }

@@ -51,10 +51,13 @@ type comment struct {
 type pullInfo struct {
 	id                        int64
 	headRef, headSHA, baseRef string
-	merged                    bool
-	mergedAt                  time.Time
-	draft                     bool
-	reviews                   []*review
+	// headRepo is the fork the head branch lives in; nil for a branch of
+	// the base repository.
+	headRepo *repository
+	merged   bool
+	mergedAt time.Time
+	draft    bool
+	reviews  []*review
 }
 
 type review struct {
@@ -135,6 +138,8 @@ type repository struct {
 	statuses      map[string][]*status
 	workflows     []*workflow
 	runs          []*run
+	// fork: created as a fork (CreateForkPull); "fork": true in its JSON.
+	fork bool
 }
 
 func (r *repository) fullName() string { return r.owner + "/" + r.name }
