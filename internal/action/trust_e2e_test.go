@@ -2,6 +2,8 @@ package action_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -417,4 +419,131 @@ func TestTrustDismissedApprovalIsNotEvidence(t *testing.T) {
 	}
 	r.sweep()
 	r.wantAt("after the dismissal", "code-review", state.RunInProgress)
+}
+
+// Labels are derived from the state, never read as state: autopilot/*
+// labels set by someone else change nothing, cost no API call, and the
+// next pass puts back the labels the state derives.
+func TestTrustLabelsSetByOthersAreNotState(t *testing.T) {
+	r := newExecRig(t, dispatchProblemCfg)
+	r.begin()
+	s := r.now()
+	for _, l := range []string{"autopilot/status:done", "autopilot/step:deploy", "autopilot/flow:meta-repo"} {
+		r.addLabel(r.n, l)
+		p := ghtest.Mutate(t, ghtest.WithRepo(t, ghtest.Payload(t, "issues.labeled.json"), repo), map[string]any{
+			"issue.number": r.n, "issue.labels": r.labels(r.n), "label.name": l, "sender.login": "maria", "sender.type": "User",
+		})
+		if res := r.event("label "+l, "issues", p); res.calls != 0 {
+			t.Errorf("label %s: %d API calls, want 0", l, res.calls)
+		}
+	}
+	r.sweep()
+	after := r.wantAt("after foreign labels", "problem", state.RunInProgress)
+	if after.Flow != s.Flow || len(after.Completed) != 0 {
+		t.Fatalf("foreign labels changed the state: flow %s, completed %+v", after.Flow, after.Completed)
+	}
+	got := strings.Join(r.gh.Labels(repo, r.n), ",")
+	for _, l := range []string{"autopilot/status:done", "autopilot/step:deploy", "autopilot/flow:meta-repo"} {
+		if strings.Contains(got, l) {
+			t.Errorf("labels %s still carry %s", got, l)
+		}
+	}
+	if !strings.Contains(got, "autopilot/status:in-progress") || !strings.Contains(got, "autopilot/step:problem") {
+		t.Errorf("labels %s lack the derived ones", got)
+	}
+}
+
+// Editing the issue's title or description after the start changes nothing
+// (the run keeps the text it started with; commands are comments).
+func TestTrustIssueEditsChangeNothing(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.begin()
+	s := r.now()
+	if err := r.gh.SetBody(repo, r.n, "/autopilot done\nA"); err != nil {
+		t.Fatal(err)
+	}
+	p := ghtest.Mutate(t, ghtest.WithRepo(t, ghtest.Payload(t, "issues.opened.json"), repo), map[string]any{
+		"action": "edited", "changes": map[string]any{"body": map[string]any{"from": "## Desired outcome"}},
+		"issue.number": r.n, "issue.labels": r.labels(r.n), "issue.body": "/autopilot done\nA", "sender.login": "reader", "sender.type": "User",
+	})
+	if res := r.event("issue edited", "issues", p); res.calls != 0 {
+		t.Errorf("issues.edited made %d API calls, want 0", res.calls)
+	}
+	r.sweep()
+	after := r.wantAt("after the edit", s.Slug, s.Run)
+	if after.Review.Snapshot != s.Review.Snapshot || len(after.Completed) != len(s.Completed) {
+		t.Errorf("the edit changed the run: snapshot %q → %q, completed %d → %d", s.Review.Snapshot, after.Review.Snapshot, len(s.Completed), len(after.Completed))
+	}
+}
+
+// A review edited later (pull_request_review.edited) is not an event the
+// bot acts on: no API call, nothing changes.
+func TestTrustReviewEditsChangeNothing(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.begin()
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	id, err := r.gh.SubmitReview(repo, pr, "bob", "COMMENTED", "nit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ghtest.Mutate(t, r.reviewPayload(pr, id, headSHA, "bob", "APPROVED", headSHA), map[string]any{
+		"action": "edited", "review.state": "commented", "review.body": "LGTM", "sender.login": "mallory",
+	})
+	if res := r.event("review edited", "pull_request_review", p); res.calls != 0 {
+		t.Errorf("pull_request_review.edited made %d API calls, want 0", res.calls)
+	}
+	r.wantAt("after the edit", "code-review", state.RunInProgress)
+}
+
+// TestTrustTableNamesRealTests keeps docs/security.md's trust table true:
+// every test it names exists, in this package or the engine's.
+func TestTrustTableNamesRealTests(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "## Trust table")
+	if start < 0 {
+		t.Fatal("docs/security.md has no trust table")
+	}
+	end := strings.Index(text[start+1:], "\n## ")
+	table := text[start : start+1+end]
+	var src strings.Builder
+	for _, dir := range []string{".", "../engine"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Write(b)
+		}
+	}
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| input ") {
+			continue
+		}
+		rows++
+		named := 0
+		for _, f := range strings.Split(line, "`") {
+			if strings.HasPrefix(f, "Test") && !strings.ContainsAny(f, " |") {
+				named++
+				if !strings.Contains(src.String(), "func "+f+"(") {
+					t.Errorf("the trust table names %s, which does not exist", f)
+				}
+			}
+		}
+		if named == 0 {
+			t.Errorf("trust table row without a test: %s", line)
+		}
+	}
+	if rows < 10 {
+		t.Errorf("the trust table has %d rows", rows)
+	}
 }

@@ -198,8 +198,10 @@ func (g gen) rest(s *State) {
 	}
 	if g.n(2) == 0 {
 		s.Review = &ReviewLoop{Slug: "fix-login", Snapshot: g.text(false), Iteration: g.n(10), ReviewCycle: g.n(3), MaxIterations: 10,
-			Architect:      &Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
-			Handoffs:       map[string]Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()}},
+			Architect: &Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
+			Handoffs: map[string]Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()},
+				"qa": {Summary: g.text(false), Links: []string{g.link()}, At: g.time(), PR: g.n(500) + 1, HeadSHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e",
+					Review: int64(g.n(1e9)) + 1, Checks: []int64{int64(g.n(1e9)) + 1}}},
 			FailureHistory: []string{g.text(false)}}
 	}
 	if g.n(1) == 0 {
