@@ -20,6 +20,13 @@
 // with the usual one-time explanation, and a failed lookup defers the
 // report (fail closed).
 //
+// Other inputs are authenticated as strictly (docs/security.md, trust
+// table): only the recorded run id completes a dispatched step (MatchRun);
+// PR evidence counts only from a trusted PR on its current head
+// (TrustedPull, and approvals on the head commit); a comment edited before
+// it was processed is refused unless its author is shown to have written
+// the text (Comment.EditUnproven).
+//
 // Kill-switches (seed 004) act only at iteration boundaries: after a step
 // completes or is skipped (advance), when a fresh executor session would
 // start (sessionLimit), and on the sweep's Tick while the run waits at a

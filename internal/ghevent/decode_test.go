@@ -67,7 +67,7 @@ func pullEvent(action string, handled bool, body string) Event {
 		Title: prTitle, Body: body, IssueState: "open",
 		Pull: &forge.Pull{
 			Number: 2, Title: prTitle, Body: body, State: "open",
-			Author: codertocat, HeadSHA: prHead, URL: prURL,
+			Author: codertocat, HeadSHA: prHead, URL: prURL, HeadRepo: "Codertocat/Hello-World",
 		},
 		LinkedIssues: linked,
 	}

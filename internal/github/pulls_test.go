@@ -20,6 +20,13 @@ func TestGetPullMapsFields(t *testing.T) {
 		{"merged", func(m map[string]any) { m["state"], m["merged"] = "closed", true }, true},
 		{"list shape without merged flag", func(m map[string]any) { delete(m, "merged") }, true},
 	}
+	// A fork that was deleted: head.repo is null, HeadRepo is "" (never
+	// this repository).
+	e := newEnv(t, "", nil)
+	e.handle("GET /repos/octocat/Hello-World/pulls/1347", status(200, patchJSON(t, fixture(t, "pull.json"), func(m map[string]any) { m["head"].(map[string]any)["repo"] = nil })))
+	if pr, err := e.client.GetPull(context.Background(), 1347); err != nil || pr.HeadRepo != "" {
+		t.Errorf("deleted fork: head repo %q, err %v", pr.HeadRepo, err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, "", nil)
@@ -29,7 +36,8 @@ func TestGetPullMapsFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			if pr.Number != 1347 || pr.Title != "Amazing new feature" || pr.HeadSHA != "6dcb09b5b57875f334f61aebed695e2e4193db5e" ||
-				pr.URL != "https://github.com/octocat/Hello-World/pull/1347" || pr.Author.Login != "octocat" || pr.Merged != tt.wantMerged {
+				pr.URL != "https://github.com/octocat/Hello-World/pull/1347" || pr.Author.Login != "octocat" || pr.Merged != tt.wantMerged ||
+				pr.HeadRepo != "octocat/Hello-World" {
 				t.Errorf("pull = %+v (want merged %v)", pr, tt.wantMerged)
 			}
 		})
@@ -72,9 +80,9 @@ func TestListChecksMergesCheckRunsAndStatuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []forge.Check{
-		{Name: "mighty_readme", Status: "completed", Conclusion: "neutral", URL: "https://github.com/github/hello-world/runs/4"},
-		{Name: "continuous-integration/jenkins", Status: "completed", Conclusion: "success", URL: "https://ci.example.com/1000/output"},
-		{Name: "security/brakeman", Status: "in_progress", URL: "https://ci.example.com/2000/output"},
+		{ID: 4, Name: "mighty_readme", Status: "completed", Conclusion: "neutral", URL: "https://github.com/github/hello-world/runs/4"},
+		{ID: 1, Name: "continuous-integration/jenkins", Status: "completed", Conclusion: "success", URL: "https://ci.example.com/1000/output"},
+		{ID: 2, Name: "security/brakeman", Status: "in_progress", URL: "https://ci.example.com/2000/output"},
 		{Name: "lint", Status: "completed", Conclusion: "failure", URL: "https://ci.example.com/3"},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -132,9 +132,9 @@ func (ru *run) checkPR(n int) error {
 	if err != nil {
 		return fmt.Errorf("reviews of PR #%d: %w", n, err)
 	}
-	facts := ru.pullFacts(pr, rs)
 	switch st.Evidence {
 	case "review":
+		facts := ru.pullHead(pr) // the approval itself is what vouches
 		for _, rv := range rs {
 			if rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" || ru.st.Exec != nil && rv.SubmittedAt.Before(ru.st.Exec.StartedAt) {
 				continue
@@ -151,6 +151,7 @@ func (ru *run) checkPR(n int) error {
 			return fmt.Errorf("checks of PR #%d: %w", n, err)
 		}
 		if ev, ok := checksEvent(n, pr, cs); ok {
+			facts := ru.pullFacts(pr, rs)
 			if trusted, why := engine.TrustedPull(ru.set, facts); !trusted {
 				ru.r.o.Logger.Info("checks not counted as evidence", "issue", ru.number, "pr", n, "why", why)
 			}
