@@ -24,10 +24,14 @@ import (
 
 // Options selects the scenario and the output.
 type Options struct {
-	Flow  string // greenfield (default), existing-code, meta-repo, review-loop
-	Jira  bool   // Jira reachable (sandbox tracker authenticates)
-	JSON  bool   // machine-readable transcript
-	Quiet bool   // summary only
+	Flow string // greenfield (default), existing-code, meta-repo, review-loop
+	// Jira configures the sandbox Jira. Its token is refused at first, so
+	// the run asks "Jira authentication failed"; the token is fixed and the
+	// retry succeeds. Without it Jira is not configured: no question, tasks
+	// stay in the issue.
+	Jira  bool
+	JSON  bool // machine-readable transcript
+	Quiet bool // summary only
 }
 
 // UsageError is a bad option (exit code 2).
@@ -37,13 +41,15 @@ func (e *UsageError) Error() string { return e.Msg }
 
 // Entry is one line of the transcript.
 type Entry struct {
-	At     time.Time `json:"at"`
-	Actor  string    `json:"actor"`
-	Kind   string    `json:"kind"` // comment, state, label+, label-, react, dispatch, note
-	Issue  int       `json:"issue,omitempty"`
-	Body   string    `json:"body,omitempty"`
-	Label  string    `json:"label,omitempty"`
-	Detail string    `json:"detail,omitempty"`
+	At    time.Time `json:"at"`
+	Actor string    `json:"actor"`
+	Kind  string    `json:"kind"` // open, comment, state, label+, label-, react, dispatch, pr, review, checks, jira
+	// Run numbers the bot's pass (the event) an entry of the bot belongs to.
+	Run    int    `json:"run,omitempty"`
+	Issue  int    `json:"issue,omitempty"`
+	Body   string `json:"body,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Summary is the closing table.
@@ -79,6 +85,7 @@ const (
 type world struct {
 	sb      *forge.Sandbox
 	tr      *tracker.Sandbox
+	jira    bool // the sandbox Jira is configured
 	rec     *reconcile.Reconciler
 	clock   time.Time
 	entries []Entry
@@ -114,8 +121,13 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 	w := &world{clock: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
 	w.sb = forge.NewSandbox(repo, forge.User{Login: bot, ID: 41898282, Type: "Bot"}, w.now)
 	w.sb.OnChange = w.record
+	w.jira = o.Jira
 	w.tr = tracker.NewSandbox(tracker.SandboxOptions{Project: "REP", Now: w.now})
-	w.tr.SetAuth(o.Jira)
+	var tr tracker.Tracker
+	if o.Jira {
+		w.tr.SetAuth(false) // the first check fails: the token has expired
+		tr = w.tr
+	}
 	for _, u := range []struct {
 		login string
 		perm  forge.Permission
@@ -124,7 +136,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 	}
 	var err error
 	w.rec, err = reconcile.New(reconcile.Options{
-		Forge: w.sb, Tracker: w.tr, Config: cfg, BotLogin: bot, Now: w.now,
+		Forge: w.sb, Tracker: tr, Config: cfg, BotLogin: bot, Now: w.now,
 		StateKey:  []byte("demo-state-key"),
 		JiraSleep: func(context.Context, time.Duration) error { return nil },
 		// Deterministic, so the transcript (and its --json state) repeats.
@@ -142,23 +154,26 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 	if w.err != nil {
 		return Transcript{}, w.err
 	}
-	tr := w.transcript()
+	t := w.transcript()
 	switch {
 	case o.JSON:
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return tr, enc.Encode(tr)
+		return t, enc.Encode(t)
 	case o.Quiet:
-		printSummary(out, tr.Summary)
+		printSummary(out, t.Summary)
 	default:
-		printTranscript(out, w, tr)
+		printTranscript(out, w, t)
 	}
-	return tr, nil
+	return t, nil
 }
 
 // record turns sandbox changes into transcript entries.
 func (w *world) record(c forge.Change) {
 	e := Entry{At: c.At, Actor: c.Actor, Kind: c.Kind, Issue: c.Issue, Label: c.Label}
+	if c.Actor == bot {
+		e.Run = w.runs
+	}
 	switch c.Kind {
 	case "comment":
 		if c.Actor == bot {

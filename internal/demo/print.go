@@ -7,12 +7,18 @@ import (
 )
 
 // printTranscript shows the issue thread the way a person reads it: hidden
-// markers are invisible, state edits are one line each, the final state
-// comment is shown whole at the end.
+// markers are invisible, state edits are one line each, each bot pass's
+// reactions and label changes share one line, the final state comment is
+// shown whole at the end.
 func printTranscript(out io.Writer, w *world, tr Transcript) {
-	fmt.Fprintf(out, "autopilot demo — %s, issue #%d (sandbox forge, sandbox Jira, fixed clock)\n", repo, w.issue)
+	jira := "no Jira configured"
+	if w.jira {
+		jira = "sandbox Jira"
+	}
+	fmt.Fprintf(out, "autopilot demo — %s, issue #%d (sandbox forge, %s, fixed clock)\n", repo, w.issue, jira)
 	fmt.Fprintln(out, strings.Repeat("─", 72))
-	for _, e := range tr.Entries {
+	grouped := map[int]bool{} // runs whose reactions and labels are printed
+	for i, e := range tr.Entries {
 		t := e.At.Format("15:04")
 		switch e.Kind {
 		case "open":
@@ -24,14 +30,26 @@ func printTranscript(out io.Writer, w *world, tr Transcript) {
 			}
 		case "state":
 			fmt.Fprintf(out, "%s  @%s updated the state comment: %s\n", t, e.Actor, e.Detail)
-		case "label+":
-			fmt.Fprintf(out, "%s  @%s added label %s\n", t, e.Actor, e.Label)
-		case "label-":
-			fmt.Fprintf(out, "%s  @%s removed label %s\n", t, e.Actor, e.Label)
-		case "react":
-			fmt.Fprintf(out, "%s  @%s reacted %s\n", t, e.Actor, emoji(e.Detail))
+		case "label+", "label-", "react":
+			if e.Run == 0 { // a person's label change
+				verb := map[string]string{"label+": "added label", "label-": "removed label", "react": "reacted"}[e.Kind]
+				fmt.Fprintf(out, "%s  @%s %s %s%s\n", t, e.Actor, verb, e.Label, emoji(e.Detail))
+				continue
+			}
+			if !grouped[e.Run] {
+				grouped[e.Run] = true
+				fmt.Fprintf(out, "%s  @%s %s\n", t, e.Actor, passLine(tr.Entries[i:], e.Run))
+			}
 		case "dispatch":
 			fmt.Fprintf(out, "%s  @%s dispatched a workflow: %s\n", t, e.Actor, e.Detail)
+		case "pr":
+			fmt.Fprintf(out, "%s  @%s opened pull request %s\n", t, e.Actor, e.Detail)
+		case "review":
+			fmt.Fprintf(out, "%s  @%s %s\n", t, e.Actor, e.Detail)
+		case "checks":
+			fmt.Fprintf(out, "%s  %s: %s\n", t, e.Actor, e.Detail)
+		case "jira":
+			fmt.Fprintf(out, "%s  @%s %s\n", t, e.Actor, e.Detail)
 		}
 	}
 	fmt.Fprintln(out, strings.Repeat("─", 72))
@@ -40,6 +58,34 @@ func printTranscript(out io.Writer, w *world, tr Transcript) {
 		fmt.Fprintf(out, "  %s\n", l)
 	}
 	printSummary(out, tr.Summary)
+}
+
+// passLine joins the reactions and label changes of one bot pass (the
+// entries of run, from the first one on): "reacted 👍 on @maria's comment ·
+// labels −step:plan +step:decompose".
+func passLine(es []Entry, run int) string {
+	var reacts, labels []string
+	for _, e := range es {
+		if e.Run != run {
+			continue
+		}
+		switch e.Kind {
+		case "react":
+			reacts = append(reacts, emoji(e.Detail))
+		case "label+":
+			labels = append(labels, "+"+strings.TrimPrefix(e.Label, "autopilot/"))
+		case "label-":
+			labels = append(labels, "−"+strings.TrimPrefix(e.Label, "autopilot/"))
+		}
+	}
+	var parts []string
+	if len(reacts) > 0 {
+		parts = append(parts, "reacted "+strings.Join(reacts, ", "))
+	}
+	if len(labels) > 0 {
+		parts = append(parts, "labels "+strings.Join(labels, " "))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // visible drops HTML comment lines, which GitHub does not show.

@@ -3,8 +3,10 @@ package demo
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -34,8 +36,14 @@ func (w *world) greenfield(ctx context.Context) {
 	w.label(ctx, "maria", "autopilot")
 	w.say(ctx, "maria", "/autopilot done Problem: users need CSV downloads of every report; acceptance: a 100k-row report exports in under 5 s.")
 	w.say(ctx, "maria", "/autopilot done Research: encoding/csv streams fine; no new dependency needed.")
-	// Plan needs Jira: the sandbox Jira refuses the credentials → Choose.
-	w.say(ctx, "maria", "B")
+	if w.jira {
+		// Plan needs Jira: the sandbox Jira refuses the expired token →
+		// Choose. The token is renewed, and A retries.
+		w.tick(3 * time.Minute)
+		w.tr.SetAuth(true)
+		w.entries = append(w.entries, Entry{At: w.clock, Actor: "maria", Kind: "jira", Detail: "renewed the JIRA_TOKEN secret"})
+		w.say(ctx, "maria", "A — the token is renewed")
+	}
 	w.say(ctx, "maria", epicsReport)
 	w.say(ctx, "maria", tasksReport)
 	// Session boundary: a reader without write access tries to answer.
@@ -47,6 +55,7 @@ func (w *world) greenfield(ctx context.Context) {
 	w.say(ctx, "devin", "/autopilot fail integration test times out on 100k rows")
 	w.say(ctx, "devin", "/autopilot fail flaky fixture in export_test")
 	w.say(ctx, "maria", "A — retry with a fresh session")
+	w.closeJiraTasks(ctx)
 	w.say(ctx, "devin", "/autopilot done PR #2 implements all five tasks")
 	w.say(ctx, "devin", "/autopilot done 214 passed, 0 failed")
 	w.say(ctx, "devin", "/autopilot done No findings: output is escaped, no new endpoints without auth")
@@ -69,9 +78,14 @@ func (w *world) generic(ctx context.Context, flowName string) {
 			return
 		}
 		switch {
+		case s.Gate != nil && s.Gate.Kind == "jira-auth":
+			w.tick(3 * time.Minute)
+			w.tr.SetAuth(true)
+			w.entries = append(w.entries, Entry{At: w.clock, Actor: "maria", Kind: "jira", Detail: "renewed the JIRA_TOKEN secret"})
+			w.say(ctx, "maria", "A — the token is renewed")
 		case s.Gate != nil:
 			ans := s.Gate.Recommend
-			if s.Gate.Kind == "next-cycle" || s.Gate.Kind == "jira-auth" {
+			if s.Gate.Kind == "next-cycle" {
 				ans = "B"
 			}
 			w.say(ctx, "maria", ans)
@@ -86,21 +100,63 @@ func (w *world) generic(ctx context.Context, flowName string) {
 				w.tick(time.Minute)
 				p := w.sb.CreatePull("devin", "One export path", fmt.Sprintf("Fixes #%d", w.issue), "4f2c9e1ab7d3")
 				pr = p.Number
+				w.entries = append(w.entries, Entry{At: w.clock, Actor: "devin", Kind: "pr", Issue: pr, Detail: fmt.Sprintf("#%d “%s” (Fixes #%d, head 4f2c9e1)", pr, p.Title, w.issue)})
 				w.deliver(ctx, &ghevent.Event{Name: "pull_request", Action: "opened", Repo: repo, Sender: w.sb.User("devin"), Handled: true, Issue: pr, IsPR: true, Pull: &p, LinkedIssues: []int{w.issue}})
 				continue
 			}
 			w.tick(3 * time.Minute)
 			rv := w.sb.AddReview(pr, "grace", "APPROVED", "Looks good.")
+			w.entries = append(w.entries, Entry{At: w.clock, Actor: "grace", Kind: "review", Issue: pr, Detail: fmt.Sprintf("approved #%d: “Looks good.”", pr)})
 			p, _ := w.sb.GetPull(ctx, pr)
 			w.deliver(ctx, &ghevent.Event{Name: "pull_request_review", Action: "submitted", Repo: repo, Sender: w.sb.User("grace"), Handled: true, Issue: pr, IsPR: true, Pull: &p, Review: &rv, LinkedIssues: []int{w.issue}})
 		case s.Slug == "qa":
 			w.tick(5 * time.Minute)
 			w.sb.SetChecks("4f2c9e1ab7d3", forge.Check{Name: "test", Status: "completed", Conclusion: "success"}, forge.Check{Name: "lint", Status: "completed", Conclusion: "success"})
+			w.entries = append(w.entries, Entry{At: w.clock, Actor: "ci", Kind: "checks", Issue: pr, Detail: fmt.Sprintf("test ✔ and lint ✔ on #%d's head 4f2c9e1; the hourly sweep reads them", pr)})
 			w.deliver(ctx, &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo})
 		case s.Status == state.InProgress:
+			if w.implements(flowName, s.Slug) {
+				w.closeJiraTasks(ctx)
+			}
 			w.say(ctx, "devin", "/autopilot done "+s.Name+" finished.")
 		default:
 			w.deliver(ctx, &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo})
 		}
 	}
+}
+
+// implements reports whether the step closes a batch of tasks (its done
+// measures carryover).
+func (w *world) implements(flowName, slug string) bool {
+	f, ok := config.Default().All[flowName]
+	if !ok {
+		return false
+	}
+	i := f.Index(slug)
+	return i >= 0 && f.Steps[i].Implements
+}
+
+// closeJiraTasks is the implementer finishing the work: every open task in
+// the sandbox Jira moves to Done, and a sync reads that back into the
+// issue's task list, as the sweep would. Without Jira there is nothing to do.
+func (w *world) closeJiraTasks(ctx context.Context) {
+	if !w.jira || w.err != nil {
+		return
+	}
+	var keys []string
+	for _, is := range w.tr.Issues() {
+		if is.Kind == state.KindTask && !is.Done {
+			if err := w.tr.Transition(is.Key, "Done"); err != nil {
+				w.err = err
+				return
+			}
+			keys = append(keys, is.Key)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	w.tick(time.Minute)
+	w.entries = append(w.entries, Entry{At: w.clock, Actor: "devin", Kind: "jira", Detail: "moved " + strings.Join(keys, ", ") + " to Done in Jira"})
+	w.say(ctx, "devin", "/autopilot jira sync")
 }

@@ -368,8 +368,28 @@ func (m *machine) dependents() string {
 	return strings.Join(out, ", ")
 }
 
+// jiraNotConfigured answers /autopilot jira sync|retry where no Jira is
+// configured: it says how to configure it.
+const jiraNotConfigured = "Jira is not configured for this repository, so there is nothing to sync with; " +
+	"the tasks stay in the state comment. To use Jira, set the action inputs `jira_url`, `jira_token` and " +
+	"`jira_project` (plus `jira_user` on Jira Cloud; autopilot's docs/jira.md shows how), then comment `/autopilot jira sync`."
+
 // jiraCommand handles /autopilot jira retry|sync.
 func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if !m.set.JiraConfigured && (m.s.Gate == nil || m.s.Gate.Kind != "jira-auth") {
+		refuse("jira-not-configured", jiraNotConfigured)
+		return
+	}
+	if m.s.JiraOff != "" {
+		// Jira is configured now: the tasks kept here go to the outbox.
+		for i := range m.s.Tasks {
+			if m.s.Tasks[i].Jira == state.JiraLocal {
+				m.s.Tasks[i].Jira = state.JiraPending
+			}
+		}
+		m.s.JiraOff = ""
+		m.changed = true
+	}
 	if r.Cmd == "jira retry" {
 		if m.s.Gate != nil && m.s.Gate.Kind == "jira-auth" {
 			m.ledger(c.ID, OutApplied)

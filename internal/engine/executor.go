@@ -99,6 +99,9 @@ func (m *machine) addTasks(ts []state.Task, step string) {
 		t.ID = fmt.Sprintf("%02d", len(m.s.Tasks)+1)
 		t.Step = step
 		t.Jira = state.JiraPending
+		if m.s.JiraOff != "" {
+			t.Jira = state.JiraLocal
+		}
 		if t.IdemKey == "" {
 			t.IdemKey = IdemKey(m.s.Repo, m.s.Issue, t.ID, m.s.Cycle)
 		}

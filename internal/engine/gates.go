@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -38,20 +39,38 @@ func renderGate(g *state.Gate) string {
 
 // jiraGate runs before the first Jira step. It returns true when the step
 // may start now; otherwise an auth check or a gate is pending.
+//
+// Nobody is asked when the config turns Jira off (jira.enabled: false:
+// tasks wait as pending, as after answering B) or when nothing configures
+// it (no credentials and no jira: section: Jira is off and the tasks stay in
+// the issue, JiraLocal). Only a repository that asked for Jira (credentials,
+// or a jira: section whose credentials are missing) gets the "Jira
+// authentication failed" question.
 func (m *machine) jiraGate() bool {
 	jc := m.set.Config.Jira
-	if jc.Enabled != nil && !*jc.Enabled {
+	switch {
+	case jc.Enabled != nil && !*jc.Enabled:
+		// Declined in advance: as answering B, tasks wait as pending.
 		f := false
 		m.s.JiraEnabled = &f
 		return true
-	}
-	if !m.set.JiraConfigured {
-		m.openJiraFailed("Jira is not configured (jira_url, jira_user, jira_token, jira_project are empty)")
+	case !m.set.JiraConfigured && jc == (config.Jira{}):
+		m.jiraOff(state.JiraNotConfigured)
+		return true
+	case !m.set.JiraConfigured:
+		m.openJiraFailed("Jira is not configured: the config has a jira: section, but the jira_url and jira_token inputs are empty")
 		return false
 	}
 	m.s.PendingJiraCheck = true
 	m.emit(state.Effect{Kind: EffJiraAuth})
 	return false
+}
+
+// jiraOff records that this run keeps its tasks in the issue only.
+func (m *machine) jiraOff(why string) {
+	f := false
+	m.s.JiraEnabled = &f
+	m.s.JiraOff = why
 }
 
 func (m *machine) openJiraFailed(detail string) {

@@ -16,8 +16,12 @@ func toPlan(t *testing.T, h *harness) Result {
 	return h.done("research")
 }
 
+// jiraWanted is a config that asks for Jira (a jira: section) in a
+// repository whose Jira inputs are empty.
+const jiraWanted = "jira:\n  project: PROJ\n"
+
 func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
-	h := newHarness(t, "")
+	h := newHarness(t, jiraWanted)
 	res := toPlan(t, h)
 	s := res.State
 	want(t, "slug", s.Slug, "plan")
@@ -75,7 +79,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 }
 
 func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
-	h := newHarness(t, "")
+	h := newHarness(t, jiraWanted)
 	toPlan(t, h)
 	res := h.say("maria", "B")
 	s := res.State
@@ -95,7 +99,8 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	if !strings.Contains(labels, "autopilot/jira:pending") {
 		t.Errorf("labels %q lack autopilot/jira:pending", labels)
 	}
-	// /autopilot jira sync creates them later.
+	// /autopilot jira sync creates them later, once Jira is configured.
+	h.set.JiraConfigured = true
 	res = h.say("maria", "/autopilot jira sync")
 	syncs := effectsOf(res.Effects, EffJiraSync)
 	if len(syncs) != 1 || syncs[0].Content != "sync" {
@@ -115,13 +120,14 @@ func TestJiraDisabledInConfigSkipsTheGate(t *testing.T) {
 }
 
 func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
-	h := newHarness(t, "")
+	h := newHarness(t, jiraWanted)
 	toPlan(t, h)
 	res := h.say("maria", "/autopilot jira retry")
 	want(t, "decision", res.Decision, "A")
 	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 1)
 	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot jira retry")
 	// Without the gate, jira retry re-runs the outbox.
+	h.set.JiraConfigured = true
 	res = h.apply(JiraAuth{OK: true})
 	res = h.say("maria", "/autopilot jira retry")
 	if syncs := effectsOf(res.Effects, EffJiraSync); len(syncs) != 1 || syncs[0].Content != "retry" {
@@ -131,6 +137,7 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 
 func TestJiraSyncWithNothingToSyncIsRefused(t *testing.T) {
 	h := newHarness(t, "")
+	h.set.JiraConfigured = true
 	h.start("greenfield")
 	h.refused("maria", "/autopilot jira sync", "rejected:nothing-to-sync")
 }
@@ -176,7 +183,9 @@ func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {
 }
 
 func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
-	h := newHarness(t, jiraOff)
+	h := newHarness(t, jiraWanted)
+	toPlan(t, h)
+	h.say("maria", "B") // continue without Jira: tasks wait as pending
 	h.runTo("greenfield", "decompose")
 	c := h.comment("maria", "write", "/autopilot done tasks")
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b"}}
@@ -221,4 +230,50 @@ func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
 	want(t, "note", h.st.JiraNote, "rate limited; retrying")
 	h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Jira: state.JiraCreated, JiraKey: "P-1"}}})
 	want(t, "note cleared", h.st.JiraNote, "")
+}
+
+// TestJiraOffWhenNothingConfiguresIt (PRODUCT §4, §10): no Jira inputs and
+// no jira: section means Jira is off. Nobody is asked, the tasks stay in the
+// issue numbered 01, 02, …, nothing waits as "pending" (so no label), and
+// `/autopilot jira sync` says how to configure Jira.
+func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
+	h := newHarness(t, "")
+	res := toPlan(t, h)
+	s := res.State
+	want(t, "gate", s.Gate == nil, true)
+	want(t, "plan runs", s.Status, state.InProgress)
+	want(t, "no auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	want(t, "jira off", s.JiraOff, state.JiraNotConfigured)
+	if hasBody(res.Effects, "Jira authentication failed") {
+		t.Errorf("asked about Jira although nothing configures it: %q", bodies(res.Effects))
+	}
+	c := h.comment("maria", "write", "/autopilot done plan")
+	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}, {Kind: state.KindEpic, Title: "Docs"}}
+	res = h.apply(c)
+	s = res.State
+	for i, tk := range s.Tasks {
+		want(t, "id", tk.ID, []string{"01", "02"}[i])
+		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraLocal)
+	}
+	want(t, "pending", PendingCount(s), 0)
+	want(t, "no sync", len(effectsOf(res.Effects, EffJiraSync)), 0)
+	if l := strings.Join(Labels(s), " "); strings.Contains(l, "jira:pending") {
+		t.Errorf("labels %q carry jira:pending with Jira off", l)
+	}
+
+	res = h.refused("maria", "/autopilot jira sync", "rejected:jira-not-configured")
+	if !hasBody(res.Effects, "Jira is not configured", "`jira_url`", "`jira_token`", "`jira_project`") {
+		t.Errorf("the reply does not say how to configure Jira: %q", bodies(res.Effects))
+	}
+	h.refused("devin", "/autopilot jira retry", "rejected:jira-not-configured")
+
+	// Configured later: an explicit sync sends the tasks kept here.
+	h.set.JiraConfigured = true
+	res = h.say("maria", "/autopilot jira sync")
+	s = res.State
+	want(t, "jira off cleared", s.JiraOff, "")
+	want(t, "pending after sync asked", PendingCount(s), 2)
+	if syncs := effectsOf(res.Effects, EffJiraSync); len(syncs) != 1 || syncs[0].Content != "sync" {
+		t.Errorf("sync effects = %+v", syncs)
+	}
 }

@@ -63,7 +63,11 @@ type Comment struct {
 	AppID int64 `json:"app_id,omitempty"`
 }
 
-// Label is a repository label definition.
+// LabelAutoColor is the colour GitHub gives a label it creates because an
+// issue was given a label the repository lacked.
+const LabelAutoColor = "ededed"
+
+// Label is a repository label.
 type Label struct {
 	Name        string `json:"name"`
 	Color       string `json:"color"` // six hex digits, no '#'
@@ -176,10 +180,12 @@ type Forge interface {
 	// a concurrent run posted too); a comment already gone is not an error.
 	DeleteIssueComment(ctx context.Context, id int64) error
 
-	AddLabels(ctx context.Context, number int, labels []string) error
+	// AddLabels adds labels to an issue. GitHub creates a label the
+	// repository lacks as it adds it (grey, LabelAutoColor, no
+	// description); such a label then gets the colour and description given
+	// here. A label that already exists is never changed.
+	AddLabels(ctx context.Context, number int, labels []Label) error
 	RemoveLabel(ctx context.Context, number int, label string) error
-	// EnsureLabels creates the labels that do not exist yet in the repository.
-	EnsureLabels(ctx context.Context, labels []Label) error
 
 	// Permission returns the user's repository permission. Errors must be
 	// returned as errors, never mapped to a permission: callers fail closed.

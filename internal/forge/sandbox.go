@@ -487,8 +487,9 @@ func (s *Sandbox) React(ctx context.Context, id int64, content string) error {
 	return nil
 }
 
-// AddLabels implements Forge; missing repository labels are created grey.
-func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []string) error {
+// AddLabels implements Forge; a missing repository label is created grey,
+// as GitHub does, and then painted with the given colour ("PATCH label").
+func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []Label) error {
 	s.mu.Lock()
 	if err := s.call("POST labels"); err != nil {
 		s.mu.Unlock()
@@ -501,19 +502,30 @@ func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []string) error {
 	}
 	var added []string
 	for _, l := range labels {
-		if len([]rune(l)) > 50 || l == "" {
+		if len([]rune(l.Name)) > 50 || l.Name == "" {
 			s.mu.Unlock()
-			return fmt.Errorf("label %q: %w", l, ErrValidation)
+			return fmt.Errorf("label %q: %w", l.Name, ErrValidation)
 		}
 	}
+	var paint []Label
 	for _, l := range labels {
-		if _, ok := s.labels[l]; !ok {
-			s.labels[l] = Label{Name: l, Color: "ededed"}
+		if _, ok := s.labels[l.Name]; !ok {
+			s.labels[l.Name] = Label{Name: l.Name, Color: LabelAutoColor}
+			if l.Color != "" && l.Color != LabelAutoColor {
+				paint = append(paint, l)
+			}
 		}
-		if !contains(is.labels, l) {
-			is.labels = append(is.labels, l)
-			added = append(added, l)
+		if !contains(is.labels, l.Name) {
+			is.labels = append(is.labels, l.Name)
+			added = append(added, l.Name)
 		}
+	}
+	for _, l := range paint {
+		if err := s.call("PATCH label"); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+		s.labels[l.Name] = l
 	}
 	s.mu.Unlock()
 	for _, l := range added {
@@ -540,20 +552,16 @@ func (s *Sandbox) RemoveLabel(ctx context.Context, n int, label string) error {
 	return nil
 }
 
-// EnsureLabels implements Forge.
-func (s *Sandbox) EnsureLabels(ctx context.Context, labels []Label) error {
+// RepoLabels returns the repository's labels, sorted by name.
+func (s *Sandbox) RepoLabels() []Label {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.call("GET labels"); err != nil {
-		return err
+	out := make([]Label, 0, len(s.labels))
+	for _, l := range s.labels {
+		out = append(out, l)
 	}
-	for _, l := range labels {
-		if cur, ok := s.labels[l.Name]; !ok || cur.Color == "ededed" && l.Color != "ededed" {
-			s.calls["POST label"]++
-			s.labels[l.Name] = l
-		}
-	}
-	return nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // RepoLabel returns a repository label definition.

@@ -115,9 +115,6 @@ type Client struct {
 	mu       sync.Mutex
 	identity string // login learnt from our own successful comment writes
 	dryID    int64
-
-	labelMu sync.Mutex
-	labels  map[string]bool // lower-cased names known to exist; nil until listed
 }
 
 var _ forge.Forge = (*Client)(nil)

@@ -306,7 +306,7 @@ func TestStatsCountRequestsByKind(t *testing.T) {
 	if _, err := e.client.GetIssue(ctx, 1347); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.client.AddLabels(ctx, 1347, []string{"bug"}); err != nil {
+	if err := e.client.AddLabels(ctx, 1347, []forge.Label{{Name: "bug"}}); err != nil {
 		t.Fatal(err)
 	}
 	st := e.client.Stats()

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
 func TestConcurrentCallersRespectWindowAndSpacing(t *testing.T) {
@@ -21,7 +23,7 @@ func TestConcurrentCallersRespectWindowAndSpacing(t *testing.T) {
 	for range 8 {
 		wg.Add(2)
 		go func() { defer wg.Done(); errs <- getIssue(e) }()
-		go func() { defer wg.Done(); errs <- e.client.AddLabels(ctx, 1347, []string{"bug"}) }()
+		go func() { defer wg.Done(); errs <- e.client.AddLabels(ctx, 1347, []forge.Label{{Name: "bug"}}) }()
 	}
 	wg.Wait()
 	close(errs)

@@ -2,7 +2,6 @@ package github
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -70,17 +69,55 @@ func toUser(u *gh.User) forge.User {
 }
 
 // AddLabels adds labels to an issue (adding a present label is a no-op on
-// GitHub, so the request is safe to retry).
-func (c *Client) AddLabels(ctx context.Context, number int, labels []string) error {
+// GitHub, so the request is safe to retry). GitHub creates a label the
+// repository lacks, grey and without a description; the response lists the
+// issue's labels, so such a label is recognised there and painted with one
+// PATCH. Labels that already existed are never touched, and once a label
+// exists adding it costs the one request.
+func (c *Client) AddLabels(ctx context.Context, number int, labels []forge.Label) error {
 	if len(labels) == 0 {
 		return nil
 	}
+	names := make([]string, len(labels))
+	for i, l := range labels {
+		names[i] = l.Name
+	}
 	if c.dryRun {
-		c.dry("POST labels", "issue", number, "labels", labels)
+		c.dry("POST labels", "issue", number, "labels", names)
 		return nil
 	}
-	_, _, err := c.gh.Issues.AddLabelsToIssue(withOp(ctx, op{kind: "POST labels"}), c.owner, c.name, number, labels)
-	return c.mapErr(fmt.Sprintf("add labels %v to #%d", labels, number), err)
+	got, _, err := c.gh.Issues.AddLabelsToIssue(withOp(ctx, op{kind: "POST labels"}), c.owner, c.name, number, names)
+	if err != nil {
+		return c.mapErr(fmt.Sprintf("add labels %v to #%d", names, number), err)
+	}
+	for _, l := range labels {
+		if !createdGrey(got, l.Name) || l.Color == "" || strings.EqualFold(l.Color, forge.LabelAutoColor) {
+			continue
+		}
+		if err := c.paintLabel(ctx, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createdGrey reports whether the labels GitHub returned show name the way
+// GitHub creates a missing label: colour ededed, no description.
+func createdGrey(got []*gh.Label, name string) bool {
+	for _, l := range got {
+		if strings.EqualFold(l.GetName(), name) {
+			return strings.EqualFold(l.GetColor(), forge.LabelAutoColor) && l.GetDescription() == "" && !l.GetDefault()
+		}
+	}
+	return false
+}
+
+// paintLabel sets a repository label's colour and description.
+func (c *Client) paintLabel(ctx context.Context, l forge.Label) error {
+	body := map[string]string{"color": strings.TrimPrefix(l.Color, "#"), "description": l.Description}
+	// go-github v60 does not escape the label name; ours contain '/' and ':'.
+	_, err := c.do(ctx, op{kind: "PATCH label"}, http.MethodPatch, c.repoPath("labels", l.Name), body, nil, "")
+	return c.mapErr(fmt.Sprintf("set the colour of label %q", l.Name), err)
 }
 
 // RemoveLabel removes a label from an issue; an absent label is success.
@@ -96,70 +133,4 @@ func (c *Client) RemoveLabel(ctx context.Context, number int, label string) erro
 		return nil
 	}
 	return c.mapErr(fmt.Sprintf("remove label %q from #%d", label, number), err)
-}
-
-// EnsureLabels creates the labels the repository lacks. The repository's
-// labels are listed once per Client; a creation that races another
-// ("already_exists") counts as success.
-func (c *Client) EnsureLabels(ctx context.Context, labels []forge.Label) error {
-	c.labelMu.Lock()
-	defer c.labelMu.Unlock()
-	if c.labels == nil {
-		known, err := c.listLabels(ctx)
-		if err != nil {
-			return err
-		}
-		c.labels = known
-	}
-	for _, l := range labels {
-		key := strings.ToLower(l.Name)
-		if c.labels[key] {
-			continue
-		}
-		if c.dryRun {
-			c.dry("POST label", "label", l.Name, "color", l.Color)
-			c.labels[key] = true
-			continue
-		}
-		color := strings.TrimPrefix(l.Color, "#")
-		desc := l.Description
-		_, _, err := c.gh.Issues.CreateLabel(withOp(ctx, op{kind: "POST label"}), c.owner, c.name,
-			&gh.Label{Name: &l.Name, Color: &color, Description: &desc})
-		if err != nil && !alreadyExists(err) {
-			return c.mapErr(fmt.Sprintf("create label %q", l.Name), err)
-		}
-		c.labels[key] = true
-	}
-	return nil
-}
-
-func (c *Client) listLabels(ctx context.Context) (map[string]bool, error) {
-	known := map[string]bool{}
-	opts := &gh.ListOptions{PerPage: 100}
-	err := paginate(func(page int) (*gh.Response, error) {
-		opts.Page = page
-		ls, resp, err := c.gh.Issues.ListLabels(withOp(ctx, op{kind: "GET labels"}), c.owner, c.name, opts)
-		for _, l := range ls {
-			known[strings.ToLower(l.GetName())] = true
-		}
-		return resp, err
-	})
-	if err != nil {
-		return nil, c.mapErr("list labels", err)
-	}
-	return known, nil
-}
-
-// alreadyExists reports a 422 whose errors say the resource already exists.
-func alreadyExists(err error) bool {
-	var er *gh.ErrorResponse
-	if !errors.As(err, &er) || er.Response == nil || er.Response.StatusCode != http.StatusUnprocessableEntity {
-		return false
-	}
-	for _, e := range er.Errors {
-		if e.Code == "already_exists" {
-			return true
-		}
-	}
-	return false
 }

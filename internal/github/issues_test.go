@@ -56,7 +56,7 @@ func TestAddLabelsSendsNames(t *testing.T) {
 	if err := e.client.AddLabels(ctx, 1347, nil); err != nil || len(e.requests()) != 0 {
 		t.Fatalf("no labels: err %v, %d requests; want a no-op", err, len(e.requests()))
 	}
-	if err := e.client.AddLabels(ctx, 1347, []string{"autopilot", "autopilot/status:in-progress"}); err != nil {
+	if err := e.client.AddLabels(ctx, 1347, []forge.Label{{Name: "autopilot"}, {Name: "autopilot/status:in-progress"}}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"autopilot", "autopilot/status:in-progress"}; !reflect.DeepEqual(body, want) {
@@ -97,51 +97,52 @@ func TestRemoveLabel(t *testing.T) {
 	}
 }
 
-func TestEnsureLabelsCreatesOnlyMissingOnesOnce(t *testing.T) {
+// TestAddLabelsPaintsOnlyLabelsGitHubCreated: GitHub creates a missing
+// label grey as it adds it; that label, and only that one, gets its colour
+// and description with one PATCH. An existing label is never changed.
+func TestAddLabelsPaintsOnlyLabelsGitHubCreated(t *testing.T) {
 	e := newEnv(t, "", func(o *Options) { o.MinMutationGap = -1 })
-	e.handle("GET /repos/octocat/Hello-World/labels", status(200, fixture(t, "labels.json")))
-	var created []map[string]string
-	e.handle("POST /repos/octocat/Hello-World/labels", func(w http.ResponseWriter, r *http.Request) {
+	// The labels the issue carries after the add: "bug" existed, the
+	// autopilot label was just created (ededed, no description), and a grey
+	// label the repository already had keeps its description.
+	e.handle("POST /repos/octocat/Hello-World/issues/1347/labels", status(200, []byte(`[
+  {"id": 208045946, "node_id": "MDU6TGFiZWwyMDgwNDU5NDY=", "url": "https://api.github.com/repos/octocat/Hello-World/labels/bug", "name": "bug", "description": "Something isn't working", "color": "f29513", "default": true},
+  {"id": 208045950, "node_id": "MDU6TGFiZWwyMDgwNDU5NTA=", "url": "https://api.github.com/repos/octocat/Hello-World/labels/autopilot%2Fstatus:done", "name": "autopilot/status:done", "description": null, "color": "ededed", "default": false},
+  {"id": 208045951, "node_id": "MDU6TGFiZWwyMDgwNDU5NTE=", "url": "https://api.github.com/repos/octocat/Hello-World/labels/grey", "name": "grey", "description": "on purpose", "color": "ededed", "default": false}
+]`)))
+	var painted []map[string]string
+	var paths []string
+	e.handle("PATCH /repos/octocat/Hello-World/labels/{name}", func(w http.ResponseWriter, r *http.Request) {
 		var in map[string]string
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 			t.Errorf("body: %v", err)
 		}
-		created = append(created, in)
-		if in["name"] == "autopilot/status:done" { // created meanwhile by another run
-			reply(w, 422, []byte(`{"message":"Validation Failed","errors":[{"resource":"Label","code":"already_exists","field":"name"}],"documentation_url":"https://docs.github.com/rest/issues/labels#create-a-label"}`))
-			return
-		}
-		reply(w, 201, fixture(t, "label.json"))
+		painted = append(painted, in)
+		paths = append(paths, r.URL.EscapedPath())
+		reply(w, 200, fixture(t, "label.json"))
 	})
-	want := []forge.Label{
-		{Name: "Bug", Color: "d73a4a", Description: "exists already, case differs"},
-		{Name: "autopilot", Color: "#0e8a16", Description: "autopilot runs this issue"},
-		{Name: "autopilot/status:done", Color: "5319e7", Description: "run finished"},
+	err := e.client.AddLabels(context.Background(), 1347, []forge.Label{
+		{Name: "bug", Color: "d73a4a", Description: "exists already"},
+		{Name: "autopilot/status:done", Color: "#0e8a16", Description: "autopilot: the run is complete"},
+		{Name: "grey", Color: "5319e7", Description: "exists already, grey"},
+	})
+	if err != nil {
+		t.Fatalf("AddLabels: %v", err)
 	}
-	ctx := context.Background()
-	if err := e.client.EnsureLabels(ctx, want); err != nil {
-		t.Fatalf("EnsureLabels: %v", err)
+	want := []map[string]string{{"color": "0e8a16", "description": "autopilot: the run is complete"}}
+	if !reflect.DeepEqual(painted, want) {
+		t.Errorf("painted = %v, want %v", painted, want)
 	}
-	if err := e.client.EnsureLabels(ctx, want); err != nil {
-		t.Fatalf("second EnsureLabels: %v", err)
-	}
-	wantCreated := []map[string]string{
-		{"name": "autopilot", "color": "0e8a16", "description": "autopilot runs this issue"},
-		{"name": "autopilot/status:done", "color": "5319e7", "description": "run finished"},
-	}
-	if !reflect.DeepEqual(created, wantCreated) {
-		t.Errorf("created = %v, want %v", created, wantCreated)
-	}
-	if n := e.count("GET", "/labels"); n != 1 {
-		t.Errorf("labels listed %d times, want once per client", n)
+	if len(paths) != 1 || paths[0] != "/repos/octocat/Hello-World/labels/autopilot%2Fstatus:done" {
+		t.Errorf("PATCH paths = %v, want the label escaped as one segment", paths)
 	}
 }
 
-func TestEnsureLabelsReportsOtherValidationErrors(t *testing.T) {
-	e := newEnv(t, "", nil)
-	e.handle("GET /repos/octocat/Hello-World/labels", status(200, []byte("[]")))
-	e.handle("POST /repos/octocat/Hello-World/labels", status(422, fixture(t, "error-422-label.json")))
-	err := e.client.EnsureLabels(context.Background(), []forge.Label{{Name: "x", Color: "nothex"}})
+func TestAddLabelsReportsAPaintRefusal(t *testing.T) {
+	e := newEnv(t, "", func(o *Options) { o.MinMutationGap = -1 })
+	e.handle("POST /repos/octocat/Hello-World/issues/1347/labels", status(200, []byte(`[{"id": 1, "node_id": "MDU6TGFiZWwx", "url": "https://api.github.com/repos/octocat/Hello-World/labels/x", "name": "x", "description": null, "color": "ededed", "default": false}]`)))
+	e.handle("PATCH /repos/octocat/Hello-World/labels/{name}", status(422, fixture(t, "error-422-label.json")))
+	err := e.client.AddLabels(context.Background(), 1347, []forge.Label{{Name: "x", Color: "nothex"}})
 	if !errors.Is(err, forge.ErrValidation) {
 		t.Errorf("err = %v, want ErrValidation", err)
 	}

@@ -132,11 +132,11 @@ func TestMutationsAreSpacedAtLeastTheGap(t *testing.T) {
 	e.handle("GET "+issuePath, status(200, fixture(t, "issue.json")))
 	ctx := context.Background()
 	steps := []func() error{
-		func() error { return e.client.AddLabels(ctx, 1347, []string{"bug"}) },
+		func() error { return e.client.AddLabels(ctx, 1347, []forge.Label{{Name: "bug"}}) },
 		func() error { _, err := e.client.GetIssue(ctx, 1347); return err },
 		func() error { _, err := e.client.EditComment(ctx, 1, "x"); return err },
 		func() error { e.clock.Advance(400 * time.Millisecond); return nil },
-		func() error { return e.client.AddLabels(ctx, 1347, []string{"enhancement"}) },
+		func() error { return e.client.AddLabels(ctx, 1347, []forge.Label{{Name: "enhancement"}}) },
 	}
 	for i, s := range steps {
 		if err := s(); err != nil {
@@ -178,9 +178,8 @@ func TestDryRunSendsNoMutation(t *testing.T) {
 	}
 	calls := []error{
 		e.client.React(ctx, 7, "eyes"),
-		e.client.AddLabels(ctx, 1347, []string{"autopilot"}),
+		e.client.AddLabels(ctx, 1347, []forge.Label{{Name: "autopilot"}}),
 		e.client.RemoveLabel(ctx, 1347, "autopilot"),
-		e.client.EnsureLabels(ctx, []forge.Label{{Name: "autopilot", Color: "0e8a16"}}),
 	}
 	if id, err := e.client.DispatchWorkflow(ctx, "agent.yml", "main", nil); id != 0 || err != nil {
 		t.Errorf("DispatchWorkflow = %d, %v", id, err)
@@ -195,9 +194,7 @@ func TestDryRunSendsNoMutation(t *testing.T) {
 			t.Errorf("dry run sent %s %s", r.Method, r.Path)
 		}
 	}
-	if e.count("GET", "/labels") != 1 {
-		t.Error("EnsureLabels should still read the labels in dry run")
-	}
+
 }
 
 func TestTransportRefusesMutationsInDryRunAsBackstop(t *testing.T) {
@@ -264,7 +261,7 @@ func TestSharedPacerSpacesClientsOfOneToken(t *testing.T) {
 	}
 	ctx := context.Background()
 	for i, c := range []*Client{e.client, second, e.client} {
-		if err := c.AddLabels(ctx, 1347, []string{"bug"}); err != nil {
+		if err := c.AddLabels(ctx, 1347, []forge.Label{{Name: "bug"}}); err != nil {
 			t.Fatalf("mutation %d: %v", i, err)
 		}
 	}

@@ -149,11 +149,10 @@ func TestLabelsFollowTheState(t *testing.T) {
 	n := w.issue("Issue")
 	w.sb.LabelIssue("maria", n, "bug")
 	w.start(n)
+	w.toGate(n)
 	if l, ok := w.sb.RepoLabel("autopilot/status:awaiting-decision"); !ok || l.Color == "ededed" || l.Description == "" {
 		t.Errorf("status label created as %+v, want a colour and a description", l)
 	}
-	created := w.sb.Calls()["POST label"]
-	w.toGate(n)
 	w.comment(n, "maria", "A")
 	ls := w.labels(n)
 	count := func(prefix string) int {
@@ -171,8 +170,23 @@ func TestLabelsFollowTheState(t *testing.T) {
 	if !hasLabel(ls, "autopilot/step:implement") || !hasLabel(ls, "autopilot/status:in-progress") {
 		t.Errorf("labels %v, want step implement and in-progress", ls)
 	}
-	if got := w.sb.Calls()["POST label"]; got != created {
-		t.Errorf("labels were created again (%d → %d)", created, got)
+	// Each label was created when a run first applied it and painted once;
+	// the repository has no autopilot label that was never applied.
+	managedLabels := 0
+	for _, l := range w.sb.RepoLabels() {
+		if !managed(l.Name) {
+			continue
+		}
+		managedLabels++
+		if l.Color == forge.LabelAutoColor || l.Description == "" {
+			t.Errorf("label %+v left grey", l)
+		}
+		if strings.HasSuffix(l.Name, ":failed") || strings.HasSuffix(l.Name, ":done") || strings.HasSuffix(l.Name, ":stopped") || strings.HasSuffix(l.Name, "step:deploy") {
+			t.Errorf("label %s created although no run applied it", l.Name)
+		}
+	}
+	if got := w.sb.Calls()["PATCH label"]; got != managedLabels {
+		t.Errorf("%d label paints for %d labels, want each painted exactly once", got, managedLabels)
 	}
 }
 

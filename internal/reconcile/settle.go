@@ -551,16 +551,6 @@ func (ru *run) labels() error {
 			del = append(del, l)
 		}
 	}
-	if len(add) > 0 && ru.needEnsure(add) {
-		var defs []forge.Label
-		for _, l := range allLabels(ru.set.Config.All[ru.st.Flow], add) {
-			c, d := engine.LabelColor(l)
-			defs = append(defs, forge.Label{Name: l, Color: c, Description: d})
-		}
-		if err := r.o.Forge.EnsureLabels(ru.ctx, defs); err != nil {
-			return fmt.Errorf("create labels: %w", err)
-		}
-	}
 	for _, l := range del {
 		if err := r.o.Forge.RemoveLabel(ru.ctx, ru.number, l); err != nil && !errors.Is(err, forge.ErrNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
@@ -570,7 +560,7 @@ func (ru *run) labels() error {
 		fp := fingerprint("labels", "", strings.Join(add, "\n"))
 		if ru.wasRefused(fp) {
 			add = nil
-		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, add); errors.Is(err, forge.ErrValidation) {
+		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, labelDefs(add)); errors.Is(err, forge.ErrValidation) {
 			ru.refuse(fp, err)
 			add = nil
 		} else if err != nil {
@@ -581,43 +571,16 @@ func (ru *run) labels() error {
 	return nil
 }
 
-// needEnsure: labels are created (with colours) the first time a run needs
-// them — at the start of a run, or when a label never seen before appears.
-func (ru *run) needEnsure(add []string) bool {
-	if ru.loaded.state == nil || ru.loaded.state.Version <= 1 {
-		return true
+// labelDefs gives each label its colour and description. A label is
+// created by GitHub when a run first adds it to an issue, and painted then
+// (forge.Forge.AddLabels): the repository never gets a label no run applied.
+func labelDefs(names []string) []forge.Label {
+	defs := make([]forge.Label, len(names))
+	for i, l := range names {
+		c, d := engine.LabelColor(l)
+		defs[i] = forge.Label{Name: l, Color: c, Description: d}
 	}
-	for _, l := range add {
-		if l == "autopilot/jira:pending" {
-			return true
-		}
-	}
-	return false
-}
-
-// allLabels lists every label a flow can use, so one EnsureLabels call at
-// the start creates them all.
-func allLabels(f *flow.Flow, add []string) []string {
-	out := append([]string(nil), add...)
-	for _, s := range []string{state.RunInProgress, state.RunAwaitingDecision, state.RunFailed, state.RunDone, state.RunStopped} {
-		out = append(out, "autopilot/status:"+s)
-	}
-	out = append(out, "autopilot/jira:pending", "autopilot/step:done")
-	if f != nil {
-		out = append(out, "autopilot/flow:"+f.Name)
-		for _, st := range f.Steps {
-			out = append(out, "autopilot/step:"+st.Slug)
-		}
-	}
-	seen := map[string]bool{}
-	var uniq []string
-	for _, l := range out {
-		if !seen[l] {
-			seen[l] = true
-			uniq = append(uniq, l)
-		}
-	}
-	return uniq
+	return defs
 }
 
 func managed(l string) bool {

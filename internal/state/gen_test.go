@@ -138,7 +138,7 @@ func (g gen) state(tasks int) *State {
 func (g gen) tasks(s *State, n int) {
 	for i := 0; i < n; i++ {
 		t := Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(KindEpic, KindTask, KindTask), Title: g.text(false),
-			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Jira: g.pick(JiraPending, JiraSending, JiraCreated, JiraFailed),
+			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Jira: g.pick(JiraPending, JiraSending, JiraCreated, JiraFailed, JiraLocal),
 			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
 			Points: float64(g.n(16)) / 2}
 		if i > 0 && g.n(1) == 0 {
@@ -162,6 +162,7 @@ func (g gen) rest(s *State) {
 		v := g.n(1) == 1
 		s.JiraEnabled = &v
 		s.JiraNote = g.text(false)
+		s.JiraOff = g.pick("", JiraNotConfigured)
 		s.JiraRetryAt = g.time()
 	}
 	if g.n(1) == 0 {

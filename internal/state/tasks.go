@@ -36,12 +36,15 @@ func tasks(b *strings.Builder, s *State, lim budget) {
 
 func jiraStatus(s *State, lim budget) string {
 	var parts []string
-	if s.JiraEnabled != nil && !*s.JiraEnabled {
+	switch {
+	case s.JiraOff == JiraNotConfigured:
+		parts = append(parts, "Jira: not configured — tasks are kept here, numbered 01, 02, …; to sync them, set the action's `jira_*` inputs and comment `/autopilot jira sync`")
+	case s.JiraEnabled != nil && !*s.JiraEnabled:
 		parts = append(parts, "Jira: disabled — tasks are kept here until `/autopilot jira sync`")
 	}
 	pending := 0
 	for _, t := range s.Tasks {
-		if t.Jira != JiraCreated {
+		if t.Jira != JiraCreated && t.Jira != JiraLocal {
 			pending++
 		}
 	}
@@ -115,6 +118,8 @@ func taskLine(t Task, indent string, lim budget) string {
 		b.WriteString(t.JiraKey)
 	case t.Jira == JiraFailed && t.Error != "":
 		b.WriteString("Jira: failed — " + inline(t.Error, lim))
+	case t.Jira == JiraLocal:
+		b.WriteString("kept here (no Jira)")
 	default:
 		b.WriteString("Jira: " + t.Jira)
 	}

@@ -60,8 +60,11 @@ type State struct {
 	Tasks       []Task          `json:"tasks,omitempty"`
 
 	// JiraEnabled is nil until the Jira gate has been passed or declined.
-	JiraEnabled *bool  `json:"jira_enabled,omitempty"`
-	JiraNote    string `json:"jira_note,omitempty"` // e.g. "paused: 401" shown once
+	JiraEnabled *bool `json:"jira_enabled,omitempty"`
+	// JiraOff says why Jira is off for this run without anyone having been
+	// asked (JiraNotConfigured); its tasks are then JiraLocal.
+	JiraOff  string `json:"jira_off,omitempty"`
+	JiraNote string `json:"jira_note,omitempty"` // e.g. "paused: 401" shown once
 	// JiraRetryAt is the end of a Jira Retry-After window: no Jira request
 	// is sent before it, whichever run comes next.
 	JiraRetryAt time.Time `json:"jira_retry_at,omitempty"`
@@ -190,7 +193,12 @@ const (
 	JiraSending = "sending" // idempotency key recorded, create sent, outcome unknown
 	JiraCreated = "created" // Jira key known
 	JiraFailed  = "failed"  // rejected by Jira (validation); needs a human
+	JiraLocal   = "local"   // kept in the issue only: Jira is off (State.JiraOff)
 )
+
+// JiraNotConfigured is State.JiraOff when no jira_* input and no jira:
+// section of the config configure Jira.
+const JiraNotConfigured = "not-configured"
 
 // Task is an epic or task, kept locally and synced to Jira.
 type Task struct {

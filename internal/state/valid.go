@@ -41,7 +41,8 @@ var (
 	stepStatuses = set(NotStarted, InProgress, Completed, Skipped, Failed)
 	runStatuses  = set(RunInProgress, RunAwaitingDecision, RunFailed, RunDone, RunStopped)
 	taskKinds    = set(KindEpic, KindTask)
-	jiraStates   = set(JiraPending, JiraSending, JiraCreated, JiraFailed)
+	jiraStates   = set(JiraPending, JiraSending, JiraCreated, JiraFailed, JiraLocal)
+	jiraOffs     = set("", JiraNotConfigured)
 )
 
 func set(vs ...string) map[string]bool {
@@ -184,6 +185,9 @@ func validHistory(s *State) error {
 }
 
 func validTasks(s *State) error {
+	if !jiraOffs[s.JiraOff] {
+		return bad("jira_off", "%q is not empty or %s", s.JiraOff, JiraNotConfigured)
+	}
 	seen := make(map[string]bool, len(s.Tasks))
 	for i, t := range s.Tasks {
 		f := fmt.Sprintf("tasks[%d]", i)
