@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,10 +61,18 @@ type harness struct {
 	gh  *fakegithub.Server
 	dir string
 	n   int
+	// last is the result of the newest run; starts holds the index of
+	// each run's first request in the fake's log.
+	last   result
+	starts []int
+	// skew moves the fake's clock ahead of the wall clock (nanoseconds),
+	// so seeded comments can be spread over days.
+	skew *atomic.Int64
 }
 
 func newHarness(t *testing.T) *harness {
-	gh := fakegithub.New(fakegithub.Options{})
+	skew := new(atomic.Int64)
+	gh := fakegithub.New(fakegithub.Options{Clock: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
 	t.Cleanup(gh.Close)
 	if err := gh.AddRepo(repo); err != nil {
 		t.Fatal(err)
@@ -75,7 +84,7 @@ func newHarness(t *testing.T) *harness {
 			t.Fatal(err)
 		}
 	}
-	return &harness{t: t, gh: gh, dir: t.TempDir()}
+	return &harness{t: t, gh: gh, dir: t.TempDir(), skew: skew}
 }
 
 type result struct {
@@ -96,6 +105,7 @@ func (h *harness) run(event string, payload []byte, extra ...string) result {
 		h.t.Fatal(err)
 	}
 	before := len(h.gh.Requests())
+	h.starts = append(h.starts, before)
 	cmd := exec.Command(binary(h.t))
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + h.dir,

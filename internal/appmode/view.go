@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -56,6 +57,13 @@ func (v *view) ListComments(ctx context.Context, number int) ([]forge.Comment, e
 	if err != nil {
 		return nil, err
 	}
+	v.seen(cs, number)
+	return cs, nil
+}
+
+// seen adopts legacy comments in place and updates the outbox gauge from
+// the newest state among them.
+func (v *view) seen(cs []forge.Comment, number int) {
 	for i := range cs {
 		v.adopt(&cs[i])
 	}
@@ -68,6 +76,35 @@ func (v *view) ListComments(ctx context.Context, number int) ([]forge.Comment, e
 	if newest != nil {
 		v.a.outbox.set(v.Repo(), number, newest)
 	}
+}
+
+// ListCommentsHead implements forge.ThreadReader (the whole thread when
+// the adapter cannot read part of it).
+func (v *view) ListCommentsHead(ctx context.Context, number int) ([]forge.Comment, bool, error) {
+	tr, ok := v.Forge.(forge.ThreadReader)
+	if !ok {
+		cs, err := v.ListComments(ctx, number)
+		return cs, false, err
+	}
+	cs, more, err := tr.ListCommentsHead(ctx, number)
+	if err != nil {
+		return nil, false, err
+	}
+	v.seen(cs, number)
+	return cs, more, nil
+}
+
+// ListCommentsSince implements forge.ThreadReader.
+func (v *view) ListCommentsSince(ctx context.Context, number int, since time.Time) ([]forge.Comment, error) {
+	tr, ok := v.Forge.(forge.ThreadReader)
+	if !ok {
+		return v.ListComments(ctx, number)
+	}
+	cs, err := tr.ListCommentsSince(ctx, number, since)
+	if err != nil {
+		return nil, err
+	}
+	v.seen(cs, number)
 	return cs, nil
 }
 

@@ -204,6 +204,18 @@ type Forge interface {
 	ListWorkflowRuns(ctx context.Context, workflow string, since time.Time) ([]WorkflowRun, error)
 }
 
+// ThreadReader is implemented by forges that can read part of a thread, so
+// that reading an issue costs the same at 10 and 10,000 comments (reconcile
+// falls back to ListComments without it). Both list oldest first.
+type ThreadReader interface {
+	// ListCommentsHead returns the first page of the issue's comments (up
+	// to 100) and whether more follow.
+	ListCommentsHead(ctx context.Context, number int) (head []Comment, more bool, err error)
+	// ListCommentsSince returns every comment last updated at or after
+	// since (GitHub's since: an edit brings an old comment back).
+	ListCommentsSince(ctx context.Context, number int, since time.Time) ([]Comment, error)
+}
+
 // Errors returned by Forge implementations. Use errors.Is / errors.As.
 var (
 	ErrNotFound   = errors.New("not found")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -68,6 +69,43 @@ func (c *Client) ListComments(ctx context.Context, number int) ([]forge.Comment,
 	})
 	if err != nil {
 		return nil, c.mapErr(fmt.Sprintf("list comments of #%d", number), err)
+	}
+	return out, nil
+}
+
+// ListCommentsHead reads the first page of the issue's comments (100,
+// conditionally on its ETag) and reports whether more pages follow.
+func (c *Client) ListCommentsHead(ctx context.Context, number int) ([]forge.Comment, bool, error) {
+	var batch []apiComment
+	p := c.repoPath("issues", strconv.Itoa(number), "comments")
+	resp, err := c.do(ctx, op{kind: "GET comments", etag: true}, http.MethodGet, p+listQuery(nil, 0), nil, &batch, "")
+	if err != nil {
+		return nil, false, c.mapErr(fmt.Sprintf("list comments of #%d", number), err)
+	}
+	out := make([]forge.Comment, 0, len(batch))
+	for _, a := range batch {
+		out = append(out, a.toComment(number))
+	}
+	return out, resp != nil && resp.NextPage > 0, nil
+}
+
+// ListCommentsSince reads the comments updated at or after since (the
+// API's since parameter, whole seconds, every page), each page
+// conditionally on its ETag.
+func (c *Client) ListCommentsSince(ctx context.Context, number int, since time.Time) ([]forge.Comment, error) {
+	var out []forge.Comment
+	p := c.repoPath("issues", strconv.Itoa(number), "comments")
+	q := url.Values{"since": {since.UTC().Truncate(time.Second).Format(time.RFC3339)}}
+	err := paginate(func(page int) (*gh.Response, error) {
+		var batch []apiComment
+		resp, err := c.do(ctx, op{kind: "GET comments", etag: true}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
+		for _, a := range batch {
+			out = append(out, a.toComment(number))
+		}
+		return resp, err
+	})
+	if err != nil {
+		return nil, c.mapErr(fmt.Sprintf("list comments of #%d since %s", number, q.Get("since")), err)
 	}
 	return out, nil
 }

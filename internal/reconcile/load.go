@@ -43,6 +43,8 @@ type loaded struct {
 	readLabels []string
 	// seen holds the ids of the comments read.
 	seen map[int64]bool
+	// win is how the thread was read (reread repeats it).
+	win window
 }
 
 // trusted reports whether a comment was written by the configured bot: the
@@ -61,7 +63,11 @@ func (r *Reconciler) trusted(c forge.Comment) bool {
 
 // load reads the issue (unless the trigger carries a fresh snapshot) and
 // all its comments, and finds the newest trusted state.
-func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue) (*loaded, error) {
+//
+// starting: the trigger starts a run; on an issue that carries none of the
+// bot's labels (so no run ever wrote a state) only the first page is read,
+// and what follows it is history from before the run.
+func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue, starting bool) (*loaded, error) {
 	var is forge.Issue
 	if snap != nil {
 		is = *snap
@@ -71,11 +77,17 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue) (*
 			return nil, fmt.Errorf("read issue #%d: %w", number, err)
 		}
 	}
-	cs, err := r.o.Forge.ListComments(ctx, number)
+	fresh := starting
+	for _, l := range is.Labels {
+		if managed(l) {
+			fresh = false
+		}
+	}
+	cs, win, err := r.readThread(ctx, number, fresh)
 	if err != nil {
 		return nil, fmt.Errorf("list comments of #%d: %w", number, err)
 	}
-	ld := &loaded{issue: is, comments: cs, markers: map[string]forge.Comment{}, snapshot: snap != nil, seen: map[int64]bool{}}
+	ld := &loaded{issue: is, comments: cs, markers: map[string]forge.Comment{}, snapshot: snap != nil, seen: map[int64]bool{}, win: win}
 	want := state.Want{Repo: r.o.Forge.Repo(), Issue: number, Key: r.o.StateKey}
 	for i := range cs {
 		c := cs[i]

@@ -243,6 +243,8 @@ type run struct {
 	classified bool
 	// authorEdit is the trigger's proof of an edit by a comment's author.
 	authorEdit *forge.Comment
+	// prSeen are the linked PRs' comments read (they bound the watermark).
+	prSeen []forge.Comment
 }
 
 type permResult struct {
@@ -257,7 +259,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 			*own = ru.wroteBody
 		}
 	}()
-	ld, err := r.load(ctx, number, t.Issue)
+	ld, err := r.load(ctx, number, t.Issue, t.Start || t.adopt)
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
@@ -459,7 +461,7 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 		if n == ru.number {
 			continue
 		}
-		cs, err := ru.r.o.Forge.ListComments(ru.ctx, n)
+		cs, err := ru.listPR(n)
 		if errors.Is(err, forge.ErrNotFound) {
 			continue
 		}
@@ -472,6 +474,7 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 			}
 			c.IssueNumber = n
 			out = append(out, c)
+			ru.prSeen = append(ru.prSeen, c)
 		}
 	}
 	return out, nil

@@ -286,6 +286,7 @@ func (ru *run) write() error {
 	}
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	s.WriteID = r.o.WriteID()
+	s.Since = ru.nextSince()
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
@@ -331,7 +332,7 @@ func (ru *run) stored(c forge.Comment, s *state.State, body string) {
 }
 
 func (ru *run) checkVersion(prev int64) error {
-	cs, err := ru.r.o.Forge.ListComments(ru.ctx, ru.number)
+	cs, err := ru.reread()
 	if err != nil {
 		return fmt.Errorf("re-read state of #%d: %w", ru.number, err)
 	}

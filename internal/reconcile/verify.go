@@ -38,7 +38,7 @@ func (ru *run) verify() error {
 	if r.o.DryRun || ru.st == nil || len(ru.posted) == 0 {
 		return nil
 	}
-	cs, err := r.o.Forge.ListComments(ru.ctx, ru.number)
+	cs, err := ru.reread()
 	if err != nil {
 		r.o.Logger.Warn("could not read comments back after writing", "issue", ru.number, "err", err)
 		return nil

@@ -166,6 +166,9 @@ func (g gen) rest(s *State) {
 		s.JiraRetryAt = g.time()
 	}
 	if g.n(1) == 0 {
+		s.Since = g.time()
+	}
+	if g.n(1) == 0 {
 		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),
 			Recommend: "A", Reason: "because " + g.text(false), OpenedAt: g.time(), CommentID: int64(g.n(1e6))}
 		for i := 0; i < 2+g.n(2); i++ {

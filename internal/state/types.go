@@ -94,6 +94,11 @@ type State struct {
 	// last sweep (ConfigRead: it was read; empty text means defaults).
 	ConfigYAML string `json:"config_yaml,omitempty"`
 	ConfigRead bool   `json:"config_read,omitempty"`
+	// Since is the thread's watermark (GitHub's clock): every comment last
+	// updated before it was read by an earlier pass, so the next pass lists
+	// only the comments updated since (plus the first page, which holds
+	// this comment). Zero: read the whole thread.
+	Since time.Time `json:"since,omitzero"`
 	// Seq numbers the markers of posted comments so each is unique.
 	Seq int64 `json:"seq"`
 	// PendingJiraCheck is set while the Jira authentication check is owed.

@@ -276,3 +276,50 @@ func TestReactionsAnswer201ThenExisting200(t *testing.T) {
 		t.Fatalf("reaction rollup %+v", cm.GetReactions())
 	}
 }
+
+// TestCommentsSinceIsInclusiveAndPages: since keeps comments updated at or
+// after it (equal timestamps included, whole seconds as GitHub renders
+// them), leaves out deleted ones, and its Link header keeps since on every
+// page, so a client paging a since listing never falls back to everything.
+func TestCommentsSinceIsInclusiveAndPages(t *testing.T) {
+	e := newEnv(t)
+	n := e.issue("since pages")
+	e.clock.Advance(time.Minute)
+	cut := e.clock.Now().UTC().Truncate(time.Second)
+	var ids []int64
+	for i := range 5 {
+		// Five comments in the same second as the cut.
+		c, err := e.s.AddComment(testRepo, n, "bob", fmt.Sprintf("same second %d", i))
+		must(t, err)
+		ids = append(ids, c.ID)
+	}
+	must(t, e.s.DeleteComment(ids[4]))
+	ctx := context.Background()
+	var got []string
+	opts := &github.IssueListCommentsOptions{Since: &cut, ListOptions: github.ListOptions{PerPage: 2}}
+	pages := 0
+	for {
+		cs, resp, err := e.client(humanTok).Issues.ListComments(ctx, "octo", "repo", n, opts)
+		wantStatus(t, resp, err, http.StatusOK)
+		pages++
+		for _, c := range cs {
+			got = append(got, c.GetBody())
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		if !strings.Contains(resp.Header.Get("Link"), "since=") {
+			t.Fatalf("Link %q drops since", resp.Header.Get("Link"))
+		}
+		opts.Page = resp.NextPage
+	}
+	if want := "same second 0,same second 1,same second 2,same second 3"; strings.Join(got, ",") != want || pages != 2 {
+		t.Fatalf("since %v over %d pages = %v, want %s over 2", cut, pages, got, want)
+	}
+	later := cut.Add(time.Second)
+	cs, resp, err := e.client(humanTok).Issues.ListComments(ctx, "octo", "repo", n, &github.IssueListCommentsOptions{Since: &later})
+	wantStatus(t, resp, err, http.StatusOK)
+	if len(cs) != 0 {
+		t.Fatalf("since a second later returned %d comments, want 0", len(cs))
+	}
+}

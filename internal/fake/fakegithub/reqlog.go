@@ -3,6 +3,7 @@ package fakegithub
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -22,6 +23,21 @@ type Request struct {
 	Login string
 	// Body is the request body of mutations (non-GET requests).
 	Body string
+	// Listed holds the ids of the objects a 200 list answer carried,
+	// comma-separated (so a test can tell which comments a run read; a
+	// string keeps Request comparable).
+	Listed string
+}
+
+// ListedIDs returns Listed as numbers.
+func (r Request) ListedIDs() []int64 {
+	var ids []int64
+	for _, f := range strings.Split(r.Listed, ",") {
+		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // IsMutation reports whether the request asked to change state (anything

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -199,8 +200,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	entry.Status = rep.status
+	entry.Listed = listedIDs(rep)
 	s.record(entry)
 	writeReply(w, rep)
+}
+
+// listedIDs returns the ids of a 200 list answer's objects.
+func listedIDs(rep reply) string {
+	list, ok := rep.body.([]obj)
+	if rep.status != http.StatusOK || !ok {
+		return ""
+	}
+	ids := make([]string, 0, len(list))
+	for _, o := range list {
+		if id, ok := o["id"].(int64); ok {
+			ids = append(ids, strconv.FormatInt(id, 10))
+		}
+	}
+	return strings.Join(ids, ",")
 }
 
 // handle runs auth, rate limits and the route. Called with s.mu held.

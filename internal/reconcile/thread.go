@@ -1,0 +1,200 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Reading a thread costs the same at 10 and 10,000 comments: the first page
+// (which holds the state comment, posted when the run began) and the
+// comments updated since the state's watermark (State.Since). Every comment
+// updated before the watermark was read by the pass that wrote it, and an
+// edit brings a comment back (GitHub's since filters on updated_at), so
+// nothing is skipped. Repeated reads in one pass (the re-read before the
+// write, the read-back) send the same requests, which cost nothing when
+// nothing changed (ETag, 304).
+
+// threadSlack keeps the watermark this far behind the newest comment a pass
+// read: a comment GitHub stamped earlier but listed later (a write in
+// flight during the read; equal timestamps) is read again, never skipped.
+const threadSlack = 2 * time.Minute
+
+// window is how a pass read the thread.
+type window struct {
+	// since: the first page plus every comment updated since (zero: not a
+	// windowed read).
+	since time.Time
+	// headOnly: the first page held the whole thread.
+	headOnly bool
+	// fresh: a first start read only the first page of a longer thread;
+	// since is when it began.
+	fresh bool
+}
+
+// readThread reads what a pass needs of issue n's thread: the first page
+// alone when it holds everything (or fresh: a run's first start, on an
+// issue no run ever labelled), the first page plus the comments since the
+// watermark of the state found there, and all of it otherwise (the forge
+// cannot read part of a thread, a state from before watermarks, or a run
+// begun after 100 comments, whose state comment is not on the first page).
+func (r *Reconciler) readThread(ctx context.Context, n int, fresh bool) ([]forge.Comment, window, error) {
+	tr, ok := r.o.Forge.(forge.ThreadReader)
+	if !ok {
+		cs, err := r.o.Forge.ListComments(ctx, n)
+		return cs, window{}, err
+	}
+	head, more, err := tr.ListCommentsHead(ctx, n)
+	if err != nil {
+		return nil, window{}, err
+	}
+	if !more {
+		return head, window{headOnly: true}, nil
+	}
+	since := r.watermark(head, n)
+	if since.IsZero() && fresh {
+		// A first start: what follows the first page is history from
+		// before the run; its watermark starts now (less the slack).
+		return head, window{since: r.o.Now().Add(-threadSlack).UTC().Truncate(time.Second), fresh: true}, nil
+	}
+	if since.IsZero() {
+		cs, err := r.o.Forge.ListComments(ctx, n)
+		return cs, window{}, err
+	}
+	rest, err := tr.ListCommentsSince(ctx, n, since)
+	if err != nil {
+		return nil, window{}, err
+	}
+	return mergeComments(head, rest), window{since: since}, nil
+}
+
+// reread lists the same window again: for the version re-read before a
+// write and the read-back after it. A since window needs only the comments
+// since (the state comment was updated after its own watermark); after a
+// first start on a long thread, those since its new state comment appeared
+// (GitHub's clock).
+func (ru *run) reread() ([]forge.Comment, error) {
+	r, ctx, n, w := ru.r, ru.ctx, ru.number, ru.loaded.win
+	if sc := ru.loaded.stateComment; w.fresh && sc != nil && !sc.CreatedAt.IsZero() {
+		w.since = sc.CreatedAt.Add(-threadSlack).UTC().Truncate(time.Second)
+	}
+	tr, ok := r.o.Forge.(forge.ThreadReader)
+	switch {
+	case !ok || !w.headOnly && w.since.IsZero():
+		return r.o.Forge.ListComments(ctx, n)
+	case w.headOnly:
+		head, more, err := tr.ListCommentsHead(ctx, n)
+		if err != nil || !more {
+			return head, err
+		}
+		// The thread outgrew the first page during this pass.
+		return r.o.Forge.ListComments(ctx, n)
+	default:
+		return tr.ListCommentsSince(ctx, n, w.since)
+	}
+}
+
+// watermark is the Since of the newest trusted state on the first page
+// (zero when there is none).
+func (r *Reconciler) watermark(head []forge.Comment, n int) time.Time {
+	want := state.Want{Repo: r.o.Forge.Repo(), Issue: n, Key: r.o.StateKey}
+	var best *state.State
+	for _, c := range head {
+		if !r.trusted(c) || firstLine(c.Body) != state.Marker {
+			continue
+		}
+		s, err := state.Parse(c.Body, want)
+		if s == nil || err != nil && !errors.Is(err, state.ErrEdited) {
+			continue
+		}
+		if best == nil || s.Version > best.Version {
+			best = s
+		}
+	}
+	if best == nil {
+		return time.Time{}
+	}
+	return best.Since
+}
+
+// mergeComments joins two listings (the later copy wins) in thread order.
+func mergeComments(a, b []forge.Comment) []forge.Comment {
+	byID := make(map[int64]int, len(a)+len(b))
+	out := make([]forge.Comment, 0, len(a)+len(b))
+	for _, list := range [][]forge.Comment{a, b} {
+		for _, c := range list {
+			if i, ok := byID[c.ID]; ok {
+				out[i] = c
+				continue
+			}
+			byID[c.ID] = len(out)
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// nextSince is the watermark the state written by this pass carries: a
+// little behind the newest comment read, and never past a comment (on the
+// issue or a linked PR) that is still unhandled, so the next pass reads it.
+func (ru *run) nextSince() time.Time {
+	var newest time.Time
+	for _, c := range ru.loaded.comments {
+		if c.UpdatedAt.After(newest) {
+			newest = c.UpdatedAt
+		}
+	}
+	if ru.loaded.win.fresh {
+		return ru.loaded.win.since
+	}
+	if newest.IsZero() {
+		return ru.st.Since
+	}
+	w := newest.Add(-threadSlack)
+	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
+		for _, c := range list {
+			if !c.UpdatedAt.After(w) && !engine.Handled(ru.st, c.ID) {
+				// A second earlier: read again whether GitHub's since
+				// counts an equal timestamp or not.
+				w = c.UpdatedAt.Add(-time.Second)
+			}
+		}
+	}
+	return w.UTC().Truncate(time.Second)
+}
+
+// prSince is the watermark for a linked PR's conversation: the issue's,
+// for a PR the state already knew (its older comments were read when it
+// was linked); zero (everything) for one linked since.
+func (ru *run) prSince(pr int) time.Time {
+	s := ru.loaded.state
+	if s == nil || ru.loaded.win.since.IsZero() || !linked(s, pr) {
+		return time.Time{}
+	}
+	return ru.loaded.win.since
+}
+
+// listPR reads a linked PR's conversation from its watermark.
+func (ru *run) listPR(pr int) ([]forge.Comment, error) {
+	since := ru.prSince(pr)
+	if tr, ok := ru.r.o.Forge.(forge.ThreadReader); ok && !since.IsZero() {
+		cs, err := tr.ListCommentsSince(ru.ctx, pr, since)
+		if err != nil {
+			return nil, fmt.Errorf("since %s: %w", since.Format(time.RFC3339), err)
+		}
+		return cs, nil
+	}
+	return ru.r.o.Forge.ListComments(ru.ctx, pr)
+}
