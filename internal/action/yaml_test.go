@@ -167,7 +167,7 @@ var knownEvents = map[string]bool{
 // Permission scopes of the workflow syntax and their levels.
 var (
 	knownScopes = map[string]bool{
-		"actions": true, "attestations": true, "checks": true, "contents": true, "deployments": true,
+		"actions": true, "artifact-metadata": true, "attestations": true, "checks": true, "contents": true, "deployments": true,
 		"discussions": true, "id-token": true, "issues": true, "models": true, "packages": true, "pages": true,
 		"pull-requests": true, "repository-projects": true, "security-events": true, "statuses": true,
 	}
