@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/doctable"
 )
 
 func runCmd(t *testing.T, env map[string]string, args ...string) (int, string, string) {
@@ -123,6 +125,42 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{{"action", "now"}, {"version", "--short"}, {"validate", "--strict"}, {"demo", "extra"}} {
 		if code, out, errs := runCmd(t, nil, args...); code != 2 {
 			t.Errorf("bot %v: exit %d, want 2\n%s%s", args, code, out, errs)
+		}
+	}
+}
+
+// TestReadmeCommandsAreTheBinarys: the README's command table lists the
+// commands `bot` has (each answers --help), and the usage text names each.
+func TestReadmeCommandsAreTheBinarys(t *testing.T) {
+	md, err := doctable.Read("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := doctable.Rows(doctable.Section(md, "Commands"))
+	if len(rows) == 0 {
+		t.Fatal("README.md has no command table")
+	}
+	for _, r := range rows {
+		c := doctable.Code(r[0])
+		if len(c) == 0 || !strings.HasPrefix(c[0], "bot ") {
+			t.Fatalf("README command row %q: want `bot <command> …`", r)
+		}
+		words := strings.Fields(c[0])
+		name := words[1]
+		if code, out, errs := runCmd(t, nil, name, "--help"); code != 0 {
+			t.Errorf("README lists `bot %s`, which does not answer --help (exit %d)\n%s%s", name, code, out, errs)
+		}
+		if !strings.Contains(usage, "\n  "+name+" ") && !strings.Contains(usage, "\n  "+name+"\n") {
+			t.Errorf("`bot %s` is in the README but not in the usage text", name)
+		}
+		for _, w := range words[2:] { // the flags the README shows exist
+			flagName, _, _ := strings.Cut(strings.Trim(w, "[]"), " ")
+			if !strings.HasPrefix(flagName, "--") {
+				continue
+			}
+			if _, out, _ := runCmd(t, nil, name, "--help"); !strings.Contains(out, "-"+strings.TrimPrefix(flagName, "--")) {
+				t.Errorf("README shows %s for `bot %s`, its --help does not", flagName, name)
+			}
 		}
 	}
 }
