@@ -86,6 +86,7 @@ func TestFirstDay(t *testing.T) {
 
 	total, posted, created := 0, 0, 0
 	t.Logf("first day in a fresh repository (no labels, no config, no Jira inputs):")
+	t.Logf("  (calls: billed requests, 304s not counted; comments: posted besides the state comment)")
 	t.Logf("  %-44s %5s  %-8s  %s", "event", "calls", "comments", "labels created")
 	for _, w := range rows {
 		t.Logf("  %-44s %5d  %-8d  %s", w.event, w.calls, w.commentsPosted, strings.Join(w.labelsCreated, ", "))
@@ -156,4 +157,39 @@ func botComments(gh *fakegithub.Server, n int) int {
 		}
 	}
 	return k
+}
+
+// TestPartialJiraInputsAreAUsageError: Jira inputs that cannot make a
+// working Jira (no project anywhere, or Jira Cloud without jira_user) end
+// the run with exit 2 and a message naming what is missing, before anything
+// is written; a lone input is refused before any request.
+func TestPartialJiraInputsAreAUsageError(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"no project", []string{"INPUT_JIRA_URL=https://jira.acme.internal", "INPUT_JIRA_TOKEN=pat"}, "jira_project"},
+		{"cloud without user", []string{"INPUT_JIRA_URL=https://acme.atlassian.net", "INPUT_JIRA_TOKEN=t", "INPUT_JIRA_PROJECT=PROJ"}, "jira_user"},
+		{"a project alone", []string{"INPUT_JIRA_PROJECT=PROJ"}, "jira_url and jira_token"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			n, err := h.gh.CreateIssue(repo, "maria", "Add CSV export", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.addLabel(n, "autopilot")
+			before := len(h.gh.Requests())
+			r := h.run("issues", h.labeled(n, "maria"), c.env...)
+			if r.code != 2 || !strings.Contains(r.stdout, c.want) {
+				t.Fatalf("exit %d, want 2 naming %s:\n%s", r.code, c.want, r.stdout)
+			}
+			for _, q := range h.gh.Requests()[before:] {
+				if q.Method != "GET" {
+					t.Errorf("a misconfigured run wrote: %s %s", q.Method, q.Path)
+				}
+			}
+		})
+	}
 }
