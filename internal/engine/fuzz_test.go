@@ -11,7 +11,8 @@ import (
 // FuzzApplyComment feeds arbitrary comment bodies to runs parked at each
 // kind of open question or running step: Apply must not fail or panic,
 // must not mutate its input, must ledger the comment at most once, and
-// may record a decision only for a canonical letter or choose command.
+// may record a decision only for a canonical letter or choose command; a
+// comment edited before processing (odd which) never decides anything.
 func FuzzApplyComment(f *testing.F) {
 	for _, s := range []string{"A", "b) because", "/autopilot done", "/autopilot back plan", "/autopilot skip x", "/autopilot progress 2 batch-loop", "> A", "```\nA\n```", "Ａ", "/autopilot choose c", "/autopilot approve architect", "/autopilot stop", "/autopilot resume", "/autopilot jira sync", "\u200bA"} {
 		f.Add(s, uint8(0))
@@ -33,7 +34,7 @@ func FuzzApplyComment(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		h := states[int(which)%len(states)]
-		c := Comment{ID: 99999, Author: "maria", Perm: forge.PermAdmin, Body: body, At: h.now().Add(time.Second), URL: "u"}
+		c := Comment{ID: 99999, Author: "maria", Perm: forge.PermAdmin, Body: body, At: h.now().Add(time.Second), URL: "u", EditUnproven: which%2 == 1}
 		before := string(mustJSON(t, h.st))
 		res, err := Apply(h.set, h.st, c, h.now().Add(time.Minute))
 		if err != nil {
@@ -50,6 +51,9 @@ func FuzzApplyComment(f *testing.F) {
 		}
 		if n > 1 {
 			t.Fatalf("ledgered %d times", n)
+		}
+		if c.EditUnproven && (res.Decision != "" || res.State.Run != h.st.Run || res.State.Step != h.st.Step) {
+			t.Fatalf("an unproven edit %q moved the run: decision %q, %s/%d → %s/%d", body, res.Decision, h.st.Run, h.st.Step, res.State.Run, res.State.Step)
 		}
 		if res.Decision != "" {
 			r := reply.Parse(body)
