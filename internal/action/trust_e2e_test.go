@@ -547,3 +547,56 @@ func TestTrustTableNamesRealTests(t *testing.T) {
 		t.Errorf("the trust table has %d rows", rows)
 	}
 }
+
+// The same rule for answers on a linked PR's conversation: an edit by
+// someone else before processing is refused; the author's own edit,
+// proven by its issue_comment.edited delivery, is applied.
+func TestTrustPRAnswerEditedBeforeProcessing(t *testing.T) {
+	r := newExecRig(t, adminOnlyCfg)
+	r.atBoundary()
+	pr := r.openPR(headSHA)
+	prBody := fmt.Sprintf("Streams reports as CSV.\n\nFixes #%d", r.n)
+	idOf := func(body string) int64 {
+		for _, c := range r.gh.Comments(repo, pr) {
+			if c.Author.Login == "maria" && c.Body == body {
+				return c.ID
+			}
+		}
+		t.Fatalf("no comment %q on #%d", body, pr)
+		return 0
+	}
+	payload := r.prComment(pr, prBody, "maria", "B")
+	id := idOf("B")
+	nextSecond()
+	if _, err := r.gh.EditComment(id, "devin", "A"); err != nil {
+		t.Fatal(err)
+	}
+	res := r.event("maria's PR answer, edited by devin", "issue_comment", payload)
+	if s := r.wantAt("after the edited PR answer", "implement", state.RunAwaitingDecision); res.outputs["decision"] != "" || len(s.Decisions) != 0 {
+		t.Fatalf("the edited answer was applied: %q %+v", res.outputs["decision"], s.Decisions)
+	}
+	if n := r.botComments("was edited before autopilot processed it"); n != 1 {
+		t.Fatalf("%d replies about the edit, want 1", n)
+	}
+
+	second, err := r.gh.AddComment(repo, pr, "maria", "A") // its delivery is lost
+	if err != nil {
+		t.Fatal(err)
+	}
+	id = second.ID
+	nextSecond()
+	if _, err := r.gh.EditComment(id, "maria", "B"); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.gh.Comment(id)
+	edited := ghtest.Mutate(t, ghtest.WithRepo(t, ghtest.Payload(t, "issue_comment.created.pr.json"), repo), map[string]any{
+		"action": "edited", "changes": map[string]any{"body": map[string]any{"from": "A"}},
+		"issue.number": pr, "issue.body": prBody, "issue.labels": r.labels(pr), "issue.user.login": "devin",
+		"comment.id": id, "comment.body": "B", "comment.user.login": "maria", "comment.user.type": "User",
+		"comment.created_at": c.CreatedAt.UTC().Format(time.RFC3339), "comment.updated_at": c.UpdatedAt.UTC().Format(time.RFC3339),
+		"comment.performed_via_github_app": nil, "sender.login": "maria", "sender.type": "User",
+	})
+	if res := r.event("maria's own edit on the PR", "issue_comment", edited); res.outputs["decision"] != "B" {
+		t.Errorf("decision %q, want B", res.outputs["decision"])
+	}
+}

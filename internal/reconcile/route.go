@@ -117,12 +117,18 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 			out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev)})
 			return []Outcome{out}, err
 		}
-		if !r.trusted(*c) && !ev.IsPR && r.hasTrigger(ev.Labels) && strings.EqualFold(ev.Sender.Login, c.Author.Login) && reply.Parse(c.Body).Acts() {
+		if !r.trusted(*c) && strings.EqualFold(ev.Sender.Login, c.Author.Login) && reply.Parse(c.Body).Acts() {
 			// The author edited their own comment: this delivery proves who
 			// wrote the text, so a comment not processed yet may be applied
 			// as edited (one processed already is not changed by an edit).
-			out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev), AuthorEdit: c})
-			return []Outcome{out}, err
+			if ev.IsPR {
+				pr := ev.Issue
+				return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger { return Trigger{PR: pr, AuthorEdit: c} })
+			}
+			if r.hasTrigger(ev.Labels) {
+				out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev), AuthorEdit: c})
+				return []Outcome{out}, err
+			}
 		}
 		r.o.Logger.Info("comment edited (audit only)", "issue", ev.Issue, "comment", c.ID, "editor", ev.Sender.Login)
 		return nil, nil
