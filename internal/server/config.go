@@ -31,6 +31,18 @@ const (
 	MinDedupeTTL = 72 * time.Hour
 )
 
+// Defaults of the Redis work queue (PRODUCT §11).
+const (
+	// DefaultQueueMax bounds the deliveries queued in Redis and not yet
+	// acknowledged, across all replicas.
+	DefaultQueueMax = 10000
+	// DefaultQueueClaimIdle is how long an entry may sit pending with a
+	// consumer that stopped renewing it before another replica claims it.
+	DefaultQueueClaimIdle = 15 * time.Second
+	// DefaultRedisPrefix starts every Redis key the server writes.
+	DefaultRedisPrefix = "autopilot:"
+)
+
 // DefaultRedeliveryInterval is how often the redelivery job looks for
 // failed deliveries.
 const DefaultRedeliveryInterval = 10 * time.Minute
@@ -59,9 +71,21 @@ type Config struct {
 	// RedisURL, when set, puts delivery dedupe and per-issue locks in Redis
 	// (REDIS_URL), so several replicas can share the work.
 	RedisURL string
-	// QueueSize bounds the deliveries accepted but not yet started
-	// (QUEUE_SIZE); past it intake answers 503.
+	// RedisPrefix starts every key written to Redis (REDIS_PREFIX, default
+	// "autopilot:"), so several Apps can share one Redis.
+	RedisPrefix string
+	// QueueSize bounds the deliveries accepted but not yet started in
+	// process (QUEUE_SIZE); past it intake answers 503. With Redis it bounds
+	// only the sweeps waiting locally.
 	QueueSize int
+	// QueueMax bounds the deliveries in the Redis work queue not yet
+	// acknowledged, across replicas (QUEUE_MAX); past it intake answers 503
+	// and /readyz fails.
+	QueueMax int
+	// QueueClaimIdle is how long a Redis queue entry may stay pending with
+	// a replica that stopped renewing it (it died) before another replica
+	// claims it (QUEUE_CLAIM_IDLE).
+	QueueClaimIdle time.Duration
 	// Workers is how many jobs run at once (WORKERS).
 	Workers int
 	// SweepInterval is how often every installation's open autopilot issues
@@ -149,7 +173,13 @@ func settings() []setting {
 			c.RedisURL = v
 			return nil
 		}},
-		{"QUEUE_SIZE", "deliveries accepted but not yet started, before 503", intSetting(func(c *Config, n int) { c.QueueSize = n })},
+		{"REDIS_PREFIX", "prefix of every Redis key (several Apps may share one Redis)", func(c *Config, v string) error {
+			c.RedisPrefix = v
+			return nil
+		}},
+		{"QUEUE_SIZE", "deliveries accepted but not yet started in process, before 503 (without Redis)", intSetting(func(c *Config, n int) { c.QueueSize = n })},
+		{"QUEUE_MAX", "deliveries in the Redis work queue not yet acknowledged, before 503", intSetting(func(c *Config, n int) { c.QueueMax = n })},
+		{"QUEUE_CLAIM_IDLE", "time a Redis queue entry held by a dead replica waits before another claims it", durSetting(false, func(c *Config, d time.Duration) { c.QueueClaimIdle = d })},
 		{"WORKERS", "jobs run at once", intSetting(func(c *Config, n int) { c.Workers = n })},
 		{"SWEEP_INTERVAL", "period of the catch-up sweep (0 = off)", durSetting(true, func(c *Config, d time.Duration) { c.SweepInterval = d })},
 		{"REDELIVERY_INTERVAL", "period of the job redelivering failed webhook deliveries (0 = off)", durSetting(true, func(c *Config, d time.Duration) { c.RedeliveryInterval = d })},
@@ -199,6 +229,9 @@ func LoadConfig(args []string, getenv func(string) string) (Config, error) {
 		WebhookPath:        DefaultWebhookPath,
 		GitHubAPIURL:       DefaultGitHubAPIURL,
 		QueueSize:          DefaultQueueSize,
+		QueueMax:           DefaultQueueMax,
+		QueueClaimIdle:     DefaultQueueClaimIdle,
+		RedisPrefix:        DefaultRedisPrefix,
 		Workers:            DefaultWorkers,
 		SweepInterval:      DefaultSweepInterval,
 		RedeliveryInterval: DefaultRedeliveryInterval,
@@ -286,6 +319,9 @@ func (c *Config) finish() error {
 	}
 	if c.DedupeTTL < MinDedupeTTL {
 		return fmt.Errorf("DEDUPE_TTL %s is below %s: GitHub redelivers for three days", c.DedupeTTL, MinDedupeTTL)
+	}
+	if c.QueueClaimIdle < 100*time.Millisecond {
+		return fmt.Errorf("QUEUE_CLAIM_IDLE %s is too short (at least 100ms)", c.QueueClaimIdle)
 	}
 	if c.LockTTL < 100*time.Millisecond {
 		return fmt.Errorf("LOCK_TTL %s is too short (at least 100ms)", c.LockTTL)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -18,8 +19,9 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ok\n")
 }
 
-// readyz answers 200 when the server takes work: not draining and, when a
-// shared store is configured, the store answers (checked now).
+// readyz answers 200 when the server takes work: not draining, the shared
+// store (when configured) answers, and the Redis work queue (when
+// configured) is below QUEUE_MAX — all checked now.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if s.draining.Load() {
@@ -31,6 +33,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		_, _ = io.WriteString(w, "store unavailable: "+err.Error()+"\n")
 		return
+	}
+	if s.stream != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+		n, err := s.stream.store.queueLen(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			s.noteStore(err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "store unavailable: "+err.Error()+"\n")
+			return
+		case n >= int64(s.cfg.QueueMax):
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "queue full: %d deliveries not yet acknowledged (QUEUE_MAX %d)\n", n, s.cfg.QueueMax)
+			return
+		}
 	}
 	_, _ = io.WriteString(w, "ready\n")
 }

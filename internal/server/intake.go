@@ -119,6 +119,10 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	if s.stream != nil {
+		s.enqueue(r, Job{Delivery: delivery, Event: ev, Received: s.now()}, log, answer)
+		return
+	}
 	if !s.queue.reserve() {
 		if s.fullWarned.CompareAndSwap(false, true) {
 			// Once per full spell; the metrics count every refusal.
@@ -158,6 +162,39 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		log().Debug("delivery queued", "key", key)
 	}
 	answer(http.StatusAccepted, OutcomeAccepted, "queued")
+}
+
+// enqueue appends an accepted delivery to the Redis work queue and answers:
+// 202 once it is in the stream, 200 for a delivery id queued before, 503
+// when the stream holds QUEUE_MAX entries or Redis does not answer.
+func (s *Server) enqueue(r *http.Request, job Job, log func() *slog.Logger,
+	answer func(code int, outcome, msg string)) {
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	res, err := s.stream.store.enqueue(ctx, job, s.cfg.QueueMax)
+	cancel()
+	switch {
+	case err != nil:
+		if r.Context().Err() == nil { // not just the sender hanging up
+			s.noteStore(err)
+		}
+		log().Error("queueing failed; delivery refused", "err", err)
+		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
+	case res == enqueuedFull:
+		if s.fullWarned.CompareAndSwap(false, true) {
+			log().Warn("queue full; refusing deliveries with 503 until there is room", "queue_max", s.cfg.QueueMax)
+		}
+		answer(http.StatusServiceUnavailable, OutcomeQueueFull, "queue full; redeliver later")
+	case res == enqueuedDuplicate:
+		answer(http.StatusOK, OutcomeDuplicate, "duplicate delivery")
+	default:
+		if s.fullWarned.Load() {
+			s.fullWarned.Store(false)
+		}
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			log().Debug("delivery queued in redis")
+		}
+		answer(http.StatusAccepted, OutcomeAccepted, "queued")
+	}
 }
 
 // pooledBody is the largest body whose buffer is reused: most of GitHub's

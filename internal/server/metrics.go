@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -30,7 +32,7 @@ type Metrics struct {
 
 	deliveries *prometheus.CounterVec
 	ack        prometheus.Histogram
-	queueDepth prometheus.Gauge
+	queue      *queueCollector
 	inFlight   prometheus.Gauge
 	jobs       *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
@@ -44,6 +46,11 @@ type Metrics struct {
 	unrecoverable    prometheus.Counter
 	undeliveredAge   prometheus.Gauge
 	redeliveryPasses *prometheus.CounterVec
+
+	queueClaims     prometheus.Counter
+	queueAcked      prometheus.Counter
+	queueHandedBack prometheus.Counter
+	queueLost       prometheus.Counter
 }
 
 // NewMetrics builds the metrics and their registry.
@@ -57,8 +64,7 @@ func NewMetrics() *Metrics {
 			Help:    "Time from request start to the webhook answer.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
-		queueDepth: gauge("autopilot_queue_depth",
-			"Jobs accepted and not yet started."),
+		queue: newQueueCollector(),
 		inFlight: gauge("autopilot_jobs_in_flight",
 			"Jobs running now."),
 		jobs: counterVec("autopilot_jobs_total",
@@ -86,13 +92,22 @@ func NewMetrics() *Metrics {
 			"Age of the oldest failed webhook delivery not yet delivered by redelivery (0: none); it becomes unrecoverable at 259200 (3 days), so alert well before."),
 		redeliveryPasses: counterVec("autopilot_redelivery_passes_total",
 			"Passes of the webhook redelivery job run by this replica, by outcome (ok, error).", "outcome"),
+		queueClaims: counter("autopilot_queue_claims_total",
+			"Redis queue entries this replica claimed after another left them pending longer than QUEUE_CLAIM_IDLE (it died)."),
+		queueAcked: counter("autopilot_queue_acked_total",
+			"Redis queue entries this replica acknowledged (their job finished)."),
+		queueHandedBack: counter("autopilot_queue_handed_back_total",
+			"Redis queue entries this replica gave back to the other replicas at shutdown, not run here."),
+		queueLost: counter("autopilot_queue_lost_total",
+			"Redis queue entries gone before they were acknowledged (deleted or trimmed from the stream, unreadable, or the consumer group lost with Redis's data); the sweep catches their issues up. Alert on any increase."),
 	}
 	m.storeUp.Set(1)
 	m.redeliveryPasses.WithLabelValues("ok")
 	m.redeliveryPasses.WithLabelValues("error")
-	m.reg.MustRegister(m.deliveries, m.ack, m.queueDepth, m.inFlight, m.jobs, m.latency,
+	m.reg.MustRegister(m.deliveries, m.ack, m.queue, m.inFlight, m.jobs, m.latency,
 		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp,
-		m.redeliveries, m.unrecoverable, m.undeliveredAge, m.redeliveryPasses)
+		m.redeliveries, m.unrecoverable, m.undeliveredAge, m.redeliveryPasses,
+		m.queueClaims, m.queueAcked, m.queueHandedBack, m.queueLost)
 	return m
 }
 
@@ -151,4 +166,54 @@ func (m *Metrics) SetJiraOutbox(n int) { m.outbox.Set(float64(n)) }
 
 func (m *Metrics) delivery(event, outcome string) {
 	m.deliveries.WithLabelValues(event, outcome).Inc()
+}
+
+// queueCollector reports the queue at scrape time: autopilot_queue_depth
+// (local waiting jobs, plus with Redis the stream entries no replica has
+// read yet) and, with Redis, the stream's length, pending entries and the
+// age of the oldest pending one, read in one round trip.
+type queueCollector struct {
+	local atomic.Int64
+	stats atomic.Pointer[func(context.Context) (QueueStats, error)]
+
+	depth, length, pending, oldest *prometheus.Desc
+}
+
+func newQueueCollector() *queueCollector {
+	return &queueCollector{
+		depth: prometheus.NewDesc("autopilot_queue_depth",
+			"Jobs accepted and not yet started (with Redis: waiting here, plus queue entries no replica has read yet).", nil, nil),
+		length: prometheus.NewDesc("autopilot_queue_stream_length",
+			"Deliveries in the Redis work queue not yet acknowledged (QUEUE_MAX bounds it).", nil, nil),
+		pending: prometheus.NewDesc("autopilot_queue_pending",
+			"Redis work queue entries read by a replica and not yet acknowledged.", nil, nil),
+		oldest: prometheus.NewDesc("autopilot_queue_oldest_pending_age_seconds",
+			"Age of the oldest pending Redis work queue entry since it was queued (0: none).", nil, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.depth
+	ch <- c.length
+	ch <- c.pending
+	ch <- c.oldest
+}
+
+// Collect implements prometheus.Collector. When Redis does not answer, the
+// stream's series are left out and the depth is the local one.
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	depth := float64(c.local.Load())
+	if f := c.stats.Load(); f != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		st, err := (*f)(ctx)
+		cancel()
+		if err == nil {
+			depth += float64(max(0, st.Length-st.Pending))
+			ch <- prometheus.MustNewConstMetric(c.length, prometheus.GaugeValue, float64(st.Length))
+			ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(st.Pending))
+			ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, st.OldestPending.Seconds())
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, depth)
 }

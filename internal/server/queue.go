@@ -13,6 +13,7 @@ type work struct {
 	key    string   // serialisation key: jobs with equal keys never run at once
 	locks  []string // lease keys held while the job runs, sorted
 	sweep  int64    // installation to sweep; 0 for a delivery
+	entry  string   // Redis stream entry id, "" for in-process work
 	queued time.Time
 }
 
@@ -22,7 +23,9 @@ type work struct {
 //
 // Capacity is reserved before a job is committed, so intake can refuse
 // (503) before it records the delivery as seen, and a committed job always
-// has a place: commit never blocks and never drops.
+// has a place: commit never blocks and never drops. Entries read from the
+// Redis work queue are pushed past the limit (at most `extra` of them at
+// once: the reader holds no more than that), since Redis bounds them.
 type queue struct {
 	limit   int
 	ready   chan string   // keys with waiting jobs and no running job
@@ -40,13 +43,13 @@ type keyJobs struct {
 	running bool
 }
 
-func newQueue(limit int, depth func(int)) *queue {
+func newQueue(limit, extra int, depth func(int)) *queue {
 	if depth == nil {
 		depth = func(int) {}
 	}
 	return &queue{
 		limit:   limit,
-		ready:   make(chan string, limit),
+		ready:   make(chan string, limit+extra),
 		closing: make(chan struct{}),
 		depth:   depth,
 		keys:    make(map[string]*keyJobs),
@@ -73,6 +76,15 @@ func (q *queue) unreserve() {
 	q.mu.Unlock()
 }
 
+// push places w without a reservation (see queue).
+func (q *queue) push(w work) {
+	q.mu.Lock()
+	q.pending++
+	q.depth(q.pending)
+	q.mu.Unlock()
+	q.commit(w)
+}
+
 // commit places w into a reserved slot.
 func (q *queue) commit(w work) {
 	q.mu.Lock()
@@ -96,33 +108,67 @@ func (q *queue) take(ctx context.Context) (work, bool) {
 	if ctx.Err() != nil {
 		return work{}, false
 	}
-	var key string
-	select {
-	case key = <-q.ready:
-	default:
+	for {
+		var key string
 		select {
 		case key = <-q.ready:
-		case <-q.closing:
-			// A key may have become ready since; take it before giving up.
+		default:
 			select {
 			case key = <-q.ready:
-			default:
+			case <-q.closing:
+				// A key may have become ready since; take it before giving up.
+				select {
+				case key = <-q.ready:
+				default:
+					return work{}, false
+				}
+			case <-ctx.Done():
 				return work{}, false
 			}
-		case <-ctx.Done():
-			return work{}, false
 		}
+		q.mu.Lock()
+		kj := q.keys[key]
+		if kj == nil || kj.running || len(kj.jobs) == 0 {
+			// Stale: its jobs were taken out by takeEntries.
+			q.mu.Unlock()
+			continue
+		}
+		w := kj.jobs[0]
+		kj.jobs[0] = work{}
+		kj.jobs = kj.jobs[1:]
+		kj.running = true
+		q.pending--
+		q.depth(q.pending)
+		q.mu.Unlock()
+		return w, true
 	}
+}
+
+// takeEntries removes the Redis queue entries waiting (not running) and
+// returns them, for a replica shutting down to hand them back. Their keys
+// may stay in ready; take skips them.
+func (q *queue) takeEntries() []work {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	kj := q.keys[key]
-	w := kj.jobs[0]
-	kj.jobs[0] = work{}
-	kj.jobs = kj.jobs[1:]
-	kj.running = true
-	q.pending--
+	var out []work
+	for key, kj := range q.keys {
+		kept := kj.jobs[:0]
+		for _, w := range kj.jobs {
+			if w.entry != "" {
+				out = append(out, w)
+				q.pending--
+				continue
+			}
+			kept = append(kept, w)
+		}
+		clear(kj.jobs[len(kept):])
+		kj.jobs = kept
+		if len(kj.jobs) == 0 && !kj.running {
+			delete(q.keys, key)
+		}
+	}
 	q.depth(q.pending)
-	return w, true
+	return out
 }
 
 // done marks the running job of key finished and readies the key's next job.

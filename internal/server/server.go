@@ -65,6 +65,13 @@ type Deps struct {
 	// Deliveries is GitHub's webhook deliveries API for the redelivery job
 	// (appauth.Auth implements it); nil turns the job off.
 	Deliveries redelivery.API
+	// Queue is the Redis work queue: deliveries are appended to its stream
+	// before they are answered 202 and read back by every replica sharing
+	// it (PRODUCT §11). It defaults to a RedisStore on Config.RedisURL when
+	// that is set; without one, deliveries queue in process (one replica).
+	// With a Queue, a delivery id is recorded by the Queue's store in the
+	// same step as the delivery is queued; Deduper then only claims sweeps.
+	Queue *RedisStore
 	// Deduper defaults to a RedisStore on Config.RedisURL when it is set
 	// (closed when Serve returns), else a MemoryDeduper with Config.DedupeTTL.
 	Deduper Deduper
@@ -96,6 +103,7 @@ type Server struct {
 	metrics *Metrics
 	secret  []byte
 	queue   *queue
+	stream  *streamQueue // nil without a Redis work queue
 	handler http.Handler
 	pingers []Pinger
 	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
@@ -137,6 +145,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.DedupeTTL <= 0 {
 		cfg.DedupeTTL = MinDedupeTTL
 	}
+	if cfg.QueueMax <= 0 {
+		cfg.QueueMax = DefaultQueueMax
+	}
+	if cfg.QueueClaimIdle <= 0 {
+		cfg.QueueClaimIdle = DefaultQueueClaimIdle
+	}
 	if deps.Clock == nil {
 		deps.Clock = time.Now
 	}
@@ -147,8 +161,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		deps.Metrics = NewMetrics()
 	}
 	var owned *RedisStore
-	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil) {
-		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
+	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil || deps.Queue == nil) {
+		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +172,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		}
 		if deps.Locker == nil {
 			deps.Locker = rs
+		}
+		if deps.Queue == nil {
+			deps.Queue = rs
 		}
 	}
 	if deps.Deduper == nil {
@@ -179,8 +196,17 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
-	s.queue = newQueue(cfg.QueueSize, func(n int) { s.metrics.queueDepth.Set(float64(n)) })
-	for _, c := range []any{deps.Deduper, deps.Locker} {
+	s.queue = newQueue(cfg.QueueSize, cfg.Workers, func(n int) { s.metrics.queue.local.Store(int64(n)) })
+	if deps.Queue != nil {
+		s.stream = newStreamQueue(s, deps.Queue)
+		stats := func(ctx context.Context) (QueueStats, error) { return deps.Queue.queueStats(ctx, time.Now()) }
+		s.metrics.queue.stats.Store(&stats)
+	}
+	stores := []any{deps.Deduper, deps.Locker}
+	if deps.Queue != nil {
+		stores = append(stores, deps.Queue)
+	}
+	for _, c := range stores {
 		if p, ok := c.(Pinger); ok && !containsPinger(s.pingers, p) {
 			s.pingers = append(s.pingers, p)
 		}
@@ -225,10 +251,14 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // Serve serves HTTP on ln and runs the workers, the store probe and the
-// sweep timer until ctx ends. Then it stops taking deliveries (503, /readyz
-// fails), lets in-flight HTTP requests finish, runs the queued and running
-// jobs until Config.ShutdownTimeout, cancels what is still running, and
-// returns; jobs left over are logged and left to the next sweep.
+// sweep timer (and, with the Redis work queue, its reader, renewer and
+// acker) until ctx ends. Then it stops taking deliveries (503, /readyz
+// fails), lets in-flight HTTP requests finish, stops reading the Redis
+// queue and hands the entries it holds but has not started back to the
+// other replicas, runs the running (and in-process queued) jobs until
+// Config.ShutdownTimeout, cancels what is still running, and returns.
+// In-process jobs left over are logged and left to the next sweep; Redis
+// entries left over stay pending and are claimed by another replica.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
@@ -257,11 +287,30 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.redeliverer != nil && s.cfg.RedeliveryInterval > 0 {
 		bg.Go(func() { s.redeliveryTimer(bgCtx) })
 	}
+	// The Redis queue's loops: the reader stops first at shutdown, the
+	// acker once every worker is done, the renewer last.
+	readCtx, stopRead := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRead()
+	ackCtx, stopAck := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAck()
+	renewCtx, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRenew()
+	var reader, acker, renewer sync.WaitGroup
+	if s.stream != nil {
+		gctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		if err := s.stream.store.ensureGroup(gctx); err != nil {
+			s.noteStore(err) // the reader creates it once Redis answers
+		}
+		cancel()
+		reader.Go(func() { s.stream.readLoop(readCtx) })
+		acker.Go(func() { s.stream.ackLoop(ackCtx) })
+		renewer.Go(func() { s.stream.renewLoop(renewCtx) })
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	s.log.Info("serving webhooks", "addr", ln.Addr().String(), "path", s.cfg.WebhookPath,
-		"workers", s.cfg.Workers, "queue", s.cfg.QueueSize)
+		"workers", s.cfg.Workers, "queue", s.queueName())
 
 	var serveErr error
 	select {
@@ -272,19 +321,34 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	// Drain: refuse new deliveries, finish requests in flight, then jobs.
 	s.draining.Store(true)
-	deadline := time.AfterFunc(s.cfg.ShutdownTimeout, stopWork)
+	deadline := time.AfterFunc(s.cfg.ShutdownTimeout, func() { stopWork(); stopAck() })
 	defer deadline.Stop()
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	if err := hs.Shutdown(shutCtx); err != nil {
 		s.log.Warn("http shutdown", "err", err)
 	}
 	cancelShut()
+	stopRead()
+	reader.Wait()
+	if s.stream != nil {
+		// Entries read but not started: another replica runs them now.
+		for _, w := range s.queue.takeEntries() {
+			s.stream.giveBack(w)
+		}
+	}
 	stopBG()
 	bg.Wait()
 	s.queue.close()
 	workers.Wait()
+	if s.stream != nil {
+		s.stream.closeAcks()
+		acker.Wait()
+		stopRenew()
+		renewer.Wait()
+		s.stream.leave()
+	}
 	if left := s.queue.len(); left > 0 {
-		s.log.Warn("shutdown deadline reached; jobs left to the sweep", "left", left)
+		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
 	}
 	if s.owned != nil {
 		if err := s.owned.Close(); err != nil {
@@ -296,6 +360,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", serveErr)
 	}
 	return nil
+}
+
+// queueName describes the work queue for the start-up log line.
+func (s *Server) queueName() string {
+	if s.stream != nil {
+		return fmt.Sprintf("redis stream (max %d, claim idle %s)", s.cfg.QueueMax, s.cfg.QueueClaimIdle)
+	}
+	return fmt.Sprintf("in process (size %d, one replica)", s.cfg.QueueSize)
 }
 
 // noteInstallation remembers an installation for the sweep timer.

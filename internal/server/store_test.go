@@ -9,7 +9,7 @@ import (
 )
 
 func TestQueueHandsOutOneJobPerKeyInArrivalOrder(t *testing.T) {
-	q := newQueue(4, nil)
+	q := newQueue(4, 0, nil)
 	for _, w := range []work{
 		{key: "a", job: Job{Delivery: "a1"}},
 		{key: "a", job: Job{Delivery: "a2"}},
@@ -40,7 +40,7 @@ func TestQueueHandsOutOneJobPerKeyInArrivalOrder(t *testing.T) {
 
 func TestQueueReservesCapacityBeforeCommit(t *testing.T) {
 	var depth int
-	q := newQueue(2, func(n int) { depth = n })
+	q := newQueue(2, 0, func(n int) { depth = n })
 	if !q.reserve() || !q.reserve() {
 		t.Fatal("reserve refused below the limit")
 	}
@@ -62,7 +62,7 @@ func TestQueueReservesCapacityBeforeCommit(t *testing.T) {
 }
 
 func TestQueueCloseLetsWaitingJobsFinish(t *testing.T) {
-	q := newQueue(4, nil)
+	q := newQueue(4, 0, nil)
 	for _, d := range []string{"x1", "x2"} {
 		q.reserve()
 		q.commit(work{key: "x", job: Job{Delivery: d}})

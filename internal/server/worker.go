@@ -91,7 +91,9 @@ func IssueLockKey(repo string, issue int) string {
 }
 
 // work runs jobs until the queue closes empty or ctx (the shutdown deadline)
-// ends.
+// ends. A Redis queue entry is acknowledged once its job returned, whatever
+// the outcome: a failed job is left to the next event or sweep, as in
+// process.
 func (s *Server) work(ctx context.Context) {
 	for {
 		w, ok := s.queue.take(ctx)
@@ -99,6 +101,9 @@ func (s *Server) work(ctx context.Context) {
 			return
 		}
 		s.run(ctx, w)
+		if w.entry != "" {
+			s.stream.finish(ctx, w)
+		}
 		s.queue.done(w.key)
 	}
 }

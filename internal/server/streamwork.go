@@ -1,0 +1,321 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// streamRead bounds one read: the most entries taken at once, and how long
+// a read waits for new ones (also how soon the reader notices shutdown).
+const (
+	streamBatch     = 64
+	streamReadBlock = 500 * time.Millisecond
+	// consumerSweepEvery is how often a replica removes consumers of
+	// stopped replicas that hold nothing and have been idle for
+	// consumerGone.
+	consumerSweepEvery = 10 * time.Minute
+	consumerGone       = time.Hour
+)
+
+// streamQueue is a replica's side of the Redis work queue: a reader that
+// takes entries (new ones, and ones a dead replica left pending past
+// QUEUE_CLAIM_IDLE) into the local queue, never more than the replica has
+// workers, so the rest stay for other replicas; a renewer that keeps the
+// entries it holds from being claimed while they wait or run; and an acker
+// that acknowledges finished entries in batches, retrying while Redis is
+// away.
+type streamQueue struct {
+	s     *Server
+	store *RedisStore
+	idle  time.Duration
+	// tokens holds one token per entry this replica holds (read, not yet
+	// finished); its capacity is the number of workers.
+	tokens chan struct{}
+
+	mu       sync.Mutex
+	held     map[string]struct{} // entries read and not yet acknowledged or handed back
+	toAck    []string
+	ackNote  chan struct{} // a value when toAck grew or acking should stop
+	ackClose bool
+}
+
+func newStreamQueue(s *Server, store *RedisStore) *streamQueue {
+	return &streamQueue{
+		s: s, store: store, idle: s.cfg.QueueClaimIdle,
+		tokens:  make(chan struct{}, s.cfg.Workers),
+		held:    make(map[string]struct{}),
+		ackNote: make(chan struct{}, 1),
+	}
+}
+
+// claimEvery is how often the reader looks for entries to claim.
+func (q *streamQueue) claimEvery() time.Duration {
+	return min(max(q.idle/4, 50*time.Millisecond), 5*time.Second)
+}
+
+// readLoop takes entries until ctx ends.
+func (q *streamQueue) readLoop(ctx context.Context) {
+	log := q.s.log
+	cursor := "0-0"
+	nextClaim := time.Now().Add(q.claimEvery())
+	nextConsumerSweep := time.Now().Add(consumerSweepEvery)
+	wait := 100 * time.Millisecond
+	for {
+		select {
+		case q.tokens <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	more:
+		for n < streamBatch {
+			select {
+			case q.tokens <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		taken := 0
+		var err error
+		if !time.Now().Before(nextClaim) {
+			var es []entry
+			var gone []string
+			es, cursor, gone, err = q.store.claim(ctx, cursor, q.idle, n)
+			if err == nil {
+				if cursor == "0-0" {
+					nextClaim = time.Now().Add(q.claimEvery())
+				}
+				if len(gone) > 0 {
+					q.s.metrics.queueLost.Add(float64(len(gone)))
+					log.Error("queue entries deleted before they were acknowledged; the sweep catches their issues up",
+						"entries", gone)
+				}
+				taken += q.accept(es, true)
+			}
+		}
+		if err == nil && taken < n {
+			var es []entry
+			var lostGroup bool
+			es, lostGroup, err = q.store.read(ctx, n-taken, streamReadBlock)
+			if lostGroup {
+				q.s.metrics.queueLost.Inc()
+				log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
+			}
+			taken += q.accept(es, false)
+		}
+		for range n - taken {
+			<-q.tokens
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			q.s.noteStore(err)
+			log.Warn("queue read failed; retrying", "err", err, "in", wait)
+			if !sleepCtx(ctx, wait) {
+				return
+			}
+			wait = min(2*wait, 2*time.Second)
+			continue
+		}
+		wait = 100 * time.Millisecond
+		if time.Now().After(nextConsumerSweep) {
+			nextConsumerSweep = time.Now().Add(consumerSweepEvery)
+			if err := q.store.dropGoneConsumers(ctx, consumerGone); err != nil {
+				log.Warn("removing stopped consumers", "err", err)
+			}
+		}
+	}
+}
+
+// accept puts entries into the local queue and returns how many it took
+// (each keeps one of the reader's tokens). An entry it cannot decode is
+// acknowledged at once: its issue is left to the sweep.
+func (q *streamQueue) accept(es []entry, claimed bool) int {
+	taken := 0
+	for _, e := range es {
+		if e.bad != nil {
+			q.s.metrics.queueLost.Inc()
+			q.s.log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.id, "err", e.bad)
+			q.ack(e.id)
+			continue
+		}
+		q.mu.Lock()
+		_, dup := q.held[e.id]
+		if !dup {
+			q.held[e.id] = struct{}{}
+		}
+		q.mu.Unlock()
+		if dup {
+			continue // ours already: the renewer fell behind
+		}
+		if claimed {
+			q.s.metrics.queueClaims.Inc()
+			q.s.log.Info("claimed a delivery left pending by another replica", "delivery", e.job.Delivery,
+				"entry", e.id, "idle_over", q.idle.String())
+		}
+		q.s.noteInstallation(e.job.Event.Installation)
+		key, locks := jobKeys(e.job.Event)
+		q.s.queue.push(work{job: e.job, key: key, locks: locks, entry: e.id, queued: time.Now()})
+		taken++
+	}
+	return taken
+}
+
+// finish settles an entry whose job ran: acknowledged, or handed back when
+// the shutdown deadline cut the job (ctx ended), for another replica to run
+// again at once.
+func (q *streamQueue) finish(ctx context.Context, w work) {
+	if ctx.Err() != nil {
+		q.giveBack(w)
+		return
+	}
+	q.ack(w.entry)
+	<-q.tokens
+}
+
+// giveBack hands an entry that will not run here back to the group. When
+// Redis does not answer, the entry stays pending and another replica claims
+// it after QUEUE_CLAIM_IDLE.
+func (q *streamQueue) giveBack(w work) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ok, err := q.store.handBack(ctx, w.entry)
+	cancel()
+	switch {
+	case err != nil:
+		q.s.log.Warn("could not hand a delivery back; another replica claims it after QUEUE_CLAIM_IDLE",
+			"delivery", w.job.Delivery, "entry", w.entry, "err", err)
+	case ok:
+		q.s.metrics.queueHandedBack.Inc()
+	}
+	q.mu.Lock()
+	delete(q.held, w.entry)
+	q.mu.Unlock()
+	<-q.tokens
+}
+
+// ack schedules an acknowledgement.
+func (q *streamQueue) ack(id string) {
+	q.mu.Lock()
+	q.toAck = append(q.toAck, id)
+	q.mu.Unlock()
+	select {
+	case q.ackNote <- struct{}{}:
+	default:
+	}
+}
+
+// closeAcks lets ackLoop return once everything scheduled is acknowledged.
+func (q *streamQueue) closeAcks() {
+	q.mu.Lock()
+	q.ackClose = true
+	q.mu.Unlock()
+	select {
+	case q.ackNote <- struct{}{}:
+	default:
+	}
+}
+
+// ackLoop acknowledges scheduled entries in batches until closeAcks was
+// called and nothing is left, or ctx ends (what is left stays pending and
+// is claimed by another replica: run again, harmlessly).
+func (q *streamQueue) ackLoop(ctx context.Context) {
+	wait := 100 * time.Millisecond
+	for {
+		q.mu.Lock()
+		batch, closing := q.toAck, q.ackClose
+		q.toAck = nil
+		q.mu.Unlock()
+		if len(batch) == 0 {
+			if closing {
+				return
+			}
+			select {
+			case <-q.ackNote:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		for len(batch) > 0 {
+			n := min(len(batch), 512)
+			actx, cancel := context.WithTimeout(ctx, storeTimeout)
+			err := q.store.ack(actx, batch[:n])
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					q.s.log.Warn("acknowledgements left undone at shutdown; other replicas run those deliveries again",
+						"entries", len(batch))
+					return
+				}
+				q.s.noteStore(err)
+				q.s.log.Warn("queue acknowledgement failed; retrying", "err", err, "in", wait)
+				sleepCtx(ctx, wait)
+				wait = min(2*wait, 2*time.Second)
+				continue
+			}
+			wait = 100 * time.Millisecond
+			q.s.metrics.queueAcked.Add(float64(n))
+			q.mu.Lock()
+			for _, id := range batch[:n] {
+				delete(q.held, id)
+			}
+			q.mu.Unlock()
+			batch = batch[n:]
+		}
+	}
+}
+
+// renewLoop keeps the held entries from being claimed, every third of
+// QUEUE_CLAIM_IDLE, until ctx ends.
+func (q *streamQueue) renewLoop(ctx context.Context) {
+	every(ctx, max(q.idle/3, 10*time.Millisecond), func() {
+		ids := q.heldIDs()
+		for len(ids) > 0 {
+			n := min(len(ids), 512)
+			rctx, cancel := context.WithTimeout(ctx, storeTimeout)
+			lost, err := q.store.renewEntries(rctx, ids[:n])
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					q.s.log.Warn("renewing held queue entries failed", "err", err)
+				}
+				return
+			}
+			if len(lost) > 0 {
+				// Slow enough to be claimed: the other replica runs it too,
+				// which the issue lease serialises and the ledger makes harmless.
+				q.s.log.Warn("held deliveries were claimed by another replica", "entries", lost)
+			}
+			ids = ids[n:]
+		}
+	})
+}
+
+func (q *streamQueue) heldIDs() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ids := make([]string, 0, len(q.held))
+	for id := range q.held {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// leave ends this replica's part at shutdown: entries still held stay
+// pending for another replica to claim after QUEUE_CLAIM_IDLE; with none,
+// the consumer is removed from the group.
+func (q *streamQueue) leave() {
+	if ids := q.heldIDs(); len(ids) > 0 {
+		q.s.log.Warn("deliveries left pending; another replica claims them after QUEUE_CLAIM_IDLE",
+			"entries", len(ids), "claim_idle", q.idle.String())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if _, err := q.store.dropConsumer(ctx, q.store.Consumer()); err != nil {
+		q.s.log.Warn("removing this replica's queue consumer", "err", err)
+	}
+}
