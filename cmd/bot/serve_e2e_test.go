@@ -591,12 +591,13 @@ func acceptedOnce(t *testing.T, what string, codes []int) {
 // replicas together: one decision is applied, once; the loser and the
 // stranger get one reply each.
 func TestServeTwoReplicasOnOneRedis(t *testing.T) {
-	rurl := servertest.RedisURL(t)
+	servertest.RedisURL(t)
 	g := apptest.New(t)
 	var rs []*replica
+	prefix := fmt.Sprintf("autopilot-e2e-two-%d:", time.Now().UnixNano())
 	for _, name := range []string{"replica-a", "replica-b"} {
 		env := baseEnv(t, g)
-		env["REDIS_URL"] = rurl
+		redisEnv(t, env, prefix)
 		env["LOCK_TTL"] = "5s" // a crashed earlier run frees its leases soon
 		env["WORKERS"] = "4"
 		rs = append(rs, startReplica(t, name, env))
