@@ -21,7 +21,7 @@ import (
 // prefix (each call a new replica, with its own consumer).
 func streamServer(t *testing.T, u, prefix string, cfg Config, rec *recorder) (*Server, running, *RedisStore) {
 	t.Helper()
-	store := newRedis(t, u, RedisOptions{Prefix: prefix, PollMax: 5 * time.Millisecond})
+	store := newRedis(t, u, RedisOptions{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
 	s, srv := start(t, cfg, Deps{Processor: rec, Deduper: store, Locker: store, Queue: store})
 	return s, srv, store
 }

@@ -34,7 +34,7 @@ type streamQueue struct {
 	tokens chan struct{}
 
 	mu       sync.Mutex
-	held     map[string]struct{} // entries read and not yet acknowledged or handed back
+	held     map[string]bool // entries read and not yet acknowledged or handed back: true once finished
 	toAck    []string
 	ackNote  chan struct{} // a value when toAck grew or acking should stop
 	ackClose bool
@@ -44,7 +44,7 @@ func newStreamQueue(s *Server, store *RedisStore) *streamQueue {
 	return &streamQueue{
 		s: s, store: store, idle: s.cfg.QueueClaimIdle,
 		tokens:  make(chan struct{}, s.cfg.Workers),
-		held:    make(map[string]struct{}),
+		held:    make(map[string]bool),
 		ackNote: make(chan struct{}, 1),
 	}
 }
@@ -145,7 +145,7 @@ func (q *streamQueue) accept(es []entry, claimed bool) int {
 		q.mu.Lock()
 		_, dup := q.held[e.id]
 		if !dup {
-			q.held[e.id] = struct{}{}
+			q.held[e.id] = false
 		}
 		q.mu.Unlock()
 		if dup {
@@ -199,6 +199,9 @@ func (q *streamQueue) giveBack(w work) {
 // ack schedules an acknowledgement.
 func (q *streamQueue) ack(id string) {
 	q.mu.Lock()
+	if _, ok := q.held[id]; ok {
+		q.held[id] = true
+	}
 	q.toAck = append(q.toAck, id)
 	q.mu.Unlock()
 	select {
@@ -284,7 +287,7 @@ func (q *streamQueue) renewLoop(ctx context.Context) {
 				}
 				return
 			}
-			if len(lost) > 0 {
+			if lost = q.unfinished(lost); len(lost) > 0 {
 				// Slow enough to be claimed: the other replica runs it too,
 				// which the issue lease serialises and the ledger makes harmless.
 				q.s.log.Warn("held deliveries were claimed by another replica", "entries", lost)
@@ -292,6 +295,20 @@ func (q *streamQueue) renewLoop(ctx context.Context) {
 			ids = ids[n:]
 		}
 	})
+}
+
+// unfinished keeps the ids whose jobs have not finished (a finished one
+// may have been acknowledged since the renewal read it).
+func (q *streamQueue) unfinished(ids []string) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []string
+	for _, id := range ids {
+		if done, ok := q.held[id]; ok && !done {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (q *streamQueue) heldIDs() []string {
