@@ -2,12 +2,14 @@ package action_test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -599,4 +601,45 @@ func TestTrustPRAnswerEditedBeforeProcessing(t *testing.T) {
 	if res := r.event("maria's own edit on the PR", "issue_comment", edited); res.outputs["decision"] != "B" {
 		t.Errorf("decision %q, want B", res.outputs["decision"])
 	}
+}
+
+// A dispatch whose answer never came is sent again by a later run, which
+// first looks for a run carrying the session token so as not to dispatch
+// twice. A fork's pull_request run of the same workflow file whose title
+// prints the token is not adopted: the dispatch is sent again, and the
+// fork run's completion changes nothing.
+func TestTrustForkRunIsNotAdoptedAfterALostDispatch(t *testing.T) {
+	r := newExecRig(t, dispatchProblemCfg)
+	r.gh.Script("POST", "/repos/*/*/actions/workflows/*/dispatches", fakegithub.Fail(http.StatusBadGateway))
+	r.begin()
+	s := r.now()
+	if s.Exec == nil || s.Exec.Session == "" || s.Exec.RunID != 0 || len(r.runs()) != 0 {
+		t.Fatalf("after the failed dispatch: execution %+v, %d runs", s.Exec, len(r.runs()))
+	}
+	r.gh.ClearScripts()
+	fork, err := r.gh.AddForkRun(repo, stepWorkflow, "mallory/widgets", "autopilot "+s.Exec.Session, "abababababababababababababababababababab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.sweep()
+	s = r.now()
+	if s.Exec.RunID == 0 || s.Exec.RunID == fork {
+		t.Fatalf("recorded run %d (the fork's run is %d), want the dispatched one", s.Exec.RunID, fork)
+	}
+	var ours *fakegithub.WorkflowRun
+	for _, rn := range r.runs() {
+		if rn.ID == s.Exec.RunID {
+			rn := rn
+			ours = &rn
+		}
+	}
+	if ours == nil || ours.Inputs["session"] != s.Exec.Session {
+		t.Fatalf("the recorded run %d is not a dispatch of session %s", s.Exec.RunID, s.Exec.Session)
+	}
+	p := r.forgedRun(fork, s.Exec.Session, "success", map[string]any{"workflow_run.path": ".github/workflows/" + stepWorkflow,
+		"workflow.path": ".github/workflows/" + stepWorkflow})
+	r.event("the fork run completes", "workflow_run", p)
+	r.wantAt("after the fork run", "problem", state.RunInProgress)
+	r.finishRun(*ours, "success")
+	r.wantAt("after the dispatched run", "research", state.RunInProgress)
 }

@@ -116,20 +116,32 @@ func (s *Server) dispatch(c *call) reply {
 		"html_url": fmt.Sprintf("%s/%s/actions/runs/%d", s.webURL, c.repo.fullName(), rn.id)})
 }
 
+// event is what triggered the run.
+func (rn *run) eventName() string {
+	if rn.event == "" {
+		return "workflow_dispatch"
+	}
+	return rn.event
+}
+
 func (s *Server) runJSON(rn *run) obj {
 	rp := rn.repo
 	u := s.api("/repos/%s/actions/runs/%d", rp.fullName(), rn.id)
+	head := rp
+	if rn.headRepo != nil {
+		head = rn.headRepo
+	}
 	return obj{
 		"id": rn.id, "name": rn.wf.name, "node_id": nodeID("WorkflowRun", rn.id),
 		"head_branch": rn.ref, "head_sha": rn.sha, "path": rn.wf.file, "display_title": rn.title,
-		"run_number": rn.number, "run_attempt": 1, "event": "workflow_dispatch",
+		"run_number": rn.number, "run_attempt": 1, "event": rn.eventName(),
 		"status": rn.status, "conclusion": orNull(rn.conclusion), "workflow_id": rn.wf.id,
 		"url": u, "html_url": fmt.Sprintf("%s/%s/actions/runs/%d", s.webURL, rp.fullName(), rn.id),
 		"created_at": stamp(rn.created), "updated_at": stamp(rn.updated), "run_started_at": stamp(rn.created),
 		"actor": s.userJSON(rn.actor), "triggering_actor": s.userJSON(rn.actor), "pull_requests": []obj{},
 		"jobs_url": u + "/jobs", "logs_url": u + "/logs", "cancel_url": u + "/cancel", "rerun_url": u + "/rerun",
 		"workflow_url": s.api("/repos/%s/actions/workflows/%d", rp.fullName(), rn.wf.id),
-		"repository":   s.repoJSON(rp), "head_repository": s.repoJSON(rp),
+		"repository":   s.repoJSON(rp), "head_repository": s.repoJSON(head),
 	}
 }
 
@@ -151,7 +163,7 @@ func (s *Server) listRuns(c *call) reply {
 		switch {
 		case rn.wf != wf, !inRange(rn.created),
 			q.Get("status") != "" && q.Get("status") != rn.status && q.Get("status") != rn.conclusion,
-			q.Get("event") != "" && q.Get("event") != "workflow_dispatch",
+			q.Get("event") != "" && q.Get("event") != rn.eventName(),
 			q.Get("branch") != "" && q.Get("branch") != rn.ref:
 			continue
 		}

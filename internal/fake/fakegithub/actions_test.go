@@ -114,3 +114,36 @@ func TestWorkflowRunsDisplayTitleListingAndCompletion(t *testing.T) {
 	_, resp, err = gh.Actions.GetWorkflowRunByID(ctx, "octo", "repo", 1)
 	wantStatus(t, resp, err, http.StatusNotFound)
 }
+
+// A run a fork's pull request started lists with event pull_request, the
+// fork as head_repository and the title the fork chose; the event filter
+// tells it from dispatched runs.
+func TestForkRunListsWithItsEventAndHead(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	gh := e.client(humanTok)
+	resp, err := gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, "octo", "repo", "autopilot.yml", github.CreateWorkflowDispatchEventRequest{
+		Ref: "main", Inputs: map[string]any{"session": "s-1"}})
+	wantStatus(t, resp, err, http.StatusNoContent)
+	id, err := e.s.AddForkRun(testRepo, "autopilot.yml", "randy/repo", "autopilot s-1", "bbbbbbb")
+	must(t, err)
+	list, resp, err := gh.Actions.ListWorkflowRunsByFileName(ctx, "octo", "repo", "autopilot.yml", nil)
+	wantStatus(t, resp, err, http.StatusOK)
+	if list.GetTotalCount() != 2 {
+		t.Fatalf("%d runs, want 2", list.GetTotalCount())
+	}
+	r := list.WorkflowRuns[0]
+	if r.GetID() != id || r.GetEvent() != "pull_request" || r.GetDisplayTitle() != "autopilot s-1" ||
+		r.GetHeadRepository().GetFullName() != "randy/repo" || !r.GetHeadRepository().GetFork() ||
+		r.GetRepository().GetFullName() != testRepo || r.GetWorkflowID() != list.WorkflowRuns[1].GetWorkflowID() {
+		t.Fatalf("fork run %+v", r)
+	}
+	if d := list.WorkflowRuns[1]; d.GetEvent() != "workflow_dispatch" || d.GetHeadRepository().GetFullName() != testRepo {
+		t.Fatalf("dispatched run event %s head %s", d.GetEvent(), d.GetHeadRepository().GetFullName())
+	}
+	list, _, err = gh.Actions.ListWorkflowRunsByFileName(ctx, "octo", "repo", "autopilot.yml", &github.ListWorkflowRunsOptions{Event: "workflow_dispatch"})
+	must(t, err)
+	if list.GetTotalCount() != 1 || list.WorkflowRuns[0].GetID() == id {
+		t.Fatalf("event=workflow_dispatch matched %d runs", list.GetTotalCount())
+	}
+}

@@ -355,6 +355,42 @@ func (s *Server) SetWorkflow(repo, file, name, runName string) error {
 	})
 }
 
+// AddForkRun records a run of workflow file (created on first use) that a
+// pull_request event from fork ("owner/name", created on first use, "fork":
+// true) started: GitHub runs the fork's copy of the workflow, so its
+// run-name, and so its display title, is whatever the fork wrote (title).
+// It returns the run's id.
+func (s *Server) AddForkRun(repo, file, fork, title, headSHA string) (int64, error) {
+	s.mu.Lock()
+	fr := s.repos[strings.ToLower(fork)]
+	s.mu.Unlock()
+	if fr == nil {
+		if err := s.AddRepo(fork); err != nil {
+			return 0, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, err := s.repoLocked(repo)
+	if err != nil {
+		return 0, err
+	}
+	fr = s.repos[strings.ToLower(fork)]
+	fr.fork = true
+	wf := s.workflow(rp, file, true)
+	if wf == nil {
+		return 0, fmt.Errorf("fakegithub: %q is not a workflow file", file)
+	}
+	now := s.now()
+	wf.runs++
+	owner := s.user(fr.owner, "")
+	rn := &run{id: s.newID(), repo: rp, wf: wf, number: wf.runs, ref: "patch-1", sha: headSHA, title: title,
+		inputs: map[string]string{}, actor: owner, status: "queued", created: now, updated: now, event: "pull_request", headRepo: fr}
+	rp.runs = append(rp.runs, rn)
+	s.runs[rn.id] = rn
+	return rn.id, nil
+}
+
 // StartRun marks a run in_progress.
 func (s *Server) StartRun(id int64) error { return s.setRun(id, "in_progress", "") }
 

@@ -120,6 +120,10 @@ type run struct {
 	conclusion string
 	created    time.Time
 	updated    time.Time
+	// event is what triggered the run ("" means workflow_dispatch);
+	// headRepo is the fork its head came from (nil: the repository).
+	event    string
+	headRepo *repository
 }
 
 type repository struct {
