@@ -38,7 +38,7 @@ func TestFirstDay(t *testing.T) {
 		t.Helper()
 		before := repoLabelSet(h.gh)
 		posted := botComments(h.gh, n)
-		r := h.run(event, payload())
+		r := h.run(event, payload(), documentedJiraInputs...)
 		h.mustOK(r, what)
 		var created []string
 		for _, l := range h.gh.RepoLabels(repo) {
@@ -75,7 +75,7 @@ func TestFirstDay(t *testing.T) {
 	}
 	h.addLabel(n2, "autopilot")
 	before := repoLabelSet(h.gh)
-	r := h.run("issues", h.labeled(n2, "maria"))
+	r := h.run("issues", h.labeled(n2, "maria"), documentedJiraInputs...)
 	h.mustOK(r, "second start")
 	secondStart := r.calls
 	for _, l := range h.gh.RepoLabels(repo) {
@@ -140,6 +140,10 @@ func TestFirstDay(t *testing.T) {
 		t.Errorf("tasks %+v (jira_off %q), want three kept in the issue, numbered 01…", st.Tasks, st.JiraOff)
 	}
 }
+
+// documentedJiraInputs is what the documented workflow passes when the
+// repository has no JIRA_* variables or secret: the inputs, empty.
+var documentedJiraInputs = []string{"INPUT_JIRA_URL=", "INPUT_JIRA_USER=", "INPUT_JIRA_TOKEN=", "INPUT_JIRA_PROJECT="}
 
 func repoLabelSet(gh *fakegithub.Server) map[string]bool {
 	m := map[string]bool{}

@@ -41,6 +41,14 @@ func TestDemoTranscriptIsPinned(t *testing.T) {
 	golden(t, "greenfield.golden", buf.Bytes())
 }
 
+func TestDemoWithJiraTranscriptIsPinned(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := Run(context.Background(), Options{Jira: true}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "greenfield_jira.golden", buf.Bytes())
+}
+
 func TestDemoIsDeterministic(t *testing.T) {
 	var a, b bytes.Buffer
 	if _, err := Run(context.Background(), Options{JSON: true}, &a); err != nil {
