@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -90,6 +92,8 @@ type App struct {
 	log    *slog.Logger
 	forges *forgeCache
 	outbox *outboxGauge
+	// remints counts installation tokens minted again after a 401.
+	remints prometheus.Counter
 
 	// pacers space mutations per installation token (shared by the
 	// installation's repository clients).
@@ -143,7 +147,7 @@ func New(o Options) (*App, error) {
 		o.Inputs.TriggerLabel = "autopilot"
 	}
 	o.Inputs.BotLogin = o.BotLogin
-	a := &App{o: o, log: o.Logger, outbox: newOutboxGauge(o.Metrics)}
+	a := &App{o: o, log: o.Logger, outbox: newOutboxGauge(o.Metrics), remints: newRemintCounter(o.Metrics)}
 	a.forges = newForgeCache(o.MaxClients, a.newClient)
 	return a, nil
 }
@@ -175,8 +179,19 @@ func (a *App) Process(ctx context.Context, job server.Job) error {
 }
 
 // handle runs the shared reconcile for one event. (The issue goes into the
-// log lines of each outcome; the server's own job log carries it too.)
+// log lines of each outcome; the server's own job log carries it too.) A
+// token GitHub refuses (401: revoked, or rotated before its hour was up) is
+// re-minted once and the reconcile run again (it is idempotent); refused
+// again, the job fails and the sweep takes the issue up later.
 func (a *App) handle(ctx context.Context, ev *ghevent.Event, log *slog.Logger) error {
+	err := a.handleOnce(ctx, ev, log)
+	if errors.Is(err, forge.ErrUnauthorized) && a.remint(ev.Installation, log) {
+		err = a.handleOnce(ctx, ev, log)
+	}
+	return err
+}
+
+func (a *App) handleOnce(ctx context.Context, ev *ghevent.Event, log *slog.Logger) error {
 	f, client, err := a.forge(ev.Installation, ev.Repo)
 	if err != nil {
 		return err
@@ -191,6 +206,20 @@ func (a *App) handle(ctx context.Context, ev *ghevent.Event, log *slog.Logger) e
 		return fmt.Errorf("reconcile %s: %w", ev.Repo, err)
 	}
 	return nil
+}
+
+// remint drops the installation's token and clients so the next request
+// mints a new token, and counts it; false when the Clients cannot.
+func (a *App) remint(installation int64, log *slog.Logger) bool {
+	f, ok := a.o.Clients.(interface{ Forget(int64) })
+	if !ok {
+		return false
+	}
+	log.Warn("GitHub refused the installation token (401); minting a new one and running the job again")
+	f.Forget(installation)
+	a.forges.forget(installation)
+	a.remints.Inc()
+	return true
 }
 
 // Forget drops an installation's cached clients (it was uninstalled or
@@ -261,4 +290,26 @@ func logOutcomes(log *slog.Logger, outs []reconcile.Outcome) {
 			l.Warn(n)
 		}
 	}
+}
+
+// newRemintCounter registers autopilot_installation_token_remints_total on
+// the server's registry (once; Apps sharing one registry share it), or
+// returns an unregistered counter without Metrics.
+func newRemintCounter(m *server.Metrics) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "autopilot_installation_token_remints_total",
+		Help: "Installation tokens minted again because GitHub answered 401 to the cached one.",
+	})
+	if m == nil {
+		return c
+	}
+	if err := m.Registry().Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
+				return existing
+			}
+		}
+	}
+	return c
 }

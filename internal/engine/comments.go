@@ -19,6 +19,9 @@ const (
 
 // Handled reports whether the comment id is already in the ledger.
 func Handled(s *state.State, id int64) bool {
+	if id <= s.LedgerFloor {
+		return true // folded: classified long ago (State.LedgerFloor)
+	}
 	for _, e := range s.Ledger {
 		if e.CommentID == id {
 			return true

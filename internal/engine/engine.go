@@ -106,6 +106,10 @@ type Comment struct {
 	// Declared holds epics/tasks parsed from autopilot-epics/-tasks blocks.
 	Declared    []state.Task
 	DeclaredErr string
+	// DeclaredTooLarge, when set, says why the declared tasks cannot fit
+	// in the state comment and what would (measured by the caller, which
+	// renders); the report is refused with it and nothing is recorded.
+	DeclaredTooLarge string
 	// GatePostedAt is when the open gate's comment appeared (GitHub clock),
 	// zero when unknown; answers older than it are stale.
 	GatePostedAt time.Time

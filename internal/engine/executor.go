@@ -45,6 +45,10 @@ func (m *machine) executorReport(c Comment, r reply.Result, accept func(), refus
 			refuse("bad-task-block", "the task block could not be read, so nothing was recorded: "+textsafe.Escape(c.DeclaredErr))
 			return
 		}
+		if c.DeclaredTooLarge != "" {
+			refuse("state-full", "nothing was recorded: "+c.DeclaredTooLarge)
+			return
+		}
 		if st.Interview && strings.TrimSpace(r.Text) == "" {
 			refuse("rationale-required", "leaving the interview needs a recorded rationale: `/autopilot done <why the requirements are complete>`.")
 			return

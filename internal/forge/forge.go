@@ -61,6 +61,10 @@ type Comment struct {
 	// AppID is performed_via_github_app.id, 0 when the comment was not made
 	// through a GitHub App.
 	AppID int64 `json:"app_id,omitempty"`
+	// Reactions counts the comment's reactions by content ("+1",
+	// "confused", ...), from the rollup GitHub lists with it (nil when
+	// unknown, empty when there are none).
+	Reactions map[string]int `json:"reactions,omitempty"`
 }
 
 // LabelAutoColor is the colour GitHub gives a label it creates because an
@@ -221,6 +225,9 @@ var (
 	ErrNotFound   = errors.New("not found")
 	ErrForbidden  = errors.New("forbidden")
 	ErrValidation = errors.New("validation failed")
+	// ErrUnauthorized: GitHub refused the credentials (401): a revoked or
+	// expired token.
+	ErrUnauthorized = errors.New("unauthorized")
 )
 
 // RateLimitError says the API refused the call until Until.

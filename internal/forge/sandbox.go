@@ -299,7 +299,12 @@ func (s *Sandbox) commentsLocked(issue int) []Comment {
 	var out []Comment
 	for _, id := range s.order {
 		if c, ok := s.comments[id]; ok && c.IssueNumber == issue {
-			out = append(out, *c)
+			cc := *c
+			cc.Reactions = map[string]int{}
+			for _, r := range s.reacts[id] {
+				cc.Reactions[r]++
+			}
+			out = append(out, cc)
 		}
 	}
 	return out

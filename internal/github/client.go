@@ -333,7 +333,7 @@ func statusErr(er *gh.ErrorResponse) error {
 	case status == http.StatusUnprocessableEntity:
 		return fmt.Errorf("%w: %s", forge.ErrValidation, msg)
 	case status == http.StatusUnauthorized:
-		return fmt.Errorf("unauthorized (check the token or the App installation): %s", msg)
+		return fmt.Errorf("%w (check the token or the App installation): %s", forge.ErrUnauthorized, msg)
 	case status >= 500:
 		return &forge.TransientError{Status: status, Err: errors.New(msg)}
 	}

@@ -38,6 +38,8 @@ type apiComment struct {
 	App       *struct {
 		ID int64 `json:"id"`
 	} `json:"performed_via_github_app"`
+	// Reactions is the rollup: counts by content plus url and total_count.
+	Reactions map[string]any `json:"reactions"`
 }
 
 func (a apiComment) toComment(issue int) forge.Comment {
@@ -50,6 +52,14 @@ func (a apiComment) toComment(issue int) forge.Comment {
 	}
 	if a.App != nil {
 		out.AppID = a.App.ID
+	}
+	if a.Reactions != nil {
+		out.Reactions = map[string]int{}
+		for k, v := range a.Reactions {
+			if n, ok := v.(float64); ok && n > 0 && k != "total_count" {
+				out.Reactions[k] = int(n)
+			}
+		}
 	}
 	return out
 }

@@ -373,7 +373,7 @@ func (ru *run) collect(t Trigger) error {
 		if err != nil {
 			return err
 		}
-		if err := ru.apply(ev); err != nil {
+		if err := ru.applyComment(ev); err != nil {
 			return err
 		}
 	}

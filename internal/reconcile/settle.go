@@ -248,9 +248,13 @@ func (ru *run) pruneOutbox() {
 	if len(keep) != len(ru.st.Outbox) {
 		ru.st.Outbox = keep
 	}
-	// Durable effects of this pass go into the outbox before the write.
+	// Reactions the stored ledger announced and the comments do not show.
+	ru.effects = append(ru.effects, ru.owedReactions()...)
+	// Durable effects of this pass go into the outbox before the write:
+	// every comment (replies and notices too) and dispatches. Reactions
+	// need no entry: the ledger names them (owedReactions).
 	for _, e := range ru.effects {
-		if e.Kind == engine.EffComment && !strings.Contains(e.Marker, "autopilot:reply ") && !strings.Contains(e.Marker, "autopilot:notice ") {
+		if e.Kind == engine.EffComment {
 			if _, done := ru.loaded.markers[e.Marker]; !done {
 				ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body})
 			}
@@ -287,6 +291,7 @@ func (ru *run) write() error {
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	s.WriteID = r.o.WriteID()
 	s.Since = ru.nextSince()
+	ru.foldLedger()
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
@@ -401,7 +406,7 @@ func (ru *run) perform() error {
 			ru.loaded.markers[e.Marker] = c
 			ru.posted[c.ID] = e.Marker
 		case engine.EffReact:
-			if ru.replied(e.CommentID) {
+			if e.Marker != owedMarker && ru.replied(e.CommentID) {
 				// Re-classified (status and help are not kept in the ledger
 				// without a write): its reaction came before the reply that
 				// is already there, so it is not sent again.

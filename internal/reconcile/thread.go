@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -148,7 +149,8 @@ func mergeComments(a, b []forge.Comment) []forge.Comment {
 
 // nextSince is the watermark the state written by this pass carries: a
 // little behind the newest comment read, and never past a comment (on the
-// issue or a linked PR) that is still unhandled, so the next pass reads it.
+// issue or a linked PR) that is still unhandled or that this pass reacts
+// to, so the next pass reads it (and sees whether the reaction happened).
 func (ru *run) nextSince() time.Time {
 	var newest time.Time
 	for _, c := range ru.loaded.comments {
@@ -163,9 +165,15 @@ func (ru *run) nextSince() time.Time {
 		return ru.st.Since
 	}
 	w := newest.Add(-threadSlack)
+	pendingReact := map[int64]bool{}
+	for _, e := range ru.effects {
+		if e.Kind == engine.EffReact {
+			pendingReact[e.CommentID] = true
+		}
+	}
 	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
 		for _, c := range list {
-			if !c.UpdatedAt.After(w) && !engine.Handled(ru.st, c.ID) {
+			if !c.UpdatedAt.After(w) && (!engine.Handled(ru.st, c.ID) || pendingReact[c.ID]) {
 				// A second earlier: read again whether GitHub's since
 				// counts an equal timestamp or not.
 				w = c.UpdatedAt.Add(-time.Second)
@@ -197,4 +205,46 @@ func (ru *run) listPR(pr int) ([]forge.Comment, error) {
 		return cs, nil
 	}
 	return ru.r.o.Forge.ListComments(ru.ctx, pr)
+}
+
+// owedMarker tags a reaction owedReactions found missing (sent whatever
+// else the issue shows).
+const owedMarker = "owed"
+
+// owedReactions are the reactions the stored ledger announced that the
+// comments read do not show (a run that died after its state write): 👍
+// for an applied comment, 😕 for a rejected one (PRODUCT §7). The ledger
+// is written before any reaction is sent, so it is the reactions' outbox;
+// each comment's reaction rollup, listed with it, says what happened (a
+// person's identical reaction counts too). Comments whose rollup is unknown
+// are left alone.
+func (ru *run) owedReactions() []state.Effect {
+	ld := ru.loaded
+	if ld.state == nil {
+		return nil
+	}
+	outcomes := map[int64]string{}
+	for _, e := range ld.state.Ledger {
+		outcomes[e.CommentID] = e.Outcome
+	}
+	var out []state.Effect
+	for _, list := range [][]forge.Comment{ld.human, ru.prSeen} {
+		for _, c := range list {
+			o, ok := outcomes[c.ID]
+			if !ok || c.Reactions == nil {
+				continue
+			}
+			want := ""
+			switch {
+			case o == engine.OutApplied:
+				want = "+1"
+			case strings.HasPrefix(o, "rejected:"):
+				want = "confused"
+			}
+			if want != "" && c.Reactions[want] == 0 {
+				out = append(out, state.Effect{Kind: engine.EffReact, CommentID: c.ID, Content: want, Marker: owedMarker})
+			}
+		}
+	}
+	return out
 }

@@ -14,7 +14,8 @@ type relCase struct {
 	run  func(t *testing.T)
 }
 
-// reliabilityCases are the 27 cases, in the plan's order.
+// reliabilityCases are the 27 cases of the plan, in its order, and the
+// cases added since (28 on; docs/reliability.md).
 var reliabilityCases = []relCase{
 	{1, "conflicting_answers", "conflicting-answers", case01},
 	{2, "lost_update", "lost-update", case02},
@@ -43,6 +44,11 @@ var reliabilityCases = []relCase{
 	{25, "homoglyphs", "homoglyphs", case25},
 	{26, "mention_injection", "mention-injection", case26},
 	{27, "jira_degraded", "jira-degraded", case27},
+	// Issue 15 (issues that live for months), numbered on.
+	{28, "long_thread", "long-thread", case28},
+	{29, "state_size_limit", "state-size-limit", case29},
+	{30, "crash_after_state_write", "crash-after-state-write", case30},
+	{31, "token_revoked", "token-revoked", case31},
 }
 
 // TestReliability runs the 27 cases of RELIABILITY.md §6, each asserting

@@ -156,6 +156,27 @@ func Render(s *State, view View, key []byte) (string, error) {
 	return body, nil
 }
 
+// DeclareBudget is the largest machine block a task declaration may leave
+// (characters): the rest of textsafe.SafeBody is headroom for what a run
+// keeps adding afterwards (ledger, decisions, notes, the human part's
+// shortest form), so a state that accepted a declaration still renders.
+const DeclareBudget = 40000
+
+// MachineSize returns the length in characters of s's machine block as
+// Render would write it (signed or not), without validating s.
+func MachineSize(s *State, signed bool) (int, error) {
+	c := *s
+	c.Sig = ""
+	if signed {
+		c.Sig = strings.Repeat("0", 64)
+	}
+	block, err := machineBlock(&c, strings.Repeat("0", 64))
+	if err != nil {
+		return 0, err
+	}
+	return textsafe.Len(block), nil
+}
+
 // machineBlock encodes the envelope as the last line of the comment.
 func machineBlock(s *State, human string) (string, error) {
 	js, err := json.Marshal(envelope{V: SchemaVersion, State: s, Human: human})

@@ -73,6 +73,12 @@ type State struct {
 
 	// Ledger records how every human comment was classified, by comment id.
 	Ledger []LedgerEntry `json:"ledger,omitempty"`
+	// LedgerFloor folds the oldest ledger entries (a thread that lives
+	// for months): every comment id at or below it was classified, and
+	// only entries above it (and applied ones) are listed. GitHub's
+	// comment ids grow with time, and the floor stays below every comment
+	// still unhandled.
+	LedgerFloor int64 `json:"ledger_floor,omitempty"`
 	// Replies records one-off replies already owed or sent, by marker, so a
 	// user gets at most one explanation per gate.
 	Replies []string `json:"replies,omitempty"`

@@ -232,6 +232,9 @@ func validGate(s *State) error {
 }
 
 func validRest(s *State) error {
+	if s.LedgerFloor < 0 {
+		return bad("ledger_floor", "is negative")
+	}
 	for i, l := range s.Ledger {
 		if l.CommentID <= 0 || l.Outcome == "" {
 			return bad(fmt.Sprintf("ledger[%d]", i), "needs a comment id and an outcome")

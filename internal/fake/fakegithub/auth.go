@@ -75,6 +75,22 @@ func (s *Server) AddToken(tok string, id Identity) {
 	s.addToken(tok, id)
 }
 
+// RevokeInstallationTokens revokes every token minted for an installation
+// so far (as an admin revoking it, or GitHub rotating credentials): later
+// requests with them answer 401 Bad credentials. It returns how many.
+func (s *Server) RevokeInstallationTokens(installationID int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for tok, t := range s.tokens {
+		if t.id.InstallationID == installationID {
+			delete(s.tokens, tok)
+			n++
+		}
+	}
+	return n
+}
+
 func (s *Server) addToken(tok string, id Identity) {
 	if id.Type == "" {
 		id.Type = "User"
