@@ -245,6 +245,9 @@ type run struct {
 	authorEdit *forge.Comment
 	// prSeen are the linked PRs' comments read (they bound the watermark).
 	prSeen []forge.Comment
+	// slowWrite: a state write came slowly after its re-read; the pass is
+	// read back even if it posted nothing (verify).
+	slowWrite bool
 }
 
 type permResult struct {

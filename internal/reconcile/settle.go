@@ -311,10 +311,12 @@ func (ru *run) write() error {
 		return nil
 	}
 	// Re-read before writing: a concurrent run may have written meanwhile.
+	reread := r.o.Now()
 	if err := ru.checkVersion(prev); err != nil {
 		return err
 	}
 	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.stateComment.ID, body)
+	ru.noteGap(reread)
 	if errors.Is(err, forge.ErrNotFound) {
 		// Deleted under us: post a new one rather than lose the write.
 		if c, err = r.o.Forge.CreateComment(ru.ctx, ru.number, body); err == nil {

@@ -248,3 +248,16 @@ func (ru *run) owedReactions() []state.Effect {
 	}
 	return out
 }
+
+// readBackGap is the re-read-to-PATCH gap above which a pass that posted
+// nothing reads the thread back (verify): room for a concurrent run's load,
+// re-read and write, each a round trip to GitHub.
+const readBackGap = 500 * time.Millisecond
+
+// noteGap records a state write answered slowly after its re-read (the
+// adapter's mutation spacing, a slow GitHub).
+func (ru *run) noteGap(reread time.Time) {
+	if ru.r.o.Now().Sub(reread) > readBackGap {
+		ru.slowWrite = true
+	}
+}

@@ -28,14 +28,17 @@ import (
 //     this pass then overwrote), errRecheck asks for one more pass, which
 //     applies whatever is unhandled on top of the state as it now is.
 //
-// A pass that only edited the state is not read back (an API call saved on
-// every answer): its version re-read already looked for unseen answers,
-// and an answer a concurrent write still hid stays unhandled in the ledger,
-// so the next event or sweep applies it. A failed read-back is only
-// logged, for the same reason.
+// A pass that only edited the state is read back when its write came
+// slowly after its version re-read (slowWrite): a concurrent run can hide
+// an answer only by loading after the answer appeared (after the re-read,
+// which looks for unseen answers) and writing before this pass's PATCH, so
+// the window is the re-read-to-PATCH gap. A quick write leaves no room for
+// another run's load, re-read and write, and saves the call on every
+// answer. A failed read-back is only logged: what it would find stays
+// unhandled in the ledger for the next event or the sweep.
 func (ru *run) verify() error {
 	r := ru.r
-	if r.o.DryRun || ru.st == nil || len(ru.posted) == 0 {
+	if r.o.DryRun || ru.st == nil || len(ru.posted) == 0 && !ru.slowWrite {
 		return nil
 	}
 	cs, err := ru.reread()

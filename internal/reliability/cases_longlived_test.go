@@ -317,3 +317,49 @@ func case31(t *testing.T) {
 		t.Errorf("after the sweep: step %s, want plan", s.Slug)
 	}
 }
+
+// case32: overlapping runs outside one concurrency group, and a pass that
+// posts nothing. Run A classifies a plain comment; its state PATCH is slow
+// (a busy GitHub, the mutation pacer). Meanwhile run B loads after an answer
+// appeared, applies it and writes; then A's PATCH lands on top and hides the
+// answer. A reads back because its write came slowly after its re-read, and
+// applies the answer at once, not at the next event.
+func case32(t *testing.T) {
+	w, n := started(t, Options{})
+	w.toGate(n)
+	w.Clock.Advance(time.Minute)
+	chat := w.Say(n, Devin, "Looks fine to me.")
+	var aRun int
+	var answer fakegithub.Comment
+	w.BeforeCall(func(c Call) {
+		if c.Method != http.MethodPatch || aRun != 0 {
+			return
+		}
+		aRun = c.Run
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			answer = w.Say(n, Maria, "A")
+			w.ActionRun(context.Background(), w.CommentDelivery(answer, "created"))
+		}()
+		<-done
+		w.Clock.Advance(2 * time.Second) // A's PATCH was slow
+	})
+	r := w.ActionRun(context.Background(), w.CommentDelivery(chat, "created"))
+	w.BeforeCall(nil)
+	if r.Err != nil {
+		t.Fatalf("run A: %v", r.Err)
+	}
+	if aRun == 0 || answer.ID == 0 {
+		t.Fatal("run A wrote no state: the overlap never happened")
+	}
+	s := w.mustState(n)
+	if len(s.Decisions) != 1 || s.Decisions[0].CommentID != answer.ID {
+		t.Fatalf("after both runs the answer is hidden: decisions %s, ledger outcome of the answer %q", decisions(s), outcome(s, answer.ID))
+	}
+	if o := outcome(s, chat.ID); o != NotACommand {
+		t.Errorf("the plain comment is %q, want not-a-command", o)
+	}
+	w.MustSweep()
+	check(t, w, CheckOptions{Issue: n, Budget: -1})
+}

@@ -49,6 +49,7 @@ var reliabilityCases = []relCase{
 	{29, "state_size_limit", "state-size-limit", case29},
 	{30, "crash_after_state_write", "crash-after-state-write", case30},
 	{31, "token_revoked", "token-revoked", case31},
+	{32, "overlap_hides_answer", "overlap-hides-answer", case32},
 }
 
 // TestReliability runs the 27 cases of RELIABILITY.md §6, each asserting
