@@ -153,7 +153,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var o demo.Options
 	fs.StringVar(&o.Flow, "flow", "greenfield", "flow to run: greenfield, existing-code, meta-repo, review-loop")
-	fs.BoolVar(&o.Jira, "jira", false, "let the sandbox Jira accept the credentials (tasks get Jira keys)")
+	fs.BoolVar(&o.Jira, "jira", false, "configure the sandbox Jira: its first authentication fails, the renewed token works, tasks get Jira keys")
 	fs.BoolVar(&o.JSON, "json", false, "print a machine-readable transcript")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the summary")
 	if err := fs.Parse(args); err != nil {
