@@ -109,12 +109,6 @@ func (h *harness) say(author, body string) Result {
 	return h.apply(h.comment(author, forge.PermWrite, body))
 }
 
-// sayAs applies a comment by a user with the given permission.
-func (h *harness) sayAs(author string, perm forge.Permission, body string) Result {
-	h.t.Helper()
-	return h.apply(h.comment(author, perm, body))
-}
-
 // done reports the current step done as maria.
 func (h *harness) done(summary string) Result {
 	h.t.Helper()
@@ -141,24 +135,6 @@ func (h *harness) runTo(flowName, slug string) {
 	if h.st.Slug != slug {
 		h.t.Fatalf("runTo %s: ended at %s", slug, h.st.Slug)
 	}
-}
-
-// drive applies a sequence of events to a state and returns the final
-// state and every effect (the driver used by table tests).
-func drive(t testing.TB, set Settings, s *state.State, at time.Time, evs ...Event) (*state.State, []state.Effect) {
-	t.Helper()
-	var all []state.Effect
-	for i, ev := range evs {
-		res, err := Apply(set, s, ev, at.Add(time.Duration(i+1)*time.Minute))
-		if err != nil {
-			t.Fatalf("event %d (%T): %v", i, ev, err)
-		}
-		all = append(all, res.Effects...)
-		if res.State != nil {
-			s = res.State
-		}
-	}
-	return s, all
 }
 
 func mustJSON(t testing.TB, v any) []byte {
@@ -279,8 +255,6 @@ func wantDeep(t testing.TB, what string, got, want any) {
 		t.Errorf("%s = %#v, want %#v", what, got, want)
 	}
 }
-
-func f64(v float64) *float64 { return &v }
 
 // taskN is a declared task with a numbered title.
 func taskN(i int) state.Task {

@@ -41,7 +41,8 @@ func TestQueueHandsOutOneJobPerKeyInArrivalOrder(t *testing.T) {
 func TestQueueReservesCapacityBeforeCommit(t *testing.T) {
 	var depth int
 	q := newQueue(2, 0, func(n int) { depth = n })
-	if !q.reserve() || !q.reserve() {
+	first, second := q.reserve(), q.reserve()
+	if !first || !second {
 		t.Fatal("reserve refused below the limit")
 	}
 	if q.reserve() {

@@ -245,7 +245,7 @@ func fieldSet(param string, allByDefault bool) map[string]bool {
 // render is the REST v2 issue bean with the requested fields; s.mu must be held.
 func (s *Server) render(is *Issue, want map[string]bool) map[string]any {
 	out := map[string]any{"id": is.ID}
-	if want != nil && len(want) == 1 && want["id"] {
+	if len(want) == 1 && want["id"] {
 		return out
 	}
 	out["key"] = is.Key
