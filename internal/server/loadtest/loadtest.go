@@ -4,7 +4,9 @@
 // delivery ids, and a processor that records every job. It reports
 // deliveries per second, acknowledgement latency, how many were refused
 // (503) and how many were acknowledged (202) but never processed, which must
-// be none.
+// be none. The server queues in process, or in a Redis stream
+// (Options.RedisURL); a bare handler that only checks the signature
+// (Options.Bare) gives the baseline the server is compared with.
 //
 // It only ever talks to the loopback listener it starts, sends a bounded
 // number of requests, and stops by itself.
@@ -49,6 +51,15 @@ type Options struct {
 	Payloads []servertest.Payload
 	// Logger receives the server's logs (default: discarded).
 	Logger *slog.Logger
+	// RedisURL, when set, makes Redis the server's work queue, dedupe and
+	// lock store, under a key prefix of the run's own.
+	RedisURL string
+	// QueueMax bounds the Redis work queue (default 1,000, like QueueSize).
+	QueueMax int
+	// Bare replaces the server with a handler that reads the body, checks
+	// its HMAC and answers 202: the cost of the network, HTTP and the
+	// signature alone. Nothing is processed.
+	Bare bool
 }
 
 // Result is what one run measured.
@@ -106,18 +117,32 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 
+	if o.Bare {
+		return runBare(ctx, o, reqs)
+	}
 	proc := &countingProcessor{delay: o.Delay, runs: make([]atomic.Int32, o.Deliveries)}
 	cfg := server.Config{
 		WebhookSecret:   secret,
 		AppID:           1,
 		WebhookPath:     server.DefaultWebhookPath,
 		QueueSize:       o.QueueSize,
+		QueueMax:        o.QueueMax,
 		Workers:         o.Workers,
 		ShutdownTimeout: 5 * time.Minute, // drain everything: lost must mean lost
 		LockTTL:         server.DefaultLockTTL,
 		DedupeTTL:       server.MinDedupeTTL,
 	}
-	srv, err := server.New(cfg, server.Deps{Processor: proc, Logger: o.Logger, BotLogin: "octocoders-linter[bot]"})
+	deps := server.Deps{Processor: proc, Logger: o.Logger, BotLogin: "octocoders-linter[bot]"}
+	if o.RedisURL != "" {
+		store, err := server.NewRedisStore(o.RedisURL, server.RedisOptions{
+			Prefix: fmt.Sprintf("autopilot-loadtest:%d:", time.Now().UnixNano()), LockTTL: cfg.LockTTL})
+		if err != nil {
+			return Result{}, err
+		}
+		defer store.Close()
+		deps.Queue, deps.Deduper, deps.Locker = store, store, store
+	}
+	srv, err := server.New(cfg, deps)
 	if err != nil {
 		return Result{}, err
 	}
@@ -137,9 +162,62 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	send(ctx, o, url, reqs, codes, acks)
 	elapsed, cpu := time.Since(start), processCPU()-cpu0
 
+	// Let the workers finish what was acknowledged before stopping: a
+	// replica stopping hands queued Redis entries to the others (there are
+	// none here), which would read as lost.
+	accepted := 0
+	for _, c := range codes {
+		if c == http.StatusAccepted {
+			accepted++
+		}
+	}
+	for wait := time.Now().Add(2 * time.Minute); proc.total() < accepted && time.Now().Before(wait); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	stop()
 	if err := <-served; err != nil {
 		return Result{}, err
+	}
+	res := summarise(codes, acks, proc, elapsed)
+	res.CPUPerDelivery = cpu / time.Duration(res.Sent)
+	return res, nil
+}
+
+// runBare measures the bare handler: read the body, check the HMAC, 202.
+func runBare(ctx context.Context, o Options, reqs []request) (Result, error) {
+	key := []byte(secret)
+	h := http.NewServeMux()
+	h.HandleFunc("POST "+server.DefaultWebhookPath, func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, server.MaxBody))
+		if err != nil {
+			http.Error(w, "could not read body", http.StatusBadRequest)
+			return
+		}
+		if !server.VerifySignature(key, body, r.Header.Get("X-Hub-Signature-256")) {
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, fmt.Errorf("loadtest listen: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
+	codes := make([]int, o.Deliveries)
+	acks := make([]time.Duration, o.Deliveries)
+	start, cpu0 := time.Now(), processCPU()
+	send(ctx, o, url, reqs, codes, acks)
+	elapsed, cpu := time.Since(start), processCPU()-cpu0
+	// Every delivery counts as processed: nothing is queued.
+	proc := &countingProcessor{runs: make([]atomic.Int32, o.Deliveries)}
+	for i, c := range codes {
+		if c == http.StatusAccepted {
+			proc.runs[i].Store(1)
+		}
 	}
 	res := summarise(codes, acks, proc, elapsed)
 	res.CPUPerDelivery = cpu / time.Duration(res.Sent)
@@ -158,6 +236,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = 1000
+	}
+	if o.QueueMax <= 0 {
+		o.QueueMax = o.QueueSize
 	}
 	if o.Issues <= 0 {
 		o.Issues = 64
@@ -293,6 +374,15 @@ func summarise(codes []int, acks []time.Duration, p *countingProcessor, elapsed 
 type countingProcessor struct {
 	delay time.Duration
 	runs  []atomic.Int32
+}
+
+// total is how many jobs ran.
+func (p *countingProcessor) total() int {
+	n := 0
+	for i := range p.runs {
+		n += int(p.runs[i].Load())
+	}
+	return n
 }
 
 func (p *countingProcessor) Process(ctx context.Context, job server.Job) error {
