@@ -38,6 +38,9 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"api", c.GitHubAPIURL, "https://api.github.com"},
 		{"redis", c.RedisURL, ""},
 		{"queue", c.QueueSize, DefaultQueueSize},
+		{"queue max", c.QueueMax, 10000},
+		{"claim idle", c.QueueClaimIdle, 15 * time.Second},
+		{"redis prefix", c.RedisPrefix, "autopilot:"},
 		{"workers", c.Workers, DefaultWorkers},
 		{"sweep", c.SweepInterval, DefaultSweepInterval},
 		{"shutdown", c.ShutdownTimeout, DefaultShutdownTimeout},
@@ -61,7 +64,8 @@ func TestLoadConfigFlagsOverrideEnv(t *testing.T) {
 	env["REDIS_URL"] = "redis://env:6379/0"
 	c, err := LoadConfig([]string{"--port", "8080", "--host=127.0.0.1", "--redis-url", "redis://flag:6379/1",
 		"--webhook-path", "/hooks", "--queue-size", "10", "--workers", "2", "--sweep-interval", "0",
-		"--shutdown-timeout", "3s", "--app-id", "7"}, envOf(env))
+		"--shutdown-timeout", "3s", "--app-id", "7", "--queue-max", "50", "--queue-claim-idle", "2s",
+		"--redis-prefix", "ap2:"}, envOf(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +80,9 @@ func TestLoadConfigFlagsOverrideEnv(t *testing.T) {
 	}
 	if c.QueueSize != 10 || c.Workers != 2 || c.SweepInterval != 0 || c.ShutdownTimeout != 3*time.Second {
 		t.Errorf("tuning = %d %d %s %s", c.QueueSize, c.Workers, c.SweepInterval, c.ShutdownTimeout)
+	}
+	if c.QueueMax != 50 || c.QueueClaimIdle != 2*time.Second || c.RedisPrefix != "ap2:" {
+		t.Errorf("redis queue = max %d claim idle %s prefix %q", c.QueueMax, c.QueueClaimIdle, c.RedisPrefix)
 	}
 }
 
@@ -99,6 +106,8 @@ func TestLoadConfigNamesWhatIsMissingOrWrong(t *testing.T) {
 		{"bad url", requiredEnv(), []string{"--github-api-url", "api.github.com"}, "GITHUB_API_URL"},
 		{"bad duration", requiredEnv(), []string{"--shutdown-timeout", "soon"}, "SHUTDOWN_TIMEOUT"},
 		{"short dedupe", requiredEnv(), []string{"--dedupe-ttl", "1h"}, "DEDUPE_TTL"},
+		{"short claim idle", requiredEnv(), []string{"--queue-claim-idle", "10ms"}, "QUEUE_CLAIM_IDLE"},
+		{"bad queue max", requiredEnv(), []string{"--queue-max", "0"}, "QUEUE_MAX"},
 		{"both keys", requiredEnv(), []string{"--private-key-path", keyFile}, "only one"},
 		{"missing key file", map[string]string{"APP_ID": "1", "WEBHOOK_SECRET": "x", "PRIVATE_KEY_PATH": "/nonexistent/key.pem"}, nil, "PRIVATE_KEY_PATH"},
 		{"not PEM", map[string]string{"APP_ID": "1", "WEBHOOK_SECRET": "x", "PRIVATE_KEY": "hunter2"}, nil, "not PEM"},

@@ -92,6 +92,9 @@ type entry struct {
 	id  string
 	job Job
 	bad error
+	// deliveries is how often the group handed the entry out (claims
+	// included); set for claimed entries only.
+	deliveries int64
 }
 
 func (s *RedisStore) streamKey() string { return s.opts.Prefix + "queue" }
@@ -208,6 +211,23 @@ func (s *RedisStore) claim(ctx context.Context, cursor string, idle time.Duratio
 	}
 	if next == "" {
 		next = "0-0"
+	}
+	if len(es) > 0 {
+		// How often each was handed out, to give up on an entry whose job
+		// takes every replica running it down.
+		pend, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+			Stream: s.streamKey(), Group: streamGroup, Start: es[0].id, End: es[len(es)-1].id,
+			Count: int64(len(es)) * 4, Consumer: s.Consumer(),
+		}).Result()
+		if err == nil {
+			n := make(map[string]int64, len(pend))
+			for _, p := range pend {
+				n[p.ID] = p.RetryCount
+			}
+			for i := range es {
+				es[i].deliveries = n[es[i].id]
+			}
+		}
 	}
 	return es, next, gone, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
@@ -354,4 +355,43 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 		return d.Counter.GetValue()
 	}
 	return d.Gauge.GetValue()
+}
+
+// TestStreamQueueGivesUpAnEntryThatKillsEveryReplica: an entry handed out
+// more than maxDeliveries times (each replica running it died) is not run
+// again but dropped to the sweep, counted as lost; a fresh one next to it
+// is run.
+func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
+	ctx := context.Background()
+	if err := dead.ensureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"poison", "fresh"} {
+		ev := mustDecode(t, "issues", issueDelivery(t, "x", 1+i).body)
+		if res, err := dead.enqueue(ctx, Job{Delivery: id, Event: ev, Received: time.Now()}, 100); err != nil || res != enqueuedOK {
+			t.Fatalf("enqueue = %d, %v", res, err)
+		}
+	}
+	es, _, err := dead.read(ctx, 2, 0)
+	if err != nil || len(es) != 2 {
+		t.Fatalf("read %d entries (%v)", len(es), err)
+	}
+	for range maxDeliveries { // replicas that claimed it and died
+		if err := dead.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: dead.streamKey(), Group: streamGroup,
+			Consumer: "dead", Messages: []string{es[0].id}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := newRecorder()
+	cfg := testConfig()
+	cfg.QueueClaimIdle = 200 * time.Millisecond
+	s, _, store := streamServer(t, u, prefix, cfg, rec)
+	rec.waitDone(t, 1)
+	eventually(t, "the poison entry dropped", func() bool { return value(t, s.metrics.queueLost) == 1 })
+	if rec.count("poison") != 0 || rec.count("fresh") != 1 {
+		t.Fatalf("poison ran %d times, fresh %d; want 0 and 1", rec.count("poison"), rec.count("fresh"))
+	}
+	eventually(t, "stream empty", func() bool { st := streamStats(t, store); return st.Length == 0 && st.Pending == 0 })
 }

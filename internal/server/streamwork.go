@@ -16,6 +16,10 @@ const (
 	// consumerGone.
 	consumerSweepEvery = 10 * time.Minute
 	consumerGone       = time.Hour
+	// maxDeliveries is how often an entry is handed out (first read plus
+	// claims) before it is given up: a job that took that many replicas
+	// down with it is left to the sweep rather than crash the next one.
+	maxDeliveries = 5
 )
 
 // streamQueue is a replica's side of the Redis work queue: a reader that
@@ -150,6 +154,16 @@ func (q *streamQueue) accept(es []entry, claimed bool) int {
 		q.mu.Unlock()
 		if dup {
 			continue // ours already: the renewer fell behind
+		}
+		if claimed && e.deliveries > maxDeliveries {
+			q.mu.Lock()
+			delete(q.held, e.id)
+			q.mu.Unlock()
+			q.s.metrics.queueLost.Inc()
+			q.s.log.Error("delivery given up: every replica that ran it died; the sweep catches its issue up",
+				"delivery", e.job.Delivery, "entry", e.id, "deliveries", e.deliveries)
+			q.ack(e.id)
+			continue
 		}
 		if claimed {
 			q.s.metrics.queueClaims.Inc()
