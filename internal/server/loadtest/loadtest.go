@@ -80,15 +80,18 @@ type Result struct {
 	// machine is running. Zero where it is not measured.
 	CPUPerDelivery time.Duration
 	// PerSecond is verified deliveries answered (202, 200 or 503) per second.
-	PerSecond              float64
+	PerSecond float64
+	// ProcessedPerSecond is jobs run per second, from the first request to
+	// the last job (0 for the bare handler, which runs none).
+	ProcessedPerSecond     float64
 	AckP50, AckP99, AckMax time.Duration
 }
 
 // String is a one-line summary.
 func (r Result) String() string {
-	return fmt.Sprintf("%d sent in %s: %.0f/s (%s CPU each), ack p50 %s p99 %s max %s, accepted %d ignored %d refused %d other %d, processed %d, lost %d, duplicated %d",
+	return fmt.Sprintf("%d sent in %s: %.0f/s (%s CPU each), ack p50 %s p99 %s max %s, accepted %d ignored %d refused %d other %d, processed %d (%.0f/s), lost %d, duplicated %d",
 		r.Sent, r.Elapsed.Round(time.Millisecond), r.PerSecond, r.CPUPerDelivery, r.AckP50, r.AckP99, r.AckMax,
-		r.Accepted, r.Ignored, r.Refused, r.Other, r.Processed, r.Lost, r.Duplicated)
+		r.Accepted, r.Ignored, r.Refused, r.Other, r.Processed, r.ProcessedPerSecond, r.Lost, r.Duplicated)
 }
 
 const secret = "loadtest secret"
@@ -172,14 +175,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	for wait := time.Now().Add(2 * time.Minute); proc.total() < accepted && time.Now().Before(wait); {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
+	drained := time.Since(start)
 	stop()
 	if err := <-served; err != nil {
 		return Result{}, err
 	}
 	res := summarise(codes, acks, proc, elapsed)
 	res.CPUPerDelivery = cpu / time.Duration(res.Sent)
+	res.ProcessedPerSecond = float64(res.Processed) / drained.Seconds()
 	return res, nil
 }
 

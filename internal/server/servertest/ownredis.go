@@ -92,3 +92,32 @@ func (r *OwnRedis) Kill() {
 		r.cmd = nil
 	}
 }
+
+// CPUTime is the CPU time the server has used so far (user and system),
+// read from /proc (Linux; 0 elsewhere), so a benchmark can add Redis's
+// share to its own.
+func (r *OwnRedis) CPUTime() time.Duration {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", r.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which ends with the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSecond
+}
