@@ -292,6 +292,7 @@ func (ru *run) write() error {
 	s.WriteID = r.o.WriteID()
 	s.Since = ru.nextSince()
 	ru.foldLedger()
+	ru.foldCompleted()
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)

@@ -71,6 +71,25 @@ const (
 	ledgerKeep      = 200
 )
 
+// Completed steps: past completedFoldAbove rows, the newest completedKeep
+// stay and the rest are counted in State.CompletedFolded. (The retry log
+// needs no folding: a step's entries are cleared when it succeeds.)
+const (
+	completedFoldAbove = 60
+	completedKeep      = 50
+)
+
+// foldCompleted folds the oldest completed-step rows before a write.
+func (ru *run) foldCompleted() {
+	s := ru.st
+	if s == nil || len(s.Completed) <= completedFoldAbove {
+		return
+	}
+	drop := len(s.Completed) - completedKeep
+	s.Completed = append([]state.CompletedStep(nil), s.Completed[drop:]...)
+	s.CompletedFolded += drop
+}
+
 // foldLedger folds the oldest ledger entries before a write. The floor
 // stays below every comment this pass read and left unhandled (a deferred
 // answer, a failed permission lookup), which GitHub numbers above every

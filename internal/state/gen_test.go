@@ -168,6 +168,7 @@ func (g gen) rest(s *State) {
 	if g.n(1) == 0 {
 		s.Since = g.time()
 		s.LedgerFloor = int64(g.n(1000))
+		s.CompletedFolded = g.n(100)
 	}
 	if g.n(1) == 0 {
 		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),

@@ -53,6 +53,9 @@ type State struct {
 	Steps []StepProgress `json:"steps"`
 
 	Completed   []CompletedStep `json:"completed,omitempty"`
+	// CompletedFolded counts the oldest Completed rows folded away (a run
+	// that loops for months keeps the newest rows; see reconcile).
+	CompletedFolded int `json:"completed_folded,omitempty"`
 	Decisions   []Decision      `json:"decisions,omitempty"`
 	LastSession Session         `json:"last_session"`
 	RetryLog    []RetryEntry    `json:"retry_log,omitempty"`

@@ -235,6 +235,9 @@ func validRest(s *State) error {
 	if s.LedgerFloor < 0 {
 		return bad("ledger_floor", "is negative")
 	}
+	if s.CompletedFolded < 0 {
+		return bad("completed_folded", "is negative")
+	}
 	for i, l := range s.Ledger {
 		if l.CommentID <= 0 || l.Outcome == "" {
 			return bad(fmt.Sprintf("ledger[%d]", i), "needs a comment id and an outcome")
