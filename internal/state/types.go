@@ -52,15 +52,15 @@ type State struct {
 	// Steps holds per-step progress for the status banner, in flow order.
 	Steps []StepProgress `json:"steps"`
 
-	Completed   []CompletedStep `json:"completed,omitempty"`
+	Completed []CompletedStep `json:"completed,omitempty"`
 	// CompletedFolded counts the oldest Completed rows folded away (a run
 	// that loops for months keeps the newest rows; see reconcile).
-	CompletedFolded int `json:"completed_folded,omitempty"`
-	Decisions   []Decision      `json:"decisions,omitempty"`
-	LastSession Session         `json:"last_session"`
-	RetryLog    []RetryEntry    `json:"retry_log,omitempty"`
-	Blockers    []string        `json:"blockers,omitempty"`
-	Tasks       []Task          `json:"tasks,omitempty"`
+	CompletedFolded int          `json:"completed_folded,omitempty"`
+	Decisions       []Decision   `json:"decisions,omitempty"`
+	LastSession     Session      `json:"last_session"`
+	RetryLog        []RetryEntry `json:"retry_log,omitempty"`
+	Blockers        []string     `json:"blockers,omitempty"`
+	Tasks           []Task       `json:"tasks,omitempty"`
 
 	// JiraEnabled is nil until the Jira gate has been passed or declined.
 	JiraEnabled *bool `json:"jira_enabled,omitempty"`
