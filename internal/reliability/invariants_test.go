@@ -459,6 +459,10 @@ func (w *World) CheckPolite(budget int) []Violation {
 	}
 	if budget > 0 {
 		perRun := map[int]int{}
+		// perIssue counts a sweep's calls made for its issues: not the
+		// per-pass ones (the issue listings, the configuration) nor the
+		// one-time colouring of a label a repository uses first.
+		perIssue := map[int]int{}
 		faulted := map[int]bool{}
 		for _, c := range calls {
 			if c.Faulted() {
@@ -469,6 +473,9 @@ func (w *World) CheckPolite(budget int) []Violation {
 			}
 			if c.Costs() && !(c.Method == http.MethodPost && strings.HasSuffix(c.Path, "/labels") && !strings.Contains(c.Path, "/issues/")) {
 				perRun[c.Run]++
+				if c.Path != "/repos/"+Repo+"/issues" && !strings.Contains(c.Path, "/contents/") && !(c.Method == http.MethodPatch && strings.HasPrefix(c.Path, "/repos/"+Repo+"/labels/")) {
+					perIssue[c.Run]++
+				}
 			}
 		}
 		// A run that classified several comments did several events' work.
@@ -482,7 +489,13 @@ func (w *World) CheckPolite(budget int) []Violation {
 				prev = o.Ledger
 			}
 		}
+		issues := max(1, len(w.Issues()))
 		for _, r := range w.Runs() {
+			if r.Delivery.Event == "schedule" && !faulted[r.ID] && !overlapped[r.ID] && perIssue[r.ID] > budget*issues {
+				// A sweep is one pass over every issue: held to the
+				// budget per issue (docs/reliability.md, "Sweeps").
+				v = append(v, violation("I6", "sweep run %d made %d API calls for %d issue(s), budget %d per issue", r.ID, perIssue[r.ID], issues, budget))
+			}
 			if r.Delivery.Event == "schedule" || faulted[r.ID] || busy[r.ID] || overlapped[r.ID] {
 				continue
 			}
