@@ -1,6 +1,7 @@
 package appmode
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,5 +66,24 @@ func TestRevokedTokenIsMintedAgainOnce(t *testing.T) {
 	}
 	if st := r.gh.State(repo, n); st.Slug != "research" {
 		t.Errorf("a failed job changed the state: step %s", st.Slug)
+	}
+}
+
+// TestSweepMintsARevokedTokenAgain: the sweep, too, replaces a token GitHub
+// refuses (once) and sweeps on.
+func TestSweepMintsARevokedTokenAgain(t *testing.T) {
+	r := newRig(t, nil)
+	n := r.gh.Issue(repo, "Add CSV export")
+	r.mustProcess(r.gh.Labeled(repo, n, apptest.Maintainer, "autopilot"))
+	r.gh.RevokeInstallationTokens(apptest.Installation)
+	r.gh.Say(repo, n, apptest.Writer, "/autopilot done problem understood") // its delivery is lost
+	if err := r.app.Sweep(context.Background(), apptest.Installation); err != nil {
+		t.Fatalf("sweep after a revoked token: %v", err)
+	}
+	if st := r.gh.State(repo, n); st.Slug != "research" {
+		t.Errorf("the sweep did not catch up: step %s", st.Slug)
+	}
+	if got := r.metric("autopilot_installation_token_remints_total"); got != "autopilot_installation_token_remints_total 1" {
+		t.Errorf("metric = %q, want 1", got)
 	}
 }

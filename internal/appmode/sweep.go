@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -20,16 +21,28 @@ import (
 // none exists) and every active run whose trigger label is gone. It catches up
 // missed deliveries and fires executor timeouts and wall-clock limits. A
 // repository that fails is reported and the others are still swept; a
-// rate limit stops the whole sweep (the next one continues).
+// rate limit stops the whole sweep (the next one continues). A token GitHub
+// refuses (401) is minted again once per sweep, and the repository swept again.
 func (a *App) Sweep(ctx context.Context, installation int64) error {
 	log := a.log.With("installation", installation)
 	repos, err := a.repositories(ctx, installation)
+	reminted := false
+	if isUnauthorized(err) {
+		if reminted = a.remint(installation, log); reminted {
+			repos, err = a.repositories(ctx, installation)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, repo := range repos {
 		err := a.sweepRepo(ctx, installation, repo)
+		if errors.Is(err, forge.ErrUnauthorized) && !reminted {
+			if reminted = a.remint(installation, log); reminted {
+				err = a.sweepRepo(ctx, installation, repo)
+			}
+		}
 		if err == nil {
 			continue
 		}
@@ -115,4 +128,10 @@ func (a *App) repositories(ctx context.Context, installation int64) ([]string, e
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// isUnauthorized reports a go-github error whose answer was 401.
+func isUnauthorized(err error) bool {
+	var er *gogh.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnauthorized
 }
