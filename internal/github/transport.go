@@ -25,6 +25,10 @@ type op struct {
 	// retrying: for POSTs that are not idempotent. Rate-limit answers are
 	// still waited out, because GitHub did not process the request.
 	noRetry bool
+	// noWait returns a rate-limit answer, or an open window, at once as
+	// *forge.RateLimitError instead of waiting it out (tracker creates: the
+	// flow never waits for the tracker).
+	noWait bool
 }
 
 type opKey struct{}
@@ -159,7 +163,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return stripRate(resp), nil
 			}
 			t.openWindow(o.kind, l)
-			if limited >= t.maxRetries {
+			if limited >= t.maxRetries || o.noWait {
 				return nil, &forge.RateLimitError{Until: l.until, Secondary: l.secondary, Msg: l.msg}
 			}
 			limited++
@@ -205,7 +209,7 @@ func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating 
 		defer t.pace.mu.Unlock()
 	}
 	for {
-		if err := t.awaitWindow(ctx, o.kind); err != nil {
+		if err := t.awaitWindow(ctx, o.kind, o.noWait); err != nil {
 			return nil, err
 		}
 		if !mutating {
@@ -267,7 +271,7 @@ func (b *cancelOnClose) Close() error {
 
 // awaitWindow blocks until no rate-limit window is open, or returns a
 // *forge.RateLimitError at once when the wait would exceed maxWait.
-func (t *transport) awaitWindow(ctx context.Context, kind string) error {
+func (t *transport) awaitWindow(ctx context.Context, kind string, noWait bool) error {
 	for {
 		t.mu.Lock()
 		until, secondary, msg := t.blockedUntil, t.blockSecondary, t.blockMsg
@@ -276,7 +280,7 @@ func (t *transport) awaitWindow(ctx context.Context, kind string) error {
 		if wait <= 0 {
 			return nil
 		}
-		if wait > t.maxWait {
+		if wait > t.maxWait || noWait {
 			return &forge.RateLimitError{Until: until, Secondary: secondary, Msg: msg}
 		}
 		t.log.Info("github rate limit: waiting", "op", kind, "wait", wait, "until", until, "secondary", secondary)

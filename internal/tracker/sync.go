@@ -350,7 +350,10 @@ func (s *syncer) createPhase(ctx context.Context, kind string) error {
 		var ve *ValidationError
 		switch {
 		case err == nil:
-			s.apply(chunk, results)
+			if s.apply(chunk, results) {
+				restore(start + len(chunk))
+				return &haltError{cause: errors.New("rate limited")}
+			}
 		case errors.As(err, &ve):
 			for _, i := range chunk {
 				s.fail(&s.res.Tasks[i], ve)
@@ -382,7 +385,25 @@ func (s *syncer) item(t state.Task) Item {
 		Description: t.Description,
 		EpicKey:     epic,
 		Points:      t.Points,
+		DependsOn:   s.depKeys(t),
 	}
+}
+
+// depKeys resolves a task's depends_on (local ids or titles) to the tracker
+// keys of those already created.
+func (s *syncer) depKeys(t state.Task) []string {
+	var out []string
+	for _, d := range t.DependsOn {
+		d = strings.TrimSpace(d)
+		for _, o := range s.res.Tasks {
+			if o.IdemKey != t.IdemKey && o.Jira == state.JiraCreated && o.JiraKey != "" &&
+				(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
+				out = append(out, o.JiraKey)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func (s *syncer) fail(t *state.Task, err error) {
@@ -391,8 +412,10 @@ func (s *syncer) fail(t *state.Task, err error) {
 	s.res.Failed++
 }
 
-// apply records the per-item outcomes of one bulk create.
-func (s *syncer) apply(chunk []int, results []CreateResult) {
+// apply records the per-item outcomes of one bulk create. It reports
+// whether the tracker rate-limited items (they go back to the outbox and
+// RetryAt is set: nothing more is sent in this sync).
+func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 	byKey := make(map[string]CreateResult, len(results))
 	for _, r := range results {
 		byKey[r.IdemKey] = r
@@ -402,6 +425,7 @@ func (s *syncer) apply(chunk []int, results []CreateResult) {
 		t := &s.res.Tasks[i]
 		r, ok := byKey[t.IdemKey]
 		var ve *ValidationError
+		var rl *RateLimitError
 		switch {
 		case !ok:
 			unknown++ // stays "sending": found by idempotency key later
@@ -411,6 +435,16 @@ func (s *syncer) apply(chunk []int, results []CreateResult) {
 			s.res.Created++
 		case errors.As(r.Err, &ve):
 			s.fail(t, ve)
+		case errors.As(r.Err, &rl):
+			t.Jira, t.SentAt, t.Error = state.JiraPending, time.Time{}, ""
+			wait := rl.RetryAfter
+			if wait <= 0 {
+				wait = DefaultRetryAfter
+			}
+			if at := s.o.Now().Add(wait); at.After(s.res.RetryAt) {
+				s.res.RetryAt = at
+			}
+			limited = true
 		default:
 			// Jira reported this item as not created: back to the outbox.
 			t.Jira, t.SentAt, t.Error = state.JiraPending, time.Time{}, r.Err.Error()
@@ -419,6 +453,10 @@ func (s *syncer) apply(chunk []int, results []CreateResult) {
 	if unknown > 0 {
 		s.note("%d create outcomes missing from Jira's answer; looked up by idempotency key at the next sync", unknown)
 	}
+	if limited {
+		s.note("tracker rate limit; next create not before %s", s.res.RetryAt.UTC().Format(time.RFC3339))
+	}
+	return limited
 }
 
 // backSync reads the status of issues created before this sync and ticks the

@@ -27,6 +27,9 @@ type Item struct {
 	EpicKey string
 	// Points are story points; 0 means unset.
 	Points float64
+	// DependsOn are the tracker keys of the tasks this one depends on that
+	// are already in the tracker (the sub-issue tracker links them).
+	DependsOn []string
 }
 
 // Issue is what the tracker reports about an existing issue.

@@ -65,7 +65,7 @@ func buildRoutes() []route {
 	for i, t := range table {
 		routes[i] = route{method: t.method, segs: splitPath(t.pattern), jwt: t.jwt, h: t.h}
 	}
-	return routes
+	return append(routes, subIssueRoutes()...)
 }
 
 // match finds the route for a request path; HEAD is served as GET.

@@ -58,6 +58,7 @@ type Server struct {
 	runs           map[int64]*run
 	scripts        []*script
 	log            []Request
+	sub            *subState // sub-issues, dependencies, content limits (subissues.go)
 }
 
 // New starts a fake GitHub on a local port. Call Close when done.

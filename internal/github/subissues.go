@@ -1,0 +1,172 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// The sub-issue tracker's REST calls. go-github v60 predates sub-issues and
+// issue dependencies, so they go through the client's raw NewRequest/Do with
+// the shapes of GitHub's REST docs ("Sub-issues", "Issue dependencies").
+// Creates are never retried on a transient error (their outcome is looked
+// up by marker instead) and never wait out a rate limit: the tracker records
+// the window and the flow goes on.
+
+var _ tracker.SubIssueAPI = (*Client)(nil)
+
+func ghIssue(is *gh.Issue) tracker.GHIssue {
+	out := tracker.GHIssue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(),
+		Closed: is.GetState() == "closed", URL: is.GetHTMLURL()}
+	for _, l := range is.Labels {
+		out.Labels = append(out.Labels, l.GetName())
+	}
+	return out
+}
+
+// trackerErr maps the client's errors to the tracker's types.
+func (c *Client) trackerErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = c.classify(err)
+	var rl *forge.RateLimitError
+	var te *forge.TransientError
+	switch {
+	case errors.As(err, &rl):
+		wait := rl.Until.Sub(c.now())
+		if wait < time.Second {
+			wait = time.Second
+		}
+		return &tracker.RateLimitError{RetryAfter: wait, Reason: "github " + what}
+	case errors.As(err, &te):
+		return &tracker.TransientError{Status: te.Status, Err: fmt.Errorf("github %s: %w", what, te.Err)}
+	case errors.Is(err, forge.ErrUnauthorized):
+		return &tracker.AuthError{Status: http.StatusUnauthorized, Message: "github " + what + ": " + err.Error()}
+	case errors.Is(err, forge.ErrForbidden):
+		return &tracker.AuthError{Status: http.StatusForbidden, Message: "github " + what + ": " + err.Error()}
+	case errors.Is(err, forge.ErrValidation), errors.Is(err, forge.ErrNotFound):
+		return &tracker.ValidationError{Field: what, Message: err.Error()}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return &tracker.TransientError{Err: fmt.Errorf("github %s: %w", what, err)}
+}
+
+// CreateIssue creates an issue with labels (POST /repos/{o}/{r}/issues).
+func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []string) (tracker.GHIssue, error) {
+	if c.dryRun {
+		c.dry("POST issue", "title", title)
+		return tracker.GHIssue{ID: c.nextDryID(), Number: 0, Title: title, Body: body}, nil
+	}
+	in := map[string]any{"title": title, "body": body, "labels": labels}
+	var is gh.Issue
+	_, err := c.do(ctx, op{kind: "POST issue", noRetry: true, noWait: true}, http.MethodPost, c.repoPath("issues"), in, &is, "")
+	if err != nil {
+		return tracker.GHIssue{}, c.trackerErr("create issue", err)
+	}
+	return ghIssue(&is), nil
+}
+
+// SubIssues lists an issue's sub-issues, every page
+// (GET /repos/{o}/{r}/issues/{n}/sub_issues).
+func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, error) {
+	var out []tracker.GHIssue
+	err := paginate(func(page int) (*gh.Response, error) {
+		var list []*gh.Issue
+		resp, err := c.do(ctx, op{kind: "GET sub-issues"}, http.MethodGet,
+			c.repoPath("issues", strconv.Itoa(parent), "sub_issues")+listQuery(nil, page), nil, &list, "")
+		for _, is := range list {
+			out = append(out, ghIssue(is))
+		}
+		return resp, err
+	})
+	if err != nil {
+		return nil, c.trackerErr(fmt.Sprintf("list sub-issues of #%d", parent), err)
+	}
+	return out, nil
+}
+
+// AddSubIssue links child (by its numeric id) under parent
+// (POST /repos/{o}/{r}/issues/{n}/sub_issues, {"sub_issue_id": id}).
+func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) error {
+	if c.dryRun {
+		c.dry("POST sub-issue", "parent", parent, "child", childID)
+		return nil
+	}
+	in := map[string]any{"sub_issue_id": childID}
+	_, err := c.do(ctx, op{kind: "POST sub-issue", noRetry: true, noWait: true}, http.MethodPost,
+		c.repoPath("issues", strconv.Itoa(parent), "sub_issues"), in, nil, "")
+	return c.trackerErr(fmt.Sprintf("add sub-issue to #%d", parent), err)
+}
+
+// AddBlockedBy records that issue n is blocked by the issue with blockerID
+// (POST /repos/{o}/{r}/issues/{n}/dependencies/blocked_by, {"issue_id": id}).
+// A 404 means the host has no dependency API: tracker.ErrNoDependencies.
+func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error {
+	if c.dryRun {
+		c.dry("POST dependency", "issue", n, "blocked_by", blockerID)
+		return nil
+	}
+	in := map[string]any{"issue_id": blockerID}
+	_, err := c.do(ctx, op{kind: "POST dependency", noRetry: true, noWait: true}, http.MethodPost,
+		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by"), in, nil, "")
+	if statusOf(err) == http.StatusNotFound {
+		return tracker.ErrNoDependencies
+	}
+	return c.trackerErr(fmt.Sprintf("add dependency to #%d", n), err)
+}
+
+// ListLabeled lists the repository's issues (open and closed) carrying
+// label, updated since since (zero: all), pull requests left out.
+func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time) ([]tracker.GHIssue, error) {
+	var out []tracker.GHIssue
+	q := url.Values{"labels": {label}, "state": {"all"}, "sort": {"created"}, "direction": {"asc"}}
+	if !since.IsZero() {
+		q.Set("since", since.UTC().Format(time.RFC3339))
+	}
+	err := paginate(func(page int) (*gh.Response, error) {
+		var list []*gh.Issue
+		resp, err := c.do(ctx, op{kind: "GET issues"}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
+		for _, is := range list {
+			if !is.IsPullRequest() {
+				out = append(out, ghIssue(is))
+			}
+		}
+		return resp, err
+	})
+	if err != nil {
+		return nil, c.trackerErr(fmt.Sprintf("list issues labelled %q", label), err)
+	}
+	return out, nil
+}
+
+// ReadIssue reads one issue for the tracker (GET /repos/{o}/{r}/issues/{n}).
+func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) {
+	var is gh.Issue
+	_, err := c.do(ctx, op{kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
+	if err != nil {
+		return tracker.GHIssue{}, c.trackerErr(fmt.Sprintf("read #%d", n), err)
+	}
+	return ghIssue(&is), nil
+}
+
+// CloseIssue closes issue n (PATCH /repos/{o}/{r}/issues/{n}).
+func (c *Client) CloseIssue(ctx context.Context, n int) error {
+	if c.dryRun {
+		c.dry("PATCH issue", "issue", n, "state", "closed")
+		return nil
+	}
+	_, err := c.do(ctx, op{kind: "PATCH issue", noWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
+		map[string]any{"state": "closed"}, nil, "")
+	return c.trackerErr(fmt.Sprintf("close #%d", n), err)
+}

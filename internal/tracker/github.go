@@ -1,0 +1,585 @@
+package tracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// GitHub's limits that shape the sub-issue tracker.
+const (
+	// MaxSubIssues is how many sub-issues one parent may hold.
+	MaxSubIssues = 100
+	// TaskLabel marks every issue the sub-issue tracker creates.
+	TaskLabel = "autopilot/task"
+	// PacePerMinute and PacePerHour are the content-creating requests
+	// (POST/PATCH) the tracker allows itself: GitHub's secondary limits are
+	// about 80 a minute and 500 an hour per account, and the flow's own
+	// comments come out of the same budget, so a margin is kept.
+	PacePerMinute = 60
+	PacePerHour   = 400
+)
+
+// GHIssue is a GitHub issue as the sub-issue tracker sees it.
+type GHIssue struct {
+	ID     int64 // the numeric id sub-issue and dependency requests take
+	Number int
+	Title  string
+	Body   string
+	Closed bool
+	URL    string
+	// Labels are the issue's label names.
+	Labels []string
+}
+
+// ErrNoDependencies is returned by SubIssueAPI.AddBlockedBy when the host
+// has no issue-dependency API (404): dependencies then go in the body.
+var ErrNoDependencies = errors.New("github: issue dependencies are not available")
+
+// SubIssueAPI is the GitHub REST surface the sub-issue tracker needs. Errors
+// are this package's types (*AuthError, *RateLimitError for 403/429
+// secondary limits, *TransientError, *ValidationError).
+type SubIssueAPI interface {
+	// CreateIssue is POST /repos/{o}/{r}/issues.
+	CreateIssue(ctx context.Context, title, body string, labels []string) (GHIssue, error)
+	// SubIssues is GET /repos/{o}/{r}/issues/{n}/sub_issues, every page.
+	SubIssues(ctx context.Context, parent int) ([]GHIssue, error)
+	// AddSubIssue is POST /repos/{o}/{r}/issues/{n}/sub_issues with
+	// sub_issue_id = the child's numeric id.
+	AddSubIssue(ctx context.Context, parent int, childID int64) error
+	// AddBlockedBy is POST /repos/{o}/{r}/issues/{n}/dependencies/blocked_by
+	// with issue_id = the blocking issue's numeric id.
+	AddBlockedBy(ctx context.Context, number int, blockerID int64) error
+	// ListLabeled is GET /repos/{o}/{r}/issues?labels=..&state=all&since=..,
+	// every page, pull requests left out. Unlike search it is a consistent
+	// read: an issue whose create succeeded is listed at once.
+	ListLabeled(ctx context.Context, label string, since time.Time) ([]GHIssue, error)
+	// ReadIssue is GET /repos/{o}/{r}/issues/{n}.
+	ReadIssue(ctx context.Context, number int) (GHIssue, error)
+	// CloseIssue is PATCH /repos/{o}/{r}/issues/{n} with state closed.
+	CloseIssue(ctx context.Context, number int) error
+}
+
+// taskMarkerRE reads the hidden marker every created issue carries:
+// <!-- autopilot:task KEY parent=N kind=K -->.
+var taskMarkerRE = regexp.MustCompile(`<!-- autopilot:task (autopilot-[0-9a-z-]{1,60}) parent=([1-9][0-9]{0,9}) kind=(epic|task|batch) -->`)
+
+type marker struct {
+	key    string
+	parent int
+	kind   string
+}
+
+func readMarker(body string) (marker, bool) {
+	m := taskMarkerRE.FindStringSubmatch(body)
+	if m == nil {
+		return marker{}, false
+	}
+	p, _ := strconv.Atoi(m[2])
+	return marker{key: m[1], parent: p, kind: m[3]}, true
+}
+
+func (m marker) String() string {
+	return fmt.Sprintf("<!-- autopilot:task %s parent=%d kind=%s -->", m.key, m.parent, m.kind)
+}
+
+// GitHub is the sub-issue tracker: epics are sub-issues of the autopilot
+// issue, tasks sub-issues of their epic (or of the autopilot issue). Keys
+// are "#123". It keeps Sync's outbox guarantees with consistent reads: an
+// idempotency key is looked up in the parents' sub-issue lists, and then in
+// the repository's issues labelled autopilot/task (which also finds an issue
+// whose create succeeded but whose link to the parent never happened, and
+// links it), before anything is created again.
+//
+// Creates are paced under GitHub's secondary limits: the budget spent in the
+// last minute and hour is worked out from the tasks' SentAt (recorded in the
+// state before every create, so the next run knows it), and an item over
+// budget comes back as a *RateLimitError naming when the budget frees; the
+// flow never waits for it.
+type GitHub struct {
+	api  SubIssueAPI
+	root int // the autopilot issue
+	now  func() time.Time
+	// sent are the create times of earlier runs (from the state).
+	sent []time.Time
+	// spent are this tracker's own content-creating requests.
+	spent []time.Time
+	// deps is false once the host answered 404 to a dependency request.
+	deps bool
+	// tree is what the last walk found: key → issue, and the parents'
+	// child counts (batch parents included).
+	byKey    map[string]GHIssue
+	children map[int][]GHIssue
+	walked   bool
+	// Requests counts API calls, for tests and logs.
+	Requests int
+}
+
+var _ Tracker = (*GitHub)(nil)
+var _ Closer = (*GitHub)(nil)
+
+// NewGitHub builds the sub-issue tracker for the autopilot issue root. tasks
+// are the state's tasks: their SentAt tell how much of the creation budget
+// earlier runs spent. now is the clock (nil: time.Now).
+func NewGitHub(api SubIssueAPI, root int, tasks []state.Task, now func() time.Time) *GitHub {
+	if now == nil {
+		now = time.Now
+	}
+	g := &GitHub{api: api, root: root, now: now, deps: true}
+	for _, t := range tasks {
+		if !t.SentAt.IsZero() {
+			// A task costs its create, its link and its dependencies.
+			for i := 0; i < 2+len(t.DependsOn); i++ {
+				g.sent = append(g.sent, t.SentAt)
+			}
+		}
+	}
+	return g
+}
+
+// IsGitHubKey reports whether s is a sub-issue tracker key such as "#12".
+func IsGitHubKey(s string) bool {
+	n, ok := keyNumber(s)
+	return ok && n > 0
+}
+
+func keyNumber(key string) (int, bool) {
+	rest, ok := strings.CutPrefix(key, "#")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n > 0
+}
+
+func ghKey(n int) string { return "#" + strconv.Itoa(n) }
+
+func (g *GitHub) toIssue(is GHIssue, key string) Issue {
+	st := "open"
+	if is.Closed {
+		st = "closed"
+	}
+	return Issue{Key: ghKey(is.Number), IdemKey: key, Status: st, Done: is.Closed, URL: is.URL}
+}
+
+// budget returns how many content-creating requests may go out now, and
+// when the next one may when none can.
+func (g *GitHub) budget() (int, time.Time) {
+	now := g.now()
+	var minute, hour int
+	var oldestMin, oldestHour time.Time
+	for _, set := range [][]time.Time{g.sent, g.spent} {
+		for _, t := range set {
+			if now.Sub(t) < time.Hour {
+				hour++
+				if oldestHour.IsZero() || t.Before(oldestHour) {
+					oldestHour = t
+				}
+			}
+			if now.Sub(t) < time.Minute {
+				minute++
+				if oldestMin.IsZero() || t.Before(oldestMin) {
+					oldestMin = t
+				}
+			}
+		}
+	}
+	left := min(PacePerMinute-minute, PacePerHour-hour)
+	if left > 0 {
+		return left, time.Time{}
+	}
+	if hour >= PacePerHour {
+		return 0, oldestHour.Add(time.Hour)
+	}
+	return 0, oldestMin.Add(time.Minute)
+}
+
+func (g *GitHub) spend() { g.spent = append(g.spent, g.now()) }
+
+// CheckAuth reads the autopilot issue: the token can see the repository.
+func (g *GitHub) CheckAuth(ctx context.Context) error {
+	g.Requests++
+	_, err := g.api.ReadIssue(ctx, g.root)
+	return err
+}
+
+// walk lists the sub-issue tree under the autopilot issue: its children,
+// and the children of every child that is an epic or a batch parent.
+func (g *GitHub) walk(ctx context.Context) error {
+	g.byKey, g.children = map[string]GHIssue{}, map[int][]GHIssue{}
+	queue := []int{g.root}
+	for len(queue) > 0 && len(g.children) < 10000 {
+		p := queue[0]
+		queue = queue[1:]
+		g.Requests++
+		kids, err := g.api.SubIssues(ctx, p)
+		if err != nil {
+			return err
+		}
+		g.children[p] = kids
+		for _, k := range kids {
+			m, ok := readMarker(k.Body)
+			if !ok {
+				continue
+			}
+			g.byKey[m.key] = k
+			if m.kind != state.KindTask {
+				queue = append(queue, k.Number)
+			}
+		}
+	}
+	g.walked = true
+	return nil
+}
+
+// FindByIdemKeys looks the keys up in the sub-issue tree, then among the
+// repository's autopilot/task issues; one found there but not in the tree
+// was created by a run that stopped before linking it, and is linked now to
+// the parent its marker names.
+func (g *GitHub) FindByIdemKeys(ctx context.Context, keys []string) (map[string]Issue, error) {
+	if err := g.walk(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]Issue{}
+	var missing []string
+	for _, k := range keys {
+		if is, ok := g.byKey[k]; ok {
+			out[k] = g.toIssue(is, k)
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	g.Requests++
+	labeled, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, k := range missing {
+		want[k] = true
+	}
+	for _, is := range labeled {
+		m, ok := readMarker(is.Body)
+		if !ok || !want[m.key] {
+			continue
+		}
+		if _, linked := g.byKey[m.key]; !linked {
+			if err := g.link(ctx, m.parent, is); err != nil {
+				return nil, err
+			}
+		}
+		out[m.key] = g.toIssue(is, m.key)
+		delete(want, m.key)
+	}
+	return out, nil
+}
+
+// link adds child under parent, paced; a child that already has that parent
+// (GitHub answers 422) counts as linked.
+func (g *GitHub) link(ctx context.Context, parent int, child GHIssue) error {
+	if left, at := g.budget(); left <= 0 {
+		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	}
+	g.Requests++
+	g.spend()
+	err := g.api.AddSubIssue(ctx, parent, child.ID)
+	var ve *ValidationError
+	if errors.As(err, &ve) && g.walked && g.isChild(parent, child.Number) {
+		err = nil
+	}
+	if err == nil {
+		g.children[parent] = append(g.children[parent], child)
+		if m, ok := readMarker(child.Body); ok {
+			g.byKey[m.key] = child
+		}
+	}
+	return err
+}
+
+func (g *GitHub) isChild(parent, n int) bool {
+	for _, k := range g.children[parent] {
+		if k.Number == n {
+			return true
+		}
+	}
+	return false
+}
+
+// errNotSent is a per-item error: an earlier item stopped the request.
+var errNotSent = errors.New("not sent: an earlier create stopped this request")
+
+// CreateBulk creates the items one by one: the issue (title, escaped
+// description, points, marker, label), its link to the parent, then its
+// dependencies. An item whose issue was created but not linked is left out
+// of the results (outcome unknown): the next lookup finds it by its label
+// and marker and links it. Items over the pacing budget, or after a
+// secondary rate limit, come back as *RateLimitError, not created.
+func (g *GitHub) CreateBulk(ctx context.Context, items []Item) ([]CreateResult, error) {
+	if !g.walked {
+		if err := g.walk(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var out []CreateResult
+	var stop error
+	for _, it := range items {
+		if stop != nil {
+			out = append(out, CreateResult{IdemKey: it.IdemKey, Err: stop})
+			continue
+		}
+		is, linked, err := g.createOne(ctx, it)
+		var ae *AuthError
+		var rl *RateLimitError
+		switch {
+		case err == nil:
+			out = append(out, CreateResult{IdemKey: it.IdemKey, Issue: g.toIssue(is, it.IdemKey)})
+		case errors.As(err, &ae):
+			if len(out) == 0 {
+				return nil, err
+			}
+			out = append(out, CreateResult{IdemKey: it.IdemKey, Err: err})
+			stop = errNotSent
+		case is.Number != 0 && !linked:
+			// Created, not linked: unknown to Sync, found by the next lookup.
+			if errors.As(err, &rl) {
+				stop = rl
+			} else {
+				stop = errNotSent
+			}
+		case errors.As(err, &rl):
+			out = append(out, CreateResult{IdemKey: it.IdemKey, Err: rl})
+			stop = rl
+		default:
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				out = append(out, CreateResult{IdemKey: it.IdemKey, Err: ve})
+				continue
+			}
+			// Transient: the create's outcome is unknown; leave it out.
+			stop = errNotSent
+		}
+	}
+	return out, nil
+}
+
+// parentFor picks where a child of parent p goes: p itself while it holds
+// fewer than 99 children besides its batch parent; else p's batch parent,
+// created as p's 100th child when first needed. So more than 100 children
+// spill into numbered batch parents, each a sub-issue of the one before.
+// A batch parent is looked up by its marker before it is created, like any
+// task.
+func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
+	real := 0
+	var batch *GHIssue
+	for i, k := range g.children[p] {
+		if m, ok := readMarker(k.Body); ok && m.kind == "batch" {
+			batch = &g.children[p][i]
+			continue
+		}
+		real++
+	}
+	switch {
+	case real < MaxSubIssues-1:
+		return p, nil
+	case batch != nil:
+		return g.parentFor(ctx, batch.Number, n+1)
+	}
+	key := IdemKey(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
+	g.Requests++
+	labeled, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
+	if err != nil {
+		return 0, err
+	}
+	for _, is := range labeled {
+		if m, ok := readMarker(is.Body); ok && m.key == key {
+			if err := g.link(ctx, p, is); err != nil {
+				return 0, err
+			}
+			return g.parentFor(ctx, is.Number, n+1)
+		}
+	}
+	m := marker{key: key, parent: p, kind: "batch"}
+	title := fmt.Sprintf("Tasks of #%d, batch %d", g.root, n+1)
+	body := fmt.Sprintf("More than %d sub-issues: the tasks continue here.\n\n%s", MaxSubIssues, m)
+	is, err := g.createIssue(ctx, title, body)
+	if err != nil {
+		return 0, err
+	}
+	if err := g.link(ctx, p, is); err != nil {
+		return 0, err
+	}
+	return is.Number, nil
+}
+
+func (g *GitHub) createIssue(ctx context.Context, title, body string) (GHIssue, error) {
+	if left, at := g.budget(); left < 2 {
+		if at.IsZero() {
+			at = g.now().Add(time.Minute)
+		}
+		return GHIssue{}, &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	}
+	g.Requests++
+	g.spend()
+	return g.api.CreateIssue(ctx, title, body, []string{TaskLabel})
+}
+
+// createOne creates one item; linked tells whether the link stands.
+func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) {
+	logical := g.root
+	if n, ok := keyNumber(it.EpicKey); ok && it.Kind != state.KindEpic {
+		logical = n
+	}
+	if left, at := g.budget(); left < 2+len(it.DependsOn) {
+		if at.IsZero() {
+			at = g.now().Add(time.Minute)
+		}
+		return GHIssue{}, false, &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	}
+	parent, err := g.parentFor(ctx, logical, 1)
+	if err != nil {
+		return GHIssue{}, false, err
+	}
+	kind := state.KindTask
+	if it.Kind == state.KindEpic {
+		kind = state.KindEpic
+	}
+	var b strings.Builder
+	if d := strings.TrimSpace(it.Description); d != "" {
+		b.WriteString(textsafe.Clip(textsafe.Escape(d), 60000))
+		b.WriteString("\n\n")
+	}
+	if it.Points > 0 {
+		fmt.Fprintf(&b, "Points: %s\n\n", strconv.FormatFloat(it.Points, 'f', -1, 64))
+	}
+	if !g.deps && len(it.DependsOn) > 0 {
+		fmt.Fprintf(&b, "Depends on %s\n\n", strings.Join(it.DependsOn, ", "))
+	}
+	b.WriteString(marker{key: it.IdemKey, parent: parent, kind: kind}.String())
+	title := strings.TrimSpace(strings.ReplaceAll(it.Title, "\n", " "))
+	if title == "" {
+		title = "Task " + it.IdemKey
+	}
+	is, err := g.createIssue(ctx, textsafe.Truncate(title, 256), b.String())
+	if err != nil {
+		return GHIssue{}, false, err
+	}
+	if err := g.link(ctx, parent, is); err != nil {
+		return is, false, err
+	}
+	for _, d := range it.DependsOn {
+		if !g.deps {
+			break
+		}
+		if err := g.blockedBy(ctx, is.Number, d); err != nil {
+			if errors.Is(err, ErrNoDependencies) {
+				g.deps = false
+				continue
+			}
+			// The issue stands and is linked; a dependency lost to a
+			// limit or an outage is not worth a duplicate.
+			var rl *RateLimitError
+			if errors.As(err, &rl) {
+				return is, true, nil
+			}
+		}
+	}
+	return is, true, nil
+}
+
+// blockedBy records that issue n is blocked by the issue with key dep.
+func (g *GitHub) blockedBy(ctx context.Context, n int, dep string) error {
+	dn, ok := keyNumber(dep)
+	if !ok {
+		return nil
+	}
+	var id int64
+	for _, is := range g.byKey {
+		if is.Number == dn {
+			id = is.ID
+		}
+	}
+	if id == 0 {
+		g.Requests++
+		is, err := g.api.ReadIssue(ctx, dn)
+		if err != nil {
+			return err
+		}
+		id = is.ID
+	}
+	if left, at := g.budget(); left <= 0 {
+		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	}
+	g.Requests++
+	g.spend()
+	return g.api.AddBlockedBy(ctx, n, id)
+}
+
+// Statuses reads the tree (a few list requests, not one per task) and
+// reports every listed key; keys not in the tree are read one by one.
+func (g *GitHub) Statuses(ctx context.Context, keys []string) (map[string]Issue, error) {
+	if err := g.walk(ctx); err != nil {
+		return nil, err
+	}
+	byNum := map[int]GHIssue{}
+	for _, kids := range g.children {
+		for _, k := range kids {
+			byNum[k.Number] = k
+		}
+	}
+	out := map[string]Issue{}
+	for _, k := range keys {
+		n, ok := keyNumber(k)
+		if !ok {
+			continue
+		}
+		is, ok := byNum[n]
+		if !ok {
+			g.Requests++
+			got, err := g.api.ReadIssue(ctx, n)
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			is = got
+		}
+		m, _ := readMarker(is.Body)
+		out[k] = g.toIssue(is, m.key)
+	}
+	return out, nil
+}
+
+// CloseIssue closes a task's issue (close_children); a closed one is left
+// alone.
+func (g *GitHub) CloseIssue(ctx context.Context, key string) error {
+	n, ok := keyNumber(key)
+	if !ok {
+		return &ValidationError{Field: "key", Message: fmt.Sprintf("%q is not an issue number such as #12", key)}
+	}
+	g.Requests++
+	is, err := g.api.ReadIssue(ctx, n)
+	if err != nil {
+		return err
+	}
+	if is.Closed {
+		return nil
+	}
+	if left, at := g.budget(); left <= 0 {
+		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	}
+	g.Requests++
+	g.spend()
+	return g.api.CloseIssue(ctx, n)
+}
