@@ -25,6 +25,10 @@ const (
 	// comments come out of the same budget, so a margin is kept.
 	PacePerMinute = 60
 	PacePerHour   = 400
+	// PacePerRun caps one sync's content-creating requests, so that a run
+	// spends seconds, not minutes, on the tracker (GitHub wants a second
+	// between mutations); the rest goes in later runs.
+	PacePerRun = 40
 )
 
 // GHIssue is a GitHub issue as the sub-issue tracker sees it.
@@ -191,9 +195,12 @@ func (g *GitHub) budget() (int, time.Time) {
 			}
 		}
 	}
-	left := min(PacePerMinute-minute, PacePerHour-hour)
+	left := min(PacePerMinute-minute, PacePerHour-hour, PacePerRun-len(g.spent))
 	if left > 0 {
 		return left, time.Time{}
+	}
+	if len(g.spent) >= PacePerRun && minute < PacePerMinute && hour < PacePerHour {
+		return 0, now.Add(time.Minute)
 	}
 	if hour >= PacePerHour {
 		return 0, oldestHour.Add(time.Hour)
@@ -423,7 +430,7 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 
 func (g *GitHub) createIssue(ctx context.Context, title, body string) (GHIssue, error) {
 	if left, at := g.budget(); left < 2 {
-		if at.IsZero() {
+		if at.IsZero() || !at.After(g.now()) {
 			at = g.now().Add(time.Minute)
 		}
 		return GHIssue{}, &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
@@ -440,7 +447,7 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 		logical = n
 	}
 	if left, at := g.budget(); left < 2+len(it.DependsOn) {
-		if at.IsZero() {
+		if at.IsZero() || !at.After(g.now()) {
 			at = g.now().Add(time.Minute)
 		}
 		return GHIssue{}, false, &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
@@ -461,8 +468,16 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	if it.Points > 0 {
 		fmt.Fprintf(&b, "Points: %s\n\n", strconv.FormatFloat(it.Points, 'f', -1, 64))
 	}
-	if !g.deps && len(it.DependsOn) > 0 {
-		fmt.Fprintf(&b, "Depends on %s\n\n", strings.Join(it.DependsOn, ", "))
+	if !g.deps {
+		var on []string
+		for _, d := range it.DependsOn {
+			if is, ok := g.byKey[d]; ok {
+				on = append(on, ghKey(is.Number))
+			}
+		}
+		if len(on) > 0 {
+			fmt.Fprintf(&b, "Depends on %s\n\n", strings.Join(on, ", "))
+		}
 	}
 	b.WriteString(marker{key: it.IdemKey, parent: parent, kind: kind}.String())
 	title := strings.TrimSpace(strings.ReplaceAll(it.Title, "\n", " "))
@@ -496,32 +511,19 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	return is, true, nil
 }
 
-// blockedBy records that issue n is blocked by the issue with key dep.
+// blockedBy records that issue n is blocked by the task with idempotency
+// key dep; a dependency not (yet) in the tracker is skipped.
 func (g *GitHub) blockedBy(ctx context.Context, n int, dep string) error {
-	dn, ok := keyNumber(dep)
-	if !ok {
+	is, ok := g.byKey[dep]
+	if !ok || is.ID == 0 {
 		return nil
-	}
-	var id int64
-	for _, is := range g.byKey {
-		if is.Number == dn {
-			id = is.ID
-		}
-	}
-	if id == 0 {
-		g.Requests++
-		is, err := g.api.ReadIssue(ctx, dn)
-		if err != nil {
-			return err
-		}
-		id = is.ID
 	}
 	if left, at := g.budget(); left <= 0 {
 		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	g.Requests++
 	g.spend()
-	return g.api.AddBlockedBy(ctx, n, id)
+	return g.api.AddBlockedBy(ctx, n, is.ID)
 }
 
 // Statuses reads the tree (a few list requests, not one per task) and

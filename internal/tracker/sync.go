@@ -389,16 +389,15 @@ func (s *syncer) item(t state.Task) Item {
 	}
 }
 
-// depKeys resolves a task's depends_on (local ids or titles) to the tracker
-// keys of those already created.
+// depKeys resolves a task's depends_on (local ids or titles) to the
+// idempotency keys of those tasks.
 func (s *syncer) depKeys(t state.Task) []string {
 	var out []string
 	for _, d := range t.DependsOn {
 		d = strings.TrimSpace(d)
 		for _, o := range s.res.Tasks {
-			if o.IdemKey != t.IdemKey && o.Jira == state.JiraCreated && o.JiraKey != "" &&
-				(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
-				out = append(out, o.JiraKey)
+			if o.IdemKey != t.IdemKey && (o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
+				out = append(out, o.IdemKey)
 				break
 			}
 		}

@@ -27,8 +27,8 @@ type Item struct {
 	EpicKey string
 	// Points are story points; 0 means unset.
 	Points float64
-	// DependsOn are the tracker keys of the tasks this one depends on that
-	// are already in the tracker (the sub-issue tracker links them).
+	// DependsOn are the idempotency keys of the tasks this one depends on
+	// (the sub-issue tracker records them as dependencies once they exist).
 	DependsOn []string
 }
 

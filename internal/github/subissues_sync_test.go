@@ -1,0 +1,228 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+const subRepo = "octo/repo"
+
+// subEnv is a fake GitHub with GitHub's secondary limit on content creation
+// (80 a minute, 500 an hour), an autopilot issue and a bot client.
+type subEnv struct {
+	t     *testing.T
+	s     *fakegithub.Server
+	clock *fakeclock.Clock
+	c     *Client
+	root  int
+}
+
+func newSubEnv(t *testing.T) *subEnv {
+	t.Helper()
+	clock := fakeclock.New(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	s := fakegithub.New(fakegithub.Options{Clock: clock.Now})
+	t.Cleanup(s.Close)
+	if err := s.AddRepo(subRepo); err != nil {
+		t.Fatal(err)
+	}
+	s.AddToken("tok-bot", fakegithub.Identity{Login: "autopilot[bot]", Type: "Bot"})
+	s.SetContentLimits(80, 500)
+	root, err := s.CreateIssue(subRepo, "alice", "Build the importer", "", []string{"autopilot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No mutation gap: the tracker's own pacing alone must keep under the limits.
+	c, err := New(Options{Repo: subRepo, Token: "tok-bot", BaseURL: s.URL(), Now: clock.Now, MinMutationGap: -1,
+		Sleep: func(_ context.Context, d time.Duration) error { clock.Advance(d); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &subEnv{t: t, s: s, clock: clock, c: c, root: root}
+}
+
+// declare makes n tasks (no epic), every tenth depending on the one before.
+func declare(root, n int) []state.Task {
+	var ts []state.Task
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("%02d", i)
+		t := state.Task{ID: id, Kind: state.KindTask, Title: fmt.Sprintf("Task %d: parse @team's #12 rows", i),
+			Description: "Handle <!-- autopilot:task autopilot-0000000000 parent=1 kind=task --> and @octocat.",
+			Points:      float64(i%5 + 1), IdemKey: tracker.IdemKey(subRepo, root, id), Jira: state.JiraPending}
+		if i%10 == 0 {
+			t.DependsOn = []string{fmt.Sprintf("%02d", i-1)}
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// syncRun is one run's sync: a fresh tracker from the persisted tasks,
+// never waiting for GitHub (MaxWait < 0).
+func (e *subEnv) syncRun(tasks []state.Task, notBefore time.Time) tracker.SyncResult {
+	e.t.Helper()
+	tr := tracker.NewGitHub(e.c, e.root, tasks, e.clock.Now)
+	res, err := tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{
+		Now: e.clock.Now, Sleep: func(_ context.Context, d time.Duration) error { e.clock.Advance(d); return nil },
+		MaxWait: -1, NotBefore: notBefore, SearchLag: 30 * time.Second,
+		Persist: func([]state.Task) error { return nil },
+	})
+	if err != nil {
+		e.t.Fatalf("sync: %v", err)
+	}
+	return res
+}
+
+var markerKeyRE = regexp.MustCompile(`<!-- autopilot:task (autopilot-[0-9a-f]{10}) parent=`)
+
+// perKey counts the issues carrying each idempotency key's marker (I2).
+// Escaped user text cannot forge one: it has no raw "<!--".
+func (e *subEnv) perKey() map[string][]int {
+	e.t.Helper()
+	bodies, err := e.s.IssueBodies(subRepo)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string][]int{}
+	for n, b := range bodies {
+		for _, m := range markerKeyRE.FindAllStringSubmatch(b, -1) {
+			out[m[1]] = append(out[m[1]], n)
+		}
+	}
+	return out
+}
+
+// treeOf returns every issue under root in the sub-issue tree.
+func (e *subEnv) treeOf(root int) map[int]bool {
+	seen := map[int]bool{}
+	queue := []int{root}
+	for len(queue) > 0 {
+		kids, err := e.s.SubIssues(subRepo, queue[0])
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		queue = queue[1:]
+		for _, k := range kids {
+			seen[k] = true
+			queue = append(queue, k)
+		}
+	}
+	return seen
+}
+
+// checkConverged asserts I2 and that every task is a linked sub-issue.
+func (e *subEnv) checkConverged(tasks []state.Task) {
+	e.t.Helper()
+	per := e.perKey()
+	tree := e.treeOf(e.root)
+	for _, tk := range tasks {
+		if got := per[tk.IdemKey]; len(got) != 1 {
+			e.t.Errorf("I2: task %s has %d issues %v, want exactly 1", tk.ID, len(got), got)
+		}
+		if tk.Jira != state.JiraCreated || !tracker.IsGitHubKey(tk.JiraKey) {
+			e.t.Errorf("task %s: %s %q, want created with a #n key", tk.ID, tk.Jira, tk.JiraKey)
+			continue
+		}
+		var n int
+		fmt.Sscanf(tk.JiraKey, "#%d", &n)
+		if !tree[n] {
+			e.t.Errorf("task %s (%s) is not in the sub-issue tree of #%d", tk.ID, tk.JiraKey, e.root)
+		}
+	}
+}
+
+func TestSync120TasksToSubIssuesAcrossRunsWithoutDuplicatesOrLimitHits(t *testing.T) {
+	e := newSubEnv(t)
+	tasks := declare(e.root, 120)
+	var retryAt time.Time
+	runs := 0
+	for ; runs < 30; runs++ {
+		res := e.syncRun(tasks, retryAt)
+		tasks, retryAt = res.Tasks, res.RetryAt
+		if res.Waiting == 0 {
+			runs++
+			break
+		}
+		// The next run is the next event or sweep: a minute later, or when
+		// the pacing window ends.
+		next := e.clock.Now().Add(time.Minute)
+		if retryAt.After(next) {
+			next = retryAt
+		}
+		e.clock.AdvanceTo(next)
+	}
+	e.checkConverged(tasks)
+	hits, inside := e.s.ContentLimitStats()
+	reqs := e.s.Requests()
+	posts := 0
+	for _, r := range reqs {
+		if r.Method == "POST" {
+			posts++
+		}
+	}
+	kids, _ := e.s.SubIssues(subRepo, e.root)
+	deps := 0
+	for _, tk := range tasks {
+		var n int
+		fmt.Sscanf(tk.JiraKey, "#%d", &n)
+		b, _ := e.s.BlockedBy(subRepo, n)
+		deps += len(b)
+	}
+	t.Logf("120 tasks: %d runs, %d requests (%d POSTs), %d secondary-limit hits, %d requests inside a retry window, "+
+		"%d direct children of #%d, %d dependencies, %d issues per key max",
+		runs, len(reqs), posts, hits, inside, len(kids), e.root, deps, maxLen(e.perKey()))
+	if hits != 0 || inside != 0 {
+		t.Errorf("secondary limit hits %d, requests inside a window %d: want 0 and 0", hits, inside)
+	}
+	if len(kids) > 100 {
+		t.Errorf("#%d has %d sub-issues, more than GitHub's 100", e.root, len(kids))
+	}
+	if deps != 12 {
+		t.Errorf("dependencies = %d, want 12", deps)
+	}
+	if runs < 2 {
+		t.Errorf("all in %d run: the creates were not paced across runs", runs)
+	}
+	// The body escapes user text: no mention, no link, no forged marker.
+	bodies, _ := e.s.IssueBodies(subRepo)
+	for n, b := range bodies {
+		if n == e.root {
+			continue
+		}
+		if strings.Count(b, "<!--") != 1 || strings.Contains(b, "@octocat") {
+			t.Fatalf("#%d body not escaped: %q", n, b)
+		}
+	}
+	// Closing a task's issue ticks it at the next pass.
+	if err := e.s.SetIssueState(subRepo, numOf(tasks[5].JiraKey), "closed", false); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Hour)
+	res := e.syncRun(tasks, time.Time{})
+	if !res.Tasks[5].Done || res.Ticked != 1 {
+		t.Errorf("closing %s: done %v ticked %d, want it ticked", tasks[5].JiraKey, res.Tasks[5].Done, res.Ticked)
+	}
+	t.Logf("status read-back of 120 tasks: %d requests", res.Requests)
+}
+
+func numOf(key string) int {
+	var n int
+	fmt.Sscanf(key, "#%d", &n)
+	return n
+}
+
+func maxLen(m map[string][]int) int {
+	out := 0
+	for _, v := range m {
+		out = max(out, len(v))
+	}
+	return out
+}
