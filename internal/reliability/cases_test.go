@@ -50,6 +50,10 @@ var reliabilityCases = []relCase{
 	{30, "crash_after_state_write", "crash-after-state-write", case30},
 	{31, "token_revoked", "token-revoked", case31},
 	{32, "overlap_hides_answer", "overlap-hides-answer", case32},
+	// Issue 18 (tasks as GitHub sub-issues).
+	{33, "subissue_lost_create", "subissue-lost-create", case33},
+	{34, "subissue_crash_before_link", "subissue-crash-before-link", case34},
+	{35, "subissue_secondary_limit_storm", "subissue-secondary-limit-storm", case35},
 }
 
 // TestReliability runs the 27 cases of RELIABILITY.md §6, each asserting
