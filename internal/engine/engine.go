@@ -206,6 +206,9 @@ type Tick struct {
 type PRLinked struct {
 	PR  int
 	URL string
+	// Edit is set for a pull_request opened or edited delivery: who wrote
+	// the description (a link vouched for, see PullEdit).
+	Edit *PullEdit
 }
 
 func (Start) eventName() string        { return "start" }

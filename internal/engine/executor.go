@@ -351,6 +351,7 @@ func (m *machine) tick(e Tick) {
 // checks. A PR already linked is read again: a push (synchronize) or an
 // edit may have changed what its head's checks say.
 func (m *machine) prLinked(e PRLinked) {
+	m.linkVouch(e.PR, e.Edit)
 	if !slices.Contains(m.s.LinkedPRs, e.PR) {
 		m.s.LinkedPRs = append(m.s.LinkedPRs, e.PR)
 		m.changed = true

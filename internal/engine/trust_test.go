@@ -110,7 +110,7 @@ func TestTrustedPullRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, why := TrustedPull(tc.set, tc.p)
+			ok, why := TrustedPull(tc.set, nil, tc.p)
 			want(t, "trusted", ok, tc.trust)
 			if !strings.Contains(why, tc.why) {
 				t.Errorf("reason %q lacks %q", why, tc.why)
@@ -184,4 +184,68 @@ func TestApprovalCountsOnlyOnTheCurrentHead(t *testing.T) {
 	rv = approval("bob", "devin")
 	rv.Pull.HeadSHA = "9999999"
 	want(t, "kept stale approval counts", k.apply(rv).State.Slug, "qa")
+}
+
+// TestLinkVouchedByAPermittedEditor is the "or a person with that permission
+// linked it" part of the trusted-PR rule (PRODUCT §8) as a table: each case
+// applies pull_request opened/edited deliveries to a run at QA, then asks
+// whether a reader's PR, its description as read now, is trusted.
+func TestLinkVouchedByAPermittedEditor(t *testing.T) {
+	const linked = "CSV export.\n\nFixes #1"
+	edit := func(sender string, perm forge.Permission, body string) *PullEdit {
+		return &PullEdit{Sender: sender, Perm: perm, BodyChanged: true, Links: strings.Contains(body, "Fixes #1"), Delivered: body, Now: body}
+	}
+	stale := edit("maria", forge.PermAdmin, linked)
+	stale.Now = linked + "\n\nand more"
+	lookupFailed := edit("maria", forge.PermAdmin, linked)
+	lookupFailed.PermErr = true
+	titleOnly := edit("maria", forge.PermAdmin, linked)
+	titleOnly.BodyChanged = false
+	readerTitle := edit("randy", forge.PermRead, linked)
+	readerTitle.BodyChanged = false
+	tests := []struct {
+		name  string
+		edits []*PullEdit
+		body  string // the description read with the checks
+		fork  bool
+		trust bool
+		by    string // the vouch the state keeps
+	}{
+		{"linked by a maintainer's edit", []*PullEdit{edit("maria", forge.PermAdmin, linked)}, linked, false, true, "maria"},
+		{"opened by a writer for a reader", []*PullEdit{edit("devin", forge.PermWrite, linked)}, linked, false, true, "devin"},
+		{"fork linked by a maintainer still needs an approval", []*PullEdit{edit("maria", forge.PermAdmin, linked)}, linked, true, false, "maria"},
+		{"linked by a triage user", []*PullEdit{edit("tess", forge.PermTriage, linked)}, linked, false, false, ""},
+		{"linked by the reader", []*PullEdit{edit("randy", forge.PermRead, linked)}, linked, false, false, ""},
+		{"maintainer's lookup failed", []*PullEdit{lookupFailed}, linked, false, false, ""},
+		{"description changed before the delivery was processed", []*PullEdit{stale}, linked + "\n\nand more", false, false, ""},
+		{"description changed since the vouch (delivery lost)", []*PullEdit{edit("maria", forge.PermAdmin, linked)}, linked + "\n\nFixes #1 again", false, false, "maria"},
+		{"reader removed and re-added the link", []*PullEdit{edit("maria", forge.PermAdmin, linked), edit("randy", forge.PermRead, linked)}, linked, false, false, ""},
+		{"reader edited only the title", []*PullEdit{edit("maria", forge.PermAdmin, linked), readerTitle}, linked, false, false, ""},
+		{"maintainer edited only the title", []*PullEdit{edit("maria", forge.PermAdmin, linked), titleOnly}, linked, false, true, "maria"},
+		{"maintainer title edit vouches for nothing", []*PullEdit{titleOnly}, linked, false, false, ""},
+		{"maintainer unlinked it", []*PullEdit{edit("maria", forge.PermAdmin, linked), edit("maria", forge.PermAdmin, "CSV export.")}, linked, false, false, ""},
+		{"re-linked by a maintainer after the reader's edit", []*PullEdit{edit("maria", forge.PermAdmin, linked), edit("randy", forge.PermRead, linked), edit("alex", forge.PermWrite, linked)}, linked, false, true, "alex"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, reviewCfg)
+			reviewLoopTo(t, h, "review-loop", "qa")
+			for _, e := range tc.edits {
+				h.apply(PRLinked{PR: 41, URL: prURL, Edit: e})
+			}
+			by := ""
+			for _, v := range h.st.LinkVouches {
+				if v.PR == 41 {
+					by = v.By
+				}
+			}
+			want(t, "vouch kept by", by, tc.by)
+			p := &PullFacts{Number: 41, Author: "randy", AuthorPerm: forge.PermRead, Fork: tc.fork, HeadSHA: testHead, Links: strings.Contains(tc.body, "Fixes #1"), Body: tc.body}
+			ok, why := TrustedPull(h.set, h.st, p)
+			want(t, "trusted", ok, tc.trust)
+			// The checks of the PR's head complete QA exactly when it is trusted.
+			res := h.apply(Checks{PR: 41, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: p})
+			want(t, "QA completed ("+why+")", res.State.Slug != "qa", tc.trust)
+		})
+	}
 }

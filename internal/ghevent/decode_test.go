@@ -158,7 +158,11 @@ func TestDecodeVendoredPayloads(t *testing.T) {
 		"issue_comment.edited.json":  func() Event { return commentEvent("edited", true) },
 		"issue_comment.deleted.json": func() Event { return commentEvent("deleted", false) },
 		"pull_request.opened.json":   func() Event { return pullEvent("opened", true, prBody) },
-		"pull_request.edited.json":   func() Event { return pullEvent("edited", true, prBody) },
+		"pull_request.edited.json": func() Event {
+			ev := pullEvent("edited", true, prBody)
+			ev.BodyEdited = true // the example edits the description (changes.body)
+			return ev
+		},
 		"pull_request.closed.json": func() Event {
 			ev := pullEvent("closed", true, prBody)
 			ev.IssueState, ev.Pull.State = "closed", "closed"

@@ -36,6 +36,9 @@ type Event struct {
 	Body  string
 	// IssueState is "open" or "closed" from the payload.
 	IssueState string
+	// BodyEdited: a pull_request edited delivery whose changes.body is
+	// present, so its sender wrote the PR's description as delivered.
+	BodyEdited bool
 
 	Comment     *forge.Comment     // issue_comment
 	Pull        *forge.Pull        // pull_request, pull_request_review

@@ -94,12 +94,18 @@ func (p *commentPayload) check(ev *Event) error {
 type pullPayload struct {
 	envelope
 	PullRequest *wirePull `json:"pull_request"`
+	Changes     *struct {
+		Body *struct {
+			From string `json:"from"`
+		} `json:"body"`
+	} `json:"changes"`
 }
 
 func (p *pullPayload) fill(ev *Event) {
 	if p.PullRequest != nil {
 		setPull(ev, p.PullRequest)
 	}
+	ev.BodyEdited = ev.Action == "edited" && p.Changes != nil && p.Changes.Body != nil
 }
 
 func (p *pullPayload) check(ev *Event) error {

@@ -414,7 +414,15 @@ func (ru *run) collect(t Trigger) error {
 		}
 	}
 	if t.PRLinked != nil {
-		if err := ru.apply(*t.PRLinked); err != nil {
+		e := *t.PRLinked
+		if e.Edit != nil {
+			pe, err := ru.pullEdit(e.PR, *e.Edit)
+			if err != nil {
+				return err
+			}
+			e.Edit = pe
+		}
+		if err := ru.apply(e); err != nil {
 			return err
 		}
 	}

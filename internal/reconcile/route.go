@@ -36,7 +36,13 @@ func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 			return nil, nil
 		}
 		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
-			return Trigger{PRLinked: &engine.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
+			t := Trigger{PRLinked: &engine.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
+			if ev.Action == "opened" || ev.Action == "edited" {
+				// The sender opened the PR or edited it: when the
+				// description changed, they wrote it as delivered.
+				t.PRLinked.Edit = &engine.PullEdit{Sender: ev.Sender.Login, BodyChanged: ev.Action == "opened" || ev.BodyEdited, Delivered: ev.Body}
+			}
+			return t
 		})
 	case "pull_request_review":
 		if ev.Review == nil || ev.Pull == nil {

@@ -152,7 +152,7 @@ func (ru *run) checkPR(n int) error {
 		}
 		if ev, ok := checksEvent(n, pr, cs); ok {
 			facts := ru.pullFacts(pr, rs)
-			if trusted, why := engine.TrustedPull(ru.set, facts); !trusted {
+			if trusted, why := engine.TrustedPull(ru.set, ru.st, facts); !trusted {
 				ru.r.o.Logger.Info("checks not counted as evidence", "issue", ru.number, "pr", n, "why", why)
 			}
 			ev.Pull = facts
@@ -185,7 +185,32 @@ func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *engine.PullFact
 // issue (no permission lookups).
 func (ru *run) pullHead(pr forge.Pull) *engine.PullFacts {
 	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: !strings.EqualFold(pr.HeadRepo, ru.r.o.Forge.Repo()),
-		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), ru.number)}
+		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), ru.number), Body: pr.Body}
+}
+
+// pullEdit completes what a pull_request opened or edited delivery shows
+// about who wrote the PR's description (the engine decides whether it
+// vouches for the link): the sender's permission, failing closed, whether
+// the delivered description links this issue, and the description now.
+// Without the permission the edit can only drop a vouch, so the PR is
+// not read then.
+func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
+	p := ru.permission(e.Sender)
+	e.Perm, e.PermErr = p.p, p.err != nil
+	e.Links = slices.Contains(ghevent.LinkedIssues(e.Delivered), ru.number)
+	if e.PermErr || !e.Perm.AtLeast(ru.set.AnswerPermission) {
+		return &e, nil
+	}
+	pr, err := ru.r.o.Forge.GetPull(ru.ctx, n)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		e.Now = ""
+	case err != nil:
+		return nil, fmt.Errorf("read PR #%d to check who linked it: %w", n, err)
+	default:
+		e.Now = pr.Body
+	}
+	return &e, nil
 }
 
 // checksEvent summarises check runs: any failure → failure; all completed

@@ -216,6 +216,9 @@ func (g gen) rest(s *State) {
 	for i := g.n(2); i > 0; i-- {
 		s.LinkedPRs = append(s.LinkedPRs, 1+g.n(500))
 	}
+	for i := g.n(2); i > 0; i-- {
+		s.LinkVouches = append(s.LinkVouches, LinkVouch{PR: 1 + g.n(500), By: g.pick("octocat", "a-b"), Body: fmt.Sprintf("%016x", g.n(1e9))})
+	}
 	s.Seq = int64(g.n(40))
 	if g.n(1) == 0 {
 		s.ConfigRead, s.ConfigYAML = true, "default_flow: greenfield\n# "+g.text(false)

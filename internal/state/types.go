@@ -99,6 +99,9 @@ type State struct {
 	Exec *Execution `json:"exec,omitempty"`
 
 	LinkedPRs []int `json:"linked_prs,omitempty"`
+	// LinkVouches: linked PRs whose link a person with answer_permission
+	// made (PRODUCT §8), one per PR.
+	LinkVouches []LinkVouch `json:"link_vouches,omitempty"`
 	// ConfigYAML is the repository configuration read at the start or the
 	// last sweep (ConfigRead: it was read; empty text means defaults).
 	ConfigYAML string `json:"config_yaml,omitempty"`
@@ -376,4 +379,14 @@ type Execution struct {
 	// it (a review of an earlier cycle) does not count.
 	StartedAt time.Time `json:"started_at"`
 	Announced bool      `json:"announced,omitempty"`
+}
+
+// LinkVouch records that By, who has answer_permission, opened or edited PR
+// so that its description links the issue (a pull_request delivery they
+// sent said so). Body is 16 hex digits of the SHA-256 of that description:
+// the vouch holds only while the description is unchanged.
+type LinkVouch struct {
+	PR   int    `json:"pr"`
+	By   string `json:"by"`
+	Body string `json:"body"`
 }

@@ -288,6 +288,11 @@ func validRest(s *State) error {
 			return bad(fmt.Sprintf("linked_prs[%d]", i), "must be >= 1")
 		}
 	}
+	for i, v := range s.LinkVouches {
+		if v.PR < 1 || v.By == "" || len(v.Body) != 16 {
+			return bad(fmt.Sprintf("link_vouches[%d]", i), "needs pr >= 1, by and a 16-digit body hash")
+		}
+	}
 	return nil
 }
 

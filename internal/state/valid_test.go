@@ -75,6 +75,7 @@ func TestValid(t *testing.T) {
 		{"seq", func(s *State) { s.Seq = -1 }, "seq"},
 		{"failed sessions slug", func(s *State) { s.FailedSessions = map[string]int{"Bad": 1} }, "failed_sessions"},
 		{"linked pr", func(s *State) { s.LinkedPRs = []int{0} }, "linked_prs[0]"},
+		{"link vouch", func(s *State) { s.LinkVouches = []LinkVouch{{PR: 3, By: "maria", Body: "abc"}} }, "link_vouches[0]"},
 		{"invalid utf-8 deep", func(s *State) { s.Outbox[0].Inputs = map[string]string{"k": "\xff"} }, "outbox[0].inputs[k]"},
 		{"invalid utf-8 map key", func(s *State) { s.Outbox[0].Inputs = map[string]string{"\xff": "v"} }, "outbox[0].inputs.key"},
 		{"time out of range", func(s *State) { s.UpdatedAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "updated_at"},
