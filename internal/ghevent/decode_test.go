@@ -261,6 +261,35 @@ func show(v any) string {
 	return fmt.Sprintf("%#v", v)
 }
 
+// TestDecodeBodyEdited: only a pull_request edited delivery with
+// changes.body says its sender wrote the description (a title edit does
+// not; an opened delivery is told by its action).
+func TestDecodeBodyEdited(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		change map[string]any
+		want   bool
+	}{
+		{"description edited", "pull_request.edited.json", nil, true},
+		{"title edited", "pull_request.edited.json", map[string]any{"changes": map[string]any{"title": map[string]any{"from": "Update the README"}}}, false},
+		{"no changes", "pull_request.edited.json", map[string]any{"changes": ghtest.Delete}, false},
+		{"opened", "pull_request.opened.json", nil, false},
+		{"synchronize with changes.body", "pull_request.edited.json", map[string]any{"action": "synchronize"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := Decode("pull_request", ghtest.Mutate(t, ghtest.Payload(t, tt.file), tt.change))
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if ev.BodyEdited != tt.want {
+				t.Errorf("BodyEdited = %v, want %v", ev.BodyEdited, tt.want)
+			}
+		})
+	}
+}
+
 func TestDecodeRoutesHandledActionsOnly(t *testing.T) {
 	tests := []struct {
 		file, action string

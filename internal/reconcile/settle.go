@@ -192,15 +192,10 @@ func (ru *run) pullHead(pr forge.Pull) *engine.PullFacts {
 // about who wrote the PR's description (the engine decides whether it
 // vouches for the link): the sender's permission, failing closed, whether
 // the delivered description links this issue, and the description now.
-// Without the permission the edit can only drop a vouch, so the PR is
-// not read then.
 func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 	p := ru.permission(e.Sender)
 	e.Perm, e.PermErr = p.p, p.err != nil
 	e.Links = slices.Contains(ghevent.LinkedIssues(e.Delivered), ru.number)
-	if e.PermErr || !e.Perm.AtLeast(ru.set.AnswerPermission) {
-		return &e, nil
-	}
 	pr, err := ru.r.o.Forge.GetPull(ru.ctx, n)
 	switch {
 	case errors.Is(err, forge.ErrNotFound):
