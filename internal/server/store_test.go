@@ -180,3 +180,48 @@ func TestMemoryLockerExclusiveFencedOwnerOnly(t *testing.T) {
 	m := NewMemoryLocker()
 	lockerContract(t, m, m)
 }
+
+// TestQueueTakeEntriesLeavesOtherWorkAndSkipsStaleKeys: at shutdown the
+// Redis entries waiting in the local queue are taken out (running ones and
+// sweeps stay); the keys they leave in the ready channel are skipped, and a
+// key used again afterwards runs its new job once.
+func TestQueueTakeEntriesLeavesOtherWorkAndSkipsStaleKeys(t *testing.T) {
+	var depth int
+	q := newQueue(4, 4, func(n int) { depth = n })
+	ctx := context.Background()
+	q.push(work{key: "i1", entry: "1-0", job: Job{Delivery: "e1"}})
+	q.push(work{key: "i1", entry: "2-0", job: Job{Delivery: "e2"}}) // waits behind e1
+	q.push(work{key: "i2", entry: "3-0", job: Job{Delivery: "e3"}})
+	if !q.reserve() {
+		t.Fatal("reserve refused")
+	}
+	q.commit(work{key: "sweep:1", sweep: 1})
+	running, _ := q.take(ctx)
+	if running.job.Delivery != "e1" {
+		t.Fatalf("took %q first, want e1", running.job.Delivery)
+	}
+	got := map[string]bool{}
+	for _, w := range q.takeEntries() {
+		got[w.job.Delivery] = true
+	}
+	if len(got) != 2 || !got["e2"] || !got["e3"] {
+		t.Fatalf("takeEntries = %v, want e2 and e3 (e1 runs)", got)
+	}
+	if depth != 1 || q.len() != 1 {
+		t.Fatalf("depth %d len %d after takeEntries, want 1 (the sweep)", depth, q.len())
+	}
+	if w, ok := q.take(ctx); !ok || w.sweep != 1 {
+		t.Fatalf("took %+v, want the sweep (i2's stale key skipped)", w)
+	}
+	q.push(work{key: "i2", entry: "4-0", job: Job{Delivery: "e4"}})
+	if w, ok := q.take(ctx); !ok || w.job.Delivery != "e4" {
+		t.Fatalf("took %q after i2 was used again, want e4", w.job.Delivery)
+	}
+	q.done("i1")
+	q.done("sweep:1")
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if w, ok := q.take(short); ok {
+		t.Fatalf("took %+v from a queue with nothing waiting", w)
+	}
+}

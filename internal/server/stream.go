@@ -133,7 +133,7 @@ func (s *RedisStore) enqueue(ctx context.Context, job Job, max int) (int, error)
 }
 
 // read returns up to count entries no consumer has read yet, waiting up to
-// block for one. A missing group (Redis lost its data, or someone deleted
+// block for one (0: forever; negative: not at all). A missing group (Redis lost its data, or someone deleted
 // the key) is created again and reported through lostGroup.
 func (s *RedisStore) read(ctx context.Context, count int, block time.Duration) (es []entry, lostGroup bool, err error) {
 	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{

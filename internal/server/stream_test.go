@@ -69,7 +69,7 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 		}
 		want[job.Delivery] = job
 	}
-	es, _, err := store.read(ctx, len(want)+1, 0)
+	es, _, err := store.read(ctx, len(want)+1, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 			t.Fatalf("enqueue = %d, %v", res, err)
 		}
 	}
-	if es, _, err := dead.read(ctx, n, 0); err != nil || len(es) != n {
+	if es, _, err := dead.read(ctx, n, -1); err != nil || len(es) != n {
 		t.Fatalf("the dead consumer read %d entries (%v), want %d", len(es), err, n)
 	}
 	rec := newRecorder()
@@ -374,7 +374,7 @@ func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 			t.Fatalf("enqueue = %d, %v", res, err)
 		}
 	}
-	es, _, err := dead.read(ctx, 2, 0)
+	es, _, err := dead.read(ctx, 2, -1)
 	if err != nil || len(es) != 2 {
 		t.Fatalf("read %d entries (%v)", len(es), err)
 	}
@@ -394,4 +394,47 @@ func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 		t.Fatalf("poison ran %d times, fresh %d; want 0 and 1", rec.count("poison"), rec.count("fresh"))
 	}
 	eventually(t, "stream empty", func() bool { st := streamStats(t, store); return st.Length == 0 && st.Pending == 0 })
+}
+
+// TestStreamDropsOnlyIdleConsumersHoldingNothing: consumers of stopped
+// replicas are removed from the group once idle, unless they still hold
+// entries (removing them would drop those entries from the group).
+func TestStreamDropsOnlyIdleConsumersHoldingNothing(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	ctx := context.Background()
+	stores := map[string]*RedisStore{}
+	for _, name := range []string{"live", "empty", "holding"} {
+		stores[name] = newRedis(t, u, RedisOptions{Prefix: prefix, Owner: name})
+	}
+	if err := stores["live"].ensureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := mustDecode(t, "issues", issueDelivery(t, "x", 1).body)
+	if _, err := stores["live"].enqueue(ctx, Job{Delivery: "held", Event: ev, Received: time.Now()}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if es, _, err := stores["holding"].read(ctx, 1, -1); err != nil || len(es) != 1 {
+		t.Fatalf("holding read %d (%v)", len(es), err)
+	}
+	if _, _, err := stores["empty"].read(ctx, 1, -1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := stores["live"].dropGoneConsumers(ctx, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := stores["live"].rdb.XInfoConsumers(ctx, stores["live"].streamKey(), streamGroup).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	if len(names) != 1 || names[0] != "holding" {
+		t.Fatalf("consumers after the clean-up: %v, want only [holding] (live never read)", names)
+	}
+	if st := streamStats(t, stores["live"]); st.Pending != 1 {
+		t.Fatalf("pending %d after the clean-up, want 1 (holding's entry kept)", st.Pending)
+	}
 }
