@@ -37,8 +37,12 @@ type streamQueue struct {
 	// finished); its capacity is the number of workers.
 	tokens chan struct{}
 
-	mu       sync.Mutex
-	held     map[string]bool // entries read and not yet acknowledged or handed back: true once finished
+	mu   sync.Mutex
+	held map[string]bool // entries read and not yet acknowledged or handed back: true once finished
+	// acked remembers entries acknowledged in the last minute: a claim
+	// that ran in Redis just before the acknowledgement (the renewer could
+	// not reach Redis) may still return one, and it must not run again.
+	acked    map[string]time.Time
 	toAck    []string
 	ackNote  chan struct{} // a value when toAck grew or acking should stop
 	ackClose bool
@@ -49,6 +53,7 @@ func newStreamQueue(s *Server, store *RedisStore) *streamQueue {
 		s: s, store: store, idle: s.cfg.QueueClaimIdle,
 		tokens:  make(chan struct{}, s.cfg.Workers),
 		held:    make(map[string]bool),
+		acked:   make(map[string]time.Time),
 		ackNote: make(chan struct{}, 1),
 	}
 }
@@ -148,12 +153,13 @@ func (q *streamQueue) accept(es []entry, claimed bool) int {
 		}
 		q.mu.Lock()
 		_, dup := q.held[e.id]
-		if !dup {
+		_, done := q.acked[e.id]
+		if !dup && !done {
 			q.held[e.id] = false
 		}
 		q.mu.Unlock()
-		if dup {
-			continue // ours already: the renewer fell behind
+		if dup || done {
+			continue // ours already, or just acknowledged: the renewer fell behind
 		}
 		if claimed && e.deliveries > maxDeliveries {
 			q.mu.Lock()
@@ -275,9 +281,11 @@ func (q *streamQueue) ackLoop(ctx context.Context) {
 			}
 			wait = 100 * time.Millisecond
 			q.s.metrics.queueAcked.Add(float64(n))
+			now := time.Now()
 			q.mu.Lock()
 			for _, id := range batch[:n] {
 				delete(q.held, id)
+				q.acked[id] = now
 			}
 			q.mu.Unlock()
 			batch = batch[n:]
@@ -289,6 +297,7 @@ func (q *streamQueue) ackLoop(ctx context.Context) {
 // QUEUE_CLAIM_IDLE, until ctx ends.
 func (q *streamQueue) renewLoop(ctx context.Context) {
 	every(ctx, max(q.idle/3, 10*time.Millisecond), func() {
+		q.forgetAcked(time.Now().Add(-ackedMemory))
 		ids := q.heldIDs()
 		for len(ids) > 0 {
 			n := min(len(ids), 512)
@@ -309,6 +318,21 @@ func (q *streamQueue) renewLoop(ctx context.Context) {
 			ids = ids[n:]
 		}
 	})
+}
+
+// ackedMemory is how long acknowledged entries are remembered (see
+// streamQueue.acked): far longer than a claim's round trip.
+const ackedMemory = time.Minute
+
+// forgetAcked drops the acknowledged entries remembered since before t.
+func (q *streamQueue) forgetAcked(t time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for id, at := range q.acked {
+		if at.Before(t) {
+			delete(q.acked, id)
+		}
+	}
 }
 
 // unfinished keeps the ids whose jobs have not finished (a finished one
