@@ -74,6 +74,13 @@ type Jira struct {
 	TransitionOnClose bool `yaml:"transition_on_close,omitempty" json:"transition_on_close,omitempty"`
 }
 
+// Values of Config.Tracker.
+const (
+	TrackerJira   = "jira"
+	TrackerGitHub = "github"
+	TrackerLocal  = "local"
+)
+
 // Config is the parsed .github/autopilot.yml.
 type Config struct {
 	Version          int    `yaml:"version,omitempty" json:"version,omitempty"`
@@ -83,13 +90,19 @@ type Config struct {
 	MaxIterations    int    `yaml:"max_iterations,omitempty" json:"max_iterations,omitempty"`
 	// KeepStaleApprovals lets an approving review count as evidence after
 	// a push to the PR (default false: it must approve the current head).
-	KeepStaleApprovals bool                 `yaml:"keep_stale_approvals,omitempty" json:"keep_stale_approvals,omitempty"`
-	Roles              map[string][]string  `yaml:"roles,omitempty" json:"roles,omitempty"`
-	Agents             []string             `yaml:"agents,omitempty" json:"agents,omitempty"`
-	Executor           Executor             `yaml:"executor,omitempty" json:"executor"`
-	Steps              map[string]Executor  `yaml:"steps,omitempty" json:"steps,omitempty"`
-	Jira               Jira                 `yaml:"jira,omitempty" json:"jira"`
-	Flows              map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
+	KeepStaleApprovals bool                `yaml:"keep_stale_approvals,omitempty" json:"keep_stale_approvals,omitempty"`
+	Roles              map[string][]string `yaml:"roles,omitempty" json:"roles,omitempty"`
+	Agents             []string            `yaml:"agents,omitempty" json:"agents,omitempty"`
+	Executor           Executor            `yaml:"executor,omitempty" json:"executor"`
+	Steps              map[string]Executor `yaml:"steps,omitempty" json:"steps,omitempty"`
+	Jira               Jira                `yaml:"jira,omitempty" json:"jira"`
+	// Tracker is where tasks go: "jira", "github" (native sub-issues) or
+	// "local"; empty means jira when Jira is configured, else local.
+	Tracker string `yaml:"tracker,omitempty" json:"tracker,omitempty"`
+	// CloseChildren closes the open task issues (tracker: github) when the
+	// autopilot issue closes.
+	CloseChildren bool                 `yaml:"close_children,omitempty" json:"close_children,omitempty"`
+	Flows         map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
 
 	// Resolved after parsing: built-in plus custom flows.
 	All flow.Set `yaml:"-" json:"-"`

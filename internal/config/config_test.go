@@ -559,3 +559,19 @@ func TestUTF16FilesAreRead(t *testing.T) {
 		t.Fatalf("odd UTF-16: %v", err)
 	}
 }
+
+func TestTrackerKey(t *testing.T) {
+	for _, v := range []string{"jira", "github", "local"} {
+		c, err := Parse([]byte("tracker: " + v + "\nclose_children: true\n"))
+		if err != nil {
+			t.Fatalf("tracker: %s: %v", v, err)
+		}
+		if c.Tracker != v || !c.CloseChildren {
+			t.Fatalf("tracker: %s parsed as %q close_children %v", v, c.Tracker, c.CloseChildren)
+		}
+	}
+	_, err := Parse([]byte("version: 1\ntracker: gitlab\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 2: tracker:") || !strings.Contains(err.Error(), "want jira, github or local") {
+		t.Fatalf("tracker: gitlab: error %v, want one naming line 2 and the values", err)
+	}
+}

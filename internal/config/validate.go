@@ -180,6 +180,11 @@ func mention(agent string) string {
 }
 
 func (c *Config) checkJira(k *checker) {
+	switch c.Tracker {
+	case "", TrackerJira, TrackerGitHub, TrackerLocal:
+	default:
+		k.add("tracker", fmt.Sprintf("%q: want jira, github or local (or leave it out: jira when Jira is configured, else local)", c.Tracker), "tracker")
+	}
 	j := c.Jira
 	switch j.Deployment {
 	case "", "cloud", "datacenter":
