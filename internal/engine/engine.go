@@ -53,7 +53,10 @@ type Settings struct {
 	AnswerPermission forge.Permission
 	// JiraConfigured is true when Jira credentials were supplied.
 	JiraConfigured bool
-	Repo           string
+	// SubIssues is true when the forge can create GitHub sub-issues, so the
+	// Jira authentication gate offers them instead.
+	SubIssues bool
+	Repo      string
 	// BudgetLow: the API rate budget is nearly spent; the next iteration
 	// boundary stops the run with resource-overload.
 	BudgetLow bool

@@ -54,6 +54,9 @@ func (m *machine) jiraGate() bool {
 		f := false
 		m.s.JiraEnabled = &f
 		return true
+	case m.set.Config.Tracker == config.TrackerLocal:
+		m.jiraOff(state.JiraNotConfigured)
+		return true
 	case !m.set.JiraConfigured && jc == (config.Jira{}):
 		m.jiraOff(state.JiraNotConfigured)
 		return true
@@ -74,9 +77,12 @@ func (m *machine) jiraOff(why string) {
 }
 
 func (m *machine) openJiraFailed(detail string) {
+	opts := []state.Option{{Letter: "A", Text: "Retry authentication", Action: "jira-retry"}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: "jira-off"}}
+	if m.set.SubIssues && m.s.Tracker == "" {
+		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: "tracker-github"})
+	}
 	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(oneLine(detail, 160))},
-		[]state.Option{{Letter: "A", Text: "Retry authentication", Action: "jira-retry"}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: "jira-off"}},
-		"A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
+		opts, "A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
 	m.s.Gate.Next = m.s.Slug
 }
 
@@ -161,6 +167,16 @@ func (m *machine) doAction(g *state.Gate, action string, c Comment) {
 	case action == "jira-off":
 		f := false
 		m.s.JiraEnabled = &f
+		m.continueStep()
+	case action == "tracker-github":
+		// From now on the tasks go to GitHub sub-issues (the reconciler
+		// reads State.Tracker); they are synced at once.
+		t := true
+		m.s.Tracker = config.TrackerGitHub
+		m.s.JiraEnabled, m.s.JiraOff, m.s.JiraNote = &t, "", ""
+		if m.hasPendingTasks() {
+			m.emit(state.Effect{Kind: EffJiraSync})
+		}
 		m.continueStep()
 	case action == "retry-fresh":
 		m.s.RetryCount = 0

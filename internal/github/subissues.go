@@ -24,6 +24,9 @@ import (
 
 var _ tracker.SubIssueAPI = (*Client)(nil)
 
+// SubIssueTracker returns the client itself (tracker.SubIssueForge).
+func (c *Client) SubIssueTracker() tracker.SubIssueAPI { return c }
+
 func ghIssue(is *gh.Issue) tracker.GHIssue {
 	out := tracker.GHIssue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(),
 		Closed: is.GetState() == "closed", URL: is.GetHTMLURL()}

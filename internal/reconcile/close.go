@@ -27,7 +27,12 @@ const closeAuthNotice = "jira-close-auth"
 // done and sends nothing.
 func (ru *run) closeJira() error {
 	s := ru.st
-	if s == nil || ru.tracker == nil || !ru.set.Config.Jira.TransitionOnClose {
+	// close_children is transition_on_close for the sub-issue tracker.
+	want := ru.set.Config.Jira.TransitionOnClose
+	if isSubIssues(ru.tracker) {
+		want = ru.set.Config.CloseChildren
+	}
+	if s == nil || ru.tracker == nil || !want {
 		return nil
 	}
 	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == pausedAuth || ru.loaded.issue.State != "closed" {
@@ -50,8 +55,12 @@ func (ru *run) closeJira() error {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would move %d Jira issue(s) of #%d to done", open, ru.number))
 		return nil
 	}
+	maxWait := ru.r.o.JiraMaxWait
+	if isSubIssues(ru.tracker) {
+		maxWait = -1
+	}
 	res := tracker.CloseTasks(ru.ctx, closer, s.Tasks, tracker.SyncOptions{
-		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: s.JiraRetryAt,
+		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: maxWait, NotBefore: s.JiraRetryAt,
 	})
 	log := ru.r.o.Logger
 	log.Info("jira transition on close", "issue", ru.number, "closed", res.Closed, "left", res.Left,

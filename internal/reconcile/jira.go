@@ -101,6 +101,12 @@ func (ru *run) jira() error {
 			return ru.claim()
 		},
 	}
+	if isSubIssues(tr) {
+		// GitHub lists are consistent reads (a short lag covers a create
+		// still in flight), and the flow never waits out a GitHub limit:
+		// the window is recorded and the next run goes on from it.
+		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
+	}
 	res, err := tracker.Sync(ru.ctx, tr, tasks, opts)
 	if err != nil {
 		return fmt.Errorf("jira sync of #%d: %w", ru.number, err)

@@ -281,13 +281,11 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 			perm = p
 		}
 	}
-	ru.tracker = r.o.Tracker
-	if r.o.TrackerFor != nil {
-		if ru.tracker, err = r.o.TrackerFor(cfg.Jira); err != nil {
-			return Outcome{Issue: number}, &ConfigError{Path: r.o.ConfigPath, Err: err}
-		}
+	if ru.tracker, err = r.trackerFor(cfg, ru.st, number); err != nil {
+		return Outcome{Issue: number}, &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, Repo: r.o.Forge.Repo()}
+	_, subIssues := r.o.Forge.(tracker.SubIssueForge)
+	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: subIssues, Repo: r.o.Forge.Repo()}
 	if r.o.BudgetLow != nil {
 		ru.set.BudgetLow = r.o.BudgetLow()
 	}

@@ -164,6 +164,7 @@ func (g gen) rest(s *State) {
 		s.JiraNote = g.text(false)
 		s.JiraOff = g.pick("", JiraNotConfigured)
 		s.JiraRetryAt = g.time()
+		s.Tracker = g.pick("", "github")
 	}
 	if g.n(1) == 0 {
 		s.Since = g.time()

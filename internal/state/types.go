@@ -71,6 +71,10 @@ type State struct {
 	// JiraRetryAt is the end of a Jira Retry-After window: no Jira request
 	// is sent before it, whichever run comes next.
 	JiraRetryAt time.Time `json:"jira_retry_at,omitempty"`
+	// Tracker is "github" once someone chose "Create the tasks as GitHub
+	// sub-issues instead" at the Jira authentication gate: the tasks then go
+	// to sub-issues whatever the config says.
+	Tracker string `json:"tracker,omitempty"`
 
 	Gate *Gate `json:"gate,omitempty"`
 

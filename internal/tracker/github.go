@@ -71,6 +71,12 @@ type SubIssueAPI interface {
 	CloseIssue(ctx context.Context, number int) error
 }
 
+// SubIssueForge is implemented by forges that can hold tasks as sub-issues
+// (the GitHub client, the sandbox).
+type SubIssueForge interface {
+	SubIssueTracker() SubIssueAPI
+}
+
 // taskMarkerRE reads the hidden marker every created issue carries:
 // <!-- autopilot:task KEY parent=N kind=K -->.
 var taskMarkerRE = regexp.MustCompile(`<!-- autopilot:task (autopilot-[0-9a-z-]{1,60}) parent=([1-9][0-9]{0,9}) kind=(epic|task|batch) -->`)

@@ -1,0 +1,43 @@
+package reconcile
+
+import (
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// trackerFor picks the issue's tracker (PRODUCT §10 "Trackers"): GitHub
+// sub-issues when the config says tracker: github or someone chose them at
+// the Jira authentication gate (State.Tracker), none for tracker: local,
+// else Jira when it is configured. nil means tasks stay in the issue.
+func (r *Reconciler) trackerFor(cfg *config.Config, st *state.State, number int) (tracker.Tracker, error) {
+	kind := cfg.Tracker
+	if st != nil && st.Tracker == config.TrackerGitHub {
+		kind = config.TrackerGitHub
+	}
+	switch kind {
+	case config.TrackerLocal:
+		return nil, nil
+	case config.TrackerGitHub:
+		f, ok := r.o.Forge.(tracker.SubIssueForge)
+		if !ok {
+			return nil, nil
+		}
+		var tasks []state.Task
+		if st != nil {
+			tasks = st.Tasks
+		}
+		return tracker.NewGitHub(f.SubIssueTracker(), number, tasks, r.o.Now), nil
+	}
+	if r.o.TrackerFor != nil {
+		return r.o.TrackerFor(cfg.Jira)
+	}
+	return r.o.Tracker, nil
+}
+
+// isSubIssues reports whether tr is the GitHub sub-issue tracker, whose
+// reads are consistent and whose waits the flow never sits out.
+func isSubIssues(tr tracker.Tracker) bool {
+	_, ok := tr.(*tracker.GitHub)
+	return ok
+}
