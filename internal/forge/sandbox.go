@@ -43,6 +43,8 @@ type Sandbox struct {
 	// OnChange is called (without the lock) after every mutation, so a
 	// transcript printer can show comments and label changes as they happen.
 	OnChange func(Change)
+	// sub holds sub-issues and dependencies (sandbox_subissues.go).
+	sub *sbSubs
 }
 
 // Change describes one mutation of the sandbox.

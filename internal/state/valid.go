@@ -33,7 +33,7 @@ var (
 	repoRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
 	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 	taskRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	jiraRE  = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}-[1-9][0-9]{0,11}$`)
+	jiraRE  = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}-[1-9][0-9]{0,11}$|^#[1-9][0-9]{0,9}$`) // Jira key or sub-issue #n
 	hexRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
@@ -201,7 +201,7 @@ func validTasks(s *State) error {
 		case !jiraStates[t.Jira]:
 			return bad(f+".jira", "%q is not a Jira sync state", t.Jira)
 		case t.JiraKey != "" && !jiraRE.MatchString(t.JiraKey):
-			return bad(f+".jira_key", "%q is not a Jira key like PROJ-12", t.JiraKey)
+			return bad(f+".jira_key", "%q is not a Jira key like PROJ-12 or an issue like #12", t.JiraKey)
 		case math.IsNaN(t.Points) || math.IsInf(t.Points, 0) || t.Points < 0:
 			return bad(f+".points", "must be a finite number >= 0")
 		}

@@ -1,0 +1,60 @@
+package reconcile
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// tracker: github end to end on the sandbox forge: the declared tasks become
+// sub-issues of the autopilot issue, the state shows #n links, a closed task
+// issue ticks its task at the next pass, and close_children closes the
+// open ones when the autopilot issue closes.
+func TestTrackerGitHubTasksBecomeSubIssues(t *testing.T) {
+	w := newWorld(t, nil)
+	w.sb.SetFile(".github/autopilot.yml", []byte("default_flow: greenfield\ntracker: github\nclose_children: true\n"))
+	n := w.issue("Add CSV export")
+	w.start(n)
+	w.toGate(n)
+	st := w.state(n)
+	if len(st.Tasks) != 2 {
+		t.Fatalf("%d tasks, want 2", len(st.Tasks))
+	}
+	kids := w.sb.SubIssueNumbers(n)
+	if len(kids) != 2 {
+		t.Fatalf("#%d has sub-issues %v, want 2", n, kids)
+	}
+	for i, tk := range st.Tasks {
+		if tk.Jira != state.JiraCreated || !tracker.IsGitHubKey(tk.JiraKey) {
+			t.Fatalf("task %s: %s %q, want created as #n", tk.ID, tk.Jira, tk.JiraKey)
+		}
+		is, _ := w.sb.Snapshot(kids[i])
+		if !strings.Contains(is.Body, "<!-- autopilot:task "+tk.IdemKey) || !is.HasLabel(tracker.TaskLabel) {
+			t.Errorf("#%d lacks its marker or label: %q %v", kids[i], is.Body, is.Labels)
+		}
+	}
+	if sc := w.stateComment(n); !strings.Contains(sc.Body, "["+st.Tasks[0].JiraKey+"](") {
+		t.Errorf("the Tasks section does not link %s", st.Tasks[0].JiraKey)
+	}
+
+	// A person closes the first task's issue: the sweep ticks it.
+	first := kids[0]
+	w.sb.CloseIssue(first)
+	w.tick(time.Hour)
+	w.sweep()
+	if st := w.state(n); !st.Tasks[0].Done || st.Tasks[1].Done {
+		t.Fatalf("after closing #%d: done %v %v, want true false", first, st.Tasks[0].Done, st.Tasks[1].Done)
+	}
+
+	// Closing the autopilot issue closes the other task issue.
+	ev := w.event("issues", "closed", n, "maria")
+	ev.IssueState = "closed"
+	w.sb.CloseIssue(n)
+	w.mustHandle(ev)
+	if is, _ := w.sb.Snapshot(kids[1]); is.State != "closed" {
+		t.Errorf("close_children: #%d is %s, want closed", kids[1], is.State)
+	}
+}
