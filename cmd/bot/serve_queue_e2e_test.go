@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,4 +130,72 @@ func TestServeQueueFullAnswers503(t *testing.T) {
 		t.Errorf("queue_full deliveries = %v, want 1", got)
 	}
 	g.SetLatency(0)
+}
+
+// TestServeSIGTERMHandsBackToTheOtherReplica: a replica holding two
+// deliveries for one issue (the label running on a slow GitHub, the same
+// event re-emitted waiting behind it) gets SIGTERM: it finishes the running one, gives the waiting
+// one back to the queue at once, and exits 0; the other replica runs it
+// without waiting for QUEUE_CLAIM_IDLE and without claiming anything.
+func TestServeSIGTERMHandsBackToTheOtherReplica(t *testing.T) {
+	g := apptest.New(t)
+	prefix := fmt.Sprintf("autopilot-e2e-term-%d:", time.Now().UnixNano())
+	const claimIdle = 30 * time.Second
+	env := func() map[string]string {
+		e := baseEnv(t, g)
+		redisEnv(t, e, prefix)
+		e["QUEUE_CLAIM_IDLE"] = claimIdle.String()
+		e["WORKERS"] = "2"
+		return e
+	}
+	a := startReplica(t, "stopping", env())
+	n := g.Issue(apptest.Repo, "Hand back")
+	label := g.Labeled(apptest.Repo, n, apptest.Maintainer, "autopilot")
+	again := label // the same event re-emitted under a new delivery id
+	again.ID = apptest.NewDeliveryID()
+	g.SetLatency(300 * time.Millisecond)
+	defer g.SetLatency(0)
+	a.mustAccept(label)
+	a.mustAccept(again)
+	waitFor(t, "one job running and one waiting on the stopping replica", func() bool {
+		return a.metric("autopilot_jobs_in_flight") == 1 && a.metric("autopilot_queue_pending") == 2
+	})
+	b := startReplica(t, "taking-over", env())
+	signalled := time.Now()
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the stopping replica did not exit within 60s of SIGTERM")
+	}
+	if a.code != 0 {
+		t.Fatalf("exit %d after SIGTERM, want 0", a.code)
+	}
+	waitFor(t, "the other replica to run the handed-back delivery", func() bool {
+		return b.metric("autopilot_queue_acked_total") == 1
+	})
+	took := time.Since(signalled)
+	t.Logf("handed-back delivery done %s after SIGTERM (QUEUE_CLAIM_IDLE %s)", took.Round(time.Millisecond), claimIdle)
+	if took >= claimIdle {
+		t.Errorf("took %s: the delivery waited for a claim instead of being handed back", took)
+	}
+	if got := b.metric("autopilot_queue_claims_total"); got != 0 {
+		t.Errorf("the other replica claimed %v entries; want 0 (handed back, not claimed)", got)
+	}
+	g.SetLatency(0)
+	if got := b.metric(`autopilot_jobs_total{event="issues",outcome="ok"}`); got != 1 {
+		t.Errorf("the other replica ran %v issues jobs, want 1 (the handed-back delivery)", got)
+	}
+	waitStep(t, g, n, "problem")
+	if k := len(g.States(apptest.Repo, n)); k != 1 {
+		t.Errorf("%d state comments, want 1", k)
+	}
+	if !strings.Contains(a.logs.String(), `"msg":"server stopped"`) || strings.Contains(a.logs.String(), "left pending") {
+		t.Errorf("the stopping replica did not stop cleanly with nothing left pending:\n%s", a.logs.String())
+	}
+	if st := b.metric("autopilot_queue_stream_length"); st != 0 {
+		t.Errorf("stream length %v after the hand-over, want 0", st)
+	}
 }
