@@ -30,7 +30,7 @@ var (
 const usage = `usage: bot <command> [flags]
 
 commands:
-  demo [--flow NAME] [--jira] [--json] [--quiet]
+  demo [--flow NAME] [--jira] [--tracker jira|github|local] [--json] [--quiet]
                      run a complete scenario on the embedded sandbox (no network)
   action             GitHub Action entry point (default when GITHUB_ACTIONS=true)
   serve              GitHub App webhook server (see docs/app.md)
@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 }
 
 const (
-	demoUsage = `usage: bot demo [--flow NAME] [--jira] [--json] [--quiet]
+	demoUsage = `usage: bot demo [--flow NAME] [--jira] [--tracker jira|github|local] [--json] [--quiet]
 
 Runs a complete autopilot scenario on the embedded sandbox forge and sandbox
 Jira (no network, no token, fixed clock). Exit 0 when the run ends done.
@@ -154,6 +154,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o demo.Options
 	fs.StringVar(&o.Flow, "flow", "greenfield", "flow to run: greenfield, existing-code, meta-repo, review-loop")
 	fs.BoolVar(&o.Jira, "jira", false, "configure the sandbox Jira: its first authentication fails, the renewed token works, tasks get Jira keys")
+	fs.StringVar(&o.Tracker, "tracker", "", "where tasks go: jira (as --jira), github (sub-issues of the issue on the sandbox forge) or local")
 	fs.BoolVar(&o.JSON, "json", false, "print a machine-readable transcript")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the summary")
 	if err := fs.Parse(args); err != nil {

@@ -29,9 +29,13 @@ type Options struct {
 	// the run asks "Jira authentication failed"; the token is fixed and the
 	// retry succeeds. Without it Jira is not configured: no question, tasks
 	// stay in the issue.
-	Jira  bool
-	JSON  bool // machine-readable transcript
-	Quiet bool // summary only
+	Jira bool
+	// Tracker is where the tasks go: "" or "local" (the issue only, unless
+	// Jira is set), "jira" (as Jira), "github" (sub-issues of the issue on
+	// the sandbox forge).
+	Tracker string
+	JSON    bool // machine-readable transcript
+	Quiet   bool // summary only
 }
 
 // UsageError is a bad option (exit code 2).
@@ -64,6 +68,7 @@ type Summary struct {
 	Tasks          int            `json:"tasks"`
 	JiraPending    int            `json:"jira_pending"`
 	JiraIssues     int            `json:"jira_issues"`
+	SubIssues      int            `json:"sub_issues,omitempty"`
 	APICalls       map[string]int `json:"api_calls"`
 	APICallsTotal  int            `json:"api_calls_total"`
 	Runs           int            `json:"runs"`
@@ -83,18 +88,21 @@ const (
 
 // world is the sandbox a scenario runs in.
 type world struct {
-	sb      *forge.Sandbox
-	tr      *tracker.Sandbox
-	jira    bool // the sandbox Jira is configured
-	rec     *reconcile.Reconciler
-	clock   time.Time
-	entries []Entry
-	writes  int // state writes, for deterministic write ids
-	issue   int
-	runs    int
-	posted  int
-	lastVer int64
-	err     error
+	sb   *forge.Sandbox
+	tr   *tracker.Sandbox
+	jira bool // the sandbox Jira is configured
+	// subIssues: tracker github, tasks become sub-issues on the forge.
+	subIssues bool
+	rec       *reconcile.Reconciler
+	clock     time.Time
+	entries   []Entry
+	writes    int // state writes, for deterministic write ids
+	issue     int
+	runs      int
+	posted    int
+	lastVer   int64
+	err       error
+	subs      int // sub-issues the bot created
 }
 
 func (w *world) now() time.Time { return w.clock }
@@ -118,7 +126,18 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 			return Transcript{}, err
 		}
 	}
-	w := &world{clock: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
+	switch o.Tracker {
+	case "", config.TrackerLocal:
+	case config.TrackerJira:
+		o.Jira = true
+	case config.TrackerGitHub:
+		c := *cfg
+		c.Tracker, c.CloseChildren = config.TrackerGitHub, true
+		cfg = &c
+	default:
+		return Transcript{}, &UsageError{fmt.Sprintf("unknown tracker %q (have jira, github, local)", o.Tracker)}
+	}
+	w := &world{clock: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), subIssues: o.Tracker == config.TrackerGitHub}
 	w.sb = forge.NewSandbox(repo, forge.User{Login: bot, ID: 41898282, Type: "Bot"}, w.now)
 	w.sb.OnChange = w.record
 	w.jira = o.Jira
@@ -195,6 +214,11 @@ func (w *world) record(c forge.Change) {
 		e.Detail = c.Content + " on @" + c.Comment.Author.Login + "'s comment"
 	case "dispatch":
 		e.Detail = c.Content
+	case "issue":
+		e.Detail = fmt.Sprintf("#%d “%s”", c.Issue, c.Content)
+		if c.Actor == bot {
+			w.subs++
+		}
 	}
 	w.entries = append(w.entries, e)
 }
@@ -289,7 +313,7 @@ func (w *world) stateBody() string {
 
 func (w *world) transcript() Transcript {
 	s := w.state()
-	sum := Summary{APICalls: w.sb.Calls(), Runs: w.runs, CommentsPosted: w.posted, JiraIssues: len(w.tr.Issues())}
+	sum := Summary{APICalls: w.sb.Calls(), Runs: w.runs, CommentsPosted: w.posted, JiraIssues: len(w.tr.Issues()), SubIssues: w.subs}
 	for _, n := range sum.APICalls {
 		sum.APICallsTotal += n
 	}
@@ -323,7 +347,11 @@ func printSummary(out io.Writer, s Summary) {
 	}
 	fmt.Fprintf(out, " %-22s %d\n", "Comments posted", s.CommentsPosted)
 	fmt.Fprintf(out, " %-22s v%d\n", "State version", s.StateVersion)
-	fmt.Fprintf(out, " %-22s %d (Jira pending: %d, Jira issues: %d)\n", "Tasks", s.Tasks, s.JiraPending, s.JiraIssues)
+	if s.SubIssues > 0 {
+		fmt.Fprintf(out, " %-22s %d (sub-issues created: %d)\n", "Tasks", s.Tasks, s.SubIssues)
+	} else {
+		fmt.Fprintf(out, " %-22s %d (Jira pending: %d, Jira issues: %d)\n", "Tasks", s.Tasks, s.JiraPending, s.JiraIssues)
+	}
 	fmt.Fprintf(out, " %-22s %d\n", "Runs (events)", s.Runs)
 	fmt.Fprintf(out, " %-22s %d\n", "API calls", s.APICallsTotal)
 	kinds := make([]string, 0, len(s.APICalls))

@@ -15,6 +15,9 @@ func printTranscript(out io.Writer, w *world, tr Transcript) {
 	if w.jira {
 		jira = "sandbox Jira"
 	}
+	if w.subIssues {
+		jira = "tasks as GitHub sub-issues"
+	}
 	fmt.Fprintf(out, "autopilot demo — %s, issue #%d (sandbox forge, %s, fixed clock)\n", repo, w.issue, jira)
 	fmt.Fprintln(out, strings.Repeat("─", 72))
 	grouped := map[int]bool{} // runs whose reactions and labels are printed
@@ -50,6 +53,8 @@ func printTranscript(out io.Writer, w *world, tr Transcript) {
 			fmt.Fprintf(out, "%s  %s: %s\n", t, e.Actor, e.Detail)
 		case "jira":
 			fmt.Fprintf(out, "%s  @%s %s\n", t, e.Actor, e.Detail)
+		case "issue":
+			fmt.Fprintf(out, "%s  @%s created sub-issue %s\n", t, e.Actor, e.Detail)
 		}
 	}
 	fmt.Fprintln(out, strings.Repeat("─", 72))

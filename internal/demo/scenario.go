@@ -10,6 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 const epicsReport = "/autopilot done Architecture: a streaming CSV writer behind the existing report query layer.\n\n" +
@@ -140,6 +141,10 @@ func (w *world) implements(flowName, slug string) bool {
 // the sandbox Jira moves to Done, and a sync reads that back into the
 // issue's task list, as the sweep would. Without Jira there is nothing to do.
 func (w *world) closeJiraTasks(ctx context.Context) {
+	if w.subIssues && w.err == nil {
+		w.closeSubIssues(ctx)
+		return
+	}
 	if !w.jira || w.err != nil {
 		return
 	}
@@ -158,5 +163,30 @@ func (w *world) closeJiraTasks(ctx context.Context) {
 	}
 	w.tick(time.Minute)
 	w.entries = append(w.entries, Entry{At: w.clock, Actor: "devin", Kind: "jira", Detail: "moved " + strings.Join(keys, ", ") + " to Done in Jira"})
+	w.say(ctx, "devin", "/autopilot jira sync")
+}
+
+// closeSubIssues is closeJiraTasks for tracker: github: devin closes the
+// tasks' sub-issues on GitHub, and the next pass ticks them.
+func (w *world) closeSubIssues(ctx context.Context) {
+	s := w.state()
+	if s == nil {
+		return
+	}
+	var keys []string
+	for _, t := range s.Tasks {
+		var n int
+		if t.Kind != state.KindTask || t.Done || !tracker.IsGitHubKey(t.JiraKey) {
+			continue
+		}
+		fmt.Sscanf(t.JiraKey, "#%d", &n)
+		w.sb.CloseIssue(n)
+		keys = append(keys, t.JiraKey)
+	}
+	if len(keys) == 0 {
+		return
+	}
+	w.tick(time.Minute)
+	w.entries = append(w.entries, Entry{At: w.clock, Actor: "devin", Kind: "jira", Detail: "closed " + strings.Join(keys, ", ") + " on GitHub"})
 	w.say(ctx, "devin", "/autopilot jira sync")
 }
