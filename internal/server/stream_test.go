@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -344,17 +343,21 @@ func TestStreamQueueTwoReplicasUnderLoad(t *testing.T) {
 	}
 }
 
-// value reads a counter or gauge.
-func value(t *testing.T, m prometheus.Metric) float64 {
+// value reads a counter or gauge (through a registry of its own, so the
+// test needs no import of Prometheus's data model).
+func value(t *testing.T, c prometheus.Collector) float64 {
 	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatal(err)
+	r := prometheus.NewRegistry()
+	r.MustRegister(c)
+	fams, err := r.Gather()
+	if err != nil || len(fams) != 1 || len(fams[0].GetMetric()) != 1 {
+		t.Fatalf("gathering %v: %v", fams, err)
 	}
-	if d.Counter != nil {
-		return d.Counter.GetValue()
+	m := fams[0].GetMetric()[0]
+	if m.GetCounter() != nil {
+		return m.GetCounter().GetValue()
 	}
-	return d.Gauge.GetValue()
+	return m.GetGauge().GetValue()
 }
 
 // TestStreamQueueGivesUpAnEntryThatKillsEveryReplica: an entry handed out
