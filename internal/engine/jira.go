@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 
+	"github.com/autopilot-dev/autopilot/internal/config"
+
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -31,7 +33,11 @@ func (m *machine) jiraSynced(e JiraSynced) {
 		if m.s.JiraNote != "paused: authentication failed" {
 			m.s.JiraNote = "paused: authentication failed"
 			m.changed = true
-			m.post("reply", "⚠️ Jira rejected autopilot's credentials (401), so Jira sync is paused. The GitHub side goes on; tasks wait as `Jira: pending`. Fix the token, then comment `/autopilot jira retry`.")
+			if m.subIssues() {
+				m.post("reply", "⚠️ GitHub refused to create this issue's task sub-issues (401/403), so the task sync is paused. The flow goes on; tasks wait as pending. Give the token `issues: write` (docs/tasks.md), then comment `/autopilot jira retry`.")
+			} else {
+				m.post("reply", "⚠️ Jira rejected autopilot's credentials (401), so Jira sync is paused. The GitHub side goes on; tasks wait as `Jira: pending`. Fix the token, then comment `/autopilot jira retry`.")
+			}
 		}
 	case e.Note != "" && e.Note != m.s.JiraNote:
 		m.s.JiraNote = e.Note
@@ -40,6 +46,12 @@ func (m *machine) jiraSynced(e JiraSynced) {
 		m.s.JiraNote = ""
 		m.changed = true
 	}
+}
+
+// subIssues reports whether the tasks go to GitHub sub-issues (the config's
+// tracker: github, or the answer C at the Jira authentication gate).
+func (m *machine) subIssues() bool {
+	return m.s.Tracker == config.TrackerGitHub || (m.set.Config != nil && m.set.Config.Tracker == config.TrackerGitHub)
 }
 
 // PendingCount is the number of tasks waiting for Jira.

@@ -41,3 +41,15 @@ func TestTrackerLocalKeepsTasksInTheIssueWithoutAsking(t *testing.T) {
 	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
 	want(t, "jira off", res.State.JiraOff, state.JiraNotConfigured)
 }
+
+func TestSubIssueAuthPauseNamesGitHubNotJira(t *testing.T) {
+	h := newHarness(t, "tracker: github\n"+jiraOff)
+	h.runTo("greenfield", "decompose")
+	c := h.comment("maria", "write", "/autopilot done tasks")
+	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}}
+	h.apply(c)
+	res := h.apply(JiraSynced{Paused: "auth"})
+	if !hasBody(res.Effects, "GitHub refused to create this issue's task sub-issues") || hasBody(res.Effects, "Jira rejected") {
+		t.Errorf("pause notice: %q", bodies(res.Effects))
+	}
+}

@@ -1,0 +1,39 @@
+package state
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// With tracker: github the Tasks section links sub-issues as #n, and a run
+// with hundreds of them still renders within one comment.
+func TestManySubIssueTasksRenderAsLinksWithinOneComment(t *testing.T) {
+	for _, n := range []int{120, 600} {
+		s := sample()
+		s.Tasks = nil
+		for i := 1; i <= n; i++ {
+			s.Tasks = append(s.Tasks, Task{ID: fmt.Sprintf("%02d", i), Kind: KindTask,
+				Title: fmt.Sprintf("Parse the %dth column family of the CSV export", i), Points: 2,
+				IdemKey: fmt.Sprintf("autopilot-%010x", i), Jira: JiraCreated, JiraKey: fmt.Sprintf("#%d", 100+i),
+				JiraURL: fmt.Sprintf("https://github.com/acme/widgets/issues/%d", 100+i), SentAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)})
+		}
+		body, err := Render(s, View{}, []byte("k"))
+		if err != nil {
+			t.Fatalf("%d tasks: %v", n, err)
+		}
+		if len([]rune(body)) > 65536 {
+			t.Fatalf("%d tasks: body of %d characters", n, len([]rune(body)))
+		}
+		if !strings.Contains(body, "[#101](https://github.com/acme/widgets/issues/101)") {
+			t.Errorf("%d tasks: the first task is not linked as #101", n)
+		}
+		// The human part shows what fits; the machine block keeps them all.
+		back, err := Parse(body, Want{Repo: s.Repo, Issue: s.Issue, Key: []byte("k")})
+		if err != nil || len(back.Tasks) != n || back.Tasks[n-1].JiraKey != fmt.Sprintf("#%d", 100+n) {
+			t.Fatalf("%d tasks: read back %v, err %v", n, back != nil && len(back.Tasks) == n, err)
+		}
+		t.Logf("%d sub-issue tasks: state comment %d characters", n, len([]rune(body)))
+	}
+}
