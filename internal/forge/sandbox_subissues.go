@@ -143,6 +143,20 @@ func (a sandboxSubIssues) AddBlockedBy(ctx context.Context, n int, blockerID int
 	return nil
 }
 
+func (a sandboxSubIssues) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
+	s := a.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("GET dependencies"); err != nil {
+		return nil, sbErr(err)
+	}
+	var out []tracker.GHIssue
+	for _, b := range s.subsLocked().blockedBy[n] {
+		out = append(out, a.ghIssueLocked(b))
+	}
+	return out, nil
+}
+
 func (a sandboxSubIssues) ListLabeled(ctx context.Context, label string, since time.Time) ([]tracker.GHIssue, error) {
 	s := a.s
 	s.mu.Lock()

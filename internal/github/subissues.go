@@ -129,6 +129,25 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 	return c.trackerErr(fmt.Sprintf("add dependency to #%d", n), err)
 }
 
+// BlockedBy lists the issues issue n is blocked by (first page); a 404
+// means the host has no dependency API: tracker.ErrNoDependencies.
+func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
+	var list []*gh.Issue
+	_, err := c.do(ctx, op{kind: "GET dependencies"}, http.MethodGet,
+		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by")+listQuery(nil, 0), nil, &list, "")
+	if statusOf(err) == http.StatusNotFound {
+		return nil, tracker.ErrNoDependencies
+	}
+	if err != nil {
+		return nil, c.trackerErr(fmt.Sprintf("list dependencies of #%d", n), err)
+	}
+	out := make([]tracker.GHIssue, 0, len(list))
+	for _, is := range list {
+		out = append(out, ghIssue(is))
+	}
+	return out, nil
+}
+
 // ListLabeled lists the repository's issues (open and closed) carrying
 // label, updated since since (zero: all), pull requests left out.
 func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time) ([]tracker.GHIssue, error) {

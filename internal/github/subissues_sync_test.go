@@ -226,3 +226,31 @@ func maxLen(m map[string][]int) int {
 	}
 	return out
 }
+
+// Where the host has no dependency API (404), depends_on becomes a
+// "Depends on #n" line in the body, found out before the first such create.
+func TestDependsOnLineWithoutTheDependencyAPI(t *testing.T) {
+	e := newSubEnv(t)
+	e.s.SetNoDependencies(true)
+	tasks := declare(e.root, 20)
+	var retryAt time.Time
+	for i := 0; i < 10; i++ {
+		res := e.syncRun(tasks, retryAt)
+		tasks, retryAt = res.Tasks, res.RetryAt
+		if res.Waiting == 0 {
+			break
+		}
+		e.clock.Advance(2 * time.Minute)
+	}
+	e.checkConverged(tasks)
+	bodies, _ := e.s.IssueBodies(subRepo)
+	for _, i := range []int{10, 20} {
+		want := "Depends on " + tasks[i-2].JiraKey
+		if b := bodies[numOf(tasks[i-1].JiraKey)]; !strings.Contains(b, want) {
+			t.Errorf("task %d's body lacks %q: %q", i, want, b)
+		}
+	}
+	if n := e.s.Count("POST /repos/*/*/issues/*/dependencies/blocked_by"); n != 0 {
+		t.Errorf("%d dependency POSTs sent to a host without the API", n)
+	}
+}

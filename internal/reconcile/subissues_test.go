@@ -58,3 +58,38 @@ func TestTrackerGitHubTasksBecomeSubIssues(t *testing.T) {
 		t.Errorf("close_children: #%d is %s, want closed", kids[1], is.State)
 	}
 }
+
+// Answering C at the Jira authentication gate moves the run's tasks to
+// GitHub sub-issues, whatever the config says, and records the decision.
+func TestJiraGateAnswerCCreatesSubIssuesInstead(t *testing.T) {
+	jw := newJiraWorld(t, "  project: PROJ\n")
+	jw.tr.SetAuth(false)
+	n := jw.issue("Add CSV export")
+	jw.start(n)
+	jw.comment(n, "devin", "/autopilot done problem finished")
+	jw.comment(n, "devin", "/autopilot done research finished")
+	st := jw.state(n)
+	if st.Gate == nil || st.Gate.Kind != "jira-auth" {
+		t.Fatalf("no Jira gate: %+v", st.Gate)
+	}
+	jw.comment(n, "maria", "C")
+	st = jw.state(n)
+	if st.Tracker != "github" || len(st.Decisions) == 0 || st.Decisions[len(st.Decisions)-1].Option != "C" {
+		t.Fatalf("after C: tracker %q, decisions %+v", st.Tracker, st.Decisions)
+	}
+	jw.comment(n, "devin", "/autopilot done plan finished")
+	jw.comment(n, "devin", decompose)
+	st = jw.state(n)
+	kids := jw.sb.SubIssueNumbers(n)
+	if len(st.Tasks) != 2 || len(kids) != 2 {
+		t.Fatalf("tasks %d, sub-issues %v: want 2 and 2", len(st.Tasks), kids)
+	}
+	for _, tk := range st.Tasks {
+		if !tracker.IsGitHubKey(tk.JiraKey) {
+			t.Errorf("task %s has key %q, want #n", tk.ID, tk.JiraKey)
+		}
+	}
+	if got := len(jw.tr.Issues()); got != 0 {
+		t.Errorf("Jira holds %d issues, want 0", got)
+	}
+}

@@ -61,6 +61,9 @@ type SubIssueAPI interface {
 	// AddBlockedBy is POST /repos/{o}/{r}/issues/{n}/dependencies/blocked_by
 	// with issue_id = the blocking issue's numeric id.
 	AddBlockedBy(ctx context.Context, number int, blockerID int64) error
+	// BlockedBy is GET /repos/{o}/{r}/issues/{n}/dependencies/blocked_by;
+	// ErrNoDependencies when the host has no dependency API (404).
+	BlockedBy(ctx context.Context, number int) ([]GHIssue, error)
 	// ListLabeled is GET /repos/{o}/{r}/issues?labels=..&state=all&since=..,
 	// every page, pull requests left out. Unlike search it is a consistent
 	// read: an issue whose create succeeded is listed at once.
@@ -121,8 +124,10 @@ type GitHub struct {
 	sent []time.Time
 	// spent are this tracker's own content-creating requests.
 	spent []time.Time
-	// deps is false once the host answered 404 to a dependency request.
-	deps bool
+	// deps is false once the host answered 404 to a dependency request;
+	// depsProbed: the autopilot issue's dependency list was read to find out
+	// before the first create that has dependencies.
+	deps, depsProbed bool
 	// tree is what the last walk found: key → issue, and the parents'
 	// child counts (batch parents included).
 	byKey    map[string]GHIssue
@@ -473,6 +478,13 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	}
 	if it.Points > 0 {
 		fmt.Fprintf(&b, "Points: %s\n\n", strconv.FormatFloat(it.Points, 'f', -1, 64))
+	}
+	if len(it.DependsOn) > 0 && !g.depsProbed {
+		g.depsProbed = true
+		g.Requests++
+		if _, err := g.api.BlockedBy(ctx, g.root); errors.Is(err, ErrNoDependencies) {
+			g.deps = false
+		}
 	}
 	if !g.deps {
 		var on []string
