@@ -53,7 +53,8 @@ type sandboxSubIssues struct{ s *Sandbox }
 func (a sandboxSubIssues) ghIssueLocked(n int) tracker.GHIssue {
 	is := a.s.issues[n]
 	return tracker.GHIssue{ID: int64(sbIssueIDBase + n), Number: n, Title: is.Title, Body: is.Body,
-		Closed: is.State == "closed", URL: is.URL, Labels: slices.Clone(is.labels)}
+		Closed: is.State == "closed", URL: is.URL, Labels: slices.Clone(is.labels),
+		Author: is.Author.Login, AuthorIsBot: is.Author.IsBot()}
 }
 
 func sbErr(err error) error {

@@ -29,7 +29,8 @@ func (c *Client) SubIssueTracker() tracker.SubIssueAPI { return c }
 
 func ghIssue(is *gh.Issue) tracker.GHIssue {
 	out := tracker.GHIssue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(),
-		Closed: is.GetState() == "closed", URL: is.GetHTMLURL()}
+		Closed: is.GetState() == "closed", URL: is.GetHTMLURL(),
+		Author: is.GetUser().GetLogin(), AuthorIsBot: is.GetUser().GetType() == "Bot"}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())
 	}

@@ -254,3 +254,25 @@ func TestDependsOnLineWithoutTheDependencyAPI(t *testing.T) {
 		t.Errorf("%d dependency POSTs sent to a host without the API", n)
 	}
 }
+
+// A person's issue carrying a task's marker and label is not adopted: only
+// bot-authored issues count, so nobody can slip an issue into the outbox.
+func TestForgedMarkerByAPersonIsNotAdopted(t *testing.T) {
+	e := newSubEnv(t)
+	tasks := declare(e.root, 3)
+	forged, err := e.s.CreateIssue(subRepo, "mallory", "Task 1",
+		"<!-- autopilot:task "+tasks[0].IdemKey+" parent=1 kind=task -->", []string{tracker.TaskLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e.syncRun(tasks, time.Time{})
+	if res.Waiting != 0 || res.Found != 0 {
+		t.Fatalf("waiting %d found %d, want 0 0", res.Waiting, res.Found)
+	}
+	if res.Tasks[0].JiraKey == fmt.Sprintf("#%d", forged) {
+		t.Fatalf("task 01 adopted mallory's #%d", forged)
+	}
+	if e.treeOf(e.root)[forged] {
+		t.Errorf("mallory's #%d was linked under #%d", forged, e.root)
+	}
+}

@@ -41,6 +41,11 @@ type GHIssue struct {
 	URL    string
 	// Labels are the issue's label names.
 	Labels []string
+	// Author is the login of the issue's author; AuthorIsBot is GitHub's
+	// user.type == "Bot". Only bot-authored issues are adopted by their
+	// marker: a person cannot slip an issue of their own into the outbox.
+	Author      string
+	AuthorIsBot bool
 }
 
 // ErrNoDependencies is returned by SubIssueAPI.AddBlockedBy when the host
@@ -244,7 +249,7 @@ func (g *GitHub) walk(ctx context.Context) error {
 		g.children[p] = kids
 		for _, k := range kids {
 			m, ok := readMarker(k.Body)
-			if !ok {
+			if !ok || !k.AuthorIsBot {
 				continue
 			}
 			g.byKey[m.key] = k
@@ -288,7 +293,7 @@ func (g *GitHub) FindByIdemKeys(ctx context.Context, keys []string) (map[string]
 	}
 	for _, is := range labeled {
 		m, ok := readMarker(is.Body)
-		if !ok || !want[m.key] {
+		if !ok || !want[m.key] || !is.AuthorIsBot {
 			continue
 		}
 		if _, linked := g.byKey[m.key]; !linked {
@@ -400,7 +405,7 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 	real := 0
 	var batch *GHIssue
 	for i, k := range g.children[p] {
-		if m, ok := readMarker(k.Body); ok && m.kind == "batch" {
+		if m, ok := readMarker(k.Body); ok && m.kind == "batch" && k.AuthorIsBot {
 			batch = &g.children[p][i]
 			continue
 		}
@@ -419,7 +424,7 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 		return 0, err
 	}
 	for _, is := range labeled {
-		if m, ok := readMarker(is.Body); ok && m.key == key {
+		if m, ok := readMarker(is.Body); ok && m.key == key && is.AuthorIsBot {
 			if err := g.link(ctx, p, is); err != nil {
 				return 0, err
 			}
