@@ -276,3 +276,46 @@ func TestForgedMarkerByAPersonIsNotAdopted(t *testing.T) {
 		t.Errorf("mallory's #%d was linked under #%d", forged, e.root)
 	}
 }
+
+// An epic with 150 tasks: 99 under the epic, the rest under its batch
+// parent (the epic's 100th sub-issue), which GitHub's 100-children limit
+// would otherwise refuse.
+func TestEpicWithMoreThan100TasksSpillsIntoABatchParent(t *testing.T) {
+	e := newSubEnv(t)
+	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: tracker.IdemKey(subRepo, e.root, "01"), Jira: state.JiraPending}
+	tasks := []state.Task{epic}
+	for i := 2; i <= 151; i++ {
+		id := fmt.Sprintf("%03d", i)
+		tasks = append(tasks, state.Task{ID: id, Kind: state.KindTask, Title: "Task " + id, Epic: "01",
+			IdemKey: tracker.IdemKey(subRepo, e.root, id), Jira: state.JiraPending})
+	}
+	var retryAt time.Time
+	for i := 0; i < 20; i++ {
+		res := e.syncRun(tasks, retryAt)
+		tasks, retryAt = res.Tasks, res.RetryAt
+		if res.Waiting == 0 {
+			break
+		}
+		next := e.clock.Now().Add(time.Minute)
+		if retryAt.After(next) {
+			next = retryAt
+		}
+		e.clock.AdvanceTo(next)
+	}
+	e.checkConverged(tasks)
+	epicN := numOf(tasks[0].JiraKey)
+	rootKids, _ := e.s.SubIssues(subRepo, e.root)
+	epicKids, _ := e.s.SubIssues(subRepo, epicN)
+	if len(rootKids) != 1 || rootKids[0] != epicN || len(epicKids) != 100 {
+		t.Fatalf("root children %v, epic #%d children %d: want [epic] and 100", rootKids, epicN, len(epicKids))
+	}
+	batch := epicKids[99]
+	batchKids, _ := e.s.SubIssues(subRepo, batch)
+	bodies, _ := e.s.IssueBodies(subRepo)
+	if len(batchKids) != 51 || !strings.Contains(bodies[batch], "kind=batch") {
+		t.Errorf("batch #%d holds %d tasks (want 51), body %q", batch, len(batchKids), bodies[batch])
+	}
+	if hits, inside := e.s.ContentLimitStats(); hits+inside != 0 {
+		t.Errorf("limit hits %d, inside %d", hits, inside)
+	}
+}
