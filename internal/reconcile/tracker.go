@@ -19,15 +19,15 @@ func (r *Reconciler) trackerFor(cfg *config.Config, st *state.State, number int)
 	case config.TrackerLocal:
 		return nil, nil
 	case config.TrackerGitHub:
-		f, ok := r.o.Forge.(tracker.SubIssueForge)
-		if !ok {
+		api := r.subIssueAPI()
+		if api == nil {
 			return nil, nil
 		}
 		var tasks []state.Task
 		if st != nil {
 			tasks = st.Tasks
 		}
-		return tracker.NewGitHub(f.SubIssueTracker(), number, tasks, r.o.Now), nil
+		return tracker.NewGitHub(api, number, tasks, r.o.Now), nil
 	}
 	if r.o.TrackerFor != nil {
 		return r.o.TrackerFor(cfg.Jira)
@@ -40,4 +40,12 @@ func (r *Reconciler) trackerFor(cfg *config.Config, st *state.State, number int)
 func isSubIssues(tr tracker.Tracker) bool {
 	_, ok := tr.(*tracker.GitHub)
 	return ok
+}
+
+// subIssueAPI is the forge's sub-issue API, nil when it has none.
+func (r *Reconciler) subIssueAPI() tracker.SubIssueAPI {
+	if f, ok := r.o.Forge.(tracker.SubIssueForge); ok {
+		return f.SubIssueTracker()
+	}
+	return nil
 }
