@@ -260,6 +260,8 @@ func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*r
 		Now: a.o.Now, Logger: log, DryRun: in.DryRun, ClaimSettle: a.o.ClaimSettle,
 		Print:     func(s string) { log.Info(s) },
 		BudgetLow: func() bool { return budgetLow(client) },
+		// Clicks on the PR check's buttons come to the App only.
+		CheckButtons: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)

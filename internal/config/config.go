@@ -90,12 +90,19 @@ type Config struct {
 	MaxIterations    int    `yaml:"max_iterations,omitempty" json:"max_iterations,omitempty"`
 	// KeepStaleApprovals lets an approving review count as evidence after
 	// a push to the PR (default false: it must approve the current head).
-	KeepStaleApprovals bool                `yaml:"keep_stale_approvals,omitempty" json:"keep_stale_approvals,omitempty"`
-	Roles              map[string][]string `yaml:"roles,omitempty" json:"roles,omitempty"`
-	Agents             []string            `yaml:"agents,omitempty" json:"agents,omitempty"`
-	Executor           Executor            `yaml:"executor,omitempty" json:"executor"`
-	Steps              map[string]Executor `yaml:"steps,omitempty" json:"steps,omitempty"`
-	Jira               Jira                `yaml:"jira,omitempty" json:"jira"`
+	KeepStaleApprovals bool `yaml:"keep_stale_approvals,omitempty" json:"keep_stale_approvals,omitempty"`
+	// CheckName is the name of the check run on linked PRs (default
+	// DefaultCheckName).
+	CheckName string `yaml:"check_name,omitempty" json:"check_name,omitempty"`
+	// MergeGate is the step whose completion turns the PR check green in
+	// flows other than the review loop (default: the step after the
+	// implementation).
+	MergeGate string              `yaml:"merge_gate,omitempty" json:"merge_gate,omitempty"`
+	Roles     map[string][]string `yaml:"roles,omitempty" json:"roles,omitempty"`
+	Agents    []string            `yaml:"agents,omitempty" json:"agents,omitempty"`
+	Executor  Executor            `yaml:"executor,omitempty" json:"executor"`
+	Steps     map[string]Executor `yaml:"steps,omitempty" json:"steps,omitempty"`
+	Jira      Jira                `yaml:"jira,omitempty" json:"jira"`
 	// Tracker is where tasks go: "jira", "github" (native sub-issues) or
 	// "local"; empty means jira when Jira is configured, else local.
 	Tracker string `yaml:"tracker,omitempty" json:"tracker,omitempty"`
@@ -117,6 +124,9 @@ const (
 	DefaultConfidence    = 0.85
 	DefaultMaxIterations = 10
 )
+
+// DefaultCheckName is the PR check run's name when check_name is unset.
+const DefaultCheckName = "autopilot"
 
 // Error is a configuration error naming the line and field.
 type Error struct {

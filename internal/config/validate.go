@@ -107,6 +107,12 @@ func (c *Config) resolve(root *yaml.Node) error {
 			}
 		}
 	}
+	if c.MergeGate != "" && !slugs[c.MergeGate] {
+		k.add("merge_gate", fmt.Sprintf("%q is not a step of any flow; name the step whose completion lets the PR merge", c.MergeGate), "merge_gate")
+	}
+	if n := c.CheckName; n != "" && (len(n) > 100 || strings.TrimSpace(n) != n || strings.ContainsAny(n, "\r\n")) {
+		k.add("check_name", fmt.Sprintf("%q: want a one-line name of at most 100 characters without surrounding spaces", n), "check_name")
+	}
 	for _, slug := range c.inFileOrder(root, "steps", keys(c.Steps)) {
 		at := []string{"steps", slug}
 		if !slugs[slug] {

@@ -325,6 +325,12 @@ func (m *machine) apply(ev Event) error {
 		m.tick(e)
 	case PRLinked:
 		m.prLinked(e)
+	case PullSeen:
+		m.pullSeen(e)
+	case CheckShown:
+		m.checkShown(e)
+	case Click:
+		m.click(e)
 	default:
 		return fmt.Errorf("unknown event %T", ev)
 	}

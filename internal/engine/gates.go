@@ -265,3 +265,6 @@ func (m *machine) rollback(slug string) {
 	m.s.LastSession = m.session("rollback", "re-running "+m.f.Steps[i].Name)
 	m.enter(i + 1)
 }
+
+// GateMarker is the hidden first line of a gate's Choose comment.
+func GateMarker(id string) string { return gateMarker(id) }

@@ -256,3 +256,34 @@ func (e *TransientError) Error() string {
 }
 
 func (e *TransientError) Unwrap() error { return e.Err }
+
+// CheckRunOut is a check run to create on a commit (the PR check).
+type CheckRunOut struct {
+	Name       string
+	HeadSHA    string
+	Status     string // in_progress or completed
+	Conclusion string // set when completed
+	ExternalID string
+	DetailsURL string
+	Title      string
+	Summary    string
+	Actions    []CheckRunAction
+}
+
+// CheckRunAction is a requested action (button) of a check run; GitHub
+// allows three, with label and identifier of at most 20 characters and a
+// description of at most 40.
+type CheckRunAction struct {
+	Label       string
+	Description string
+	Identifier  string
+}
+
+// CheckWriter is implemented by forges that can write check runs (GitHub
+// with checks: write, the sandbox). A forge without it shows no PR check.
+type CheckWriter interface {
+	// CreateCheckRun creates a check run and returns its id. The latest
+	// check run of a name on a commit is the one GitHub shows and branch
+	// protection reads.
+	CreateCheckRun(ctx context.Context, c CheckRunOut) (int64, error)
+}

@@ -31,9 +31,11 @@ type Sandbox struct {
 	pulls    map[int]*Pull
 	reviews  map[int][]Review
 	checks   map[string][]Check
-	runs     []WorkflowRun
-	reacts   map[int64][]string
-	calls    map[string]int
+	// created are the check runs the bot created, by head commit.
+	created map[string][]CheckRunOut
+	runs    []WorkflowRun
+	reacts  map[int64][]string
+	calls   map[string]int
 	// Identity is the account the sandbox acts as (the bot).
 	Identity User
 	// AppID marks comments made by the sandbox with performed_via_github_app.

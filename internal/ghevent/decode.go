@@ -62,6 +62,8 @@ func handles(name, action string) bool {
 		return action == "submitted"
 	case "workflow_run":
 		return action == "completed"
+	case "check_run":
+		return action == "requested_action"
 	case "schedule", "workflow_dispatch":
 		return true
 	}

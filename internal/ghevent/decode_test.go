@@ -205,6 +205,14 @@ func TestDecodeVendoredPayloads(t *testing.T) {
 			return ev
 		},
 		"workflow_run.requested.json": func() Event { return runEvent("requested", "queued", "", false) },
+		"check_run.requested_action.json": func() Event {
+			// external_id is "" in the example (not autopilot's check run):
+			// no issue to answer.
+			return Event{Name: "check_run", Action: "requested_action", Repo: "electron/electron", Installation: 690857,
+				Sender: forge.User{Login: "codebytere", ID: 2036040, Type: "User"}, Handled: true,
+				CheckAction: &CheckAction{CheckRunID: 1494503112, URL: "https://github.com/electron/electron/runs/1494503112", Name: "API Review",
+					HeadSHA: "5bd5f196a46b8222fb7484f05faba41a73cf34bd", AppID: 25811, Identifier: "lgtm|26764", PRs: []int{26764}}}
+		},
 		"workflow_dispatch.json": func() Event {
 			return Event{Name: "workflow_dispatch", Repo: octoRepo, Sender: octocat, Handled: true, Sweep: true}
 		},

@@ -48,6 +48,10 @@ type Event struct {
 	// (workflow_run.pull_requests[].number: CI runs on a PR's head; empty
 	// for dispatched runs).
 	RunPRs []int
+	// CheckAction is a click on a button of a check run
+	// (check_run.requested_action); LinkedIssues then holds the issue its
+	// external_id names, if any.
+	CheckAction *CheckAction
 	// LinkedIssues are issue numbers a PR body links to (closing keywords or
 	// "Autopilot-Issue: #N"), for pull_request / review / PR comment events.
 	LinkedIssues []int

@@ -26,6 +26,8 @@ func payloadFor(name string) eventPayload {
 		return &reviewPayload{}
 	case "workflow_run":
 		return &runPayload{}
+	case "check_run":
+		return &checkRunPayload{}
 	}
 	return &envelope{}
 }

@@ -326,7 +326,7 @@ func TestChecksEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, ok := checksEvent(4, pr, tt.checks)
+			ev, ok := checksEvent(4, pr, tt.checks, "autopilot")
 			if ok != tt.ok || ok && (ev.State != tt.state || !reflect.DeepEqual(ev.Failed, tt.failed) || ev.URL != pr.URL+"/checks" || ev.SHA != "abc") {
 				t.Errorf("checksEvent = %+v, %v", ev, ok)
 			}

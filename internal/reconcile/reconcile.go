@@ -63,6 +63,9 @@ type Options struct {
 	JiraMaxWait time.Duration
 	// Print receives dry-run output.
 	Print func(string)
+	// CheckButtons offers a Choose block's options as buttons on the PR
+	// check (App mode: GitHub sends the clicks to the App only).
+	CheckButtons bool
 }
 
 // Reconciler reconciles issues of one repository.
@@ -119,6 +122,9 @@ type Trigger struct {
 	Review   *engine.Review
 	Run      *engine.RunCompleted
 	PRLinked *engine.PRLinked
+	// Click is a button of the PR check (App mode); its sender's
+	// permission is looked up here.
+	Click *engine.Click
 	// AuthorEdit is an issue_comment.edited delivery whose sender is the
 	// comment's author: the proof that the author wrote that text.
 	AuthorEdit *forge.Comment
@@ -248,6 +254,8 @@ type run struct {
 	// slowWrite: a state write came slowly after its re-read; the pass is
 	// read back even if it posted nothing (verify).
 	slowWrite bool
+	// checks are the PR check runs planned before this pass's write.
+	checks []engine.CheckRun
 }
 
 type permResult struct {
@@ -400,6 +408,17 @@ func (ru *run) collect(t Trigger) error {
 		if err := ru.apply(rv); err != nil {
 			return err
 		}
+		if err := ru.seePull(rv.PR); err != nil {
+			return err
+		}
+	}
+	if t.Click != nil {
+		c := *t.Click
+		p := ru.permission(c.Sender)
+		c.Perm, c.PermErr = p.p, p.err != nil
+		if err := ru.apply(c); err != nil {
+			return err
+		}
 	}
 	if t.Run != nil {
 		if ok, why := engine.MatchRun(ru.set, ru.st, *t.Run); !ok {
@@ -420,6 +439,9 @@ func (ru *run) collect(t Trigger) error {
 			e.Edit = pe
 		}
 		if err := ru.apply(e); err != nil {
+			return err
+		}
+		if err := ru.seePull(t.PRLinked.PR); err != nil {
 			return err
 		}
 	}

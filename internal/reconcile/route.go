@@ -54,8 +54,24 @@ func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 		})
 	case "workflow_run":
 		return r.workflowRun(ctx, ev)
+	case "check_run":
+		return r.checkClick(ctx, ev)
 	}
 	return nil, nil
+}
+
+// checkClick routes a click on a button of the PR check to the issue its
+// external_id names. Only this App's check runs count (GitHub sends a
+// click to the App that created the run; AppID, when known, checks it).
+// Action mode offers no buttons, so it ignores clicks.
+// The engine applies it only to the gate that is open now.
+func (r *Reconciler) checkClick(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	a := ev.CheckAction
+	if a == nil || !r.o.CheckButtons || len(ev.LinkedIssues) != 1 || r.o.AppID != 0 && a.AppID != r.o.AppID {
+		return nil, nil
+	}
+	out, err := r.Issue(ctx, ev.LinkedIssues[0], Trigger{Click: &engine.Click{Identifier: a.Identifier, Sender: ev.Sender.Login, URL: a.URL, At: r.o.Now()}})
+	return []Outcome{out}, err
 }
 
 func prURL(ev *ghevent.Event) string {

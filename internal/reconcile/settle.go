@@ -24,6 +24,9 @@ func (ru *run) settle() error {
 	if ru.st != nil {
 		ru.pruneOutbox()
 	}
+	if err := ru.planChecks(); err != nil {
+		return err
+	}
 	// Classifications ride on this pass's write when effects follow anyway
 	// (its version re-read is then usually a free 304).
 	ru.changed = ru.st != nil && (ru.changed || ru.classified && ru.visibleEffects())
@@ -47,6 +50,7 @@ func (ru *run) settle() error {
 	if err := ru.labels(); err != nil {
 		return err
 	}
+	ru.publishChecks()
 	if ru.refused || ru.classified && !ru.wrote {
 		// Remember a refusal, so no later run sends it again unchanged, and
 		// classifications no other write carried.
@@ -132,6 +136,9 @@ func (ru *run) checkPR(n int) error {
 	if err != nil {
 		return fmt.Errorf("reviews of PR #%d: %w", n, err)
 	}
+	if err := ru.apply(engine.PullSeen{Pull: ru.pullFacts(pr, rs)}); err != nil {
+		return err
+	}
 	switch st.Evidence {
 	case "review":
 		facts := ru.pullHead(pr) // the approval itself is what vouches
@@ -150,7 +157,7 @@ func (ru *run) checkPR(n int) error {
 		if err != nil {
 			return fmt.Errorf("checks of PR #%d: %w", n, err)
 		}
-		if ev, ok := checksEvent(n, pr, cs); ok {
+		if ev, ok := checksEvent(n, pr, cs, engine.CheckName(ru.set.Config)); ok {
 			facts := ru.pullFacts(pr, rs)
 			if trusted, why := engine.TrustedPull(ru.set, ru.st, facts); !trusted {
 				ru.r.o.Logger.Info("checks not counted as evidence", "issue", ru.number, "pr", n, "why", why)
@@ -209,8 +216,10 @@ func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 }
 
 // checksEvent summarises check runs: any failure → failure; all completed
-// successfully (success/neutral/skipped) → success; otherwise pending.
-func checksEvent(n int, pr forge.Pull, cs []forge.Check) (engine.Checks, bool) {
+// successfully (success/neutral/skipped) → success; otherwise pending. The
+// bot's own PR check (named own) is no evidence of anything.
+func checksEvent(n int, pr forge.Pull, cs []forge.Check, own string) (engine.Checks, bool) {
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c forge.Check) bool { return c.Name == own })
 	if len(cs) == 0 {
 		return engine.Checks{}, false
 	}

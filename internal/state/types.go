@@ -106,6 +106,10 @@ type State struct {
 	// LinkVouches: linked PRs whose link a person with answer_permission
 	// made (PRODUCT §8), one per PR.
 	LinkVouches []LinkVouch `json:"link_vouches,omitempty"`
+	// PRChecks records, per linked PR, the head the bot last read, whether
+	// the PR was trusted there, and a hash of what its check run last
+	// showed (an unchanged hash costs no API call).
+	PRChecks []PRCheck `json:"pr_checks,omitempty"`
 	// ConfigYAML is the repository configuration read at the start or the
 	// last sweep (ConfigRead: it was read; empty text means defaults).
 	ConfigYAML string `json:"config_yaml,omitempty"`
@@ -302,6 +306,16 @@ type Effect struct {
 	Workflow  string            `json:"workflow,omitempty"`
 	Ref       string            `json:"ref,omitempty"`
 	Inputs    map[string]string `json:"inputs,omitempty"`
+}
+
+// PRCheck is the bot's record of the check run on one linked PR's head.
+type PRCheck struct {
+	PR      int    `json:"pr"`
+	Head    string `json:"head"`
+	Trusted bool   `json:"trusted,omitempty"`
+	// Shown is the hash of the check run last published on Head ("" when
+	// none was).
+	Shown string `json:"shown,omitempty"`
 }
 
 // Stop records why a run stopped.

@@ -124,7 +124,7 @@ func (s *Server) addReview(is *issue, u *user, state, body, commit string) *revi
 }
 
 // listCheckRuns serves GET .../commits/{ref}/check-runs (ref is a SHA),
-// filtered by check_name and status, newest first.
+// filtered by check_name, status and app_id, newest first.
 func (s *Server) listCheckRuns(c *call) reply {
 	var runs []obj
 	all := c.repo.checks[c.params["ref"]]
@@ -136,16 +136,10 @@ func (s *Server) listCheckRuns(c *call) reply {
 		if st := c.query.Get("status"); st != "" && st != cr.status {
 			continue
 		}
-		url := s.api("/repos/%s/check-runs/%d", c.repo.fullName(), cr.id)
-		runs = append(runs, obj{
-			"id": cr.id, "node_id": nodeID("CheckRun", cr.id), "head_sha": c.params["ref"],
-			"external_id": "", "url": url, "details_url": url, "name": cr.name,
-			"html_url": s.webURL + "/" + c.repo.fullName() + "/runs/" + itoa(cr.id),
-			"status":   cr.status, "conclusion": orNull(cr.conclusion),
-			"started_at": stamp(cr.started), "completed_at": stamp(cr.completed),
-			"output":      obj{"title": nil, "summary": nil, "text": nil, "annotations_count": 0},
-			"check_suite": obj{"id": cr.id}, "app": s.appJSON(s.apps[ActionsAppID]), "pull_requests": []obj{},
-		})
+		if id := c.query.Get("app_id"); id != "" && id != itoa(cr.app()) {
+			continue
+		}
+		runs = append(runs, s.checkRunJSON(c.repo, c.params["ref"], cr))
 	}
 	lo, hi, link := s.pageBounds(c, len(runs))
 	rep := ok(obj{"total_count": len(runs), "check_runs": append([]obj{}, runs[lo:hi]...)})

@@ -47,6 +47,9 @@ func buildRoutes() []route {
 		{"GET", rp + "/pulls/{number}/reviews", false, (*Server).listReviews},
 		{"POST", rp + "/pulls/{number}/reviews", false, (*Server).createReview},
 		{"GET", rp + "/commits/{ref}/check-runs", false, (*Server).listCheckRuns},
+		{"POST", rp + "/check-runs", false, (*Server).createCheckRun},
+		{"GET", rp + "/check-runs/{id}", false, (*Server).getCheckRun},
+		{"PATCH", rp + "/check-runs/{id}", false, (*Server).updateCheckRun},
 		{"GET", rp + "/commits/{ref}/status", false, (*Server).combinedStatus},
 		{"GET", rp + "/contents", false, (*Server).getContents}, // the root listing ("contents/")
 		{"GET", rp + "/contents/{path...}", false, (*Server).getContents},

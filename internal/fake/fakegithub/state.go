@@ -89,6 +89,12 @@ type checkRun struct {
 	name               string
 	status, conclusion string
 	started, completed time.Time
+	// Set when written through the API (checkruns.go); appID 0 is a run
+	// added by the control API, shown as GitHub Actions'.
+	externalID, detailsURL string
+	title, summary         string
+	actions                []CheckRunAction
+	appID                  int64
 }
 
 type status struct {

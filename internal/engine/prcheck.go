@@ -1,0 +1,384 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// Check run statuses and conclusions the PR check uses (PRODUCT §14).
+const (
+	CheckInProgress     = "in_progress"
+	CheckCompleted      = "completed"
+	CheckSuccess        = "success"
+	CheckFailure        = "failure"
+	CheckNeutral        = "neutral"
+	CheckActionRequired = "action_required"
+)
+
+// MaxCheckActions is GitHub's limit of requested actions on a check run; a
+// fourth option stays on the Choose comment only.
+const MaxCheckActions = 3
+
+// CheckRun is the check run the bot wants on one trusted linked PR's head:
+// data the edges create on GitHub. It never holds URLs, so its Hash is known
+// before the comments it links to exist (those are fixed per gate and
+// state comment); Summary adds them.
+type CheckRun struct {
+	PR      int
+	HeadSHA string
+	Name    string
+	Status  string
+	// Conclusion is set when Status is completed.
+	Conclusion string
+	Title      string
+	// Banner, Step and Waiting make up the summary.
+	Banner  string
+	Step    string
+	Waiting string
+	// Gate is the open gate's id: its Choose comment is the details page.
+	Gate    string
+	Actions []CheckAction
+	// ExternalID names the issue ("autopilot#12"), so a click on a button
+	// finds its issue.
+	ExternalID string
+}
+
+// CheckAction is one requested action (a button) of a check run.
+type CheckAction struct {
+	Label       string // at most 20 characters
+	Description string // at most 40 characters
+	Identifier  string // at most 20 characters: GateToken(gate) + "." + letter
+}
+
+// CheckLinks are the pages a check run's summary links to.
+type CheckLinks struct {
+	State  string // the state comment
+	Choose string // the open Choose comment ("" when none or unknown)
+}
+
+// Hash identifies what the check run shows; an unchanged hash means no API
+// call.
+func (c CheckRun) Hash() string {
+	var b strings.Builder
+	for _, f := range []string{strconv.Itoa(c.PR), c.HeadSHA, c.Name, c.Status, c.Conclusion, c.Title, c.Banner, c.Step, c.Waiting, c.Gate, c.ExternalID} {
+		b.WriteString(f)
+		b.WriteByte(0)
+	}
+	for _, a := range c.Actions {
+		b.WriteString(a.Label + "\x01" + a.Description + "\x01" + a.Identifier + "\x00")
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Summary renders the check run's Markdown summary.
+func (c CheckRun) Summary(l CheckLinks) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n", c.Title)
+	if c.Banner != "" {
+		fmt.Fprintf(&b, "```\n%s\n```\n\n", strings.TrimRight(c.Banner, "\n"))
+	}
+	fmt.Fprintf(&b, "- Current step: %s\n", c.Step)
+	fmt.Fprintf(&b, "- Waiting for: %s\n", c.Waiting)
+	if l.Choose != "" {
+		fmt.Fprintf(&b, "- Open question: %s\n", l.Choose)
+	}
+	if l.State != "" {
+		fmt.Fprintf(&b, "- State: %s\n", l.State)
+	}
+	if c.Gate != "" && len(c.Actions) == 0 {
+		b.WriteString("\nAnswer on the issue with the option's letter.\n")
+	} else if len(c.Actions) > 0 {
+		b.WriteString("\nAnswer with a button above or with the option's letter on the issue.\n")
+	}
+	return b.String()
+}
+
+// CheckOptions say how the check runs are shown.
+type CheckOptions struct {
+	// Buttons: requested actions are offered (App mode only: GitHub sends
+	// the click to the App that created the check run).
+	Buttons bool
+}
+
+// CheckName is the configured name of the PR check.
+func CheckName(cfg *config.Config) string {
+	if cfg != nil && cfg.CheckName != "" {
+		return cfg.CheckName
+	}
+	return config.DefaultCheckName
+}
+
+// ExternalID is the check run's external_id for an issue.
+func ExternalID(issue int) string { return "autopilot#" + strconv.Itoa(issue) }
+
+// IssueOfExternalID parses ExternalID's output.
+func IssueOfExternalID(s string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "autopilot#"))
+	if !strings.HasPrefix(s, "autopilot#") || err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// GateToken is the short, unique form of a gate id used in button
+// identifiers: gate ids start with "g<seq>", unique per issue.
+func GateToken(gateID string) string {
+	tok, _, _ := strings.Cut(gateID, "-")
+	if len(tok) > 16 {
+		tok = tok[:16]
+	}
+	return tok
+}
+
+// DesiredChecks returns the check run the bot wants on each trusted linked
+// PR's recorded head, in record order. A PR that is not trusted on its
+// head gets none: its check would vouch for code nobody with permission
+// stands behind.
+func DesiredChecks(set Settings, s *state.State, o CheckOptions) []CheckRun {
+	if s == nil {
+		return nil
+	}
+	var out []CheckRun
+	for _, r := range s.PRChecks {
+		if r.Trusted && r.Head != "" {
+			out = append(out, desiredCheck(set, s, r, o))
+		}
+	}
+	return out
+}
+
+func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions) CheckRun {
+	c := CheckRun{PR: r.PR, HeadSHA: r.Head, Name: CheckName(set.Config), ExternalID: ExternalID(s.Issue), Status: CheckCompleted}
+	if set.Config != nil {
+		c.Banner = Banner(set.Config.All, s)
+	}
+	c.Step = s.Name
+	if s.Run == state.RunDone {
+		c.Step = "none (the run is complete)"
+	}
+	passed, onHead := mergeGate(set, s, r.Head)
+	switch {
+	case s.Gate != nil && (s.Run == state.RunAwaitingDecision || s.Run == state.RunFailed):
+		c.Conclusion = CheckActionRequired
+		c.Title = "Decision required: " + oneLine(s.Gate.Title, 100)
+		c.Waiting = fmt.Sprintf("an answer (%s) from someone with at least %s permission", strings.Join(strings.Split(s.Gate.Letters(), ""), ", "), set.AnswerPermission)
+		c.Gate = s.Gate.ID
+		if o.Buttons {
+			for _, op := range s.Gate.Options {
+				if len(c.Actions) == MaxCheckActions {
+					break
+				}
+				c.Actions = append(c.Actions, CheckAction{
+					Label:       clip(op.Letter+": "+op.Text, 20),
+					Description: clip(op.Text, 40),
+					Identifier:  GateToken(s.Gate.ID) + "." + op.Letter,
+				})
+			}
+		}
+	case passed && onHead:
+		c.Conclusion = CheckSuccess
+		c.Title = "Merge gate passed"
+		c.Waiting = "nothing: this head passed the flow's merge gate"
+	case passed:
+		c.Conclusion = CheckFailure
+		c.Title = "Not reviewed: the head changed after the merge gate passed"
+		c.Waiting = "a review of this head (" + short(r.Head) + ")"
+	case s.Run == state.RunFailed || s.Run == state.RunStopped:
+		c.Conclusion = CheckFailure
+		c.Title = "The run " + s.Run
+		if s.Stop != nil {
+			c.Title += ": " + s.Stop.Reason
+		}
+		c.Waiting = oneLine(NextAction(s), 160)
+	case s.Run == state.RunDone:
+		c.Conclusion = CheckNeutral
+		c.Title = "The run finished without reaching the merge gate"
+		c.Waiting = "nothing"
+	default:
+		c.Status, c.Conclusion = CheckInProgress, ""
+		c.Title = "In progress: " + s.Name
+		c.Waiting = waitingFor(set, s)
+	}
+	return c
+}
+
+// waitingFor says what an active run waits for and from whom.
+func waitingFor(set Settings, s *state.State) string {
+	st := flow.Step{}
+	if f := set.Config.All[s.Flow]; f != nil {
+		st, _ = f.StepAt(s.Step)
+	}
+	switch st.Evidence {
+	case "review":
+		return fmt.Sprintf("an approving review of the PR's head by someone other than its author with at least %s permission", set.AnswerPermission)
+	case "checks":
+		return "green checks on the PR's head"
+	}
+	return oneLine(NextAction(s), 160)
+}
+
+// mergeGate reports whether the run passed its merge gate and whether it
+// did so on head (the review loop's verdicts name the head they judged;
+// other flows record no head, so any head counts for them).
+func mergeGate(set Settings, s *state.State, head string) (passed, onHead bool) {
+	if s.Review != nil || s.Flow == "review-loop" {
+		rl := s.Review
+		if rl == nil || rl.ReviewVerdict == nil || !rl.ReviewVerdict.Clean || rl.QAVerdict == nil || !(rl.QAVerdict.Clean || rl.QAVerdict.Skipped) {
+			return false, false
+		}
+		if set.Config != nil && set.Config.KeepStaleApprovals {
+			return true, true
+		}
+		for _, h := range rl.Handoffs {
+			if h.Review != 0 { // the approving review the verdict rests on
+				return true, h.HeadSHA == head
+			}
+		}
+		return true, false
+	}
+	slug := MergeGateStep(set, s.Flow)
+	if slug == "" {
+		return false, false
+	}
+	for _, c := range s.Completed {
+		if c.Slug == slug && c.Cycle == s.Cycle {
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// MergeGateStep is the step whose completion passes a flow's merge gate:
+// merge_gate when the flow has that step, else the step after its last
+// implementation step ("" when there is none).
+func MergeGateStep(set Settings, flowName string) string {
+	if set.Config == nil {
+		return ""
+	}
+	f := set.Config.All[flowName]
+	if f == nil {
+		return ""
+	}
+	if g := set.Config.MergeGate; g != "" && f.Index(g) >= 0 {
+		return g
+	}
+	impl := -1
+	for i, st := range f.Steps {
+		if st.Implements {
+			impl = i
+		}
+	}
+	if impl >= 0 && impl+1 < len(f.Steps) {
+		return f.Steps[impl+1].Slug
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// PullSeen records a linked PR as read: its head and whether it is trusted
+// there. A new head starts with nothing shown.
+type PullSeen struct{ Pull *PullFacts }
+
+// CheckShown records the hash of the check run published on a PR's head.
+type CheckShown struct {
+	PR   int
+	Head string
+	Hash string
+}
+
+// Click is a requested action of the PR check (check_run.requested_action,
+// App mode): an answer like a comment.
+type Click struct {
+	// Identifier is requested_action.identifier (GateToken + "." + letter).
+	Identifier string
+	Sender     string
+	// Perm is the sender's collaborator permission; PermErr: the lookup
+	// failed (the click is dropped: fail closed).
+	Perm    forge.Permission
+	PermErr bool
+	// URL is the check run's page (the decision's link).
+	URL string
+	At  time.Time
+}
+
+func (PullSeen) eventName() string   { return "pull-seen" }
+func (CheckShown) eventName() string { return "check-shown" }
+func (Click) eventName() string      { return "click" }
+
+func (m *machine) pullSeen(e PullSeen) {
+	p := e.Pull
+	if p == nil || p.HeadSHA == "" {
+		return
+	}
+	trusted, _ := m.trustedPull(p)
+	for i := range m.s.PRChecks {
+		r := &m.s.PRChecks[i]
+		if r.PR != p.Number {
+			continue
+		}
+		if r.Head != p.HeadSHA {
+			*r = state.PRCheck{PR: p.Number, Head: p.HeadSHA, Trusted: trusted}
+			m.changed = true
+		} else if r.Trusted != trusted {
+			r.Trusted = trusted
+			m.changed = true
+		}
+		return
+	}
+	m.s.PRChecks = append(m.s.PRChecks, state.PRCheck{PR: p.Number, Head: p.HeadSHA, Trusted: trusted})
+	m.changed = true
+}
+
+func (m *machine) checkShown(e CheckShown) {
+	for i := range m.s.PRChecks {
+		r := &m.s.PRChecks[i]
+		if r.PR == e.PR && r.Head == e.Head && r.Shown != e.Hash {
+			r.Shown = e.Hash
+			m.changed = true
+		}
+	}
+}
+
+// click applies a button of the PR check. Only a button of the gate open
+// now answers it (the identifier embeds the gate); anything else is stale
+// and ignored, so a redelivered or late click never decides twice.
+func (m *machine) click(e Click) {
+	g := m.s.Gate
+	tok, letter, ok := strings.Cut(e.Identifier, ".")
+	if !ok || g == nil || m.s.Run == state.RunStopped || tok != GateToken(g.ID) {
+		return
+	}
+	if _, valid := g.Option(letter); !valid {
+		return
+	}
+	if e.PermErr {
+		return // fail closed: the click is dropped; the buttons stay
+	}
+	if !e.Perm.AtLeast(m.set.AnswerPermission) {
+		key := "unauth-click:" + strings.ToLower(e.Sender) + ":" + g.ID
+		if m.owed(key) {
+			m.post("reply", fmt.Sprintf("@\u200b%s, thanks — only people with at least **%s** permission on this repository can answer autopilot's questions, so your click on **%s** in the PR check was not applied.",
+				textsafe.Escape(e.Sender), m.set.AnswerPermission, letter))
+		}
+		return
+	}
+	m.answer(Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check")
+}

@@ -1,0 +1,105 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// The PR check (PRODUCT §14): the engine decides what each trusted linked
+// PR's head shows (engine.DesiredChecks); this file only reads the PR facts
+// it needs and creates the check runs. What a check run last showed is
+// recorded in the state as a hash, so a pass where nothing shown changed
+// makes no call, and one that changed makes one per PR.
+
+// seePull reads a linked PR as it is now (head, author permission,
+// approvals) and records it, so the check follows its head and its trust.
+func (ru *run) seePull(n int) error {
+	if ru.st == nil || n == ru.number {
+		return nil
+	}
+	f := ru.r.o.Forge
+	pr, err := f.GetPull(ru.ctx, n)
+	if errors.Is(err, forge.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read PR #%d: %w", n, err)
+	}
+	rs, err := f.ListReviews(ru.ctx, n)
+	if err != nil {
+		return fmt.Errorf("reviews of PR #%d: %w", n, err)
+	}
+	return ru.apply(engine.PullSeen{Pull: ru.pullFacts(pr, rs)})
+}
+
+// planChecks compares the check each PR head should show with what the
+// state says it shows, and records the new hash before the state write
+// (persist before effect); publishChecks then creates the runs.
+func (ru *run) planChecks() error {
+	ru.checks = nil
+	if ru.st == nil || ru.r.o.DryRun {
+		return nil
+	}
+	if _, ok := ru.r.o.Forge.(forge.CheckWriter); !ok {
+		return nil
+	}
+	for _, c := range engine.DesiredChecks(ru.set, ru.st, engine.CheckOptions{Buttons: ru.r.o.CheckButtons}) {
+		h := c.Hash()
+		if shown(ru.st.PRChecks, c.PR, c.HeadSHA) == h {
+			continue
+		}
+		if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: h}); err != nil {
+			return err
+		}
+		ru.checks = append(ru.checks, c)
+	}
+	if len(ru.checks) > 0 {
+		ru.changed = true
+	}
+	return nil
+}
+
+// publishChecks creates the planned check runs. A failure is logged and
+// noted, never fatal: the issue's run does not depend on its PR check (a
+// workflow without checks: write gets 403 here).
+func (ru *run) publishChecks() {
+	cw, ok := ru.r.o.Forge.(forge.CheckWriter)
+	if !ok {
+		return
+	}
+	for _, c := range ru.checks {
+		links := engine.CheckLinks{}
+		if sc := ru.loaded.stateComment; sc != nil {
+			links.State = sc.URL
+		}
+		details := links.State
+		if c.Gate != "" {
+			if gc, ok := ru.loaded.markers[engine.GateMarker(c.Gate)]; ok {
+				links.Choose, details = gc.URL, gc.URL
+			}
+		}
+		out := forge.CheckRunOut{Name: c.Name, HeadSHA: c.HeadSHA, Status: c.Status, Conclusion: c.Conclusion, ExternalID: c.ExternalID,
+			DetailsURL: details, Title: c.Title, Summary: c.Summary(links)}
+		for _, a := range c.Actions {
+			out.Actions = append(out.Actions, forge.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
+		}
+		if _, err := cw.CreateCheckRun(ru.ctx, out); err != nil {
+			ru.r.o.Logger.Warn("PR check not shown", "issue", ru.number, "pr", c.PR, "head", c.HeadSHA, "err", err)
+			ru.notes = append(ru.notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
+		}
+	}
+	ru.checks = nil
+}
+
+func shown(rs []state.PRCheck, pr int, head string) string {
+	for _, r := range rs {
+		if r.PR == pr && r.Head == head {
+			return r.Shown
+		}
+	}
+	return ""
+}
