@@ -75,7 +75,9 @@ func TestCheckRunRefusals(t *testing.T) {
 	if _, resp, err := e.client("ghs_other").Checks.UpdateCheckRun(ctx, "octo", "repo", run.GetID(), github.UpdateCheckRunOptions{Name: "x"}); err == nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("another App updated the check run: %v", err)
 	}
-	act := func(id string) *github.CheckRunAction { return &github.CheckRunAction{Label: "L", Description: "D", Identifier: id} }
+	act := func(id string) *github.CheckRunAction {
+		return &github.CheckRunAction{Label: "L", Description: "D", Identifier: id}
+	}
 	bad := map[string]github.CreateCheckRunOptions{
 		"four actions":       {Name: "a", HeadSHA: headSHA, Actions: []*github.CheckRunAction{act("1"), act("2"), act("3"), act("4")}},
 		"long identifier":    {Name: "a", HeadSHA: headSHA, Actions: []*github.CheckRunAction{act("123456789012345678901")}},
