@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// onlyCheck returns the single desired check, failing otherwise.
+func onlyCheck(t *testing.T, h *harness, o CheckOptions) CheckRun {
+	t.Helper()
+	cs := DesiredChecks(h.set, h.st, o)
+	if len(cs) != 1 {
+		t.Fatalf("%d desired checks, want 1: %+v", len(cs), cs)
+	}
+	return cs[0]
+}
+
+// TestPRCheckAcrossTheReviewLoop: in_progress while the code review and QA
+// wait, success once both are clean on the head, and a push afterwards
+// leaves the new head red, never green on code nobody reviewed.
+func TestPRCheckAcrossTheReviewLoop(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "execute")
+	h.done("implemented in #40")
+	h.apply(PRLinked{PR: 40, URL: prURL})
+	if cs := DesiredChecks(h.set, h.st, CheckOptions{}); len(cs) != 0 {
+		t.Fatalf("a check before the PR was read: %+v", cs)
+	}
+	h.apply(PullSeen{Pull: linkedPR("devin")})
+	c := onlyCheck(t, h, CheckOptions{})
+	want(t, "status", c.Status, CheckInProgress)
+	want(t, "head", c.HeadSHA, testHead)
+	want(t, "name", c.Name, "autopilot")
+	want(t, "external id", c.ExternalID, "autopilot#12")
+	if !strings.Contains(c.Waiting, "approving review") || !strings.Contains(c.Banner, "Code Review") {
+		t.Errorf("waiting %q, banner %q", c.Waiting, c.Banner)
+	}
+	inReview := c.Hash()
+
+	h.apply(approval("bob", "devin"))
+	c = onlyCheck(t, h, CheckOptions{})
+	want(t, "qa status", c.Status, CheckInProgress)
+	want(t, "qa waits", c.Waiting, "green checks on the PR's head")
+	if c.Hash() == inReview {
+		t.Error("the check's hash did not change when the step did")
+	}
+	h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
+	c = onlyCheck(t, h, CheckOptions{})
+	want(t, "conclusion", c.Status+"/"+c.Conclusion, "completed/success")
+
+	pushed := linkedPR("devin")
+	pushed.HeadSHA = "fedcba9876543"
+	res := h.apply(PullSeen{Pull: pushed})
+	want(t, "push recorded", res.Changed, true)
+	c = onlyCheck(t, h, CheckOptions{})
+	want(t, "new head", c.HeadSHA, pushed.HeadSHA)
+	want(t, "new head conclusion", c.Conclusion, CheckFailure)
+	if h.st.PRChecks[0].Shown != "" {
+		t.Error("a new head kept the old head's shown hash")
+	}
+}
+
+// TestPRCheckNeedsATrustedPR: a PR whose author lacks answer_permission
+// and that nobody approved gets no check at all.
+func TestPRCheckNeedsATrustedPR(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "code-review")
+	p := linkedPR("randy")
+	p.AuthorPerm = forge.PermRead
+	h.apply(PullSeen{Pull: p})
+	if cs := DesiredChecks(h.set, h.st, CheckOptions{}); len(cs) != 0 {
+		t.Fatalf("untrusted PR got a check: %+v", cs)
+	}
+	p.Approvals = []PullApproval{{ID: 9, Reviewer: "bob", Perm: forge.PermWrite, CommitSHA: testHead}}
+	h.apply(PullSeen{Pull: p})
+	want(t, "after approval", len(DesiredChecks(h.set, h.st, CheckOptions{})), 1)
+}
+
+// gateOpen runs greenfield to a Choose block and records PR 40 as trusted.
+func gateOpen(t *testing.T, h *harness) {
+	t.Helper()
+	h.runTo("greenfield", "problem")
+	h.apply(PRLinked{PR: 40, URL: prURL})
+	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.apply(Tick{BudgetLow: false})
+	// A failing step opens a SKILL FAILED gate after its retries.
+	for i := 0; i < 5 && h.st.Gate == nil; i++ {
+		h.say("maria", "/autopilot fail tool crashed")
+	}
+	if h.st.Gate == nil {
+		t.Fatalf("no gate opened (run %s, step %s)", h.st.Run, h.st.Slug)
+	}
+}
+
+// TestPRCheckOffersTheOpenGate: while a Choose block is open the check is
+// completed/action_required, and in App mode offers at most three options
+// whose identifiers name the gate and fit GitHub's 20 characters.
+func TestPRCheckOffersTheOpenGate(t *testing.T) {
+	h := newHarness(t, "jira: {enabled: false}\n")
+	gateOpen(t, h)
+	g := h.st.Gate
+	c := onlyCheck(t, h, CheckOptions{Buttons: true})
+	want(t, "conclusion", c.Status+"/"+c.Conclusion, "completed/action_required")
+	want(t, "gate", c.Gate, g.ID)
+	if n := min(len(g.Options), MaxCheckActions); len(c.Actions) != n {
+		t.Fatalf("%d actions for %d options", len(c.Actions), len(g.Options))
+	}
+	for i, a := range c.Actions {
+		if len(a.Identifier) > 20 || len([]rune(a.Label)) > 20 || len([]rune(a.Description)) > 40 {
+			t.Errorf("action %+v exceeds GitHub's limits", a)
+		}
+		want(t, "identifier", a.Identifier, GateToken(g.ID)+"."+g.Options[i].Letter)
+	}
+	if c := onlyCheck(t, h, CheckOptions{}); len(c.Actions) != 0 {
+		t.Errorf("Action mode offered buttons: %+v", c.Actions)
+	}
+	if !strings.Contains(c.Summary(CheckLinks{Choose: "https://x/choose", State: "https://x/state"}), "https://x/choose") {
+		t.Error("summary does not link the Choose comment")
+	}
+}
+
+// TestClickAnswersOnlyTheOpenGate: a click by a writer answers the gate it
+// was offered for, recorded with who clicked; the same click again, a
+// click for an older gate and a failed permission lookup decide nothing; a
+// reader's clicks are refused with one explanation.
+func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
+	h := newHarness(t, "jira: {enabled: false}\n")
+	gateOpen(t, h)
+	g := h.st.Gate
+	letter := g.Options[0].Letter
+	id := GateToken(g.ID) + "." + letter
+
+	res := h.apply(Click{Identifier: id, Sender: "rita", Perm: forge.PermRead, URL: "https://x/runs/1"})
+	want(t, "reader decided", len(res.State.Decisions), 0)
+	replies := 0
+	for _, e := range res.Effects {
+		if e.Kind == EffComment && strings.Contains(e.Body, "@\u200brita") {
+			replies++
+		}
+	}
+	want(t, "reader told", replies, 1)
+	res = h.apply(Click{Identifier: id, Sender: "rita", Perm: forge.PermRead})
+	want(t, "reader told once", len(res.Effects), 0)
+	res = h.apply(Click{Identifier: id, Sender: "maria", PermErr: true})
+	want(t, "lookup failed", res.Changed, false)
+	res = h.apply(Click{Identifier: "g1." + letter, Sender: "maria", Perm: forge.PermAdmin})
+	want(t, "stale gate token", res.Changed, false)
+
+	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: forge.PermAdmin, URL: "https://x/runs/1"})
+	ds := res.State.Decisions
+	if len(ds) != 1 || ds[0].By != "maria" || ds[0].Gate != g.ID || ds[0].Option != letter || ds[0].Link != "https://x/runs/1" {
+		t.Fatalf("decisions = %+v", ds)
+	}
+	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: forge.PermAdmin})
+	want(t, "second click", res.Changed, false)
+	want(t, "decisions after second click", len(res.State.Decisions), 1)
+}
+
+// TestMergeGateStep: the default merge gate follows the implementation
+// step; merge_gate overrides it where the flow has that step; completing
+// it turns the check green.
+func TestMergeGateStep(t *testing.T) {
+	want(t, "greenfield default", MergeGateStep(settingsFor(t, ""), "greenfield"), "run-tests")
+	want(t, "meta-repo default", MergeGateStep(settingsFor(t, ""), "meta-repo"), "deploy")
+	set := settingsFor(t, "merge_gate: security-audit\n")
+	want(t, "configured", MergeGateStep(set, "greenfield"), "security-audit")
+	want(t, "flow without it", MergeGateStep(set, "meta-repo"), "deploy")
+
+	h := newHarness(t, "jira: {enabled: false}\n")
+	h.runTo("greenfield", "run-tests")
+	h.apply(PRLinked{PR: 40, URL: prURL})
+	h.apply(PullSeen{Pull: linkedPR("devin")})
+	want(t, "before", onlyCheck(t, h, CheckOptions{}).Status, CheckInProgress)
+	h.done("tests pass")
+	want(t, "after", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckSuccess)
+}
+
+// TestPRCheckConclusions: a stopped run fails the check; a run finished
+// without passing the gate is neutral; CheckShown records the hash once.
+func TestPRCheckConclusions(t *testing.T) {
+	h := newHarness(t, "jira: {enabled: false}\n")
+	h.runTo("greenfield", "research")
+	h.apply(PRLinked{PR: 40, URL: prURL})
+	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.apply(LabelRemoved{Actor: "maria"})
+	want(t, "stopped", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckFailure)
+	c := onlyCheck(t, h, CheckOptions{})
+	want(t, "recorded", h.apply(CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, true)
+	want(t, "again", h.apply(CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, false)
+
+	s := h.st
+	done := *s
+	done.Run, done.Stop = state.RunDone, nil
+	cs := DesiredChecks(h.set, &done, CheckOptions{})
+	want(t, "done without gate", cs[0].Conclusion, CheckNeutral)
+}
