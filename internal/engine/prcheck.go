@@ -171,7 +171,7 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 	switch {
 	case s.Gate != nil && (s.Run == state.RunAwaitingDecision || s.Run == state.RunFailed):
 		c.Conclusion = CheckActionRequired
-		c.Title = "Decision required: " + oneLine(s.Gate.Title, 100)
+		c.Title = oneLine(s.Gate.Title, 120)
 		c.Waiting = fmt.Sprintf("an answer (%s) from someone with at least %s permission", strings.Join(strings.Split(s.Gate.Letters(), ""), ", "), set.AnswerPermission)
 		c.Gate = s.Gate.ID
 		if o.Buttons {

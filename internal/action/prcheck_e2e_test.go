@@ -1,0 +1,123 @@
+package action_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// lastCheck is the newest autopilot check run on sha (GitHub shows and
+// branch protection reads that one); ok is false when there is none.
+func (r *execRig) lastCheck(sha string) (fakegithub.CheckRun, bool) {
+	var last fakegithub.CheckRun
+	found := false
+	for _, c := range r.gh.CheckRuns(repo, sha) {
+		if c.Name == "autopilot" {
+			last, found = c, true
+		}
+	}
+	return last, found
+}
+
+// checkWrites counts the check runs the last binary run created.
+func (r *execRig) checkWrites() int {
+	k := 0
+	for _, q := range r.gh.Requests()[r.starts[len(r.starts)-1]:] {
+		if q.Method == "POST" && strings.HasSuffix(q.Path, "/check-runs") {
+			k++
+		}
+	}
+	return k
+}
+
+// TestPRCheckRedToGreenAcrossAPush drives the review loop through the
+// Action binary: the check on the PR head is in progress while the code
+// review waits; a push gives the new head its own check and leaves the
+// old head's as it was; an approval of the new head and green CI there
+// turn the new head's check green. Every pass creates at most one check
+// run per state change, and none when nothing shown changed.
+func TestPRCheckRedToGreenAcrossAPush(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	type pass struct {
+		what          string
+		changed       bool
+		writes, calls int
+	}
+	var passes []pass
+	measure := func(what string, run func() result) {
+		t.Helper()
+		before := int64(-1)
+		if len(r.starts) > 0 {
+			before = r.now().Version
+		}
+		res := run()
+		passes = append(passes, pass{what, r.now().Version != before, r.checkWrites(), res.calls})
+	}
+	measure("start", r.begin)
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	c, ok := r.lastCheck(headSHA)
+	if !ok || c.Status != "in_progress" || c.ExternalID != fmt.Sprintf("autopilot#%d", r.n) || len(c.Actions) != 0 {
+		t.Fatalf("check at code review = %+v (found %v)", c, ok)
+	}
+	if !strings.Contains(c.Summary, "approving review") || !strings.Contains(c.Summary, "Code Review") {
+		t.Errorf("summary does not say what the check waits for:\n%s", c.Summary)
+	}
+	measure("sweep, nothing changed", r.sweep)
+
+	// A push: the new head gets its own check; the old head's stays.
+	const newHead = "0123456789abcdef0123456789abcdef01234567"
+	oldRuns := r.gh.CheckRuns(repo, headSHA)
+	if err := r.gh.PushPull(repo, pr, newHead); err != nil {
+		t.Fatal(err)
+	}
+	measure("push", func() result {
+		return r.event("synchronize", "pull_request", r.prPayload("pull_request.synchronize.json", pr, newHead))
+	})
+	if c, ok := r.lastCheck(newHead); !ok || c.Status != "in_progress" {
+		t.Fatalf("new head's check = %+v (found %v)", c, ok)
+	}
+	if got := r.gh.CheckRuns(repo, headSHA); fmt.Sprint(got) != fmt.Sprint(oldRuns) {
+		t.Errorf("the old head's checks changed after the push:\nbefore %+v\nafter  %+v", oldRuns, got)
+	}
+
+	// Red → green on the new head: approval there, then green CI.
+	if err := r.gh.AddStatus(repo, newHead, "ci/test", "pending"); err != nil {
+		t.Fatal(err)
+	}
+	measure("approval", func() result { return r.review(pr, newHead, "maria", "APPROVED", "") })
+	r.wantAt("qa", "qa", state.RunInProgress)
+	if c, _ := r.lastCheck(newHead); c.Status != "in_progress" || !strings.Contains(c.Summary, "green checks") {
+		t.Errorf("check during QA = %+v", c)
+	}
+	if err := r.gh.AddStatus(repo, newHead, "ci/test", "success"); err != nil {
+		t.Fatal(err)
+	}
+	measure("green CI", func() result {
+		return r.event("synchronize", "pull_request", r.prPayload("pull_request.synchronize.json", pr, newHead))
+	})
+	r.wantAt("done", "done", state.RunDone)
+	green, _ := r.lastCheck(newHead)
+	if green.Status != "completed" || green.Conclusion != "success" {
+		t.Fatalf("new head's check after QA = %s/%s, want completed/success", green.Status, green.Conclusion)
+	}
+	if c, _ := r.lastCheck(headSHA); c.Conclusion == "success" {
+		t.Error("the old head, never approved, turned green")
+	}
+	measure("sweep after done", r.sweep)
+
+	t.Logf("check summary on %s (%s/%s), as rendered:\n%s\n%s", newHead[:7], green.Status, green.Conclusion, green.Title, green.Summary)
+	t.Log("calls per pass (check-run writes / all API calls, state changed?):")
+	for _, p := range passes {
+		t.Logf("  %-24s check writes %d, calls %d, state changed %v", p.what, p.writes, p.calls, p.changed)
+		if p.writes > 1 {
+			t.Errorf("%s: %d check-run writes for one PR", p.what, p.writes)
+		}
+		if !p.changed && p.writes != 0 {
+			t.Errorf("%s: a check run written although the state did not change", p.what)
+		}
+	}
+}
