@@ -323,6 +323,11 @@ func TestChecksEvent(t *testing.T) {
 		{"one still running", []forge.Check{c("unit", "completed", "success"), c("e2e", "queued", "")}, false, "pending", nil},
 		{"a failure wins over pending", []forge.Check{c("e2e", "in_progress", ""), c("lint", "completed", "failure")}, true, "failure", []string{"lint"}},
 		{"timed out and cancelled fail", []forge.Check{c("a", "completed", "timed_out"), c("b", "completed", "cancelled")}, true, "failure", []string{"a", "b"}},
+		// The bot's own PR check (whoever wrote a check of that name) is
+		// no evidence: in progress it would hold QA forever, green it
+		// could be forged.
+		{"own check in progress is left out", []forge.Check{c("unit", "completed", "success"), c("autopilot", "in_progress", "")}, true, "success", nil},
+		{"own check alone is no evidence", []forge.Check{c("autopilot", "completed", "success")}, false, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
