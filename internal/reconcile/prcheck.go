@@ -21,19 +21,51 @@ func (ru *run) seePull(n int) error {
 	if ru.st == nil || n == ru.number {
 		return nil
 	}
-	f := ru.r.o.Forge
-	pr, err := f.GetPull(ru.ctx, n)
+	pr, err := ru.getPull(n)
 	if errors.Is(err, forge.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read PR #%d: %w", n, err)
 	}
-	rs, err := f.ListReviews(ru.ctx, n)
+	return ru.seePullRead(pr)
+}
+
+// getPull reads PR n once per pass: a review's PR, read to check its
+// head, is the PR its evidence step reads next.
+func (ru *run) getPull(n int) (forge.Pull, error) {
+	if pr, ok := ru.pulls[n]; ok {
+		return pr, nil
+	}
+	pr, err := ru.r.o.Forge.GetPull(ru.ctx, n)
 	if err != nil {
-		return fmt.Errorf("reviews of PR #%d: %w", n, err)
+		return pr, err
+	}
+	if ru.pulls == nil {
+		ru.pulls = map[int]forge.Pull{}
+	}
+	ru.pulls[n] = pr
+	return pr, nil
+}
+
+// seePullRead is seePull for a PR already read.
+func (ru *run) seePullRead(pr forge.Pull) error {
+	rs, err := ru.r.o.Forge.ListReviews(ru.ctx, pr.Number)
+	if err != nil {
+		return fmt.Errorf("reviews of PR #%d: %w", pr.Number, err)
 	}
 	return ru.apply(engine.PullSeen{Pull: ru.pullFacts(pr, rs)})
+}
+
+// reading reports whether this pass reads PR n as evidence anyway
+// (checkPR records what it read), so it need not be read twice.
+func (ru *run) reading(n int) bool {
+	for _, e := range ru.effects {
+		if e.Kind == engine.EffCheckPR && int(e.CommentID) == n {
+			return true
+		}
+	}
+	return false
 }
 
 // planChecks compares the check each PR head should show with what the

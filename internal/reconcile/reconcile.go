@@ -256,6 +256,8 @@ type run struct {
 	slowWrite bool
 	// checks are the PR check runs planned before this pass's write.
 	checks []engine.CheckRun
+	// pulls are the PRs read this pass.
+	pulls map[int]forge.Pull
 }
 
 type permResult struct {
@@ -398,7 +400,8 @@ func (ru *run) collect(t Trigger) error {
 		p := ru.permission(rv.Reviewer)
 		rv.Perm, rv.PermErr = p.p, p.err != nil
 		// The payload's PR may be stale (a push since): read it as it is now.
-		switch pr, err := ru.r.o.Forge.GetPull(ru.ctx, rv.PR); {
+		pr, err := ru.getPull(rv.PR)
+		switch {
 		case errors.Is(err, forge.ErrNotFound):
 		case err != nil:
 			return fmt.Errorf("read PR #%d of a review: %w", rv.PR, err)
@@ -408,8 +411,10 @@ func (ru *run) collect(t Trigger) error {
 		if err := ru.apply(rv); err != nil {
 			return err
 		}
-		if err := ru.seePull(rv.PR); err != nil {
-			return err
+		if err == nil && !ru.reading(rv.PR) {
+			if err := ru.seePullRead(pr); err != nil {
+				return err
+			}
 		}
 	}
 	if t.Click != nil {
@@ -441,8 +446,10 @@ func (ru *run) collect(t Trigger) error {
 		if err := ru.apply(e); err != nil {
 			return err
 		}
-		if err := ru.seePull(t.PRLinked.PR); err != nil {
-			return err
+		if !ru.reading(t.PRLinked.PR) {
+			if err := ru.seePull(t.PRLinked.PR); err != nil {
+				return err
+			}
 		}
 	}
 	if t.PR != 0 && !linked(ru.st, t.PR) {

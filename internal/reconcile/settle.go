@@ -121,7 +121,7 @@ func (ru *run) queries() error {
 // checkPR reads a linked PR's reviews and checks as evidence events.
 func (ru *run) checkPR(n int) error {
 	f := ru.r.o.Forge
-	pr, err := f.GetPull(ru.ctx, n)
+	pr, err := ru.getPull(n)
 	if err != nil {
 		if errors.Is(err, forge.ErrNotFound) {
 			return nil
