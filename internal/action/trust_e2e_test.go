@@ -513,7 +513,7 @@ func TestTrustTableNamesRealTests(t *testing.T) {
 	end := strings.Index(text[start+1:], "\n## ")
 	table := text[start : start+1+end]
 	var src strings.Builder
-	for _, dir := range []string{".", "../engine"} {
+	for _, dir := range []string{".", "../engine", "../reconcile", "../../cmd/bot"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 		if err != nil {
 			t.Fatal(err)
