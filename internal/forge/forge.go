@@ -147,6 +147,8 @@ type Check struct {
 	Status     string `json:"status"`     // queued, in_progress, completed
 	Conclusion string `json:"conclusion"` // success, failure, neutral, cancelled, skipped, timed_out, action_required, ""
 	URL        string `json:"url"`
+	// AppID is the App that created a check run (0 for commit statuses).
+	AppID int64 `json:"app_id,omitempty"`
 }
 
 // WorkflowRun is a GitHub Actions workflow run.

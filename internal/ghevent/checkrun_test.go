@@ -44,3 +44,21 @@ func TestCheckRunClickNamesItsIssue(t *testing.T) {
 		t.Errorf("check_run.created: handled %v, err %v; want ignored", ev != nil && ev.Handled, err)
 	}
 }
+
+// TestQueuedPR reads the PR of a merge queue branch; any other shape names
+// none.
+func TestQueuedPR(t *testing.T) {
+	for ref, want := range map[string]int{
+		"refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64":      104,
+		"refs/heads/gh-readonly-queue/release/2.x/pr-7-929f8209d40f77f4abc622a499c93a83babdbe64": 7,
+		"refs/heads/gh-readonly-queue/main/pr-0-929f":                                            0,
+		"refs/heads/gh-readonly-queue/main/pr-07-929f":                                           0,
+		"refs/heads/gh-readonly-queue/main/pr-12":                                                0,
+		"refs/heads/feature/pr-12-abc":                                                           0,
+		"":                                                                                       0,
+	} {
+		if got := queuedPR(ref); got != want {
+			t.Errorf("queuedPR(%q) = %d, want %d", ref, got, want)
+		}
+	}
+}

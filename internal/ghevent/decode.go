@@ -64,6 +64,8 @@ func handles(name, action string) bool {
 		return action == "completed"
 	case "check_run":
 		return action == "requested_action"
+	case "merge_group":
+		return action == "checks_requested"
 	case "schedule", "workflow_dispatch":
 		return true
 	}

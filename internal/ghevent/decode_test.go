@@ -205,6 +205,10 @@ func TestDecodeVendoredPayloads(t *testing.T) {
 			return ev
 		},
 		"workflow_run.requested.json": func() Event { return runEvent("requested", "queued", "", false) },
+		"merge_group.checks_requested.json": func() Event {
+			return Event{Name: "merge_group", Action: "checks_requested", Repo: "octo-org/octo-repo", Installation: 1, Sender: codertocat, Handled: true,
+				MergeGroup: &MergeGroup{HeadSHA: "2ffea6db159f6b6c47a24e778fb9ef40cf6b1c7d", HeadRef: "refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64", PR: 104}}
+		},
 		"check_run.requested_action.json": func() Event {
 			// external_id is "" in the example (not autopilot's check run):
 			// no issue to answer.

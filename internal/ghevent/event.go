@@ -52,6 +52,9 @@ type Event struct {
 	// (check_run.requested_action); LinkedIssues then holds the issue its
 	// external_id names, if any.
 	CheckAction *CheckAction
+	// MergeGroup is a merge queue's request for checks
+	// (merge_group.checks_requested).
+	MergeGroup *MergeGroup
 	// LinkedIssues are issue numbers a PR body links to (closing keywords or
 	// "Autopilot-Issue: #N"), for pull_request / review / PR comment events.
 	LinkedIssues []int

@@ -28,6 +28,8 @@ func payloadFor(name string) eventPayload {
 		return &runPayload{}
 	case "check_run":
 		return &checkRunPayload{}
+	case "merge_group":
+		return &mergeGroupPayload{}
 	}
 	return &envelope{}
 }

@@ -82,7 +82,7 @@ func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, err
 				if url == "" {
 					url = r.GetDetailsURL()
 				}
-				out = append(out, forge.Check{ID: r.GetID(), Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url})
+				out = append(out, forge.Check{ID: r.GetID(), Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url, AppID: r.GetApp().GetID()})
 			}
 		}
 		return resp, err

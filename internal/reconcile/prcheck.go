@@ -1,11 +1,13 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -134,4 +136,77 @@ func shown(rs []state.PRCheck, pr int, head string) string {
 		}
 	}
 	return ""
+}
+
+// mergeGroup answers a merge queue's request for checks: the queue's
+// commit gets an `autopilot` check run with the conclusion of the newest
+// one on the queued PR's head (success only when that is success), so a
+// required check does not stall the queue. Only check runs this App (in
+// Action mode, GitHub Actions) created count. No issue is touched.
+func (r *Reconciler) mergeGroup(ctx context.Context, ev *ghevent.Event) error {
+	mg := ev.MergeGroup
+	cw, ok := r.o.Forge.(forge.CheckWriter)
+	if mg == nil || mg.PR == 0 || !ok || r.o.DryRun {
+		return nil
+	}
+	cfg := r.cfg
+	if cfg == nil {
+		sc, err := r.readConfig(ctx)
+		if err != nil {
+			return err
+		}
+		cfg = sc.cfg
+	}
+	name := engine.CheckName(cfg)
+	pr, err := r.o.Forge.GetPull(ctx, mg.PR)
+	if errors.Is(err, forge.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read PR #%d of merge group %s: %w", mg.PR, mg.HeadSHA, err)
+	}
+	cs, err := r.o.Forge.ListChecks(ctx, pr.HeadSHA)
+	if err != nil {
+		return fmt.Errorf("checks of PR #%d: %w", mg.PR, err)
+	}
+	app := r.o.AppID
+	if app == 0 {
+		app = actionsAppID
+	}
+	var last *forge.Check
+	for i, c := range cs {
+		if c.Name == name && c.AppID == app && (last == nil || c.ID > last.ID) {
+			last = &cs[i]
+		}
+	}
+	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, Status: engine.CheckCompleted, Conclusion: engine.CheckFailure,
+		Title: fmt.Sprintf("PR #%d: no %s check on its head %s", mg.PR, name, short(pr.HeadSHA)), DetailsURL: pr.URL}
+	switch {
+	case last == nil:
+	case last.Status == engine.CheckCompleted && last.Conclusion == engine.CheckSuccess:
+		out.Conclusion = engine.CheckSuccess
+		out.Title = fmt.Sprintf("PR #%d passed its merge gate on %s", mg.PR, short(pr.HeadSHA))
+	default:
+		st := last.Status
+		if last.Conclusion != "" {
+			st = last.Conclusion
+		}
+		out.Title = fmt.Sprintf("PR #%d: the %s check on its head %s is %s", mg.PR, name, short(pr.HeadSHA), st)
+	}
+	out.Summary = out.Title + ".\n\nThe merge queue's commit carries the conclusion of the newest `" + name + "` check on the queued PR's head (" + pr.URL + ")."
+	if _, err := cw.CreateCheckRun(ctx, out); err != nil {
+		return fmt.Errorf("check on merge group %s: %w", mg.HeadSHA, err)
+	}
+	return nil
+}
+
+// actionsAppID is GitHub Actions' App id: GITHUB_TOKEN's check runs carry
+// it.
+const actionsAppID = 15368
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
 }

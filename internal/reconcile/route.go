@@ -56,6 +56,8 @@ func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 		return r.workflowRun(ctx, ev)
 	case "check_run":
 		return r.checkClick(ctx, ev)
+	case "merge_group":
+		return nil, r.mergeGroup(ctx, ev)
 	}
 	return nil, nil
 }

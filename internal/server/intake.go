@@ -265,7 +265,7 @@ func jobKeys(ev *ghevent.Event) (string, []string) {
 // the installation events it logs. Any other event is answered 200 unparsed.
 var routedEvents = map[string]bool{
 	"issues": true, "issue_comment": true, "pull_request": true, "pull_request_review": true,
-	"workflow_run": true, "check_run": true, "installation": true, "installation_repositories": true,
+	"workflow_run": true, "check_run": true, "merge_group": true, "installation": true, "installation_repositories": true,
 }
 
 // eventLabel is the metrics label of an event: its name when routed (or
