@@ -80,7 +80,7 @@ func TestListChecksMergesCheckRunsAndStatuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []forge.Check{
-		{ID: 4, Name: "mighty_readme", Status: "completed", Conclusion: "neutral", URL: "https://github.com/github/hello-world/runs/4"},
+		{ID: 4, Name: "mighty_readme", Status: "completed", Conclusion: "neutral", URL: "https://github.com/github/hello-world/runs/4", AppID: 1},
 		{ID: 1, Name: "continuous-integration/jenkins", Status: "completed", Conclusion: "success", URL: "https://ci.example.com/1000/output"},
 		{ID: 2, Name: "security/brakeman", Status: "in_progress", URL: "https://ci.example.com/2000/output"},
 		{Name: "lint", Status: "completed", Conclusion: "failure", URL: "https://ci.example.com/3"},
