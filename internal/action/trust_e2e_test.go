@@ -143,6 +143,26 @@ func nextSecond() {
 	time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
 }
 
+// editLater finds author's comment with body on issue or PR n, waits for
+// the next second and edits it to text as editor; it returns the comment id.
+func (r *execRig) editLater(n int, author, body, editor, text string) int64 {
+	r.t.Helper()
+	var id int64
+	for _, c := range r.gh.Comments(repo, n) {
+		if c.Author.Login == author && c.Body == body {
+			id = c.ID
+		}
+	}
+	if id == 0 {
+		r.t.Fatalf("no comment %q by %s on #%d", body, author, n)
+	}
+	nextSecond()
+	if _, err := r.gh.EditComment(id, editor, text); err != nil {
+		r.t.Fatal(err)
+	}
+	return id
+}
+
 // edited is the issue_comment.edited delivery for comment id on the issue,
 // sent by editor, carrying the comment's current text.
 func (r *execRig) edited(id int64, author, editor, body, from string) []byte {
@@ -169,16 +189,7 @@ func TestTrustAnswerEditedBeforeProcessingIsRefused(t *testing.T) {
 	// maria answers B; the run for it waits (a concurrency group, a lost
 	// delivery) while devin, with write access, edits it to A.
 	payload := r.comment(r.n, "maria", "B")
-	var id int64
-	for _, c := range r.gh.Comments(repo, r.n) {
-		if c.Author.Login == "maria" && c.Body == "B" {
-			id = c.ID
-		}
-	}
-	nextSecond()
-	if _, err := r.gh.EditComment(id, "devin", "A"); err != nil {
-		t.Fatal(err)
-	}
+	id := r.editLater(r.n, "maria", "B", "devin", "A")
 	res := r.event("maria's answer, edited by devin", "issue_comment", payload)
 	s := r.wantAt("after the edited answer", "implement", state.RunAwaitingDecision)
 	if res.outputs["decision"] != "" || len(s.Decisions) != 0 {
@@ -209,16 +220,7 @@ func TestTrustAnswerEditedByItsAuthorIsApplied(t *testing.T) {
 	r := newExecRig(t, adminOnlyCfg)
 	r.atBoundary()
 	payload := r.comment(r.n, "maria", "A")
-	var id int64
-	for _, c := range r.gh.Comments(repo, r.n) {
-		if c.Author.Login == "maria" && c.Body == "A" {
-			id = c.ID
-		}
-	}
-	nextSecond()
-	if _, err := r.gh.EditComment(id, "maria", "B"); err != nil {
-		t.Fatal(err)
-	}
+	id := r.editLater(r.n, "maria", "A", "maria", "B")
 	// The created delivery's run was superseded in the concurrency group;
 	// the edited one runs.
 	res := r.event("maria's own edit", "issue_comment", r.edited(id, "maria", "maria", "B", "A"))
@@ -558,21 +560,8 @@ func TestTrustPRAnswerEditedBeforeProcessing(t *testing.T) {
 	r.atBoundary()
 	pr := r.openPR(headSHA)
 	prBody := fmt.Sprintf("Streams reports as CSV.\n\nFixes #%d", r.n)
-	idOf := func(body string) int64 {
-		for _, c := range r.gh.Comments(repo, pr) {
-			if c.Author.Login == "maria" && c.Body == body {
-				return c.ID
-			}
-		}
-		t.Fatalf("no comment %q on #%d", body, pr)
-		return 0
-	}
 	payload := r.prComment(pr, prBody, "maria", "B")
-	id := idOf("B")
-	nextSecond()
-	if _, err := r.gh.EditComment(id, "devin", "A"); err != nil {
-		t.Fatal(err)
-	}
+	r.editLater(pr, "maria", "B", "devin", "A")
 	res := r.event("maria's PR answer, edited by devin", "issue_comment", payload)
 	if s := r.wantAt("after the edited PR answer", "implement", state.RunAwaitingDecision); res.outputs["decision"] != "" || len(s.Decisions) != 0 {
 		t.Fatalf("the edited answer was applied: %q %+v", res.outputs["decision"], s.Decisions)
@@ -581,15 +570,10 @@ func TestTrustPRAnswerEditedBeforeProcessing(t *testing.T) {
 		t.Fatalf("%d replies about the edit, want 1", n)
 	}
 
-	second, err := r.gh.AddComment(repo, pr, "maria", "A") // its delivery is lost
-	if err != nil {
+	if _, err := r.gh.AddComment(repo, pr, "maria", "A"); err != nil { // its delivery is lost
 		t.Fatal(err)
 	}
-	id = second.ID
-	nextSecond()
-	if _, err := r.gh.EditComment(id, "maria", "B"); err != nil {
-		t.Fatal(err)
-	}
+	id := r.editLater(pr, "maria", "A", "maria", "B")
 	c, _ := r.gh.Comment(id)
 	edited := ghtest.Mutate(t, ghtest.WithRepo(t, ghtest.Payload(t, "issue_comment.created.pr.json"), repo), map[string]any{
 		"action": "edited", "changes": map[string]any{"body": map[string]any{"from": "A"}},
