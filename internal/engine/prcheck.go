@@ -167,7 +167,7 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 	if s.Run == state.RunDone {
 		c.Step = "none (the run is complete)"
 	}
-	passed, onHead := mergeGate(set, s, r.Head)
+	passed, onHead := mergeGate(set, s, r)
 	switch {
 	case s.Gate != nil && (s.Run == state.RunAwaitingDecision || s.Run == state.RunFailed):
 		c.Conclusion = CheckActionRequired
@@ -194,6 +194,9 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 		c.Conclusion = CheckFailure
 		c.Title = "Not reviewed: the head changed after the merge gate passed"
 		c.Waiting = "a review of this head (" + short(r.Head) + ")"
+		if slug := MergeGateStep(set, s.Flow); s.Review == nil && s.Flow != "review-loop" && slug != "" {
+			c.Waiting = "the merge gate step " + slug + " passing again on this head (" + short(r.Head) + "): `/autopilot back " + slug + "`"
+		}
 	case s.Run == state.RunFailed || s.Run == state.RunStopped:
 		c.Conclusion = CheckFailure
 		c.Title = "The run " + s.Run
@@ -229,9 +232,10 @@ func waitingFor(set Settings, s *state.State) string {
 }
 
 // mergeGate reports whether the run passed its merge gate and whether it
-// did so on head (the review loop's verdicts name the head they judged;
-// other flows record no head, so any head counts for them).
-func mergeGate(set Settings, s *state.State, head string) (passed, onHead bool) {
+// did so on r's head (the review loop's verdicts name the head they judged;
+// other flows record each PR's head when the gate step passed: GateHead).
+func mergeGate(set Settings, s *state.State, r state.PRCheck) (passed, onHead bool) {
+	head := r.Head
 	if s.Review != nil || s.Flow == "review-loop" {
 		rl := s.Review
 		if rl == nil || rl.ReviewVerdict == nil || !rl.ReviewVerdict.Clean || rl.QAVerdict == nil || !(rl.QAVerdict.Clean || rl.QAVerdict.Skipped) {
@@ -253,10 +257,23 @@ func mergeGate(set Settings, s *state.State, head string) (passed, onHead bool) 
 	}
 	for _, c := range s.Completed {
 		if c.Slug == slug && c.Cycle == s.Cycle {
-			return true, true
+			keep := set.Config != nil && set.Config.KeepStaleApprovals
+			return true, keep || r.GateHead == head
 		}
 	}
 	return false, false
+}
+
+// gatePassed records each linked PR's head as the one the merge gate
+// passed on, when the step that just completed or was skipped is the
+// flow's merge gate step.
+func (m *machine) gatePassed(slug string) {
+	if m.s.Review != nil || m.s.Flow == "review-loop" || slug != MergeGateStep(m.set, m.s.Flow) {
+		return
+	}
+	for i := range m.s.PRChecks {
+		m.s.PRChecks[i].GateHead = m.s.PRChecks[i].Head
+	}
 }
 
 // MergeGateStep is the step whose completion passes a flow's merge gate:
@@ -335,7 +352,8 @@ func (m *machine) pullSeen(e PullSeen) {
 			continue
 		}
 		if r.Head != p.HeadSHA {
-			*r = state.PRCheck{PR: p.Number, Head: p.HeadSHA, Trusted: trusted}
+			// The gate's head stays: the new head did not pass it.
+			*r = state.PRCheck{PR: p.Number, Head: p.HeadSHA, Trusted: trusted, GateHead: r.GateHead}
 			m.changed = true
 		} else if r.Trusted != trusted {
 			r.Trusted = trusted

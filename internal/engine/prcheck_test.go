@@ -197,3 +197,39 @@ func TestPRCheckConclusions(t *testing.T) {
 	cs := DesiredChecks(h.set, &done, CheckOptions{})
 	want(t, "done without gate", cs[0].Conclusion, CheckNeutral)
 }
+
+// TestPRCheckGateHeadEveryFlow: in a flow without a review loop, a push
+// after the merge gate step passed leaves the new head red, never green on
+// code the gate never saw; a force-push back to the gated head is green
+// again, and keep_stale_approvals keeps any head green.
+func TestPRCheckGateHeadEveryFlow(t *testing.T) {
+	h := newHarness(t, "jira: {enabled: false}\n")
+	h.runTo("greenfield", "run-tests")
+	h.apply(PRLinked{PR: 40, URL: prURL})
+	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.done("tests pass")
+	want(t, "gate head", h.st.PRChecks[0].GateHead, testHead)
+	want(t, "on the gated head", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckSuccess)
+
+	pushed := linkedPR("devin")
+	pushed.HeadSHA = "fedcba9876543"
+	h.apply(PullSeen{Pull: pushed})
+	c := onlyCheck(t, h, CheckOptions{})
+	want(t, "pushed head", c.HeadSHA, pushed.HeadSHA)
+	want(t, "after the push", c.Status+"/"+c.Conclusion, "completed/failure")
+	if !strings.Contains(c.Title, "head changed after the merge gate passed") || !strings.Contains(c.Waiting, "/autopilot back run-tests") {
+		t.Errorf("title %q, waiting %q", c.Title, c.Waiting)
+	}
+	want(t, "gate head kept", h.st.PRChecks[0].GateHead, testHead)
+	// Back on the gated head (a force-push back): green again.
+	h.apply(PullSeen{Pull: linkedPR("devin")})
+	want(t, "back on the gated head", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckSuccess)
+
+	kept := newHarness(t, "jira: {enabled: false}\nkeep_stale_approvals: true\n")
+	kept.runTo("greenfield", "run-tests")
+	kept.apply(PRLinked{PR: 40, URL: prURL})
+	kept.apply(PullSeen{Pull: linkedPR("devin")})
+	kept.done("tests pass")
+	kept.apply(PullSeen{Pull: pushed})
+	want(t, "keep_stale_approvals", onlyCheck(t, kept, CheckOptions{}).Conclusion, CheckSuccess)
+}

@@ -232,6 +232,7 @@ func (m *machine) complete(outcome string) {
 		m.s.Steps[i].Note = "" // progress notes describe work in flight only
 	}
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: oneLine(outcome, 200), Cycle: m.s.Cycle})
+	m.gatePassed(st.Slug)
 	m.lastFailure = m.lastFailureOf(m.s.Step)
 	m.clearRetryLog(m.s.Step)
 	m.s.RetryCount = 0
@@ -253,6 +254,7 @@ func (m *machine) skipStep(reason string) {
 	m.setProgress(state.Skipped)
 	m.s.Steps[m.s.Step-1].Note = "skipped: " + oneLine(reason, 80)
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "SKIPPED — " + oneLine(reason, 180), Cycle: m.s.Cycle})
+	m.gatePassed(st.Slug)
 	m.lastFailure = m.lastFailureOf(m.s.Step)
 	m.clearRetryLog(m.s.Step)
 	m.s.RetryCount = 0

@@ -316,6 +316,9 @@ type PRCheck struct {
 	// Shown is the hash of the check run last published on Head ("" when
 	// none was).
 	Shown string `json:"shown,omitempty"`
+	// GateHead is the PR's head when the flow's merge gate step last
+	// passed: only that head may show success.
+	GateHead string `json:"gate_head,omitempty"`
 }
 
 // Stop records why a run stopped.
