@@ -49,8 +49,12 @@ func newSubEnv(t *testing.T) *subEnv {
 	return &subEnv{t: t, s: s, clock: clock, c: c, root: root}
 }
 
-// declare makes n tasks (no epic), every tenth depending on the one before.
-func declare(root, n int) []state.Task {
+// declare makes n tasks (no epic), every tenth depending on the one before;
+// with spans, every tenth from the fifth on also depends on the task 60
+// later, created in a later run.
+func declare(root, n int) []state.Task { return declareDeps(root, n, false) }
+
+func declareDeps(root, n int, spans bool) []state.Task {
 	var ts []state.Task
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("%02d", i)
@@ -59,6 +63,9 @@ func declare(root, n int) []state.Task {
 			Points:      float64(i%5 + 1), IdemKey: tracker.IdemKey(subRepo, root, id), Jira: state.JiraPending}
 		if i%10 == 0 {
 			t.DependsOn = []string{fmt.Sprintf("%02d", i-1)}
+		}
+		if spans && i%10 == 5 && i+60 <= n {
+			t.DependsOn = []string{fmt.Sprintf("%02d", i+60)}
 		}
 		ts = append(ts, t)
 	}
@@ -141,7 +148,7 @@ func (e *subEnv) checkConverged(tasks []state.Task) {
 
 func TestSync120TasksToSubIssuesAcrossRunsWithoutDuplicatesOrLimitHits(t *testing.T) {
 	e := newSubEnv(t)
-	tasks := declare(e.root, 120)
+	tasks := declareDeps(e.root, 120, true)
 	var retryAt time.Time
 	runs := 0
 	for ; runs < 30; runs++ {
@@ -169,12 +176,23 @@ func TestSync120TasksToSubIssuesAcrossRunsWithoutDuplicatesOrLimitHits(t *testin
 		}
 	}
 	kids, _ := e.s.SubIssues(subRepo, e.root)
+	// Every declared dependency exists exactly once, also those on a task
+	// created in a later run.
 	deps := 0
+	byID := map[string]int{}
 	for _, tk := range tasks {
-		var n int
-		fmt.Sscanf(tk.JiraKey, "#%d", &n)
-		b, _ := e.s.BlockedBy(subRepo, n)
+		byID[tk.ID] = numOf(tk.JiraKey)
+	}
+	for _, tk := range tasks {
+		b, _ := e.s.BlockedBy(subRepo, numOf(tk.JiraKey))
 		deps += len(b)
+		var want []int
+		for _, d := range tk.DependsOn {
+			want = append(want, byID[d])
+		}
+		if fmt.Sprint(b) != fmt.Sprint(want) {
+			t.Errorf("task %s (%s) is blocked by %v, want %v", tk.ID, tk.JiraKey, b, want)
+		}
 	}
 	t.Logf("120 tasks: %d runs, %d requests (%d POSTs), %d secondary-limit hits, %d requests inside a retry window, "+
 		"%d direct children of #%d, %d dependencies, %d issues per key max",
@@ -185,8 +203,8 @@ func TestSync120TasksToSubIssuesAcrossRunsWithoutDuplicatesOrLimitHits(t *testin
 	if len(kids) > 100 {
 		t.Errorf("#%d has %d sub-issues, more than GitHub's 100", e.root, len(kids))
 	}
-	if deps != 12 {
-		t.Errorf("dependencies = %d, want 12", deps)
+	if deps != 18 {
+		t.Errorf("dependencies = %d, want 18", deps)
 	}
 	if runs < 2 {
 		t.Errorf("all in %d run: the creates were not paced across runs", runs)

@@ -146,6 +146,9 @@ func (g gen) tasks(s *State, n int) {
 		}
 		if g.n(2) == 0 {
 			t.DependsOn = []string{fmt.Sprintf("%02d", 1+g.n(i))}
+			if g.n(1) == 0 {
+				t.DepsLinked = t.DependsOn
+			}
 		}
 		if t.Jira == JiraCreated {
 			t.JiraKey = fmt.Sprintf("PROJ-%d", 1+g.n(999))

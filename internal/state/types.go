@@ -233,8 +233,11 @@ type Task struct {
 	Description string   `json:"description,omitempty"`
 	Epic        string   `json:"epic,omitempty"` // title or local id of the epic
 	DependsOn   []string `json:"depends_on,omitempty"`
-	Points      float64  `json:"points,omitempty"`
-	Step        string   `json:"step,omitempty"` // step slug that declared it
+	// DepsLinked are the depends_on entries whose link the tracker holds
+	// (GitHub's blocked_by); the others are still owed, sent in a later run.
+	DepsLinked []string `json:"deps_linked,omitempty"`
+	Points     float64  `json:"points,omitempty"`
+	Step       string   `json:"step,omitempty"` // step slug that declared it
 	// IdemKey is recorded before the create and stored on the Jira issue as a label.
 	IdemKey   string    `json:"idem_key"`
 	Jira      string    `json:"jira"`               // sync state (JiraPending...)

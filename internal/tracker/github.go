@@ -342,8 +342,8 @@ func (g *GitHub) isChild(parent, n int) bool {
 var errNotSent = errors.New("not sent: an earlier create stopped this request")
 
 // CreateBulk creates the items one by one: the issue (title, escaped
-// description, points, marker, label), its link to the parent, then its
-// dependencies. An item whose issue was created but not linked is left out
+// description, points, marker, label) and its link to the parent; Sync
+// sends the dependencies afterwards (LinkDependency). An item whose issue was created but not linked is left out
 // of the results (outcome unknown): the next lookup finds it by its label
 // and marker and links it. Items over the pacing budget, or after a
 // secondary rate limit, come back as *RateLimitError, not created.
@@ -514,39 +514,65 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	if err := g.link(ctx, parent, is); err != nil {
 		return is, false, err
 	}
-	for _, d := range it.DependsOn {
-		if !g.deps {
-			break
-		}
-		if err := g.blockedBy(ctx, is.Number, d); err != nil {
-			if errors.Is(err, ErrNoDependencies) {
-				g.deps = false
-				continue
-			}
-			// The issue stands and is linked; a dependency lost to a
-			// limit or an outage is not worth a duplicate.
-			var rl *RateLimitError
-			if errors.As(err, &rl) {
-				return is, true, nil
-			}
-		}
-	}
 	return is, true, nil
 }
 
-// blockedBy records that issue n is blocked by the task with idempotency
-// key dep; a dependency not (yet) in the tracker is skipped.
-func (g *GitHub) blockedBy(ctx context.Context, n int, dep string) error {
-	is, ok := g.byKey[dep]
-	if !ok || is.ID == 0 {
-		return nil
+var _ DependencyLinker = (*GitHub)(nil)
+
+// LinkDependency adds blocker to the issue key's blocked_by list, paced.
+// GitHub answers 422 both for a link that exists and for one it refuses;
+// the issue's list tells which.
+func (g *GitHub) LinkDependency(ctx context.Context, key, blocker string) error {
+	n, ok := keyNumber(key)
+	b, okb := keyNumber(blocker)
+	if !ok || !okb {
+		return &ValidationError{Field: "key", Message: fmt.Sprintf("%q or %q is not an issue number such as #12", key, blocker)}
+	}
+	if !g.deps {
+		return ErrNoDependencies
+	}
+	id, err := g.issueID(ctx, b)
+	if err != nil {
+		return err
 	}
 	if left, at := g.budget(); left <= 0 {
 		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	g.Requests++
 	g.spend()
-	return g.api.AddBlockedBy(ctx, n, is.ID)
+	err = g.api.AddBlockedBy(ctx, n, id)
+	if errors.Is(err, ErrNoDependencies) {
+		g.deps = false
+		return err
+	}
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		g.Requests++
+		list, lerr := g.api.BlockedBy(ctx, n)
+		if lerr != nil {
+			return lerr
+		}
+		for _, is := range list {
+			if is.Number == b {
+				return nil
+			}
+		}
+	}
+	return err
+}
+
+// issueID returns the numeric id of issue n, from the last walk or read.
+func (g *GitHub) issueID(ctx context.Context, n int) (int64, error) {
+	for _, kids := range g.children {
+		for _, k := range kids {
+			if k.Number == n && k.ID != 0 {
+				return k.ID, nil
+			}
+		}
+	}
+	g.Requests++
+	is, err := g.api.ReadIssue(ctx, n)
+	return is.ID, err
 }
 
 // Statuses reads the tree (a few list requests, not one per task) and

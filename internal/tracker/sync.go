@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -183,6 +184,9 @@ func (s *syncer) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.linkPhase(ctx); err != nil {
+		return err
+	}
 	return s.backSync(ctx)
 }
 
@@ -193,6 +197,79 @@ func (s *syncer) hasWork() bool {
 		}
 	}
 	return false
+}
+
+// owedDeps returns, for task i, the depends_on entries whose link is still
+// owed, with the index of the blocking task; ready tells whether both
+// issues exist. Entries naming no task, or a task that failed, are not owed.
+func (s *syncer) owedDeps(i int) (entries []string, blockers []int, ready []bool) {
+	t := s.res.Tasks[i]
+	if _, ok := s.tr.(DependencyLinker); !ok {
+		return nil, nil, nil
+	}
+	for _, d := range t.DependsOn {
+		if slices.Contains(t.DepsLinked, d) {
+			continue
+		}
+		d = strings.TrimSpace(d)
+		for j, o := range s.res.Tasks {
+			if j == i || !(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
+				continue
+			}
+			if o.Jira == state.JiraFailed || t.Jira == state.JiraFailed {
+				break
+			}
+			entries, blockers = append(entries, d), append(blockers, j)
+			ready = append(ready, t.Jira == state.JiraCreated && t.JiraKey != "" && o.Jira == state.JiraCreated && o.JiraKey != "")
+			break
+		}
+	}
+	return entries, blockers, ready
+}
+
+// linkPhase sends the dependency links still owed whose two issues exist,
+// one by one; a rate limit stops it until RetryAt, and a later run goes on.
+// A link is never sent twice on purpose, and one that already exists counts
+// as sent, so a lost answer costs nothing.
+func (s *syncer) linkPhase(ctx context.Context) error {
+	dl, ok := s.tr.(DependencyLinker)
+	if !ok {
+		return nil
+	}
+	for i := range s.res.Tasks {
+		entries, blockers, ready := s.owedDeps(i)
+		for k, d := range entries {
+			if !ready[k] {
+				continue
+			}
+			t := &s.res.Tasks[i]
+			blocker := s.res.Tasks[blockers[k]].JiraKey
+			s.res.Requests++
+			err := dl.LinkDependency(ctx, t.JiraKey, blocker)
+			var ve *ValidationError
+			var rl *RateLimitError
+			switch {
+			case err == nil || errors.Is(err, ErrNoDependencies):
+				t.DepsLinked = append(t.DepsLinked, d)
+			case errors.As(err, &ve):
+				t.DepsLinked = append(t.DepsLinked, d)
+				s.note("dependency of %s on %s refused: %v", t.JiraKey, blocker, ve)
+			case errors.As(err, &rl):
+				wait := rl.RetryAfter
+				if wait <= 0 {
+					wait = DefaultRetryAfter
+				}
+				if at := s.o.Now().Add(wait); at.After(s.res.RetryAt) {
+					s.res.RetryAt = at
+				}
+				s.note("tracker rate limit; dependency links go on after %s", s.res.RetryAt.UTC().Format(time.RFC3339))
+				return &haltError{cause: err}
+			default:
+				return s.haltOn("link dependencies", err)
+			}
+		}
+	}
+	return nil
 }
 
 func inOutbox(t state.Task) bool {
@@ -517,8 +594,8 @@ func unwrapHalt(err error) error {
 
 func (s *syncer) finish() {
 	s.res.Waiting = 0
-	for _, t := range s.res.Tasks {
-		if inOutbox(t) {
+	for i, t := range s.res.Tasks {
+		if e, _, _ := s.owedDeps(i); inOutbox(t) || len(e) > 0 {
 			s.res.Waiting++
 		}
 	}
@@ -531,6 +608,9 @@ func cloneTasks(in []state.Task) []state.Task {
 		out[i] = t
 		if t.DependsOn != nil {
 			out[i].DependsOn = append([]string(nil), t.DependsOn...)
+		}
+		if t.DepsLinked != nil {
+			out[i].DepsLinked = append([]string(nil), t.DepsLinked...)
 		}
 	}
 	return out

@@ -50,6 +50,17 @@ type CreateResult struct {
 	Err     error
 }
 
+// DependencyLinker is implemented by trackers whose dependencies are links of
+// their own (GitHub's blocked_by), sent once both issues exist: Sync keeps
+// the links still owed in the state and retries them in later runs.
+type DependencyLinker interface {
+	// LinkDependency records that the issue key is blocked by the issue
+	// blocker. A link that already exists is nil; a *ValidationError is a
+	// link the tracker refuses for good; ErrNoDependencies means the host
+	// has no dependency links (the body says it instead).
+	LinkDependency(ctx context.Context, key, blocker string) error
+}
+
 // Tracker is what autopilot needs from an issue tracker. Implementations
 // return *AuthError, *RateLimitError, *TransientError or *ValidationError so
 // that Sync can decide what to do; they never retry or sleep themselves.
