@@ -337,3 +337,40 @@ func TestEpicWithMoreThan100TasksSpillsIntoABatchParent(t *testing.T) {
 		t.Errorf("limit hits %d, inside %d", hits, inside)
 	}
 }
+
+// A dependency link refused by a secondary limit is sent by a later run, and
+// one whose answer was lost after GitHub made it (a 422 "already exists"
+// next time) counts as made: each ends existing exactly once.
+func TestDependencyLostToALimitOrALostAnswerIsMadeOnce(t *testing.T) {
+	e := newSubEnv(t)
+	e.s.Script("POST", "/repos/*/*/issues/*/dependencies/blocked_by",
+		fakegithub.Step{Status: 429, Headers: map[string]string{"retry-after": "60"}},
+		fakegithub.Step{Status: 502, CommitThenFail: true})
+	tasks := declare(e.root, 20)
+	var retryAt time.Time
+	for i := 0; i < 10; i++ {
+		res := e.syncRun(tasks, retryAt)
+		tasks, retryAt = res.Tasks, res.RetryAt
+		if res.Waiting == 0 {
+			break
+		}
+		next := e.clock.Now().Add(2 * time.Minute)
+		if retryAt.After(next) {
+			next = retryAt
+		}
+		e.clock.AdvanceTo(next)
+	}
+	e.checkConverged(tasks)
+	if n := e.s.PendingSteps(); n != 0 {
+		t.Fatalf("%d scripted answers not used", n)
+	}
+	for _, i := range []int{10, 20} {
+		b, _ := e.s.BlockedBy(subRepo, numOf(tasks[i-1].JiraKey))
+		if want := []int{numOf(tasks[i-2].JiraKey)}; fmt.Sprint(b) != fmt.Sprint(want) {
+			t.Errorf("task %d is blocked by %v, want %v", i, b, want)
+		}
+		if len(tasks[i-1].DepsLinked) != 1 {
+			t.Errorf("task %d deps_linked %v, want its one dependency", i, tasks[i-1].DepsLinked)
+		}
+	}
+}
