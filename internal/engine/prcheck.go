@@ -315,10 +315,12 @@ func clip(s string, n int) string {
 type PullSeen struct{ Pull *PullFacts }
 
 // CheckShown records the hash of the check run published on a PR's head.
+// Pending: creating it failed transiently; a later pass creates it.
 type CheckShown struct {
-	PR   int
-	Head string
-	Hash string
+	PR      int
+	Head    string
+	Hash    string
+	Pending bool
 }
 
 // Click is a requested action of the PR check (check_run.requested_action,
@@ -368,8 +370,8 @@ func (m *machine) pullSeen(e PullSeen) {
 func (m *machine) checkShown(e CheckShown) {
 	for i := range m.s.PRChecks {
 		r := &m.s.PRChecks[i]
-		if r.PR == e.PR && r.Head == e.Head && r.Shown != e.Hash {
-			r.Shown = e.Hash
+		if r.PR == e.PR && r.Head == e.Head && (r.Shown != e.Hash || r.Pending != e.Pending) {
+			r.Shown, r.Pending = e.Hash, e.Pending
 			m.changed = true
 		}
 	}

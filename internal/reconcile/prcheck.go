@@ -72,7 +72,8 @@ func (ru *run) reading(n int) bool {
 
 // planChecks compares the check each PR head should show with what the
 // state says it shows, and records the new hash before the state write
-// (persist before effect); publishChecks then creates the runs.
+// (persist before effect); publishChecks then creates the runs. A check
+// an earlier pass could not create (pending) is created again.
 func (ru *run) planChecks() error {
 	ru.checks = nil
 	if ru.st == nil || ru.r.o.DryRun {
@@ -83,11 +84,14 @@ func (ru *run) planChecks() error {
 	}
 	for _, c := range engine.DesiredChecks(ru.set, ru.st, engine.CheckOptions{Buttons: ru.r.o.CheckButtons}) {
 		h := c.Hash()
-		if shown(ru.st.PRChecks, c.PR, c.HeadSHA) == h {
+		r, _ := record(ru.st.PRChecks, c.PR, c.HeadSHA)
+		if r.Shown == h && !r.Pending {
 			continue
 		}
-		if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: h}); err != nil {
-			return err
+		if r.Shown != h {
+			if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: h}); err != nil {
+				return err
+			}
 		}
 		ru.checks = append(ru.checks, c)
 	}
@@ -98,12 +102,15 @@ func (ru *run) planChecks() error {
 }
 
 // publishChecks creates the planned check runs. A failure is logged and
-// noted, never fatal: the issue's run does not depend on its PR check (a
-// workflow without checks: write gets 403 here).
-func (ru *run) publishChecks() {
+// noted, never fatal: the issue's run does not depend on its PR check. A
+// transient one (5xx, timeout, rate limit) marks the check pending, and a
+// later pass creates it; a refusal (a workflow without checks: write gets
+// 403) is given up until the check shows something new. settle writes the
+// marks (set or cleared) after.
+func (ru *run) publishChecks() error {
 	cw, ok := ru.r.o.Forge.(forge.CheckWriter)
 	if !ok {
-		return
+		return nil
 	}
 	for _, c := range ru.checks {
 		links := engine.CheckLinks{}
@@ -121,21 +128,33 @@ func (ru *run) publishChecks() {
 		for _, a := range c.Actions {
 			out.Actions = append(out.Actions, forge.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
 		}
+		pending := false
 		if _, err := cw.CreateCheckRun(ru.ctx, out); err != nil {
 			ru.r.o.Logger.Warn("PR check not shown", "issue", ru.number, "pr", c.PR, "head", c.HeadSHA, "err", err)
 			ru.notes = append(ru.notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
+			var te *forge.TransientError
+			var rl *forge.RateLimitError
+			pending = errors.As(err, &te) || errors.As(err, &rl) || ru.ctx.Err() != nil
+		}
+		if r, _ := record(ru.st.PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
+			if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
+				return err
+			}
+			ru.checksMarked = true
 		}
 	}
 	ru.checks = nil
+	return nil
 }
 
-func shown(rs []state.PRCheck, pr int, head string) string {
+// record is the state's record of PR pr on head.
+func record(rs []state.PRCheck, pr int, head string) (state.PRCheck, bool) {
 	for _, r := range rs {
 		if r.PR == pr && r.Head == head {
-			return r.Shown
+			return r, true
 		}
 	}
-	return ""
+	return state.PRCheck{}, false
 }
 
 // mergeGroup answers a merge queue's request for checks: the queue's

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -43,5 +45,36 @@ func TestMergeGroupMirrorsThePRCheck(t *testing.T) {
 				t.Errorf("%d check runs for a queue entry naming no PR", n)
 			}
 		})
+	}
+}
+
+// TestPRCheckPromiseSurvivesAFailedCreate: GitHub failing the create (502)
+// leaves the check pending in the state, and the next pass, though nothing
+// else changed, creates it exactly once and clears the mark. Later passes
+// create none.
+func TestPRCheckPromiseSurvivesAFailedCreate(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	w.sb.FailNext("POST check-run", &forge.TransientError{Status: 502, Err: errors.New("bad gateway")})
+	w.linkPR(n, fmt.Sprintf("Fixes #%d", n))
+	if got := w.sb.CreatedCheckRuns("abc123"); len(got) != 0 {
+		t.Fatalf("check runs after a failed create: %+v", got)
+	}
+	st := w.state(n)
+	if len(st.PRChecks) != 1 || !st.PRChecks[0].Pending || st.PRChecks[0].Shown == "" {
+		t.Fatalf("pr_checks after a failed create = %+v, want one pending promise", st.PRChecks)
+	}
+	w.sweep()
+	got := w.sb.CreatedCheckRuns("abc123")
+	if len(got) != 1 || got[0].Name != "autopilot" {
+		t.Fatalf("check runs after the next pass = %+v, want exactly one", got)
+	}
+	if st := w.state(n); st.PRChecks[0].Pending {
+		t.Errorf("the pending mark stayed after the create: %+v", st.PRChecks)
+	}
+	w.sweep()
+	if got := w.sb.CreatedCheckRuns("abc123"); len(got) != 1 {
+		t.Errorf("%d check runs after a pass that changed nothing, want 1", len(got))
 	}
 }

@@ -256,6 +256,9 @@ type run struct {
 	slowWrite bool
 	// checks are the PR check runs planned before this pass's write.
 	checks []engine.CheckRun
+	// checksMarked: publishChecks set or cleared a pending mark (a create
+	// failed, or one an earlier pass owed succeeded): one more write.
+	checksMarked bool
 	// pulls are the PRs read this pass.
 	pulls map[int]forge.Pull
 }

@@ -50,10 +50,13 @@ func (ru *run) settle() error {
 	if err := ru.labels(); err != nil {
 		return err
 	}
-	ru.publishChecks()
-	if ru.refused || ru.classified && !ru.wrote {
-		// Remember a refusal, so no later run sends it again unchanged, and
-		// classifications no other write carried.
+	if err := ru.publishChecks(); err != nil {
+		return err
+	}
+	if ru.refused || ru.classified && !ru.wrote || ru.checksMarked {
+		// Remember a refusal, so no later run sends it again unchanged,
+		// classifications no other write carried, and pending marks of
+		// the PR check set or cleared.
 		if err := ru.write(); err != nil {
 			return err
 		}

@@ -219,7 +219,7 @@ func (g gen) rest(s *State) {
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.LinkedPRs = append(s.LinkedPRs, 1+g.n(500))
-		s.PRChecks = append(s.PRChecks, PRCheck{PR: 1 + g.n(500), Head: fmt.Sprintf("%040x", g.n(1e9)), Trusted: g.n(1) == 0, Shown: fmt.Sprintf("%016x", g.n(1e9)), GateHead: g.pick("", fmt.Sprintf("%040x", g.n(1e9)))})
+		s.PRChecks = append(s.PRChecks, PRCheck{PR: 1 + g.n(500), Head: fmt.Sprintf("%040x", g.n(1e9)), Trusted: g.n(1) == 0, Shown: fmt.Sprintf("%016x", g.n(1e9)), GateHead: g.pick("", fmt.Sprintf("%040x", g.n(1e9))), Pending: g.n(1) == 0})
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.LinkVouches = append(s.LinkVouches, LinkVouch{PR: 1 + g.n(500), By: g.pick("octocat", "a-b"), Body: fmt.Sprintf("%016x", g.n(1e9))})

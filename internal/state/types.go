@@ -322,6 +322,9 @@ type PRCheck struct {
 	// GateHead is the PR's head when the flow's merge gate step last
 	// passed: only that head may show success.
 	GateHead string `json:"gate_head,omitempty"`
+	// Pending: creating the check run for Shown failed transiently (5xx,
+	// timeout, rate limit); a later pass creates it and clears the mark.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Stop records why a run stopped.
