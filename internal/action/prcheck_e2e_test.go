@@ -144,3 +144,36 @@ func TestPRCheckRedToGreenAcrossAPush(t *testing.T) {
 		}
 	}
 }
+
+// TestPRCheckGreenfieldPushAfterTheGate: in greenfield the check turns
+// green when run-tests (the merge gate step) completes, and a push after
+// that leaves the new head red through the Action binary.
+func TestPRCheckGreenfieldPushAfterTheGate(t *testing.T) {
+	r := newExecRig(t, greenfieldCfg(""))
+	r.begin()
+	for i := 0; i < 20 && r.now().Slug != "run-tests"; i++ {
+		if g := r.now().Gate; g != nil {
+			r.say("maria", g.Options[0].Letter)
+			continue
+		}
+		r.say("devin", "/autopilot done "+r.now().Slug+" finished")
+	}
+	r.wantAt("the gate step", "run-tests", state.RunInProgress)
+	pr := r.openPR(headSHA)
+	r.say("devin", "/autopilot done tests pass")
+	if c, ok := r.lastCheck(headSHA); !ok || c.Conclusion != "success" {
+		t.Fatalf("check after run-tests = %+v (found %v), want success", c, ok)
+	}
+	const newHead = "0123456789abcdef0123456789abcdef01234567"
+	if err := r.gh.PushPull(repo, pr, newHead); err != nil {
+		t.Fatal(err)
+	}
+	r.event("synchronize", "pull_request", r.prPayload("pull_request.synchronize.json", pr, newHead))
+	c, ok := r.lastCheck(newHead)
+	if !ok || c.Status != "completed" || c.Conclusion != "failure" || !strings.Contains(c.Title, "head changed after the merge gate passed") {
+		t.Fatalf("new head's check = %+v (found %v), want completed/failure", c, ok)
+	}
+	if c, _ := r.lastCheck(headSHA); c.Conclusion != "success" {
+		t.Errorf("the gated head's check changed: %+v", c)
+	}
+}
