@@ -29,6 +29,11 @@ const (
 	// spends seconds, not minutes, on the tracker (GitHub wants a second
 	// between mutations); the rest goes in later runs.
 	PacePerRun = 40
+	// MaxBatches is how many parents one logical parent's tasks spread over
+	// (itself and its chained batch parents). Each batch is a level deeper,
+	// and GitHub nests sub-issues 8 levels: under an epic, batch 6 sits at
+	// level 7 below the autopilot issue, its tasks at 8.
+	MaxBatches = 6
 )
 
 // GHIssue is a GitHub issue as the sub-issue tracker sees it.
@@ -416,6 +421,10 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 		return p, nil
 	case batch != nil:
 		return g.parentFor(ctx, batch.Number, n+1)
+	case n >= MaxBatches:
+		return 0, &ValidationError{Field: "tasks", Message: fmt.Sprintf(
+			"#%d and its batch parents are full (%d tasks): GitHub nests sub-issues 8 levels deep; split the tasks into more epics",
+			p, MaxBatches*(MaxSubIssues-1))}
 	}
 	key := IdemKey(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
 	g.Requests++
