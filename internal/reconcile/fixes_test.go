@@ -392,3 +392,65 @@ func FuzzMarkers(f *testing.F) {
 		}
 	})
 }
+
+// busyThread is a forge on which someone comments again during every pass:
+// a command appears right before each version re-read (every second
+// listing of the issue: load, re-read, load, ...).
+type busyThread struct {
+	*forge.Sandbox
+	issue int
+	calls int
+	say   func()
+}
+
+func (b *busyThread) ListComments(ctx context.Context, n int) ([]forge.Comment, error) {
+	if n == b.issue {
+		if b.calls++; b.calls%2 == 0 {
+			b.say()
+		}
+	}
+	return b.Sandbox.ListComments(ctx, n)
+}
+
+// TestBusyThreadLastPassWrites: with no concurrent run, every pass's
+// re-read finds one more new command (people typing while the job runs).
+// The last pass writes what it applied and leaves the newest command to
+// its own event; the job does not fail, and the state is not moved
+// backwards by it.
+func TestBusyThreadLastPassWrites(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Add CSV export")
+	w.start(n)
+	done := w.say(n, "devin", "/autopilot done problem finished")
+	v0 := w.state(n).Version
+	var said []forge.Comment
+	bt := &busyThread{Sandbox: w.sb, issue: n}
+	bt.say = func() { said = append(said, w.say(n, "devin", "/autopilot status")) }
+	rec := w.recOn(bt, nil)
+	outs, err := rec.Handle(context.Background(), w.commentEvent(done))
+	if err != nil {
+		t.Fatalf("a thread that keeps moving failed the job: %v", err)
+	}
+	st := w.state(n)
+	if !engine.Handled(st, done.ID) || st.Slug != "research" || st.Version <= v0 {
+		t.Fatalf("state v%d at %s, done handled %v: want the command applied and written", st.Version, st.Slug, engine.Handled(st, done.ID))
+	}
+	if len(said) < maxPasses {
+		t.Fatalf("%d comments appeared during the run, want at least %d (one per pass)", len(said), maxPasses)
+	}
+	for _, c := range said[:maxPasses-1] {
+		if !engine.Handled(st, c.ID) {
+			t.Errorf("comment %d, seen by a later pass, is not handled", c.ID)
+		}
+	}
+	if !outs[0].Wrote {
+		t.Error("outcome says nothing was written")
+	}
+	// What is left is applied by its own event, as usual.
+	w.mustHandle(w.commentEvent(said[len(said)-1]))
+	for _, c := range said {
+		if !engine.Handled(w.state(n), c.ID) {
+			t.Errorf("comment %d never handled", c.ID)
+		}
+	}
+}

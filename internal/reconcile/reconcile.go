@@ -182,7 +182,7 @@ func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome,
 	var err error
 	own := ""
 	for pass := 1; ; pass++ {
-		out, err = r.once(ctx, number, t, &own)
+		out, err = r.once(ctx, number, t, &own, pass == maxPasses)
 		if done != nil {
 			out.Wrote = true
 			out.Notes = append(done.Notes, out.Notes...)
@@ -261,6 +261,8 @@ type run struct {
 	checksMarked bool
 	// pulls are the PRs read this pass.
 	pulls map[int]forge.Pull
+	// last: the Issue call's last pass (checkVersion).
+	last bool
 }
 
 type permResult struct {
@@ -268,8 +270,8 @@ type permResult struct {
 	err error
 }
 
-func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string) (Outcome, error) {
-	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep, own: *own, posted: map[int64]string{}, authorEdit: t.AuthorEdit}
+func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string, last bool) (Outcome, error) {
+	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep, own: *own, posted: map[int64]string{}, authorEdit: t.AuthorEdit, last: last}
 	defer func() {
 		if ru.wroteBody != "" {
 			*own = ru.wroteBody

@@ -377,24 +377,30 @@ func (ru *run) checkVersion(prev int64) error {
 		return fmt.Errorf("re-read state of #%d: %w", ru.number, err)
 	}
 	want := state.Want{Repo: ru.r.o.Forge.Repo(), Issue: ru.number, Key: ru.r.o.StateKey}
-	if ru.unseenInput(cs) {
-		return ErrConflict // apply it now rather than maybe overwrite it
+	// An input posted since the load is applied now rather than maybe
+	// overwrite a concurrent run's state that applied it. On the last pass
+	// it is left to its own event (or the sweep): the version check below
+	// still guards the write, and the read-back catches an overwrite, so
+	// a thread that keeps moving does not fail the job (people typing
+	// while it runs).
+	if !ru.last && ru.unseenInput(cs) {
+		return fmt.Errorf("%w: a comment that acts was posted since the pass read the thread", ErrConflict)
 	}
 	for _, c := range cs {
 		if c.ID != ru.loaded.stateComment.ID {
 			if ru.r.trusted(c) && strings.HasPrefix(c.Body, state.Marker) {
 				if s, err := state.Parse(c.Body, want); err == nil && s.Version > prev {
-					return ErrConflict
+					return fmt.Errorf("%w: another state comment %d is at v%d, this pass read v%d", ErrConflict, c.ID, s.Version, prev)
 				}
 			}
 			continue
 		}
 		s, err := state.Parse(c.Body, want)
 		if err == nil && s.Version != prev {
-			return ErrConflict
+			return fmt.Errorf("%w: it is at v%d, this pass read v%d", ErrConflict, s.Version, prev)
 		}
 		if err != nil && ru.loaded.restorable == nil && !errors.Is(err, state.ErrEdited) {
-			return ErrConflict
+			return fmt.Errorf("%w: it no longer verifies (%v)", ErrConflict, err)
 		}
 	}
 	return nil
