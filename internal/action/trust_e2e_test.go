@@ -259,6 +259,21 @@ func (r *execRig) toQA() int {
 	return pr
 }
 
+// greenForkPR opens a PR from author's fork (head branch at sha, with a
+// green check) that carries body, and delivers its opened event.
+func (r *execRig) greenForkPR(author, fork, branch, sha, body string) int {
+	r.t.Helper()
+	if _, err := r.gh.AddCheckRun(repo, sha, "test", "completed", "success"); err != nil {
+		r.t.Fatal(err)
+	}
+	pr, err := r.gh.CreateForkPull(repo, fork, author, "CSV export", body, branch, sha)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.event(author+"'s fork PR", "pull_request", r.pullPayload("pull_request.opened.json", pr, author, fork, sha, body))
+	return pr
+}
+
 // Attack 2 (issue 13): a user with read permission opened a fork PR that
 // links the issue, with green checks on its head; QA recorded "clean" on
 // them. A maintainer's approval of the fork's current head makes it count.
@@ -266,15 +281,7 @@ func TestTrustForkPRByAReaderIsNotEvidence(t *testing.T) {
 	r := newExecRig(t, reviewLoopCfg)
 	r.toQA()
 	const forkSHA = "f00dfeedf00dfeedf00dfeedf00dfeedf00dfeed"
-	if _, err := r.gh.AddCheckRun(repo, forkSHA, "test", "completed", "success"); err != nil {
-		t.Fatal(err)
-	}
-	body := fmt.Sprintf("A better CSV export.\n\nFixes #%d", r.n)
-	fork, err := r.gh.CreateForkPull(repo, "reader/widgets", "reader", "CSV export", body, "patch-1", forkSHA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.event("reader's fork PR", "pull_request", r.pullPayload("pull_request.opened.json", fork, "reader", "reader/widgets", forkSHA, body))
+	fork := r.greenForkPR("reader", "reader/widgets", "patch-1", forkSHA, fmt.Sprintf("A better CSV export.\n\nFixes #%d", r.n))
 	r.sweep()
 	s := r.wantAt("after the reader's green fork PR", "qa", state.RunInProgress)
 	if s.Review.QAVerdict != nil {
@@ -296,15 +303,7 @@ func TestTrustForkPRByAWriterNeedsAnApproval(t *testing.T) {
 	r := newExecRig(t, reviewLoopCfg)
 	r.toQA()
 	const forkSHA = "beadbeadbeadbeadbeadbeadbeadbeadbeadbead"
-	if _, err := r.gh.AddCheckRun(repo, forkSHA, "test", "completed", "success"); err != nil {
-		t.Fatal(err)
-	}
-	body := fmt.Sprintf("Fixes #%d", r.n)
-	fork, err := r.gh.CreateForkPull(repo, "bob/widgets", "bob", "CSV export", body, "csv", forkSHA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.event("bob's fork PR", "pull_request", r.pullPayload("pull_request.opened.json", fork, "bob", "bob/widgets", forkSHA, body))
+	r.greenForkPR("bob", "bob/widgets", "csv", forkSHA, fmt.Sprintf("Fixes #%d", r.n))
 	r.wantAt("after a writer's fork PR", "qa", state.RunInProgress)
 }
 

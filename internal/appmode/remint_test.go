@@ -26,15 +26,7 @@ func TestRevokedTokenIsMintedAgainOnce(t *testing.T) {
 	if st := r.gh.State(repo, n); st.Slug != "research" {
 		t.Fatalf("after a revoked token: step %s, want research", st.Slug)
 	}
-	mints, refused := 0, 0
-	for _, q := range r.gh.Requests()[from:] {
-		if strings.HasSuffix(q.Path, "/access_tokens") {
-			mints++
-		}
-		if q.Status == http.StatusUnauthorized {
-			refused++
-		}
-	}
+	mints, refused := tokenTraffic(r.gh.Requests()[from:])
 	if mints != 1 || refused != 1 {
 		t.Errorf("%d token mints and %d refused requests, want 1 and 1", mints, refused)
 	}
@@ -49,15 +41,7 @@ func TestRevokedTokenIsMintedAgainOnce(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unauthorized") {
 		t.Fatalf("a job whose token stays refused: err = %v, want unauthorized", err)
 	}
-	mints, refused = 0, 0
-	for _, q := range r.gh.Requests()[from:] {
-		if strings.HasSuffix(q.Path, "/access_tokens") {
-			mints++
-		}
-		if q.Status == http.StatusUnauthorized {
-			refused++
-		}
-	}
+	mints, refused = tokenTraffic(r.gh.Requests()[from:])
 	if mints != 1 || refused != 2 {
 		t.Errorf("%d mints and %d refused requests, want 1 re-mint and 2 refusals (one retry, no storm)", mints, refused)
 	}
@@ -86,4 +70,18 @@ func TestSweepMintsARevokedTokenAgain(t *testing.T) {
 	if got := r.metric("autopilot_installation_token_remints_total"); got != "autopilot_installation_token_remints_total 1" {
 		t.Errorf("metric = %q, want 1", got)
 	}
+}
+
+// tokenTraffic counts the installation-token mints and the requests GitHub
+// refused with 401 among reqs.
+func tokenTraffic(reqs []fakegithub.Request) (mints, refused int) {
+	for _, q := range reqs {
+		if strings.HasSuffix(q.Path, "/access_tokens") {
+			mints++
+		}
+		if q.Status == http.StatusUnauthorized {
+			refused++
+		}
+	}
+	return mints, refused
 }

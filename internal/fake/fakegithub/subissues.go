@@ -106,21 +106,17 @@ func (s *Server) ContentLimitStats() (hits, inside int) {
 
 // SubIssues returns the numbers of an issue's sub-issues, in order.
 func (s *Server) SubIssues(repo string, n int) ([]int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	is, err := s.issueLocked(repo, n)
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, k := range s.subs().children[is] {
-		out = append(out, k.number)
-	}
-	return out, nil
+	return s.linkedNumbers(repo, n, func(st *subState) map[*issue][]*issue { return st.children })
 }
 
 // BlockedBy returns the numbers of the issues issue n is blocked by.
 func (s *Server) BlockedBy(repo string, n int) ([]int, error) {
+	return s.linkedNumbers(repo, n, func(st *subState) map[*issue][]*issue { return st.blockedBy })
+}
+
+// linkedNumbers returns the numbers of the issues that links (sub-issues or
+// blockers) hold for issue n, in order.
+func (s *Server) linkedNumbers(repo string, n int, links func(*subState) map[*issue][]*issue) ([]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	is, err := s.issueLocked(repo, n)
@@ -128,7 +124,7 @@ func (s *Server) BlockedBy(repo string, n int) ([]int, error) {
 		return nil, err
 	}
 	var out []int
-	for _, k := range s.subs().blockedBy[is] {
+	for _, k := range links(s.subs())[is] {
 		out = append(out, k.number)
 	}
 	return out, nil
