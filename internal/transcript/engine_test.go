@@ -1,0 +1,431 @@
+package transcript_test
+
+// Engine transcripts: testdata/engine/*.txt drive engine.Apply with one
+// event per directive and record, after each, the state fields that
+// changed, the writes in order and the labels. Two functions touch the
+// engine's API: engineEvent (directive → event) and engineOutput (result →
+// text); everything else is bookkeeping.
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tasks"
+	"github.com/autopilot-dev/autopilot/internal/transcript"
+)
+
+var update = flag.Bool("update", false, "rewrite the transcripts under testdata/ with the outputs seen")
+
+// t0 is the fixed clock's start; every event moves it on by one minute.
+var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+const (
+	repo  = "acme/widgets"
+	issue = 12
+)
+
+func TestTranscriptEngine(t *testing.T) {
+	files, err := filepath.Glob("testdata/engine/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no engine transcripts (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
+			d := &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: forge.PermWrite, Repo: repo},
+				clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}}
+			transcript.Run(t, f, *update, d.do)
+		})
+	}
+}
+
+// engineDriver is one engine scenario: settings, the state so far, a
+// fixed clock and the linked PRs as the bot would read them.
+type engineDriver struct {
+	t      *testing.T
+	set    engine.Settings
+	st     *state.State
+	clock  time.Time
+	nextID int64
+	prs    map[int]*engine.PullFacts
+	labels []string
+}
+
+func (d *engineDriver) do(c *transcript.Case) string {
+	switch c.Cmd {
+	case "config":
+		return d.config(c)
+	case "advance":
+		dur, err := time.ParseDuration(c.Args[0].Key)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		d.clock = d.clock.Add(dur)
+		return "now " + d.clock.Format("2006-01-02 15:04")
+	case "pr":
+		return d.pull(c)
+	case "show":
+		return d.show(c)
+	}
+	ev, err := d.engineEvent(c)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	d.clock = d.clock.Add(time.Minute)
+	res, err := engine.Apply(d.set, d.st, ev, d.clock)
+	if err != nil {
+		return "engine error: " + err.Error()
+	}
+	out := d.engineOutput(res)
+	if res.State != nil {
+		d.st = res.State
+	}
+	return out
+}
+
+// config sets the configuration file (the input) and the settings that
+// come from the environment: jira (credentials given), subissues (the
+// forge can create sub-issues), answer=<permission>.
+func (d *engineDriver) config(c *transcript.Case) string {
+	cfg, err := config.Parse([]byte(c.Input))
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	d.set.Config = cfg
+	d.set.JiraConfigured = c.Has("jira")
+	d.set.SubIssues = c.Has("subissues")
+	d.set.AnswerPermission = forge.Permission(c.Or("answer", string(forge.PermWrite)))
+	return "flows: " + strings.Join(cfg.All.Names(), ", ")
+}
+
+// pull records a linked PR as the bot reads it: pr <n> author=<login>
+// [perm=write] [head=<sha>] [fork] [unlinked].
+func (d *engineDriver) pull(c *transcript.Case) string {
+	n, _ := strconv.Atoi(c.Args[0].Key)
+	p := &engine.PullFacts{Number: n, Author: c.Or("author", "devin"), AuthorPerm: forge.Permission(c.Or("perm", "write")),
+		HeadSHA: c.Or("head", "abc1234"), Fork: c.Has("fork"), Links: !c.Has("unlinked"), Body: "Fixes #12"}
+	d.prs[n] = p
+	return fmt.Sprintf("PR #%d by @%s at %s", n, p.Author, p.HeadSHA)
+}
+
+// show prints a rendering of the current state: banner (the status
+// summary) or comment (the human part of the state comment).
+func (d *engineDriver) show(c *transcript.Case) string {
+	if d.st == nil {
+		return "no state"
+	}
+	switch c.Args[0].Key {
+	case "banner":
+		return engine.Banner(d.set.Config.All, d.st)
+	case "comment":
+		s := *d.st
+		body, err := state.Render(&s, stateView(d.set.Config, &s), nil)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		human, _, _ := strings.Cut(body, "<!-- autopilot:data ")
+		return human
+	}
+	return "show banner|comment"
+}
+
+func stateView(cfg *config.Config, s *state.State) state.View {
+	v := state.View{Action: engine.NextAction(s)}
+	if f := cfg.All[s.Flow]; f != nil {
+		for i, st := range f.Steps {
+			v.Steps = append(v.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
+		}
+	}
+	return v
+}
+
+// engineEvent maps a directive to the engine event it stands for.
+func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
+	at := d.clock.Add(time.Minute)
+	switch c.Cmd {
+	case "start":
+		var cands []string
+		if v, ok := c.Get("candidates"); ok {
+			cands = strings.Split(v, ",")
+		}
+		return engine.Start{Issue: issue, Flow: c.Or("flow", ""), Candidates: cands, Actor: c.Or("actor", "maria"),
+			Title: "Add CSV export to reports", Body: "## Desired outcome\nCSV downloads\n## Constraints\nno new deps",
+			URL: "https://github.com/acme/widgets/issues/12"}, nil
+	case "label-removed":
+		return engine.LabelRemoved{Actor: c.Or("by", "maria")}, nil
+	case "closed":
+		return engine.Closed{Actor: c.Or("by", "maria")}, nil
+	case "comment":
+		return d.comment(c, at), nil
+	case "review":
+		return d.review(c, at)
+	case "checks":
+		n, _ := strconv.Atoi(c.Or("pr", "40"))
+		p := d.prs[n]
+		if p == nil {
+			return nil, fmt.Errorf("no pr %d: declare it with `pr %d`", n, n)
+		}
+		var failed []string
+		if v, ok := c.Get("failed"); ok {
+			failed = strings.Split(v, ",")
+		}
+		cp := *p
+		return engine.Checks{PR: n, SHA: p.HeadSHA, State: c.Or("state", "success"), Failed: failed,
+			URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d/checks", n), IDs: []int64{9001}, Pull: &cp}, nil
+	case "pr-linked":
+		n, _ := strconv.Atoi(c.Or("pr", "40"))
+		return engine.PRLinked{PR: n, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", n)}, nil
+	case "dispatched":
+		ev := engine.Dispatched{Err: c.Input}
+		if d.st != nil && d.st.Exec != nil {
+			ev.Session = d.st.Exec.Session
+		}
+		if v, ok := c.Get("run"); ok {
+			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
+		}
+		return ev, nil
+	case "run-completed":
+		ev := engine.RunCompleted{Conclusion: c.Or("conclusion", "success"), URL: "https://github.com/acme/widgets/actions/runs/1"}
+		if v, ok := c.Get("run"); ok {
+			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
+		} else if d.st != nil && d.st.Exec != nil {
+			ev.RunID = d.st.Exec.RunID
+		}
+		return ev, nil
+	case "jira-auth":
+		return engine.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
+	case "jira-synced":
+		return d.jiraSynced(c), nil
+	case "tick":
+		return engine.Tick{BudgetLow: c.Has("budget-low")}, nil
+	}
+	return nil, fmt.Errorf("unknown directive %q", c.Cmd)
+}
+
+// comment is a comment by the first argument's login: perm=<permission>
+// (default write), permerr, bot, agent, pr=<n> (on a linked PR), edited
+// (changed before it was read, nothing proves the author did it). Task
+// blocks in a done report are parsed as the reconciler does.
+func (d *engineDriver) comment(c *transcript.Case, at time.Time) engine.Comment {
+	d.nextID++
+	ev := engine.Comment{ID: d.nextID, Author: c.Args[0].Key, Perm: forge.Permission(c.Or("perm", "write")), PermErr: c.Has("permerr"),
+		Bot: c.Has("bot"), Agent: c.Has("agent"), Body: c.Input, At: at, EditUnproven: c.Has("edited"),
+		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", d.nextID)}
+	if v, ok := c.Get("pr"); ok {
+		ev.OnPR, _ = strconv.Atoi(v)
+	}
+	if d.st != nil && d.st.Gate != nil {
+		ev.GatePostedAt = d.st.Gate.OpenedAt
+	}
+	if r := reply.Parse(c.Input); r.Kind == reply.Command && r.Cmd == "done" {
+		start := 1
+		if d.st != nil {
+			start = len(d.st.Tasks) + 1
+		}
+		ts, err := tasks.ParseComment(c.Input, tasks.Options{Start: start})
+		if err != nil {
+			ev.DeclaredErr = err.Error()
+		} else {
+			ev.Declared = ts
+		}
+	}
+	return ev
+}
+
+// review is a submitted review: review <login> pr=<n> state=APPROVED
+// [perm=write] [stale] (given on an earlier commit); input is its body.
+func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, error) {
+	n, _ := strconv.Atoi(c.Or("pr", "40"))
+	p := d.prs[n]
+	if p == nil {
+		return nil, fmt.Errorf("no pr %d: declare it with `pr %d`", n, n)
+	}
+	d.nextID++
+	sha := p.HeadSHA
+	if c.Has("stale") {
+		sha = "0ld0000"
+	}
+	r := engine.Review{ID: d.nextID, PR: n, PRAuthor: p.Author, Reviewer: c.Args[0].Key, Perm: forge.Permission(c.Or("perm", "write")),
+		State: c.Or("state", "APPROVED"), Body: c.Input, At: at, CommitSHA: sha,
+		URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d#pullrequestreview-%d", n, d.nextID)}
+	if r.State == "APPROVED" {
+		p.Approvals = append(p.Approvals, engine.PullApproval{ID: r.ID, Reviewer: r.Reviewer, Perm: r.Perm, CommitSHA: sha})
+	}
+	cp := *p
+	r.Pull = &cp
+	return r, nil
+}
+
+// jiraSynced reports the outbox sent: created (every pending task gets a
+// key), paused=auth, note=<word>.
+func (d *engineDriver) jiraSynced(c *transcript.Case) engine.JiraSynced {
+	ev := engine.JiraSynced{Paused: c.Or("paused", ""), Note: c.Input}
+	if c.Has("created") && d.st != nil {
+		for i, t := range d.st.Tasks {
+			if t.Jira == state.JiraPending {
+				t.Jira, t.JiraKey = state.JiraCreated, fmt.Sprintf("PROJ-%d", i+1)
+				t.JiraURL, t.SentAt = "https://jira.example/browse/"+t.JiraKey, d.clock
+				ev.Tasks = append(ev.Tasks, t)
+			}
+		}
+	}
+	return ev
+}
+
+// engineOutput renders one result: the state fields that changed, the writes in order (the state first,
+// then the effects) and the labels when they changed.
+func (d *engineDriver) engineOutput(res engine.Result) string {
+	var b strings.Builder
+	if res.Decision != "" {
+		fmt.Fprintf(&b, "decision: %s\n", res.Decision)
+	}
+	if res.State != nil && res.Changed {
+		b.WriteString("state:\n")
+		for _, l := range stateChanges(flatten(d.st), flatten(res.State)) {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	var writes []string
+	if res.Changed {
+		writes = append(writes, "write state")
+	}
+	for _, e := range res.Effects {
+		writes = append(writes, effectText(e))
+	}
+	if len(writes) == 0 {
+		b.WriteString("no writes\n")
+	} else {
+		b.WriteString("writes:\n")
+		for i, w := range writes {
+			fmt.Fprintf(&b, "  %d. %s\n", i+1, strings.ReplaceAll(w, "\n", "\n     "))
+		}
+	}
+	if res.State != nil {
+		ls := engine.Labels(res.State)
+		sort.Strings(ls)
+		if strings.Join(ls, " ") != strings.Join(d.labels, " ") {
+			fmt.Fprintf(&b, "labels: %s\n", strings.Join(ls, " "))
+			d.labels = ls
+		}
+	}
+	return b.String()
+}
+
+// effectText is one effect: its kind and target, and a comment's body
+// under it, each line behind "│ ".
+func effectText(e state.Effect) string {
+	switch e.Kind {
+	case engine.EffComment:
+		body := strings.TrimPrefix(e.Body, e.Marker)
+		body = strings.TrimPrefix(body, "\n")
+		return "comment " + e.Marker + "\n│ " + strings.ReplaceAll(body, "\n", "\n│ ")
+	case engine.EffReact:
+		return fmt.Sprintf("react %s on comment %d", e.Content, e.CommentID)
+	case engine.EffDispatch:
+		keys := make([]string, 0, len(e.Inputs))
+		for k := range e.Inputs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var in []string
+		for _, k := range keys {
+			in = append(in, k+"="+e.Inputs[k])
+		}
+		return fmt.Sprintf("dispatch %s ref=%s marker=%s inputs: %s", e.Workflow, e.Ref, e.Marker, strings.Join(in, " "))
+	}
+	b, _ := json.Marshal(e)
+	return e.Kind + " " + string(b)
+}
+
+// field is one leaf of a state: its path ("steps[2].status") and JSON
+// value.
+type field struct{ path, val string }
+
+// flatten lists a state's fields in the order the state encodes them.
+// updated_at (it moves with every write) and zero times are left out.
+func flatten(s *state.State) []field {
+	if s == nil {
+		return nil
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	var out []field
+	walk(json.RawMessage(raw), "", &out)
+	return out
+}
+
+// stateChanges lists what differs between two flattened states: "path:
+// old → new" for a changed field, "+ path = value" for a new one (both in
+// the new state's order), then "- path = value" for each field gone.
+func stateChanges(old, new []field) []string {
+	was := map[string]string{}
+	for _, f := range old {
+		was[f.path] = f.val
+	}
+	is := map[string]bool{}
+	var out []string
+	for _, f := range new {
+		is[f.path] = true
+		switch v, ok := was[f.path]; {
+		case !ok:
+			out = append(out, "+ "+f.path+" = "+f.val)
+		case v != f.val:
+			out = append(out, f.path+": "+v+" → "+f.val)
+		}
+	}
+	for _, f := range old {
+		if !is[f.path] {
+			out = append(out, "- "+f.path+" = "+f.val)
+		}
+	}
+	return out
+}
+
+func walk(raw json.RawMessage, path string, out *[]field) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	switch {
+	case len(raw) > 0 && raw[0] == '{':
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.Token() // {
+		for dec.More() {
+			k, _ := dec.Token()
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				panic(err)
+			}
+			key := k.(string)
+			if path == "" && key == "updated_at" {
+				continue
+			}
+			p := key
+			if path != "" {
+				p = path + "." + key
+			}
+			walk(v, p, out)
+		}
+	case len(raw) > 0 && raw[0] == '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			panic(err)
+		}
+		for i, it := range items {
+			walk(it, fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	case string(raw) == `"0001-01-01T00:00:00Z"`:
+	default:
+		*out = append(*out, field{path, string(raw)})
+	}
+}
