@@ -212,4 +212,3 @@ func Golden(t T, path, got string, update bool) {
 		t.Errorf("%s differs (-want +got, rerun with -update to accept):\n%s", path, Diff(string(want), got))
 	}
 }
-
