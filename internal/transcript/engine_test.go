@@ -358,12 +358,14 @@ func flatten(s *state.State) []field {
 	if s == nil {
 		return nil
 	}
-	raw, err := json.Marshal(s)
-	if err != nil {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // markers stay readable: "<!-- autopilot:… -->"
+	if err := enc.Encode(s); err != nil {
 		panic(err)
 	}
 	var out []field
-	walk(json.RawMessage(raw), "", &out)
+	walk(json.RawMessage(buf.String()), "", &out)
 	return out
 }
 

@@ -1,0 +1,304 @@
+package transcript_test
+
+// The coverage test: every flow, gate kind, step attribute, executor kind
+// and stop reason the code defines has a transcript that exercises it. The
+// lists are read from the code (the flow set, the engine's openGate calls,
+// the flow schema, the constants), so adding one without a transcript
+// fails here.
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/transcript"
+)
+
+// customFlow names the transcript of a flow defined in the config file.
+const customFlow = "custom"
+
+func TestTranscriptCoverage(t *testing.T) {
+	files := readTranscripts(t, "testdata/engine")
+	for _, name := range append(config.Default().All.Names(), customFlow) {
+		t.Run("flow "+name, func(t *testing.T) {
+			f := files["flow-"+name]
+			switch {
+			case f == nil:
+				t.Errorf("flow %s has no transcript testdata/engine/flow-%s.txt", name, name)
+			case name == customFlow && !strings.Contains(f.String(), "\nflows:"):
+				t.Errorf("flow-%s.txt defines no flow in its config", name)
+			case name != customFlow && !strings.Contains(f.String(), `+ flow = "`+name+`"`):
+				t.Errorf("flow-%s.txt never runs the %s flow", name, name)
+			}
+		})
+	}
+	for _, kind := range gateKinds(t) {
+		t.Run("gate "+kind, func(t *testing.T) {
+			f := files["gate-"+kind]
+			if f == nil {
+				t.Fatalf("gate kind %s has no transcript testdata/engine/gate-%s.txt", kind, kind)
+			}
+			if !regexp.MustCompile(`autopilot:gate g[0-9]+-` + regexp.QuoteMeta(kind)).MatchString(f.String()) {
+				t.Errorf("gate-%s.txt never opens a %s gate", kind, kind)
+			}
+		})
+	}
+	var all strings.Builder
+	for _, f := range files {
+		all.WriteString(f.String())
+	}
+	for _, kind := range constants(t, "../flow", "Exec") {
+		if !regexp.MustCompile(`exec\.executor(: "[^"]*" →| =) "` + kind + `"`).MatchString(all.String()) {
+			t.Errorf("no transcript runs a step with the %s executor", kind)
+		}
+	}
+	for _, reason := range append(constants(t, "../engine", "Kill"), constants(t, "../engine", "Stop")...) {
+		if !regexp.MustCompile(`stop\.reason(: "[^"]*" →| =) "` + reason + `"`).MatchString(all.String()) {
+			t.Errorf("no transcript stops a run with %s", reason)
+		}
+	}
+	used := attributesUsed(t, files)
+	for _, a := range attributes(t) {
+		if !used[a] {
+			t.Errorf("no transcript runs a flow with %s", a)
+		}
+	}
+}
+
+// readTranscripts parses every transcript in dir, by base name.
+func readTranscripts(t *testing.T, dir string) map[string]*transcript.File {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*transcript.File{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := transcript.Parse(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out[strings.TrimSuffix(filepath.Base(p), ".txt")] = f
+	}
+	return out
+}
+
+// gateKinds reads the engine's openGate calls: the kind is the first
+// argument, a string or a string plus the step's slug ("skip-"+slug is
+// kind "skip").
+func gateKinds(t *testing.T) []string {
+	seen := map[string]bool{}
+	for _, file := range parseDir(t, "../engine") {
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "openGate" || len(call.Args) == 0 {
+				return true
+			}
+			arg := call.Args[0]
+			if bin, ok := arg.(*ast.BinaryExpr); ok && bin.Op == token.ADD {
+				arg = bin.X
+			}
+			lit, ok := arg.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				t.Errorf("%s: openGate's kind is not a string literal (+ slug); teach gateKinds to read it", fset.Position(call.Pos()))
+				return true
+			}
+			s, _ := strconv.Unquote(lit.Value)
+			seen[strings.TrimSuffix(s, "-")] = true
+			return true
+		})
+	}
+	if len(seen) == 0 {
+		t.Fatal("found no openGate calls in internal/engine")
+	}
+	return sorted(seen)
+}
+
+// constants returns the string values of the package-level constants in
+// dir whose names start with prefix.
+func constants(t *testing.T, dir, prefix string) []string {
+	seen := map[string]bool{}
+	for _, file := range parseDir(t, dir) {
+		for _, d := range file.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if !strings.HasPrefix(n.Name, prefix) || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						s, _ := strconv.Unquote(lit.Value)
+						seen[s] = true
+					}
+				}
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatalf("no %s* constants in %s", prefix, dir)
+	}
+	return sorted(seen)
+}
+
+var fset = token.NewFileSet()
+
+// parseDir parses the non-test Go files of dir.
+func parseDir(t *testing.T, dir string) []*ast.File {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*ast.File
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// descriptive are the schema fields that name or describe a step or flow
+// rather than change how the engine runs it.
+var descriptive = map[string]bool{"slug": true, "name": true, "label": true, "produces": true, "noun": true, "title": true, "steps": true, "-": true}
+
+// attributes lists what the flow schema can ask of the engine: every
+// behavioural field of flow.Flow and flow.Step ("step.boundary",
+// "flow.loop"), and for a string field with a fixed set of values (read
+// from the switch in flow.Validate) each value ("step.evidence=review").
+func attributes(t *testing.T) []string {
+	values := enumValues(t)
+	var out []string
+	for _, x := range []struct {
+		prefix string
+		typ    reflect.Type
+	}{{"flow", reflect.TypeOf(flow.Flow{})}, {"step", reflect.TypeOf(flow.Step{})}} {
+		for i := 0; i < x.typ.NumField(); i++ {
+			f := x.typ.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if descriptive[tag] {
+				continue
+			}
+			if vs := values[f.Name]; len(vs) > 0 {
+				for _, v := range vs {
+					out = append(out, fmt.Sprintf("%s.%s=%s", x.prefix, tag, v))
+				}
+				continue
+			}
+			out = append(out, x.prefix+"."+tag)
+		}
+	}
+	return out
+}
+
+// enumValues reads the switches on s.<Field> in the flow package: field →
+// the non-empty string cases.
+func enumValues(t *testing.T) map[string][]string {
+	out := map[string][]string{}
+	for _, file := range parseDir(t, "../flow") {
+		ast.Inspect(file, func(n ast.Node) bool {
+			sw, ok := n.(*ast.SwitchStmt)
+			if !ok {
+				return true
+			}
+			sel, ok := sw.Tag.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			for _, st := range sw.Body.List {
+				for _, e := range st.(*ast.CaseClause).List {
+					if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						if s, _ := strconv.Unquote(lit.Value); s != "" {
+							out[sel.Sel.Name] = append(out[sel.Sel.Name], s)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// attributesUsed collects the attributes of the flows the transcripts
+// start (start flow=<name>, or a flow-select gate's candidates), with the
+// flows of each transcript's config.
+func attributesUsed(t *testing.T, files map[string]*transcript.File) map[string]bool {
+	used := map[string]bool{}
+	mark := func(prefix string, v reflect.Value) {
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Type().Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if descriptive[tag] || v.Field(i).IsZero() {
+				continue
+			}
+			used[prefix+"."+tag] = true
+			if s, ok := v.Field(i).Interface().(string); ok {
+				used[prefix+"."+tag+"="+s] = true
+			}
+		}
+	}
+	for name, f := range files {
+		cfg := config.Default()
+		for _, c := range f.Cases {
+			switch c.Cmd {
+			case "config":
+				var err error
+				if cfg, err = config.Parse([]byte(c.Input)); err != nil {
+					t.Fatalf("%s:%d: %v", name, c.Line, err)
+				}
+			case "start":
+				names := strings.Split(c.Or("candidates", ""), ",")
+				if v, ok := c.Get("flow"); ok {
+					names = []string{v}
+				}
+				for _, n := range names {
+					fl := cfg.All[n]
+					if fl == nil {
+						continue
+					}
+					mark("flow", reflect.ValueOf(*fl))
+					for _, st := range fl.Steps {
+						mark("step", reflect.ValueOf(st))
+					}
+				}
+			}
+		}
+	}
+	return used
+}
+
+func sorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
