@@ -1,0 +1,265 @@
+package transcript_test
+
+// Reconcile transcripts: testdata/reconcile/*.txt deliver events to a
+// reconcile.Reconciler on a forge.Sandbox and record, after each, what the
+// bot changed on the repository in order (comments, state comment
+// versions, labels, reactions, dispatches) and the API calls it made.
+// reconcileEvent maps a directive to the sandbox action and the event
+// delivered; reconcileOutput renders what the sandbox saw.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/transcript"
+)
+
+const (
+	botLogin = "github-actions[bot]"
+	stateKey = "transcript-state-key"
+)
+
+func TestTranscriptReconcile(t *testing.T) {
+	files, err := filepath.Glob("testdata/reconcile/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no reconcile transcripts (%v)", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
+			transcript.Run(t, f, *update, newReconcileDriver(t).do)
+		})
+	}
+}
+
+// reconcileDriver is a sandbox repository acme/widgets with maria (admin),
+// devin (write) and reader (read), a fixed clock and a reconciler.
+type reconcileDriver struct {
+	t     *testing.T
+	sb    *forge.Sandbox
+	rec   *reconcile.Reconciler
+	mu    sync.Mutex
+	clock time.Time
+	// changes are the bot's mutations since the last directive.
+	changes []forge.Change
+	writes  int
+	issue   int
+	pulls   map[int]forge.Pull
+}
+
+func newReconcileDriver(t *testing.T) *reconcileDriver {
+	d := &reconcileDriver{t: t, clock: t0, pulls: map[int]forge.Pull{}}
+	d.sb = forge.NewSandbox(repo, forge.User{Login: botLogin, ID: 41898282, Type: "Bot"}, d.now)
+	for login, p := range map[string]forge.Permission{"maria": forge.PermAdmin, "devin": forge.PermWrite, "bob": forge.PermWrite, "reader": forge.PermRead} {
+		d.sb.AddUser(forge.User{Login: login}, p)
+	}
+	d.sb.OnChange = func(c forge.Change) {
+		if c.Actor == botLogin {
+			d.mu.Lock()
+			d.changes = append(d.changes, c)
+			d.mu.Unlock()
+		}
+	}
+	rec, err := reconcile.New(reconcile.Options{Forge: d.sb, BotLogin: botLogin, StateKey: []byte(stateKey), Now: d.now,
+		Logger:  slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		WriteID: func() string { d.writes++; return fmt.Sprintf("w%04d", d.writes) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.rec = rec
+	return d
+}
+
+func (d *reconcileDriver) now() time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.clock
+}
+
+func (d *reconcileDriver) tick(dur time.Duration) {
+	d.mu.Lock()
+	d.clock = d.clock.Add(dur)
+	d.mu.Unlock()
+}
+
+func (d *reconcileDriver) do(c *transcript.Case) string {
+	d.tick(time.Minute)
+	before := d.sb.Calls()
+	ev, out := d.reconcileEvent(c)
+	if ev == nil {
+		return out
+	}
+	d.mu.Lock()
+	d.changes = nil
+	d.mu.Unlock()
+	outs, err := d.rec.Handle(context.Background(), ev)
+	return d.reconcileOutput(outs, err, before)
+}
+
+// reconcileEvent carries out a directive on the sandbox and returns the
+// event to deliver, or nil and the directive's own output.
+func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, string) {
+	who := ""
+	if len(c.Args) > 0 {
+		who = c.Args[0].Key
+	}
+	switch c.Cmd {
+	case "config":
+		d.sb.SetFile(".github/autopilot.yml", []byte(c.Input))
+		return nil, "wrote .github/autopilot.yml"
+	case "issue":
+		d.issue = d.sb.CreateIssue("maria", "Add CSV export to reports", "Users want CSV downloads.").Number
+		return nil, fmt.Sprintf("opened #%d", d.issue)
+	case "advance":
+		dur, err := time.ParseDuration(who)
+		if err != nil {
+			return nil, "error: " + err.Error()
+		}
+		d.tick(dur)
+		return nil, "now " + d.now().Format("2006-01-02 15:04")
+	case "label":
+		d.sb.LabelIssue(who, d.issue, c.Or("name", "autopilot"))
+		ev := d.event("issues", "labeled", d.issue, who)
+		ev.Label = c.Or("name", "autopilot")
+		return ev, ""
+	case "unlabel":
+		d.sb.UnlabelIssue(who, d.issue, c.Or("name", "autopilot"))
+		ev := d.event("issues", "unlabeled", d.issue, who)
+		ev.Label = c.Or("name", "autopilot")
+		return ev, ""
+	case "comment":
+		cm, err := d.sb.Comment(who, d.issue, c.Input)
+		if err != nil {
+			return nil, "error: " + err.Error()
+		}
+		ev := d.event("issue_comment", "created", d.issue, who)
+		ev.Comment = &cm
+		return ev, ""
+	case "pr":
+		p := d.sb.CreatePull(who, "CSV export", c.Input, c.Or("head", "abc1234"))
+		d.pulls[p.Number] = p
+		ev := d.event("pull_request", "opened", p.Number, who)
+		ev.Pull, ev.LinkedIssues = &p, []int{d.issue}
+		return ev, ""
+	case "review":
+		n, _ := strconv.Atoi(c.Or("pr", "2"))
+		p := d.pulls[n]
+		rv := d.sb.AddReview(n, who, c.Or("state", "APPROVED"), c.Input)
+		ev := d.event("pull_request_review", "submitted", n, who)
+		ev.Pull, ev.Review, ev.LinkedIssues = &p, &rv, []int{d.issue}
+		return ev, ""
+	case "checks":
+		var cs []forge.Check
+		for _, a := range c.Args {
+			if a.Key == "sha" {
+				continue
+			}
+			status, conclusion, _ := strings.Cut(a.Val, "/")
+			cs = append(cs, forge.Check{Name: a.Key, Status: status, Conclusion: conclusion})
+		}
+		d.sb.SetChecks(c.Or("sha", "abc1234"), cs...)
+		return nil, "checks set"
+	case "run-completes":
+		runs := d.sb.Runs()
+		if len(runs) == 0 {
+			return nil, "error: no workflow run"
+		}
+		r, _ := d.sb.CompleteRun(runs[len(runs)-1].ID, c.Or("conclusion", "success"))
+		return &ghevent.Event{Name: "workflow_run", Action: "completed", Repo: repo, Handled: true, Sender: d.sb.User(botLogin),
+			WorkflowRun: &forge.WorkflowRun{ID: r.ID, DisplayTitle: r.DisplayTitle, Conclusion: r.Conclusion, URL: r.URL}}, ""
+	case "sweep":
+		return &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo}, ""
+	}
+	return nil, fmt.Sprintf("error: unknown directive %q", c.Cmd)
+}
+
+// event is a delivery about issue (or PR) n as its payload carries it.
+func (d *reconcileDriver) event(name, action string, n int, sender string) *ghevent.Event {
+	is, _ := d.sb.Snapshot(n)
+	return &ghevent.Event{Name: name, Action: action, Repo: repo, Sender: d.sb.User(sender), Handled: true,
+		Issue: n, IsPR: is.IsPR, Labels: is.Labels, Title: is.Title, Body: is.Body, IssueState: is.State}
+}
+
+// reconcileOutput renders a pass: the bot's changes in order, the pass
+// outcome, and the API calls made (by kind, with counts).
+func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, before map[string]int) string {
+	var b strings.Builder
+	if err != nil {
+		fmt.Fprintf(&b, "error: %v\n", err)
+	}
+	d.mu.Lock()
+	changes := d.changes
+	d.mu.Unlock()
+	for _, c := range changes {
+		b.WriteString(d.changeText(c) + "\n")
+	}
+	for _, o := range outs {
+		fmt.Fprintf(&b, "outcome: #%d %s %s→%s %s", o.Issue, o.Flow, o.StepBefore, o.Step, o.Status)
+		if o.Decision != "" {
+			fmt.Fprintf(&b, " decision=%s", o.Decision)
+		}
+		if o.Stop != "" {
+			fmt.Fprintf(&b, " stop=%s", o.Stop)
+		}
+		if o.Wrote {
+			fmt.Fprintf(&b, " wrote v%d", o.Version)
+		}
+		b.WriteString("\n")
+		for _, n := range o.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
+	}
+	after := d.sb.Calls()
+	var calls []string
+	for k, v := range after {
+		if n := v - before[k]; n > 0 {
+			calls = append(calls, fmt.Sprintf("%s ×%d", k, n))
+		}
+	}
+	sort.Strings(calls)
+	fmt.Fprintf(&b, "calls: %s\n", strings.Join(calls, ", "))
+	return b.String()
+}
+
+// changeText is one change the bot made. The state comment is shown by
+// its version and position (its machine block and banner are the engine
+// transcripts' business); other comments in full.
+func (d *reconcileDriver) changeText(c forge.Change) string {
+	switch c.Kind {
+	case "comment", "edit":
+		body := c.Comment.Body
+		if strings.HasPrefix(body, state.Marker) {
+			s, err := state.Parse(body, state.Want{Repo: repo, Issue: c.Issue, Key: []byte(stateKey)})
+			if err != nil {
+				return fmt.Sprintf("%s state comment on #%d: unreadable: %v", c.Kind, c.Issue, err)
+			}
+			return fmt.Sprintf("%s state comment on #%d: v%d %s · %s %s", c.Kind, c.Issue, s.Version, s.Run, s.Slug, s.Status)
+		}
+		return fmt.Sprintf("%s on #%d:\n  │ %s", c.Kind, c.Issue, strings.ReplaceAll(body, "\n", "\n  │ "))
+	case "label+", "label-":
+		return fmt.Sprintf("%s %s on #%d", c.Kind, c.Label, c.Issue)
+	case "react":
+		return fmt.Sprintf("react %s on comment %d", c.Content, c.Comment.ID)
+	case "dispatch":
+		return "dispatch: " + c.Content
+	}
+	return fmt.Sprintf("%s on #%d %s %s", c.Kind, c.Issue, c.Label, c.Content)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
