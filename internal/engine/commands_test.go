@@ -295,16 +295,18 @@ func TestProgressNoteIsDroppedOnCompletion(t *testing.T) {
 func TestStatusAndHelpAnswerWithoutChangingTheRun(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.start("greenfield")
-	for _, tc := range []struct{ body, reply string }{
-		{"/autopilot status", "AUTOPILOT STATUS"},
-		{"/autopilot help", "/autopilot back <step>"},
+	for _, tc := range []struct{ body, golden string }{
+		{"/autopilot status", "reply-status"},
+		{"/autopilot help", "reply-help"},
 	} {
 		c := h.comment("bob", forge.PermWrite, tc.body)
 		res := h.apply(c)
 		want(t, tc.body+" ledger", ledgerOf(res.State, c.ID), OutApplied)
 		want(t, tc.body+" changed", res.Changed, false)
-		if !hasBody(res.Effects, tc.reply) {
-			t.Errorf("%s reply lacks %q: %q", tc.body, tc.reply, bodies(res.Effects))
+		if b := bodies(res.Effects); len(b) != 1 {
+			t.Errorf("%s: replies %q, want one", tc.body, b)
+		} else {
+			golden(t, tc.golden, b[0])
 		}
 		if !ReadOnly(tc.body) {
 			t.Errorf("ReadOnly(%q) = false", tc.body)

@@ -28,7 +28,7 @@ func TestConfirmGateFollowsTheJiraCheck(t *testing.T) {
 	wantGate(t, s, "confirm-tasks")
 	want(t, "still not started", s.Status, state.NotStarted)
 	body := gateBody(t, res.Effects, s.Gate)
-	wantLines(t, "confirm block", body, "DECISION REQUIRED: Start Tasks? This step is irreversible.", " A) Start Tasks now", " B) Stop the run here")
+	golden(t, "gate-confirm", body)
 	res = h.say("maria", "A")
 	want(t, "runs after confirmation", res.State.Status, state.InProgress)
 	want(t, "run", res.State.Run, state.RunInProgress)

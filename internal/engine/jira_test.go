@@ -29,7 +29,7 @@ func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
 	wantGate(t, s, "jira-auth")
 	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
 	body := gateBody(t, res.Effects, s.Gate)
-	wantLines(t, "jira gate", body, " Jira authentication failed", "Jira is not configured", " A) Retry authentication", " B) Continue without Jira (tasks saved locally only)", "Recommendation: A")
+	golden(t, "gate-jira-auth", body)
 }
 
 func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {

@@ -55,8 +55,7 @@ func TestFailuresAutoRetryThenEscalate(t *testing.T) {
 	}
 	wantGate(t, s, "skill-failed")
 	body := gateBody(t, res.Effects, s.Gate)
-	wantLines(t, "SKILL FAILED block", body, "SKILL FAILED: Problem — 3 consecutive failures", "Step: 1 — Problem", "SubStep: 2 — drafting", "Last failure reason: docker not running",
-		" A) Retry with a fresh executor session", " B) Skip this step with warning", " C) Abort — investigate and fix manually", "Recommendation: A")
+	golden(t, "gate-skill-failed", body)
 	wantDeep(t, "labels", Labels(s), []string{"autopilot/step:problem", "autopilot/status:failed", "autopilot/flow:greenfield"})
 }
 

@@ -60,7 +60,7 @@ func TestStartWithAmbiguousCandidatesOpensFlowSelectGate(t *testing.T) {
 	want(t, "run", s.Run, state.RunAwaitingDecision)
 	want(t, "flow", s.Flow, "")
 	body := gateBody(t, res.Effects, s.Gate)
-	wantLines(t, "flow-select block", body, "DECISION REQUIRED: Which flow should autopilot run on this issue?", " A) Run the existing-code flow", " B) Run the meta-repo flow", "Recommendation: A")
+	golden(t, "gate-flow-select", body)
 	wantDeep(t, "labels", Labels(s), []string{"autopilot/step:select-flow", "autopilot/status:awaiting-decision"})
 
 	res = h.say("maria", "B")
