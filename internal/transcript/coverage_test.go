@@ -1,10 +1,10 @@
 package transcript_test
 
-// The coverage test: every flow, gate kind, step attribute, executor kind
-// and stop reason the code defines has a transcript that exercises it. The
-// lists are read from the code (the flow set, the engine's openGate calls,
-// the flow schema, the constants), so adding one without a transcript
-// fails here.
+// The coverage test: every flow, gate kind, engine event, step attribute,
+// executor kind and stop reason the code defines has a transcript that
+// exercises it. The lists are read from the code (the flow set, the
+// engine's openGate calls and event types, the flow schema, the
+// constants), so adding one without a transcript fails here.
 
 import (
 	"fmt"
@@ -68,6 +68,21 @@ func TestTranscriptCoverage(t *testing.T) {
 			t.Errorf("no transcript stops a run with %s", reason)
 		}
 	}
+	applied := map[string]bool{}
+	for _, f := range files {
+		d := newEngineDriver(t)
+		for _, c := range f.Cases {
+			d.do(c)
+		}
+		for k := range d.applied {
+			applied[k] = true
+		}
+	}
+	for _, ev := range eventTypes(t) {
+		if !applied["engine."+ev] {
+			t.Errorf("no transcript applies the engine event %s", ev)
+		}
+	}
 	used := attributesUsed(t, files)
 	for _, a := range attributes(t) {
 		if !used[a] {
@@ -128,6 +143,31 @@ func gateKinds(t *testing.T) []string {
 	}
 	if len(seen) == 0 {
 		t.Fatal("found no openGate calls in internal/engine")
+	}
+	return sorted(seen)
+}
+
+// eventTypes reads the engine's event types: those with an eventName
+// method.
+func eventTypes(t *testing.T) []string {
+	seen := map[string]bool{}
+	for _, file := range parseDir(t, "../engine") {
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Name.Name != "eventName" || fn.Recv == nil || len(fn.Recv.List) != 1 {
+				continue
+			}
+			typ := fn.Recv.List[0].Type
+			if star, ok := typ.(*ast.StarExpr); ok {
+				typ = star.X
+			}
+			if id, ok := typ.(*ast.Ident); ok {
+				seen[id.Name] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("found no engine event types (eventName methods)")
 	}
 	return sorted(seen)
 }

@@ -43,11 +43,14 @@ func TestTranscriptEngine(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			d := &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: forge.PermWrite, Repo: repo},
-				clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}}
-			transcript.Run(t, f, *update, d.do)
+			transcript.Run(t, f, *update, newEngineDriver(t).do)
 		})
 	}
+}
+
+func newEngineDriver(t *testing.T) *engineDriver {
+	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: forge.PermWrite, Repo: repo},
+		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}}
 }
 
 // engineDriver is one engine scenario: settings, the state so far, a
@@ -60,6 +63,12 @@ type engineDriver struct {
 	nextID int64
 	prs    map[int]*engine.PullFacts
 	labels []string
+	// checks is the last rendering of the PR checks the engine wants.
+	checks string
+	// buttons: check runs offer buttons (App mode).
+	buttons bool
+	// applied are the engine event types applied (for the coverage test).
+	applied map[string]bool
 }
 
 func (d *engineDriver) do(c *transcript.Case) string {
@@ -83,6 +92,7 @@ func (d *engineDriver) do(c *transcript.Case) string {
 		return "error: " + err.Error()
 	}
 	d.clock = d.clock.Add(time.Minute)
+	d.applied[fmt.Sprintf("%T", ev)] = true
 	res, err := engine.Apply(d.set, d.st, ev, d.clock)
 	if err != nil {
 		return "engine error: " + err.Error()
@@ -96,7 +106,8 @@ func (d *engineDriver) do(c *transcript.Case) string {
 
 // config sets the configuration file (the input) and the settings that
 // come from the environment: jira (credentials given), subissues (the
-// forge can create sub-issues), answer=<permission>.
+// forge can create sub-issues), buttons (App mode: the PR check offers
+// the options as buttons), answer=<permission>.
 func (d *engineDriver) config(c *transcript.Case) string {
 	cfg, err := config.Parse([]byte(c.Input))
 	if err != nil {
@@ -105,6 +116,7 @@ func (d *engineDriver) config(c *transcript.Case) string {
 	d.set.Config = cfg
 	d.set.JiraConfigured = c.Has("jira")
 	d.set.SubIssues = c.Has("subissues")
+	d.buttons = c.Has("buttons")
 	d.set.AnswerPermission = forge.Permission(c.Or("answer", string(forge.PermWrite)))
 	return "flows: " + strings.Join(cfg.All.Names(), ", ")
 }
@@ -113,6 +125,10 @@ func (d *engineDriver) config(c *transcript.Case) string {
 // [perm=write] [head=<sha>] [fork] [unlinked].
 func (d *engineDriver) pull(c *transcript.Case) string {
 	n, _ := strconv.Atoi(c.Args[0].Key)
+	if p := d.prs[n]; p != nil && c.Has("head") {
+		p.HeadSHA = c.Or("head", "")
+		return fmt.Sprintf("PR #%d pushed: head %s", n, p.HeadSHA)
+	}
 	p := &engine.PullFacts{Number: n, Author: c.Or("author", "devin"), AuthorPerm: forge.Permission(c.Or("perm", "write")),
 		HeadSHA: c.Or("head", "abc1234"), Fork: c.Has("fork"), Links: !c.Has("unlinked"), Body: "Fixes #12"}
 	d.prs[n] = p
@@ -171,11 +187,11 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 	case "review":
 		return d.review(c, at)
 	case "checks":
-		n, _ := strconv.Atoi(c.Or("pr", "40"))
-		p := d.prs[n]
-		if p == nil {
-			return nil, fmt.Errorf("no pr %d: declare it with `pr %d`", n, n)
+		p, err := d.pr(c)
+		if err != nil {
+			return nil, err
 		}
+		n := p.Number
 		var failed []string
 		if v, ok := c.Get("failed"); ok {
 			failed = strings.Split(v, ",")
@@ -203,6 +219,32 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 			ev.RunID = d.st.Exec.RunID
 		}
 		return ev, nil
+	case "pull-seen":
+		p, err := d.pr(c)
+		if err != nil {
+			return nil, err
+		}
+		return engine.PullSeen{Pull: p}, nil
+	case "check-shown":
+		p, err := d.pr(c)
+		if err != nil {
+			return nil, err
+		}
+		ev := engine.CheckShown{PR: p.Number, Head: p.HeadSHA, Pending: c.Has("pending")}
+		for _, cr := range engine.DesiredChecks(d.set, d.st, engine.CheckOptions{Buttons: d.buttons}) {
+			if cr.PR == p.Number {
+				ev.Hash = cr.Hash()
+			}
+		}
+		return ev, nil
+	case "click":
+		gate := "g0-gone"
+		if d.st != nil && d.st.Gate != nil && !c.Has("stale") {
+			gate = d.st.Gate.ID
+		}
+		return engine.Click{Identifier: engine.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
+			Perm: forge.Permission(c.Or("perm", "write")), PermErr: c.Has("permerr"), At: at,
+			URL: "https://github.com/acme/widgets/runs/9100"}, nil
 	case "jira-auth":
 		return engine.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
 	case "jira-synced":
@@ -211,6 +253,18 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 		return engine.Tick{BudgetLow: c.Has("budget-low")}, nil
 	}
 	return nil, fmt.Errorf("unknown directive %q", c.Cmd)
+}
+
+// pr is a copy of the PR named by pr=<n> (default 40) as last read.
+func (d *engineDriver) pr(c *transcript.Case) (*engine.PullFacts, error) {
+	n, _ := strconv.Atoi(c.Or("pr", "40"))
+	p := d.prs[n]
+	if p == nil {
+		return nil, fmt.Errorf("no pr %d: declare it with `pr %d`", n, n)
+	}
+	cp := *p
+	cp.Approvals = append([]engine.PullApproval(nil), p.Approvals...)
+	return &cp, nil
 }
 
 // comment is a comment by the first argument's login: perm=<permission>
@@ -311,12 +365,33 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 			fmt.Fprintf(&b, "  %d. %s\n", i+1, strings.ReplaceAll(w, "\n", "\n     "))
 		}
 	}
+	if cs := checkRuns(d.set, res.State, d.buttons); cs != d.checks {
+		b.WriteString(cs)
+		d.checks = cs
+	}
 	if res.State != nil {
 		ls := engine.Labels(res.State)
 		sort.Strings(ls)
 		if strings.Join(ls, " ") != strings.Join(d.labels, " ") {
 			fmt.Fprintf(&b, "labels: %s\n", strings.Join(ls, " "))
 			d.labels = ls
+		}
+	}
+	return b.String()
+}
+
+// checkRuns renders the PR check runs the engine wants (the banner, in
+// every run's summary, is left out).
+func checkRuns(set engine.Settings, s *state.State, buttons bool) string {
+	var b strings.Builder
+	for _, c := range engine.DesiredChecks(set, s, engine.CheckOptions{Buttons: buttons}) {
+		status := c.Status
+		if c.Conclusion != "" {
+			status += "/" + c.Conclusion
+		}
+		fmt.Fprintf(&b, "check %q on #%d at %s: %s — %s\n  step: %s; waiting for: %s\n", c.Name, c.PR, c.HeadSHA, status, c.Title, c.Step, c.Waiting)
+		for _, a := range c.Actions {
+			fmt.Fprintf(&b, "  button %q (%s): %s\n", a.Label, a.Identifier, a.Description)
 		}
 	}
 	return b.String()
