@@ -19,8 +19,6 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
@@ -49,7 +47,7 @@ func TestTranscriptEngine(t *testing.T) {
 }
 
 func newEngineDriver(t *testing.T) *engineDriver {
-	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: forge.PermWrite, Repo: repo},
+	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
 		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}}
 }
 
@@ -117,7 +115,7 @@ func (d *engineDriver) config(c *transcript.Case) string {
 	d.set.JiraConfigured = c.Has("jira")
 	d.set.SubIssues = c.Has("subissues")
 	d.buttons = c.Has("buttons")
-	d.set.AnswerPermission = forge.Permission(c.Or("answer", string(forge.PermWrite)))
+	setStr(&d.set.AnswerPermission, c.Or("answer", "write"))
 	return "flows: " + strings.Join(cfg.All.Names(), ", ")
 }
 
@@ -129,8 +127,9 @@ func (d *engineDriver) pull(c *transcript.Case) string {
 		p.HeadSHA = c.Or("head", "")
 		return fmt.Sprintf("PR #%d pushed: head %s", n, p.HeadSHA)
 	}
-	p := &engine.PullFacts{Number: n, Author: c.Or("author", "devin"), AuthorPerm: forge.Permission(c.Or("perm", "write")),
+	p := &engine.PullFacts{Number: n, Author: c.Or("author", "devin"),
 		HeadSHA: c.Or("head", "abc1234"), Fork: c.Has("fork"), Links: !c.Has("unlinked"), Body: "Fixes #12"}
+	setStr(&p.AuthorPerm, c.Or("perm", "write"))
 	d.prs[n] = p
 	return fmt.Sprintf("PR #%d by @%s at %s", n, p.Author, p.HeadSHA)
 }
@@ -242,9 +241,10 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 		if d.st != nil && d.st.Gate != nil && !c.Has("stale") {
 			gate = d.st.Gate.ID
 		}
-		return engine.Click{Identifier: engine.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
-			Perm: forge.Permission(c.Or("perm", "write")), PermErr: c.Has("permerr"), At: at,
-			URL: "https://github.com/acme/widgets/runs/9100"}, nil
+		ev := engine.Click{Identifier: engine.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
+			PermErr: c.Has("permerr"), At: at, URL: "https://github.com/acme/widgets/runs/9100"}
+		setStr(&ev.Perm, c.Or("perm", "write"))
+		return ev, nil
 	case "jira-auth":
 		return engine.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
 	case "jira-synced":
@@ -273,16 +273,17 @@ func (d *engineDriver) pr(c *transcript.Case) (*engine.PullFacts, error) {
 // blocks in a done report are parsed as the reconciler does.
 func (d *engineDriver) comment(c *transcript.Case, at time.Time) engine.Comment {
 	d.nextID++
-	ev := engine.Comment{ID: d.nextID, Author: c.Args[0].Key, Perm: forge.Permission(c.Or("perm", "write")), PermErr: c.Has("permerr"),
+	ev := engine.Comment{ID: d.nextID, Author: c.Args[0].Key, PermErr: c.Has("permerr"),
 		Bot: c.Has("bot"), Agent: c.Has("agent"), Body: c.Input, At: at, EditUnproven: c.Has("edited"),
 		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", d.nextID)}
+	setStr(&ev.Perm, c.Or("perm", "write"))
 	if v, ok := c.Get("pr"); ok {
 		ev.OnPR, _ = strconv.Atoi(v)
 	}
 	if d.st != nil && d.st.Gate != nil {
 		ev.GatePostedAt = d.st.Gate.OpenedAt
 	}
-	if r := reply.Parse(c.Input); r.Kind == reply.Command && r.Cmd == "done" {
+	if first, _, _ := strings.Cut(c.Input, "\n"); strings.HasPrefix(first, "/autopilot done") {
 		start := 1
 		if d.st != nil {
 			start = len(d.st.Tasks) + 1
@@ -310,9 +311,10 @@ func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, e
 	if c.Has("stale") {
 		sha = "0ld0000"
 	}
-	r := engine.Review{ID: d.nextID, PR: n, PRAuthor: p.Author, Reviewer: c.Args[0].Key, Perm: forge.Permission(c.Or("perm", "write")),
+	r := engine.Review{ID: d.nextID, PR: n, PRAuthor: p.Author, Reviewer: c.Args[0].Key,
 		State: c.Or("state", "APPROVED"), Body: c.Input, At: at, CommitSHA: sha,
 		URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d#pullrequestreview-%d", n, d.nextID)}
+	setStr(&r.Perm, c.Or("perm", "write"))
 	if r.State == "APPROVED" {
 		p.Approvals = append(p.Approvals, engine.PullApproval{ID: r.ID, Reviewer: r.Reviewer, Perm: r.Perm, CommitSHA: sha})
 	}
@@ -397,31 +399,63 @@ func checkRuns(set engine.Settings, s *state.State, buttons bool) string {
 	return b.String()
 }
 
-// effectText is one effect: its kind and target, and a comment's body
-// under it, each line behind "│ ".
-func effectText(e state.Effect) string {
-	switch e.Kind {
-	case engine.EffComment:
-		body := strings.TrimPrefix(e.Body, e.Marker)
-		body = strings.TrimPrefix(body, "\n")
-		return "comment " + e.Marker + "\n│ " + strings.ReplaceAll(body, "\n", "\n│ ")
-	case engine.EffReact:
-		return fmt.Sprintf("react %s on comment %d", e.Content, e.CommentID)
-	case engine.EffDispatch:
-		keys := make([]string, 0, len(e.Inputs))
-		for k := range e.Inputs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var in []string
-		for _, k := range keys {
-			in = append(in, k+"="+e.Inputs[k])
-		}
-		return fmt.Sprintf("dispatch %s ref=%s marker=%s inputs: %s", e.Workflow, e.Ref, e.Marker, strings.Join(in, " "))
+// effectText is one effect, read through its JSON form so that the
+// rendering does not depend on the effect type's Go fields: a comment as
+// its marker and body (each line behind "│ "), anything else as its kind
+// and fields.
+func effectText(e any) string {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		panic(err)
 	}
-	b, _ := json.Marshal(e)
-	return e.Kind + " " + string(b)
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber() // ids print as written
+	if err := dec.Decode(&m); err != nil {
+		panic(err)
+	}
+	kind := fmt.Sprint(m["kind"])
+	delete(m, "kind")
+	if body, ok := m["body"].(string); ok {
+		marker, _ := m["marker"].(string)
+		body = strings.TrimPrefix(strings.TrimPrefix(body, marker), "\n")
+		delete(m, "body")
+		delete(m, "marker")
+		head := kind + " " + marker
+		if rest := fields(m); rest != "" {
+			head += " " + rest
+		}
+		return head + "\n│ " + strings.ReplaceAll(body, "\n", "\n│ ")
+	}
+	if rest := fields(m); rest != "" {
+		return kind + " " + rest
+	}
+	return kind
 }
+
+// fields renders JSON fields as key=value, sorted by key; a map's entries
+// the same way, in braces.
+func fields(m map[string]any) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case map[string]any:
+			out = append(out, k+"={"+fields(v)+"}")
+		default:
+			out = append(out, fmt.Sprintf("%s=%v", k, v))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// setStr sets a string-typed field (a permission) whatever its package
+// names the type.
+func setStr[T ~string](dst *T, s string) { *dst = T(s) }
 
 // field is one leaf of a state: its path ("steps[2].status") and JSON
 // value.

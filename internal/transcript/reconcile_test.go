@@ -61,9 +61,10 @@ type reconcileDriver struct {
 func newReconcileDriver(t *testing.T) *reconcileDriver {
 	d := &reconcileDriver{t: t, clock: t0, pulls: map[int]forge.Pull{}}
 	d.sb = forge.NewSandbox(repo, forge.User{Login: botLogin, ID: 41898282, Type: "Bot"}, d.now)
-	for login, p := range map[string]forge.Permission{"maria": forge.PermAdmin, "devin": forge.PermWrite, "bob": forge.PermWrite, "reader": forge.PermRead} {
-		d.sb.AddUser(forge.User{Login: login}, p)
-	}
+	d.sb.AddUser(forge.User{Login: "maria"}, "admin")
+	d.sb.AddUser(forge.User{Login: "devin"}, "write")
+	d.sb.AddUser(forge.User{Login: "bob"}, "write")
+	d.sb.AddUser(forge.User{Login: "reader"}, "read")
 	d.sb.OnChange = func(c forge.Change) {
 		if c.Actor == botLogin {
 			d.mu.Lock()
