@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -367,6 +368,7 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 			fmt.Fprintf(&b, "  %d. %s\n", i+1, strings.ReplaceAll(w, "\n", "\n     "))
 		}
 	}
+	b.WriteString(otherFields(res))
 	if cs := checkRuns(d.set, res.State, d.buttons); cs != d.checks {
 		b.WriteString(cs)
 		d.checks = cs
@@ -377,6 +379,34 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 		if strings.Join(ls, " ") != strings.Join(d.labels, " ") {
 			fmt.Fprintf(&b, "labels: %s\n", strings.Join(ls, " "))
 			d.labels = ls
+		}
+	}
+	return b.String()
+}
+
+// otherFields renders the result's fields besides the state, effects,
+// Changed and Decision (what the engine asks of its caller besides writes),
+// each non-empty one as "<name>:" and its items, so a field added to the
+// result shows up here without a change to this adapter.
+func otherFields(res engine.Result) string {
+	var b strings.Builder
+	v := reflect.ValueOf(res)
+	for i := 0; i < v.NumField(); i++ {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch name {
+		case "State", "Effects", "Changed", "Decision":
+			continue
+		}
+		if !v.Type().Field(i).IsExported() || f.IsZero() {
+			continue
+		}
+		if f.Kind() != reflect.Slice {
+			fmt.Fprintf(&b, "%s: %s\n", strings.ToLower(name), effectText(f.Interface()))
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n", strings.ToLower(name))
+		for j := 0; j < f.Len(); j++ {
+			fmt.Fprintf(&b, "  %d. %s\n", j+1, strings.ReplaceAll(effectText(f.Index(j).Interface()), "\n", "\n     "))
 		}
 	}
 	return b.String()
@@ -412,9 +442,9 @@ func effectText(e any) string {
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber() // ids print as written
 	if err := dec.Decode(&m); err != nil {
-		panic(err)
+		return string(raw) // not an object
 	}
-	kind := fmt.Sprint(m["kind"])
+	kind, _ := m["kind"].(string)
 	delete(m, "kind")
 	if body, ok := m["body"].(string); ok {
 		marker, _ := m["marker"].(string)
@@ -427,14 +457,11 @@ func effectText(e any) string {
 		}
 		return head + "\n│ " + strings.ReplaceAll(body, "\n", "\n│ ")
 	}
-	if rest := fields(m); rest != "" {
-		return kind + " " + rest
-	}
-	return kind
+	return strings.TrimSpace(kind + " " + fields(m))
 }
 
-// fields renders JSON fields as key=value, sorted by key; a map's entries
-// the same way, in braces.
+// fields renders JSON fields as key=value, sorted by key, leaving out
+// empty ones; a map's entries the same way, in braces.
 func fields(m map[string]any) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -443,6 +470,10 @@ func fields(m map[string]any) string {
 	sort.Strings(keys)
 	var out []string
 	for _, k := range keys {
+		switch v := m[k]; v {
+		case nil, "", false, json.Number("0"):
+			continue
+		}
 		switch v := m[k].(type) {
 		case map[string]any:
 			out = append(out, k+"={"+fields(v)+"}")
