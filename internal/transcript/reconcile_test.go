@@ -23,6 +23,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
 
@@ -56,6 +57,8 @@ type reconcileDriver struct {
 	writes  int
 	issue   int
 	pulls   map[int]forge.Pull
+	// tr is the sandbox Jira (setup jira), nil without one.
+	tr *tracker.Sandbox
 }
 
 func newReconcileDriver(t *testing.T) *reconcileDriver {
@@ -72,14 +75,34 @@ func newReconcileDriver(t *testing.T) *reconcileDriver {
 			d.mu.Unlock()
 		}
 	}
-	rec, err := reconcile.New(reconcile.Options{Forge: d.sb, BotLogin: botLogin, StateKey: []byte(stateKey), Now: d.now,
-		Logger:  slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		WriteID: func() string { d.writes++; return fmt.Sprintf("w%04d", d.writes) }})
+	return d
+}
+
+// appID is the App's id in App-mode transcripts (setup app).
+const appID = 4242
+
+// setup chooses how the reconciler runs, before the first delivery: app
+// (App mode: the PR check offers buttons, comments carry the App's id),
+// jira (a sandbox Jira tracker), jira-auth=fail (its credentials fail).
+func (d *reconcileDriver) setup(c *transcript.Case) string {
+	o := reconcile.Options{Forge: d.sb, BotLogin: botLogin, StateKey: []byte(stateKey), Now: d.now,
+		Logger:    slog.New(slog.NewTextHandler(testWriter{d.t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		WriteID:   func() string { d.writes++; return fmt.Sprintf("w%04d", d.writes) },
+		JiraSleep: func(context.Context, time.Duration) error { return nil }}
+	if c != nil && c.Has("app") {
+		o.AppID, o.CheckButtons, d.sb.AppID = appID, true, appID
+	}
+	if c != nil && c.Has("jira") {
+		d.tr = tracker.NewSandbox(tracker.SandboxOptions{Project: "PROJ", Now: d.now})
+		d.tr.SetAuth(c.Or("jira-auth", "ok") == "ok")
+		o.Tracker = d.tr
+	}
+	rec, err := reconcile.New(o)
 	if err != nil {
-		t.Fatal(err)
+		return "error: " + err.Error()
 	}
 	d.rec = rec
-	return d
+	return "ok"
 }
 
 func (d *reconcileDriver) now() time.Time {
@@ -95,8 +118,14 @@ func (d *reconcileDriver) tick(dur time.Duration) {
 }
 
 func (d *reconcileDriver) do(c *transcript.Case) string {
+	if c.Cmd == "setup" {
+		return d.setup(c)
+	}
+	if d.rec == nil {
+		d.setup(nil)
+	}
 	d.tick(time.Minute)
-	before := d.sb.Calls()
+	before := d.snapshot()
 	ev, out := d.reconcileEvent(c)
 	if ev == nil {
 		return out
@@ -106,6 +135,25 @@ func (d *reconcileDriver) do(c *transcript.Case) string {
 	d.mu.Unlock()
 	outs, err := d.rec.Handle(context.Background(), ev)
 	return d.reconcileOutput(outs, err, before)
+}
+
+// counts is what a pass is measured against: API calls by kind, check runs
+// created per PR head, tracker calls.
+type counts struct {
+	calls   map[string]int
+	checks  map[string]int
+	tracker int
+}
+
+func (d *reconcileDriver) snapshot() counts {
+	c := counts{calls: d.sb.Calls(), checks: map[string]int{}}
+	for _, p := range d.pulls {
+		c.checks[p.HeadSHA] = len(d.sb.CreatedCheckRuns(p.HeadSHA))
+	}
+	if d.tr != nil {
+		c.tracker = len(d.tr.Calls())
+	}
+	return c
 }
 
 // reconcileEvent carries out a directive on the sandbox and returns the
@@ -179,10 +227,38 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 		r, _ := d.sb.CompleteRun(runs[len(runs)-1].ID, c.Or("conclusion", "success"))
 		return &ghevent.Event{Name: "workflow_run", Action: "completed", Repo: repo, Handled: true, Sender: d.sb.User(botLogin),
 			WorkflowRun: &forge.WorkflowRun{ID: r.ID, DisplayTitle: r.DisplayTitle, Conclusion: r.Conclusion, URL: r.URL}}, ""
+	case "jira-auth":
+		if d.tr == nil {
+			return nil, "error: no Jira (setup jira)"
+		}
+		d.tr.SetAuth(who == "ok")
+		return nil, "jira credentials: " + who
+	case "click":
+		return d.click(c, who)
 	case "sweep":
 		return &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo}, ""
 	}
 	return nil, fmt.Sprintf("error: unknown directive %q", c.Cmd)
+}
+
+// click presses the button for letter=<L> on the newest check run on PR
+// pr=<n>'s head: check_run.requested_action.
+func (d *reconcileDriver) click(c *transcript.Case, who string) (*ghevent.Event, string) {
+	n, _ := strconv.Atoi(c.Or("pr", "2"))
+	p := d.pulls[n]
+	runs := d.sb.CreatedCheckRuns(p.HeadSHA)
+	if len(runs) == 0 {
+		return nil, "error: no check run on " + p.HeadSHA
+	}
+	run := runs[len(runs)-1]
+	for _, a := range run.Actions {
+		if strings.HasSuffix(a.Identifier, "."+c.Or("letter", "A")) {
+			return &ghevent.Event{Name: "check_run", Action: "requested_action", Repo: repo, Handled: true, Sender: d.sb.User(who),
+				LinkedIssues: []int{d.issue}, CheckAction: &ghevent.CheckAction{CheckRunID: 9100, URL: "https://github.com/acme/widgets/runs/9100",
+					Name: run.Name, HeadSHA: run.HeadSHA, ExternalID: run.ExternalID, AppID: appID, Identifier: a.Identifier, PRs: []int{n}}}, ""
+		}
+	}
+	return nil, "error: the newest check run has no button " + c.Or("letter", "A")
 }
 
 // event is a delivery about issue (or PR) n as its payload carries it.
@@ -194,7 +270,7 @@ func (d *reconcileDriver) event(name, action string, n int, sender string) *ghev
 
 // reconcileOutput renders a pass: the bot's changes in order, the pass
 // outcome, and the API calls made (by kind, with counts).
-func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, before map[string]int) string {
+func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, before counts) string {
 	var b strings.Builder
 	if err != nil {
 		fmt.Fprintf(&b, "error: %v\n", err)
@@ -204,6 +280,32 @@ func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, b
 	d.mu.Unlock()
 	for _, c := range changes {
 		b.WriteString(d.changeText(c) + "\n")
+	}
+	heads := make([]string, 0, len(d.pulls))
+	for _, p := range d.pulls {
+		heads = append(heads, p.HeadSHA)
+	}
+	sort.Strings(heads)
+	for _, h := range heads {
+		for _, r := range d.sb.CreatedCheckRuns(h)[before.checks[h]:] {
+			status := r.Status
+			if r.Conclusion != "" {
+				status += "/" + r.Conclusion
+			}
+			fmt.Fprintf(&b, "check run %q on %s: %s — %s\n", r.Name, h, status, r.Title)
+			for _, a := range r.Actions {
+				fmt.Fprintf(&b, "  button %q (%s)\n", a.Label, a.Identifier)
+			}
+		}
+	}
+	if d.tr != nil {
+		for _, tc := range d.tr.Calls()[before.tracker:] {
+			fmt.Fprintf(&b, "jira %s items=%d", tc.Op, tc.Items)
+			if tc.Err != nil {
+				fmt.Fprintf(&b, " error=%v", tc.Err)
+			}
+			b.WriteString("\n")
+		}
 	}
 	for _, o := range outs {
 		fmt.Fprintf(&b, "outcome: #%d %s %s→%s %s", o.Issue, o.Flow, o.StepBefore, o.Step, o.Status)
@@ -224,7 +326,7 @@ func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, b
 	after := d.sb.Calls()
 	var calls []string
 	for k, v := range after {
-		if n := v - before[k]; n > 0 {
+		if n := v - before.calls[k]; n > 0 {
 			calls = append(calls, fmt.Sprintf("%s ×%d", k, n))
 		}
 	}
