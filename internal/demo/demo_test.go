@@ -6,31 +6,19 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run `go test ./internal/demo -update` if the change is intended.\n--- got (first 2000 bytes) ---\n%.2000s", name, got)
-	}
+	transcript.Golden(t, filepath.Join("testdata", name), string(got), *update)
 }
 
 func TestDemoTranscriptIsPinned(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/state.golden")
@@ -100,19 +100,7 @@ func mustRender(t *testing.T, s *State, k []byte) string {
 
 func TestRenderGolden(t *testing.T) {
 	body := mustRender(t, sample(), key)
-	path := filepath.Join("testdata", "state.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if body != string(want) {
-		t.Errorf("rendered state differs from %s:\n%s", path, body)
-	}
+	transcript.Golden(t, filepath.Join("testdata", "state.golden"), body, *update)
 }
 
 func TestRoundTripRandomStates(t *testing.T) {
