@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -78,7 +78,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	gh.AddActionsToken(token, repo)
-	for login, p := range map[string]forge.Permission{"maria": forge.PermAdmin, "devin": forge.PermWrite, "reader": forge.PermRead} {
+	for login, p := range map[string]access.Level{"maria": access.Admin, "devin": access.Write, "reader": access.Read} {
 		gh.AddUser(login, "User")
 		if err := gh.SetPermission(repo, login, p); err != nil {
 			t.Fatal(err)

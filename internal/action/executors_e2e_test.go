@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -46,7 +46,7 @@ func newExecRig(t *testing.T, cfg string, env ...string) *execRig {
 	h := newHarness(t)
 	for _, login := range []string{"alice", "bob"} {
 		h.gh.AddUser(login, "User")
-		if err := h.gh.SetPermission(repo, login, forge.PermWrite); err != nil {
+		if err := h.gh.SetPermission(repo, login, access.Write); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -717,7 +717,7 @@ func TestAgentReportsNeedPermissionUnlessAnAppBot(t *testing.T) {
 	if r.botComments("only people with at least **write** permission") != 1 {
 		t.Error("the refused agent got no explanation")
 	}
-	if err := r.gh.SetPermission(repo, "devin-ai", forge.PermWrite); err != nil {
+	if err := r.gh.SetPermission(repo, "devin-ai", access.Write); err != nil {
 		t.Fatal(err)
 	}
 	// The permission lookup fails: the report waits (fail closed) and is

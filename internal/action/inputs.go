@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // Inputs are the action inputs of PRODUCT §4 (snake_case in action.yml,
@@ -21,7 +21,7 @@ type Inputs struct {
 	TriggerLabel     string
 	BotLogin         string
 	StateKey         string
-	AnswerPermission forge.Permission
+	AnswerPermission access.Level
 	JiraURL          string
 	JiraUser         string
 	JiraToken        string
@@ -75,8 +75,8 @@ func LoadInputs(getenv func(string) string, prefix string) (Inputs, error) {
 		in.GitHubToken = strings.TrimSpace(getenv("GITHUB_TOKEN"))
 	}
 	p := or(get("answer_permission"), "write")
-	perm, err := forge.ParsePermission(p)
-	if err != nil || perm == forge.PermNone || perm == forge.PermRead {
+	perm, err := access.Parse(p)
+	if err != nil || perm == access.None || perm == access.Read {
 		return in, &InputError{"answer_permission", fmt.Sprintf("%q: want triage, write, maintain or admin", p)}
 	}
 	in.AnswerPermission = perm

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/action"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
 func envOf(kv map[string]string) func(string) string {
@@ -18,7 +18,7 @@ func envOf(kv map[string]string) func(string) string {
 }
 
 func TestLoadInputs(t *testing.T) {
-	defaults := action.Inputs{ConfigPath: ".github/autopilot.yml", TriggerLabel: "autopilot", BotLogin: "github-actions[bot]", AnswerPermission: forge.PermWrite}
+	defaults := action.Inputs{ConfigPath: ".github/autopilot.yml", TriggerLabel: "autopilot", BotLogin: "github-actions[bot]", AnswerPermission: access.Write}
 	with := func(f func(*action.Inputs)) action.Inputs {
 		in := defaults
 		f(&in)
@@ -46,12 +46,12 @@ func TestLoadInputs(t *testing.T) {
 			"INPUT_JIRA_USER": "bot@acme.com", "INPUT_JIRA_TOKEN": "jt", "INPUT_JIRA_PROJECT": "PROJ", "INPUT_DRY_RUN": "false",
 			"INPUT_TELEMETRY_PATH": "t.jsonl"}, "",
 			action.Inputs{GitHubToken: "t", ConfigPath: "ci/ap.yml", TriggerLabel: "robot", BotLogin: "my-app[bot]", StateKey: "k",
-				AnswerPermission: forge.PermMaintain, JiraURL: "https://acme.atlassian.net", JiraUser: "bot@acme.com", JiraToken: "jt",
+				AnswerPermission: access.Maintain, JiraURL: "https://acme.atlassian.net", JiraUser: "bot@acme.com", JiraToken: "jt",
 				JiraProject: "PROJ", TelemetryPath: "t.jsonl"}, ""},
 		{"answer_permission triage", map[string]string{"INPUT_ANSWER_PERMISSION": "triage"}, "",
-			with(func(in *action.Inputs) { in.AnswerPermission = forge.PermTriage }), ""},
+			with(func(in *action.Inputs) { in.AnswerPermission = access.Triage }), ""},
 		{"answer_permission admin", map[string]string{"INPUT_ANSWER_PERMISSION": "admin"}, "",
-			with(func(in *action.Inputs) { in.AnswerPermission = forge.PermAdmin }), ""},
+			with(func(in *action.Inputs) { in.AnswerPermission = access.Admin }), ""},
 		{"answer_permission read is refused", map[string]string{"INPUT_ANSWER_PERMISSION": "read"}, "", action.Inputs{}, "answer_permission"},
 		{"answer_permission none is refused", map[string]string{"INPUT_ANSWER_PERMISSION": "none"}, "", action.Inputs{}, "answer_permission"},
 		{"answer_permission unknown", map[string]string{"INPUT_ANSWER_PERMISSION": "owner"}, "", action.Inputs{}, "answer_permission"},

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -112,7 +112,7 @@ func TestTrustReaderEditAfterAMaintainersLinkDropsIt(t *testing.T) {
 func TestTrustReaderPRLinkedByATriageUserIsNotEvidence(t *testing.T) {
 	r := newExecRig(t, reviewLoopCfg)
 	r.gh.AddUser("tess", "User")
-	if err := r.gh.SetPermission(repo, "tess", forge.PermTriage); err != nil {
+	if err := r.gh.SetPermission(repo, "tess", access.Triage); err != nil {
 		t.Fatal(err)
 	}
 	r.toQA()

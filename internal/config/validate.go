@@ -10,9 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/flow"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/flow"
 )
 
 var (
@@ -52,8 +53,8 @@ func (c *Config) resolve(root *yaml.Node) error {
 	}
 	c.clamp(root)
 	if c.AnswerPermission != "" {
-		p, err := forge.ParsePermission(c.AnswerPermission)
-		if err != nil || p == forge.PermNone || p == forge.PermRead {
+		p, err := access.Parse(c.AnswerPermission)
+		if err != nil || p == access.None || p == access.Read {
 			k.add("answer_permission", fmt.Sprintf("%q: want triage, write, maintain or admin", c.AnswerPermission), "answer_permission")
 		}
 	}

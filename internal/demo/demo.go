@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -149,8 +150,8 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 	}
 	for _, u := range []struct {
 		login string
-		perm  forge.Permission
-	}{{"maria", forge.PermAdmin}, {"devin", forge.PermWrite}, {"ada", forge.PermMaintain}, {"grace", forge.PermWrite}, {"drive-by", forge.PermRead}} {
+		perm  access.Level
+	}{{"maria", access.Admin}, {"devin", access.Write}, {"ada", access.Maintain}, {"grace", access.Write}, {"drive-by", access.Read}} {
 		w.sb.AddUser(forge.User{Login: u.login}, u.perm)
 	}
 	var err error

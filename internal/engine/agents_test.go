@@ -3,7 +3,7 @@ package engine
 import (
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -16,25 +16,25 @@ func TestAgentReportsNeedPermissionUnlessABotWithNoRole(t *testing.T) {
 		name    string
 		author  string
 		bot     bool
-		perm    forge.Permission
+		perm    access.Level
 		permErr bool
 		body    string
 		// ledger is the expected ledger outcome ("" = deferred, not ledgered).
 		ledger string
 		slug   string
 	}{
-		{name: "app bot the API gives no role", author: "claude[bot]", bot: true, perm: forge.PermNone, body: "/autopilot done", ledger: OutApplied, slug: "research"},
+		{name: "app bot the API gives no role", author: "claude[bot]", bot: true, perm: access.None, body: "/autopilot done", ledger: OutApplied, slug: "research"},
 		{name: "app bot whose permission was not looked up", author: "claude[bot]", bot: true, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "app bot with write", author: "claude[bot]", bot: true, perm: forge.PermWrite, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "app bot with read (a public repository)", author: "claude[bot]", bot: true, perm: forge.PermRead, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "bot given triage", author: "claude[bot]", bot: true, perm: forge.PermTriage, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
-		{name: "machine user with read", author: "devin-ai", perm: forge.PermRead, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
-		{name: "machine user with write", author: "devin-ai", perm: forge.PermWrite, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "machine user without a role", author: "devin-ai", perm: forge.PermNone, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
-		{name: "machine user with triage", author: "devin-ai", perm: forge.PermTriage, body: "/autopilot fail flaky", ledger: "rejected:unauthorized", slug: "problem"},
+		{name: "app bot with write", author: "claude[bot]", bot: true, perm: access.Write, body: "/autopilot done", ledger: OutApplied, slug: "research"},
+		{name: "app bot with read (a public repository)", author: "claude[bot]", bot: true, perm: access.Read, body: "/autopilot done", ledger: OutApplied, slug: "research"},
+		{name: "bot given triage", author: "claude[bot]", bot: true, perm: access.Triage, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
+		{name: "machine user with read", author: "devin-ai", perm: access.Read, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
+		{name: "machine user with write", author: "devin-ai", perm: access.Write, body: "/autopilot done", ledger: OutApplied, slug: "research"},
+		{name: "machine user without a role", author: "devin-ai", perm: access.None, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
+		{name: "machine user with triage", author: "devin-ai", perm: access.Triage, body: "/autopilot fail flaky", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "failed lookup defers", author: "claude[bot]", bot: true, permErr: true, body: "/autopilot done", ledger: "", slug: "problem"},
-		{name: "agents only report", author: "claude[bot]", bot: true, perm: forge.PermAdmin, body: "/autopilot skip not needed", ledger: OutNotCommand, slug: "problem"},
-		{name: "an unlisted bot never acts", author: "helper[bot]", bot: true, perm: forge.PermAdmin, body: "/autopilot done", ledger: OutNotCommand, slug: "problem"},
+		{name: "agents only report", author: "claude[bot]", bot: true, perm: access.Admin, body: "/autopilot skip not needed", ledger: OutNotCommand, slug: "problem"},
+		{name: "an unlisted bot never acts", author: "helper[bot]", bot: true, perm: access.Admin, body: "/autopilot done", ledger: OutNotCommand, slug: "problem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestRefusedAgentIsToldOncePerGate(t *testing.T) {
 	h := newHarness(t, agentCfg)
 	h.start("greenfield")
 	for i := 0; i < 2; i++ {
-		c := h.comment("devin-ai", forge.PermRead, "/autopilot progress 1 drafting")
+		c := h.comment("devin-ai", access.Read, "/autopilot progress 1 drafting")
 		c.Agent = true
 		res := h.apply(c)
 		want(t, "refused", ledgerOf(res.State, c.ID), "rejected:unauthorized")

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -24,7 +24,7 @@ func atBoundary(t *testing.T, yaml string) *harness {
 func TestLetterOutsideTheOptionsIsNotApplied(t *testing.T) {
 	h := atBoundary(t, "")
 	gate := h.st.Gate.ID
-	c := h.comment("maria", forge.PermWrite, "C")
+	c := h.comment("maria", access.Write, "C")
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:invalid-option")
 	wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
@@ -34,7 +34,7 @@ func TestLetterOutsideTheOptionsIsNotApplied(t *testing.T) {
 		t.Errorf("reply = %q", bodies(res.Effects))
 	}
 	// The same user's next invalid letter: 😕 but no second reply.
-	c2 := h.comment("maria", forge.PermWrite, "D")
+	c2 := h.comment("maria", access.Write, "D")
 	res = h.apply(c2)
 	wantDeep(t, "reactions", reactions(res.Effects, c2.ID), []string{reactConfuse})
 	want(t, "replies", repliesTo(res.Effects, c2.ID), 0)
@@ -43,7 +43,7 @@ func TestLetterOutsideTheOptionsIsNotApplied(t *testing.T) {
 func TestAnswerWrittenBeforeTheGateOpenedIsStale(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.runTo("greenfield", "decompose")
-	early := h.comment("maria", forge.PermWrite, "A")
+	early := h.comment("maria", access.Write, "A")
 	early.At = h.now().Add(-time.Second)
 	h.done("tasks")
 	res := h.apply(early)
@@ -59,7 +59,7 @@ func TestGatePostedAtEarlierThanOpenedAtCounts(t *testing.T) {
 	h := atBoundary(t, "")
 	// GitHub's clock says the gate comment appeared a minute before the
 	// engine's clock; an answer between the two is not stale.
-	c := h.comment("maria", forge.PermWrite, "A")
+	c := h.comment("maria", access.Write, "A")
 	c.At = h.st.Gate.OpenedAt.Add(-30 * time.Second)
 	c.GatePostedAt = h.st.Gate.OpenedAt.Add(-time.Minute)
 	res := h.apply(c)
@@ -69,9 +69,9 @@ func TestGatePostedAtEarlierThanOpenedAtCounts(t *testing.T) {
 
 func TestFirstValidAnswerWinsSecondGetsOneAlreadyDecided(t *testing.T) {
 	h := atBoundary(t, "")
-	c1 := h.comment("maria", forge.PermWrite, "A")
-	c2 := h.comment("bob", forge.PermWrite, "B because it is faster")
-	c3 := h.comment("bob", forge.PermWrite, "B")
+	c1 := h.comment("maria", access.Write, "A")
+	c2 := h.comment("bob", access.Write, "B because it is faster")
+	c3 := h.comment("bob", access.Write, "B")
 	res := h.apply(c1)
 	want(t, "winner", res.Decision, "A")
 	wantDeep(t, "winner reaction", reactions(res.Effects, c1.ID), []string{reactUp})
@@ -91,7 +91,7 @@ func TestFirstValidAnswerWinsSecondGetsOneAlreadyDecided(t *testing.T) {
 
 func TestNonCollaboratorsAreRefusedWithOneReplyPerGate(t *testing.T) {
 	h := atBoundary(t, "")
-	c1 := h.comment("drive-by", forge.PermRead, "A")
+	c1 := h.comment("drive-by", access.Read, "A")
 	res := h.apply(c1)
 	want(t, "ledger", ledgerOf(res.State, c1.ID), "rejected:unauthorized")
 	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{reactConfuse})
@@ -100,12 +100,12 @@ func TestNonCollaboratorsAreRefusedWithOneReplyPerGate(t *testing.T) {
 		t.Errorf("reply = %q", bodies(res.Effects))
 	}
 	want(t, "gate open", res.State.Gate != nil, true)
-	c2 := h.comment("Drive-By", forge.PermRead, "A please, I need this feature")
+	c2 := h.comment("Drive-By", access.Read, "A please, I need this feature")
 	res = h.apply(c2)
 	wantDeep(t, "second: 😕 only", reactions(res.Effects, c2.ID), []string{reactConfuse})
 	want(t, "second: no reply", repliesTo(res.Effects, c2.ID), 0)
 	// Commands are refused the same way.
-	c3 := h.comment("triager", forge.PermTriage, "/autopilot stop")
+	c3 := h.comment("triager", access.Triage, "/autopilot stop")
 	res = h.apply(c3)
 	want(t, "triage below write", ledgerOf(res.State, c3.ID), "rejected:unauthorized")
 	want(t, "run", res.State.Run, state.RunAwaitingDecision)
@@ -113,14 +113,14 @@ func TestNonCollaboratorsAreRefusedWithOneReplyPerGate(t *testing.T) {
 
 func TestPermissionLookupFailureDefersTheComment(t *testing.T) {
 	h := atBoundary(t, "")
-	c := h.comment("maria", forge.PermNone, "A")
+	c := h.comment("maria", access.None, "A")
 	c.PermErr = true
 	res := h.apply(c)
 	want(t, "not ledgered", ledgerOf(res.State, c.ID), "")
 	want(t, "no effects", len(res.Effects), 0)
 	want(t, "gate open", res.State.Gate != nil, true)
 	// Retried later with the permission known, it applies.
-	c.PermErr, c.Perm = false, forge.PermAdmin
+	c.PermErr, c.Perm = false, access.Admin
 	res = h.apply(c)
 	want(t, "applied later", ledgerOf(res.State, c.ID), OutApplied)
 }
@@ -156,7 +156,7 @@ func TestBotsNeverCountAgentsOnlyReport(t *testing.T) {
 func TestQuotedAndFencedLettersAreNotCommands(t *testing.T) {
 	h := atBoundary(t, "")
 	for _, body := range []string{"> A\n\nI agree with the above", "```\nA\n```", "Thanks, looks good", ""} {
-		c := h.comment("maria", forge.PermWrite, body)
+		c := h.comment("maria", access.Write, body)
 		res := h.apply(c)
 		want(t, body, ledgerOf(res.State, c.ID), OutNotCommand)
 		want(t, body+": no effects", len(res.Effects), 0)
@@ -169,14 +169,14 @@ func TestChoiceWithoutOpenGate(t *testing.T) {
 	h.start("greenfield")
 	// Written after the last state write: may answer a gate not visible
 	// yet, so it is deferred (not ledgered).
-	late := h.comment("maria", forge.PermWrite, "A")
+	late := h.comment("maria", access.Write, "A")
 	late.At = h.now().Add(30 * time.Second)
 	res := h.apply(late)
 	want(t, "deferred", ledgerOf(res.State, late.ID), "")
 	want(t, "no effects", len(res.Effects), 0)
 	// Written before the last write: no gate to answer.
 	h.say("devin", "/autopilot progress 1 drafting")
-	old := h.comment("maria", forge.PermWrite, "B")
+	old := h.comment("maria", access.Write, "B")
 	old.At = h.st.UpdatedAt.Add(-time.Second)
 	res = h.apply(old)
 	want(t, "rejected", ledgerOf(res.State, old.ID), "rejected:no-open-gate")
@@ -186,7 +186,7 @@ func TestChoiceWithoutOpenGate(t *testing.T) {
 func TestCommentsOlderThanTheRunAreHistory(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.start("greenfield")
-	c := h.comment("maria", forge.PermWrite, "/autopilot stop")
+	c := h.comment("maria", access.Write, "/autopilot stop")
 	c.At = h.st.StartedAt.Add(-time.Hour)
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), OutNotCommand)
@@ -197,7 +197,7 @@ func TestEveryCommentIsLedgeredExactlyOnce(t *testing.T) {
 	for _, body := range []string{"A", "C", "/autopilot stop", "/autopilot status", "**A**", "hello", "/autopilot back plan"} {
 		t.Run(body, func(t *testing.T) {
 			h := atBoundary(t, "")
-			c := h.comment("maria", forge.PermWrite, body)
+			c := h.comment("maria", access.Write, body)
 			first := h.apply(c)
 			if !Handled(first.State, c.ID) {
 				t.Fatalf("not ledgered")
@@ -221,7 +221,7 @@ func TestEveryCommentIsLedgeredExactlyOnce(t *testing.T) {
 func TestDecisionsAreRecordedInFull(t *testing.T) {
 	h := atBoundary(t, "")
 	g := *h.st.Gate
-	c := h.comment("maria", forge.PermWrite, "A: fresh context please")
+	c := h.comment("maria", access.Write, "A: fresh context please")
 	res := h.apply(c)
 	if len(res.State.Decisions) != 1 {
 		t.Fatalf("decisions = %+v", res.State.Decisions)
@@ -244,7 +244,7 @@ func TestChooseCommandAnswersLikeALetter(t *testing.T) {
 func TestAnswersWhileStoppedAreNotApplied(t *testing.T) {
 	h := atBoundary(t, "")
 	h.say("maria", "/autopilot stop")
-	c := h.comment("maria", forge.PermWrite, "A")
+	c := h.comment("maria", access.Write, "A")
 	c.At = h.now().Add(time.Hour) // even a late one is not deferred
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:no-open-gate")
@@ -263,7 +263,7 @@ func TestUnknownCommandAttemptIsAnswered(t *testing.T) {
 func TestBadTaskBlockIsRefused(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.runTo("greenfield", "decompose")
-	c := h.comment("maria", forge.PermWrite, "/autopilot done tasks")
+	c := h.comment("maria", access.Write, "/autopilot done tasks")
 	c.DeclaredErr = "line 3: points: not a number"
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:bad-task-block")
@@ -280,12 +280,12 @@ func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
 	h.apply(Start{Issue: testIssue, Candidates: []string{"greenfield", "review-loop"}, Actor: "maria"})
 	for _, ev := range []Event{
 		Tick{}, PRLinked{PR: 40},
-		h.comment("alice", forge.PermWrite, "/autopilot approve architect"),
-		h.comment("alice", forge.PermWrite, "/autopilot reject architect bad"),
-		h.comment("maria", forge.PermWrite, "/autopilot back plan"),
-		h.comment("maria", forge.PermWrite, "/autopilot skip because"),
-		h.comment("maria", forge.PermWrite, "/autopilot done"),
-		h.comment("maria", forge.PermWrite, "/autopilot status"),
+		h.comment("alice", access.Write, "/autopilot approve architect"),
+		h.comment("alice", access.Write, "/autopilot reject architect bad"),
+		h.comment("maria", access.Write, "/autopilot back plan"),
+		h.comment("maria", access.Write, "/autopilot skip because"),
+		h.comment("maria", access.Write, "/autopilot done"),
+		h.comment("maria", access.Write, "/autopilot status"),
 		approval("bob", "devin"), Checks{PR: 40, State: "success"}, RunCompleted{RunID: 1}, Dispatched{Session: "x"},
 		JiraAuth{OK: true}, JiraSynced{}, Tick{BudgetLow: true},
 	} {

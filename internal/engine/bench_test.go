@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // BenchmarkApplyGateAnswer measures one gate answer (the session-boundary
@@ -16,13 +16,13 @@ func BenchmarkApplyGateAnswer(b *testing.B) {
 	for i := 0; i < 30; i++ {
 		h.say("bob", "/autopilot status")
 	}
-	c := h.comment("maria", forge.PermWrite, "/autopilot done tasks")
+	c := h.comment("maria", access.Write, "/autopilot done tasks")
 	for i := 0; i < 20; i++ {
 		c.Declared = append(c.Declared, taskN(i))
 	}
 	h.apply(c)
 	s, set := h.st, h.set
-	answer := h.comment("maria", forge.PermWrite, "A")
+	answer := h.comment("maria", access.Write, "A")
 	now := h.now().Add(time.Minute)
 	b.ReportAllocs()
 	b.ResetTimer()

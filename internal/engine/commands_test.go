@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -81,7 +81,7 @@ func TestSkipAndBackWaitForTheOpenQuestion(t *testing.T) {
 	h.done("tasks")
 	gate := h.st.Gate.ID
 	for _, body := range []string{"/autopilot skip not needed", "/autopilot back plan"} {
-		c := h.comment("maria", forge.PermWrite, body)
+		c := h.comment("maria", access.Write, body)
 		res := h.apply(c)
 		want(t, body, ledgerOf(res.State, c.ID), "rejected:gate-open")
 		want(t, "gate kept", res.State.Gate.ID, gate)
@@ -136,7 +136,7 @@ func TestBackRefusesLaterUnknownOrCurrentSteps(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			h := newHarness(t, jiraOff)
 			h.runTo("greenfield", "implement")
-			c := h.comment("maria", forge.PermWrite, "/autopilot back "+target)
+			c := h.comment("maria", access.Write, "/autopilot back "+target)
 			res := h.apply(c)
 			want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:bad-step")
 			want(t, "no gate", res.State.Gate == nil, true)
@@ -177,7 +177,7 @@ func TestStopAndResume(t *testing.T) {
 		event  func(h *harness) Event
 		detail string
 	}{
-		{name: "stop command", event: func(h *harness) Event { return h.comment("maria", forge.PermWrite, "/autopilot stop") }, detail: "stopped by @\u200bmaria"},
+		{name: "stop command", event: func(h *harness) Event { return h.comment("maria", access.Write, "/autopilot stop") }, detail: "stopped by @\u200bmaria"},
 		{name: "label removed", event: func(*harness) Event { return LabelRemoved{Actor: "maria"} }, detail: "trigger label was removed"},
 		{name: "issue closed", event: func(*harness) Event { return Closed{Actor: "maria"} }, detail: "the issue was closed"},
 	}
@@ -199,10 +199,10 @@ func TestStopAndResume(t *testing.T) {
 			}
 			wantDeep(t, "labels", Labels(s), []string{"autopilot/step:problem", "autopilot/status:stopped", "autopilot/flow:greenfield"})
 			// Executor reports are refused while stopped.
-			c := h.comment("devin", forge.PermWrite, "/autopilot done")
+			c := h.comment("devin", access.Write, "/autopilot done")
 			want(t, "done while stopped", ledgerOf(h.apply(c).State, c.ID), "rejected:no-step-running")
 			// Stopping again is refused.
-			c = h.comment("maria", forge.PermWrite, "/autopilot stop")
+			c = h.comment("maria", access.Write, "/autopilot stop")
 			want(t, "stop while stopped", ledgerOf(h.apply(c).State, c.ID), "rejected:not-running")
 
 			res = h.say("maria", "/autopilot resume")
@@ -271,7 +271,7 @@ func TestProgressSetsStructuredSubStep(t *testing.T) {
 			var c Comment
 			var res Result
 			for _, b := range tc.bodies {
-				c = h.comment("devin", forge.PermWrite, b)
+				c = h.comment("devin", access.Write, b)
 				res = h.apply(c)
 			}
 			want(t, "ledger", ledgerOf(res.State, c.ID), tc.want)
@@ -299,7 +299,7 @@ func TestStatusAndHelpAnswerWithoutChangingTheRun(t *testing.T) {
 		{"/autopilot status", "reply-status"},
 		{"/autopilot help", "reply-help"},
 	} {
-		c := h.comment("bob", forge.PermWrite, tc.body)
+		c := h.comment("bob", access.Write, tc.body)
 		res := h.apply(c)
 		want(t, tc.body+" ledger", ledgerOf(res.State, c.ID), OutApplied)
 		want(t, tc.body+" changed", res.Changed, false)
@@ -321,14 +321,14 @@ func TestAttemptsGetOneHint(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.runTo("greenfield", "decompose")
 	h.done("tasks")
-	c1 := h.comment("bob", forge.PermWrite, "**A**")
+	c1 := h.comment("bob", access.Write, "**A**")
 	res := h.apply(c1)
 	want(t, "ledger", ledgerOf(res.State, c1.ID), "rejected:not-canonical")
 	if !hasBody(res.Effects, "did you mean `A`?") {
 		t.Errorf("no hint: %q", bodies(res.Effects))
 	}
 	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{reactConfuse})
-	c2 := h.comment("bob", forge.PermWrite, "Option A")
+	c2 := h.comment("bob", access.Write, "Option A")
 	res = h.apply(c2)
 	wantDeep(t, "second attempt reactions", reactions(res.Effects, c2.ID), []string{reactConfuse})
 	want(t, "second attempt: no second reply", repliesTo(res.Effects, c2.ID), 0)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -114,11 +114,11 @@ func (m *machine) comment(c Comment) error {
 // account has on a public repository; or not looked up) is trusted on the
 // strength of the agents: entry, because a GitHub App's bot is never a
 // collaborator.
-func agentPermitted(c Comment, min forge.Permission) bool {
+func agentPermitted(c Comment, min access.Level) bool {
 	if c.Perm.AtLeast(min) {
 		return true
 	}
-	return c.Bot && !c.Perm.AtLeast(forge.PermTriage)
+	return c.Bot && !c.Perm.AtLeast(access.Triage)
 }
 
 // refuseUnauthorized: 😕 and at most one explanation per user per gate.

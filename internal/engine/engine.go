@@ -40,9 +40,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/flow"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -50,7 +50,7 @@ import (
 type Settings struct {
 	Config *config.Config
 	// AnswerPermission is the minimum permission to answer a gate or run a command.
-	AnswerPermission forge.Permission
+	AnswerPermission access.Level
 	// JiraConfigured is true when Jira credentials were supplied.
 	JiraConfigured bool
 	// SubIssues is true when the forge can create GitHub sub-issues, so the
@@ -99,7 +99,7 @@ type Comment struct {
 	Agent bool
 	// Perm is the author's permission from the collaborator-permission API,
 	// looked up for humans and agents alike; empty means not looked up.
-	Perm forge.Permission
+	Perm access.Level
 	// PermErr: the permission lookup failed; the comment is deferred (fail closed).
 	PermErr bool
 	Body    string
@@ -130,7 +130,7 @@ type Review struct {
 	PR       int
 	PRAuthor string
 	Reviewer string
-	Perm     forge.Permission
+	Perm     access.Level
 	PermErr  bool
 	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED
 	Body     string

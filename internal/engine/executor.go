@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // MaxRetries is the number of consecutive failures that escalate (seed 002).
@@ -130,7 +130,7 @@ func kindWord(k string) string {
 // IdemKey is the idempotency key of a task: stable across runs (so a
 // rebuilt state finds the same Jira issues), stored on the Jira issue as a label.
 func IdemKey(repo string, issue int, id string, cycle int) string {
-	return tracker.IdemKey(repo, issue, fmt.Sprintf("c%d/%s", cycle, id))
+	return idem.Key(repo, issue, fmt.Sprintf("c%d/%s", cycle, id))
 }
 
 // fail runs the retry protocol of seed 002.

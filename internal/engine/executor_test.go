@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -246,7 +246,7 @@ func TestReviewerWithoutPermissionCannotRequestChanges(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "code-review")
 	rv := changes("randy", "nope")
-	rv.Perm = forge.PermRead
+	rv.Perm = access.Read
 	res := h.apply(rv)
 	want(t, "ignored", res.State.Slug, "code-review")
 	rv = changes("bob", "nope")

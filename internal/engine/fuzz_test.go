@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 )
 
@@ -34,7 +34,7 @@ func FuzzApplyComment(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		h := states[int(which)%len(states)]
-		c := Comment{ID: 99999, Author: "maria", Perm: forge.PermAdmin, Body: body, At: h.now().Add(time.Second), URL: "u", EditUnproven: which%2 == 1}
+		c := Comment{ID: 99999, Author: "maria", Perm: access.Admin, Body: body, At: h.now().Add(time.Second), URL: "u", EditUnproven: which%2 == 1}
 		before := string(mustJSON(t, h.st))
 		res, err := Apply(h.set, h.st, c, h.now().Add(time.Minute))
 		if err != nil {

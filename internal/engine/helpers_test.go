@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -29,7 +29,7 @@ func settingsFor(t testing.TB, yaml string) Settings {
 			t.Fatalf("config.Parse: %v", err)
 		}
 	}
-	return Settings{Config: cfg, AnswerPermission: forge.PermWrite, Repo: "acme/widgets"}
+	return Settings{Config: cfg, AnswerPermission: access.Write, Repo: "acme/widgets"}
 }
 
 // harness drives the engine through a sequence of events with a clock that
@@ -97,7 +97,7 @@ func (h *harness) start(flowName string) Result {
 
 // comment builds a comment by a user with the given permission, written at
 // the current clock reading.
-func (h *harness) comment(author string, perm forge.Permission, body string) Comment {
+func (h *harness) comment(author string, perm access.Level, body string) Comment {
 	h.nextID++
 	return Comment{ID: h.nextID, Author: author, Perm: perm, Body: body, At: h.clock,
 		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", h.nextID)}
@@ -106,7 +106,7 @@ func (h *harness) comment(author string, perm forge.Permission, body string) Com
 // say applies a comment by a user with write permission.
 func (h *harness) say(author, body string) Result {
 	h.t.Helper()
-	return h.apply(h.comment(author, forge.PermWrite, body))
+	return h.apply(h.comment(author, access.Write, body))
 }
 
 // done reports the current step done as maria.
@@ -284,7 +284,7 @@ func wantGate(t testing.TB, s *state.State, kind string) *state.Gate {
 // with the ledger outcome: a 😕 reaction and one explanatory reply.
 func (h *harness) refused(author, body, outcome string) Result {
 	h.t.Helper()
-	c := h.comment(author, forge.PermWrite, body)
+	c := h.comment(author, access.Write, body)
 	res := h.apply(c)
 	want(h.t, body+": ledger", ledgerOf(res.State, c.ID), outcome)
 	wantDeep(h.t, body+": reactions", reactions(res.Effects, c.ID), []string{reactConfuse})

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -131,7 +131,7 @@ func TestCarryoverTooHighAfterImplement(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, jiraOff)
 			h.runTo("greenfield", "decompose")
-			c := h.comment("maria", forge.PermWrite, "/autopilot done tasks")
+			c := h.comment("maria", access.Write, "/autopilot done tasks")
 			c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b"}, {Kind: state.KindTask, Title: "c"}, {Kind: state.KindTask, Title: "d"}}
 			h.apply(c)
 			var synced []state.Task

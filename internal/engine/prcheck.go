@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/flow"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -331,7 +331,7 @@ type Click struct {
 	Sender     string
 	// Perm is the sender's collaborator permission; PermErr: the lookup
 	// failed (the click is dropped: fail closed).
-	Perm    forge.Permission
+	Perm    access.Level
 	PermErr bool
 	// URL is the check run's page (the decision's link).
 	URL string

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -69,12 +69,12 @@ func TestPRCheckNeedsATrustedPR(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "code-review")
 	p := linkedPR("randy")
-	p.AuthorPerm = forge.PermRead
+	p.AuthorPerm = access.Read
 	h.apply(PullSeen{Pull: p})
 	if cs := DesiredChecks(h.set, h.st, CheckOptions{}); len(cs) != 0 {
 		t.Fatalf("untrusted PR got a check: %+v", cs)
 	}
-	p.Approvals = []PullApproval{{ID: 9, Reviewer: "bob", Perm: forge.PermWrite, CommitSHA: testHead}}
+	p.Approvals = []PullApproval{{ID: 9, Reviewer: "bob", Perm: access.Write, CommitSHA: testHead}}
 	h.apply(PullSeen{Pull: p})
 	want(t, "after approval", len(DesiredChecks(h.set, h.st, CheckOptions{})), 1)
 }
@@ -133,7 +133,7 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 	letter := g.Options[0].Letter
 	id := GateToken(g.ID) + "." + letter
 
-	res := h.apply(Click{Identifier: id, Sender: "rita", Perm: forge.PermRead, URL: "https://x/runs/1"})
+	res := h.apply(Click{Identifier: id, Sender: "rita", Perm: access.Read, URL: "https://x/runs/1"})
 	want(t, "reader decided", len(res.State.Decisions), 0)
 	replies := 0
 	for _, e := range res.Effects {
@@ -142,19 +142,19 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 		}
 	}
 	want(t, "reader told", replies, 1)
-	res = h.apply(Click{Identifier: id, Sender: "rita", Perm: forge.PermRead})
+	res = h.apply(Click{Identifier: id, Sender: "rita", Perm: access.Read})
 	want(t, "reader told once", len(res.Effects), 0)
 	res = h.apply(Click{Identifier: id, Sender: "maria", PermErr: true})
 	want(t, "lookup failed", res.Changed, false)
-	res = h.apply(Click{Identifier: "g1." + letter, Sender: "maria", Perm: forge.PermAdmin})
+	res = h.apply(Click{Identifier: "g1." + letter, Sender: "maria", Perm: access.Admin})
 	want(t, "stale gate token", res.Changed, false)
 
-	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: forge.PermAdmin, URL: "https://x/runs/1"})
+	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: access.Admin, URL: "https://x/runs/1"})
 	ds := res.State.Decisions
 	if len(ds) != 1 || ds[0].By != "maria" || ds[0].Gate != g.ID || ds[0].Option != letter || ds[0].Link != "https://x/runs/1" {
 		t.Fatalf("decisions = %+v", ds)
 	}
-	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: forge.PermAdmin})
+	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: access.Admin})
 	want(t, "second click", res.Changed, false)
 	want(t, "decisions after second click", len(res.State.Decisions), 1)
 }

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -19,7 +19,7 @@ type PullFacts struct {
 	Author string
 	// AuthorPerm is the author's repository permission; AuthorPermErr: the
 	// lookup failed (the author then vouches for nothing).
-	AuthorPerm    forge.Permission
+	AuthorPerm    access.Level
 	AuthorPermErr bool
 	// Fork: the head branch is not in this repository (a fork, or a fork
 	// since deleted).
@@ -43,7 +43,7 @@ type PullFacts struct {
 type PullEdit struct {
 	Sender string
 	// Perm is the sender's permission; PermErr: the lookup failed.
-	Perm    forge.Permission
+	Perm    access.Level
 	PermErr bool
 	// BodyChanged: the PR was opened, or the edit has changes.body (a
 	// title-only edit leaves the description as it was).
@@ -113,7 +113,7 @@ func (m *machine) linkedBy(p *PullFacts) string {
 type PullApproval struct {
 	ID        int64
 	Reviewer  string
-	Perm      forge.Permission
+	Perm      access.Level
 	PermErr   bool
 	CommitSHA string
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -56,7 +56,7 @@ var reviewID int64 = 500
 // approval is an APPROVED review of PR 40 by reviewer (write permission).
 func approval(reviewer, author string) Review {
 	reviewID++
-	return Review{ID: reviewID, PR: 40, PRAuthor: author, Reviewer: reviewer, Perm: forge.PermWrite, State: "APPROVED",
+	return Review{ID: reviewID, PR: 40, PRAuthor: author, Reviewer: reviewer, Perm: access.Write, State: "APPROVED",
 		URL: prURL + "#pullrequestreview-" + itoa(reviewID), CommitSHA: testHead, Pull: linkedPR(author)}
 }
 
@@ -67,13 +67,13 @@ const testHead = "abcdef1234567"
 // repository by author (write permission) whose description links the
 // issue, at testHead.
 func linkedPR(author string) *PullFacts {
-	return &PullFacts{Number: 40, Author: author, AuthorPerm: forge.PermWrite, HeadSHA: testHead, Links: true}
+	return &PullFacts{Number: 40, Author: author, AuthorPerm: access.Write, HeadSHA: testHead, Links: true}
 }
 
 // changes is a CHANGES_REQUESTED review of PR 40.
 func changes(reviewer, body string) Review {
 	reviewID++
-	return Review{ID: reviewID, PR: 40, PRAuthor: "devin", Reviewer: reviewer, Perm: forge.PermWrite, State: "CHANGES_REQUESTED", Body: body,
+	return Review{ID: reviewID, PR: 40, PRAuthor: "devin", Reviewer: reviewer, Perm: access.Write, State: "CHANGES_REQUESTED", Body: body,
 		URL: prURL + "#pullrequestreview-" + itoa(reviewID), CommitSHA: testHead, Pull: linkedPR("devin")}
 }
 
@@ -121,7 +121,7 @@ func TestTaskSlug(t *testing.T) {
 func TestInterviewNeedsRationaleOrReasonedSkip(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	h.start("review-loop")
-	c := h.comment("maria", forge.PermWrite, "/autopilot done")
+	c := h.comment("maria", access.Write, "/autopilot done")
 	res := h.apply(c)
 	want(t, "bare done", ledgerOf(res.State, c.ID), "rejected:rationale-required")
 	want(t, "still interview", res.State.Slug, "interview")
@@ -210,7 +210,7 @@ func TestPlanConsensus(t *testing.T) {
 				t.Errorf("no consensus notice: %q", bodies(res.Effects))
 			}
 			for _, st := range tc.steps {
-				c := h.comment(st.who, forge.PermWrite, st.body)
+				c := h.comment(st.who, access.Write, st.body)
 				res = h.apply(c)
 				want(t, st.who+": "+st.body, ledgerOf(res.State, c.ID), st.want)
 			}
@@ -249,7 +249,7 @@ func TestRejectRecordsReasonAndAnnouncesIt(t *testing.T) {
 func TestApprovalsOutsideThePlanAreRefused(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	h.start("review-loop")
-	c := h.comment("alice", forge.PermWrite, "/autopilot approve architect")
+	c := h.comment("alice", access.Write, "/autopilot approve architect")
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:no-consensus-gate")
 }
@@ -260,7 +260,7 @@ func TestCriticMustDifferFromArchitect(t *testing.T) {
 	h.done("rationale")
 	h.done("plan")
 	h.say("alice", "/autopilot approve architect")
-	c := h.comment("alice", forge.PermWrite, "/autopilot approve critic")
+	c := h.comment("alice", access.Write, "/autopilot approve critic")
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:same-reviewer")
 	want(t, "slug", res.State.Slug, "plan")
@@ -292,7 +292,7 @@ func TestApprovingPRReviewsCountForConsensus(t *testing.T) {
 func TestCodeReviewNeedsEvidence(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "code-review")
-	c := h.comment("devin", forge.PermWrite, "/autopilot done looks good to me")
+	c := h.comment("devin", access.Write, "/autopilot done looks good to me")
 	res := h.apply(c)
 	want(t, "bare done", ledgerOf(res.State, c.ID), "rejected:needs-evidence")
 	if !hasBody(res.Effects, "is clean only on evidence: an approving review") {
@@ -312,7 +312,7 @@ func TestCodeReviewNeedsEvidence(t *testing.T) {
 
 	// A reader's approval does not count either.
 	reader := approval("randy", "devin")
-	reader.Perm = forge.PermRead
+	reader.Perm = access.Read
 	want(t, "read approval", h.apply(reader).State.Slug, "code-review")
 	// Permission lookup failure: not counted.
 	unknown := approval("bob", "devin")
@@ -402,7 +402,7 @@ func TestQAChecks(t *testing.T) {
 	reviewLoopTo(t, h, "review-loop", "qa")
 	// Pending and other steps' evidence change nothing.
 	want(t, "pending", h.apply(Checks{PR: 40, SHA: testHead, State: "pending", Pull: linkedPR("devin")}).Changed, false)
-	c := h.comment("devin", forge.PermWrite, "/autopilot done all green locally")
+	c := h.comment("devin", access.Write, "/autopilot done all green locally")
 	want(t, "bare done", ledgerOf(h.apply(c).State, c.ID), "rejected:needs-evidence")
 
 	res := h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})

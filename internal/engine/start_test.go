@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -92,7 +92,7 @@ func TestApplyRejectsStateNamingUnknownFlow(t *testing.T) {
 
 func TestEventsWithoutStateDoNothing(t *testing.T) {
 	set := settingsFor(t, "")
-	for _, ev := range []Event{Tick{}, LabelRemoved{Actor: "x"}, Closed{}, Comment{ID: 1, Body: "A", Perm: forge.PermAdmin}} {
+	for _, ev := range []Event{Tick{}, LabelRemoved{Actor: "x"}, Closed{}, Comment{ID: 1, Body: "A", Perm: access.Admin}} {
 		res, err := Apply(set, nil, ev, t0)
 		if err != nil || res.State != nil || len(res.Effects) != 0 || res.Changed {
 			t.Errorf("%T on no state: res=%+v err=%v, want nothing", ev, res, err)
@@ -168,10 +168,10 @@ func TestApplyNeverMutatesItsInput(t *testing.T) {
 	toPlan(t, h)
 	h.say("maria", "B") // Jira gate: continue without Jira
 	events := []Event{
-		h.comment("maria", forge.PermWrite, "/autopilot progress 2 drafting architecture"),
-		h.comment("maria", forge.PermWrite, "/autopilot fail flaky"),
-		h.comment("bob", forge.PermRead, "A"),
-		h.comment("maria", forge.PermWrite, "/autopilot back research"),
+		h.comment("maria", access.Write, "/autopilot progress 2 drafting architecture"),
+		h.comment("maria", access.Write, "/autopilot fail flaky"),
+		h.comment("bob", access.Read, "A"),
+		h.comment("maria", access.Write, "/autopilot back research"),
 		Tick{BudgetLow: true},
 		JiraSynced{Paused: "auth"},
 		LabelRemoved{Actor: "maria"},

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -32,9 +32,9 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 			h := newHarness(t, jiraOff+"agents: [\"claude[bot]\"]\n")
 			tc.setup(h)
 			before := h.st
-			c := h.comment("maria", forge.PermAdmin, tc.body)
+			c := h.comment("maria", access.Admin, tc.body)
 			if tc.agent {
-				c.Author, c.Bot, c.Agent, c.Perm = "claude[bot]", true, true, forge.PermNone
+				c.Author, c.Bot, c.Agent, c.Perm = "claude[bot]", true, true, access.None
 			}
 			c.EditUnproven = true
 			res := h.apply(c)
@@ -66,7 +66,7 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 	t.Run("read-only command", func(t *testing.T) {
 		h := newHarness(t, jiraOff)
 		h.start("greenfield")
-		c := h.comment("maria", forge.PermAdmin, "/autopilot status")
+		c := h.comment("maria", access.Admin, "/autopilot status")
 		c.EditUnproven = true
 		res := h.apply(c)
 		if hasBody(res.Effects, "was edited before autopilot processed it") {
@@ -79,7 +79,7 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 func TestTrustedPullRule(t *testing.T) {
 	set := settingsFor(t, reviewCfg)
 	stale := settingsFor(t, reviewCfg+"keep_stale_approvals: true\n")
-	approve := func(who string, perm forge.Permission, commit string) PullApproval {
+	approve := func(who string, perm access.Level, commit string) PullApproval {
 		return PullApproval{ID: 7, Reviewer: who, Perm: perm, CommitSHA: commit}
 	}
 	tests := []struct {
@@ -90,23 +90,23 @@ func TestTrustedPullRule(t *testing.T) {
 		why   string
 	}{
 		{"not read", set, nil, false, "could not be read"},
-		{"author with write, own branch", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: testHead, Links: true}, true, ""},
-		{"no longer links the issue", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: testHead}, false, "no longer links"},
-		{"author with read", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, HeadSHA: testHead, Links: true}, false, "@randy has less than write"},
-		{"author lookup failed", set, &PullFacts{Number: 40, Author: "devin", AuthorPermErr: true, AuthorPerm: forge.PermAdmin, HeadSHA: testHead, Links: true}, false, "less than write"},
-		{"fork by a writer", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, Fork: true, HeadSHA: testHead, Links: true}, false, "on a fork"},
-		{"fork approved on its head", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("maria", forge.PermAdmin, testHead)}}, true, ""},
-		{"fork approved on an older commit", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("maria", forge.PermAdmin, "0123456")}}, false, "on a fork"},
-		{"fork approved on an older commit, stale approvals kept", stale, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("maria", forge.PermAdmin, "0123456")}}, true, ""},
-		{"approved by a reader", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("rita", forge.PermRead, testHead)}}, false, "less than write"},
-		{"approved by its author", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("randy", forge.PermAdmin, testHead)}}, false, "on a fork"},
-		{"approver lookup failed", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{{ID: 7, Reviewer: "maria", Perm: forge.PermAdmin, PermErr: true, CommitSHA: testHead}}}, false, "less than write"},
+		{"author with write, own branch", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead, Links: true}, true, ""},
+		{"no longer links the issue", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead}, false, "no longer links"},
+		{"author with read", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true}, false, "@randy has less than write"},
+		{"author lookup failed", set, &PullFacts{Number: 40, Author: "devin", AuthorPermErr: true, AuthorPerm: access.Admin, HeadSHA: testHead, Links: true}, false, "less than write"},
+		{"fork by a writer", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, Fork: true, HeadSHA: testHead, Links: true}, false, "on a fork"},
+		{"fork approved on its head", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("maria", access.Admin, testHead)}}, true, ""},
+		{"fork approved on an older commit", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("maria", access.Admin, "0123456")}}, false, "on a fork"},
+		{"fork approved on an older commit, stale approvals kept", stale, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("maria", access.Admin, "0123456")}}, true, ""},
+		{"approved by a reader", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("rita", access.Read, testHead)}}, false, "less than write"},
+		{"approved by its author", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{approve("randy", access.Admin, testHead)}}, false, "on a fork"},
+		{"approver lookup failed", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true,
+			Approvals: []PullApproval{{ID: 7, Reviewer: "maria", Perm: access.Admin, PermErr: true, CommitSHA: testHead}}}, false, "less than write"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,13 +125,13 @@ func TestTrustedPullRule(t *testing.T) {
 // and the handoff names the PR, head and checks.
 func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
 	untrusted := func() *PullFacts {
-		return &PullFacts{Number: 40, Author: "randy", AuthorPerm: forge.PermRead, Fork: true, HeadSHA: testHead, Links: true}
+		return &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true}
 	}
 	for _, conclusion := range []string{"success", "failure"} {
 		for name, p := range map[string]*PullFacts{
 			"untrusted fork": untrusted(),
-			"unlinked":       {Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: testHead},
-			"not the head":   {Number: 40, Author: "devin", AuthorPerm: forge.PermWrite, HeadSHA: "9999999", Links: true},
+			"unlinked":       {Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead},
+			"not the head":   {Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: "9999999", Links: true},
 			"not read":       nil,
 		} {
 			h := newHarness(t, reviewCfg)
@@ -145,7 +145,7 @@ func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
 	p := untrusted()
-	p.Approvals = []PullApproval{{ID: 9, Reviewer: "maria", Perm: forge.PermAdmin, CommitSHA: testHead}}
+	p.Approvals = []PullApproval{{ID: 9, Reviewer: "maria", Perm: access.Admin, CommitSHA: testHead}}
 	res := h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", IDs: []int64{5, 6}, Pull: p})
 	want(t, "approved fork's green head completes QA", res.State.Run, state.RunDone)
 	ho := res.State.Review.Handoffs["qa"]
@@ -192,16 +192,16 @@ func TestApprovalCountsOnlyOnTheCurrentHead(t *testing.T) {
 // whether a reader's PR, its description as read now, is trusted.
 func TestLinkVouchedByAPermittedEditor(t *testing.T) {
 	const linked = "CSV export.\n\nFixes #1"
-	edit := func(sender string, perm forge.Permission, body string) *PullEdit {
+	edit := func(sender string, perm access.Level, body string) *PullEdit {
 		return &PullEdit{Sender: sender, Perm: perm, BodyChanged: true, Links: strings.Contains(body, "Fixes #1"), Delivered: body, Now: body}
 	}
-	stale := edit("maria", forge.PermAdmin, linked)
+	stale := edit("maria", access.Admin, linked)
 	stale.Now = linked + "\n\nand more"
-	lookupFailed := edit("maria", forge.PermAdmin, linked)
+	lookupFailed := edit("maria", access.Admin, linked)
 	lookupFailed.PermErr = true
-	titleOnly := edit("maria", forge.PermAdmin, linked)
+	titleOnly := edit("maria", access.Admin, linked)
 	titleOnly.BodyChanged = false
-	readerTitle := edit("randy", forge.PermRead, linked)
+	readerTitle := edit("randy", access.Read, linked)
 	readerTitle.BodyChanged = false
 	tests := []struct {
 		name  string
@@ -211,20 +211,20 @@ func TestLinkVouchedByAPermittedEditor(t *testing.T) {
 		trust bool
 		by    string // the vouch the state keeps
 	}{
-		{"linked by a maintainer's edit", []*PullEdit{edit("maria", forge.PermAdmin, linked)}, linked, false, true, "maria"},
-		{"opened by a writer for a reader", []*PullEdit{edit("devin", forge.PermWrite, linked)}, linked, false, true, "devin"},
-		{"fork linked by a maintainer still needs an approval", []*PullEdit{edit("maria", forge.PermAdmin, linked)}, linked, true, false, "maria"},
-		{"linked by a triage user", []*PullEdit{edit("tess", forge.PermTriage, linked)}, linked, false, false, ""},
-		{"linked by the reader", []*PullEdit{edit("randy", forge.PermRead, linked)}, linked, false, false, ""},
+		{"linked by a maintainer's edit", []*PullEdit{edit("maria", access.Admin, linked)}, linked, false, true, "maria"},
+		{"opened by a writer for a reader", []*PullEdit{edit("devin", access.Write, linked)}, linked, false, true, "devin"},
+		{"fork linked by a maintainer still needs an approval", []*PullEdit{edit("maria", access.Admin, linked)}, linked, true, false, "maria"},
+		{"linked by a triage user", []*PullEdit{edit("tess", access.Triage, linked)}, linked, false, false, ""},
+		{"linked by the reader", []*PullEdit{edit("randy", access.Read, linked)}, linked, false, false, ""},
 		{"maintainer's lookup failed", []*PullEdit{lookupFailed}, linked, false, false, ""},
 		{"description changed before the delivery was processed", []*PullEdit{stale}, linked + "\n\nand more", false, false, ""},
-		{"description changed since the vouch (delivery lost)", []*PullEdit{edit("maria", forge.PermAdmin, linked)}, linked + "\n\nFixes #1 again", false, false, "maria"},
-		{"reader removed and re-added the link", []*PullEdit{edit("maria", forge.PermAdmin, linked), edit("randy", forge.PermRead, linked)}, linked, false, false, ""},
-		{"reader edited only the title", []*PullEdit{edit("maria", forge.PermAdmin, linked), readerTitle}, linked, false, false, ""},
-		{"maintainer edited only the title", []*PullEdit{edit("maria", forge.PermAdmin, linked), titleOnly}, linked, false, true, "maria"},
+		{"description changed since the vouch (delivery lost)", []*PullEdit{edit("maria", access.Admin, linked)}, linked + "\n\nFixes #1 again", false, false, "maria"},
+		{"reader removed and re-added the link", []*PullEdit{edit("maria", access.Admin, linked), edit("randy", access.Read, linked)}, linked, false, false, ""},
+		{"reader edited only the title", []*PullEdit{edit("maria", access.Admin, linked), readerTitle}, linked, false, false, ""},
+		{"maintainer edited only the title", []*PullEdit{edit("maria", access.Admin, linked), titleOnly}, linked, false, true, "maria"},
 		{"maintainer title edit vouches for nothing", []*PullEdit{titleOnly}, linked, false, false, ""},
-		{"maintainer unlinked it", []*PullEdit{edit("maria", forge.PermAdmin, linked), edit("maria", forge.PermAdmin, "CSV export.")}, linked, false, false, ""},
-		{"re-linked by a maintainer after the reader's edit", []*PullEdit{edit("maria", forge.PermAdmin, linked), edit("randy", forge.PermRead, linked), edit("alex", forge.PermWrite, linked)}, linked, false, true, "alex"},
+		{"maintainer unlinked it", []*PullEdit{edit("maria", access.Admin, linked), edit("maria", access.Admin, "CSV export.")}, linked, false, false, ""},
+		{"re-linked by a maintainer after the reader's edit", []*PullEdit{edit("maria", access.Admin, linked), edit("randy", access.Read, linked), edit("alex", access.Write, linked)}, linked, false, true, "alex"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestLinkVouchedByAPermittedEditor(t *testing.T) {
 				}
 			}
 			want(t, "vouch kept by", by, tc.by)
-			p := &PullFacts{Number: 41, Author: "randy", AuthorPerm: forge.PermRead, Fork: tc.fork, HeadSHA: testHead, Links: strings.Contains(tc.body, "Fixes #1"), Body: tc.body}
+			p := &PullFacts{Number: 41, Author: "randy", AuthorPerm: access.Read, Fork: tc.fork, HeadSHA: testHead, Links: strings.Contains(tc.body, "Fixes #1"), Body: tc.body}
 			ok, why := TrustedPull(h.set, h.st, p)
 			want(t, "trusted", ok, tc.trust)
 			// The checks of the PR's head complete QA exactly when it is trusted.

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // User is a GitHub account as seen on a comment, review or event.
@@ -76,40 +78,6 @@ type Label struct {
 	Name        string `json:"name"`
 	Color       string `json:"color"` // six hex digits, no '#'
 	Description string `json:"description"`
-}
-
-// Permission is a repository permission level from the collaborator
-// permission API ("none", "read", "triage", "write", "maintain", "admin").
-type Permission string
-
-// Permission levels, lowest first.
-const (
-	PermNone     Permission = "none"
-	PermRead     Permission = "read"
-	PermTriage   Permission = "triage"
-	PermWrite    Permission = "write"
-	PermMaintain Permission = "maintain"
-	PermAdmin    Permission = "admin"
-)
-
-var permRank = map[Permission]int{PermNone: 0, PermRead: 1, PermTriage: 2, PermWrite: 3, PermMaintain: 4, PermAdmin: 5}
-
-// ParsePermission validates a permission name.
-func ParsePermission(s string) (Permission, error) {
-	p := Permission(s)
-	if _, ok := permRank[p]; !ok {
-		return "", fmt.Errorf("unknown permission %q (want none, read, triage, write, maintain or admin)", s)
-	}
-	return p, nil
-}
-
-// AtLeast reports whether p grants at least min. Unknown values grant nothing.
-func (p Permission) AtLeast(min Permission) bool {
-	r, ok := permRank[p]
-	if !ok {
-		return false
-	}
-	return r >= permRank[min]
 }
 
 // Pull is a pull request.
@@ -195,7 +163,7 @@ type Forge interface {
 
 	// Permission returns the user's repository permission. Errors must be
 	// returned as errors, never mapped to a permission: callers fail closed.
-	Permission(ctx context.Context, login string) (Permission, error)
+	Permission(ctx context.Context, login string) (access.Level, error)
 
 	GetPull(ctx context.Context, number int) (Pull, error)
 	ListReviews(ctx context.Context, pr int) ([]Review, error)

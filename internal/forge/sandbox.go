@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // Sandbox is a faithful in-memory Forge for one repository: issue and
@@ -25,7 +27,7 @@ type Sandbox struct {
 	comments map[int64]*Comment
 	order    []int64
 	labels   map[string]Label
-	perms    map[string]Permission
+	perms    map[string]access.Level
 	users    map[string]User
 	files    map[string][]byte
 	pulls    map[int]*Pull
@@ -70,7 +72,7 @@ func NewSandbox(repo string, bot User, now func() time.Time) *Sandbox {
 	return &Sandbox{
 		repo: repo, now: now, nextID: 1000, Identity: bot,
 		issues: map[int]*sbIssue{}, comments: map[int64]*Comment{}, labels: map[string]Label{},
-		perms: map[string]Permission{}, users: map[string]User{}, files: map[string][]byte{},
+		perms: map[string]access.Level{}, users: map[string]User{}, files: map[string][]byte{},
 		pulls: map[int]*Pull{}, reviews: map[int][]Review{}, checks: map[string][]Check{},
 		reacts: map[int64][]string{}, calls: map[string]int{}, fail: map[string][]error{},
 	}
@@ -104,7 +106,7 @@ func (s *Sandbox) notify(c Change) {
 // --- control API (not part of Forge) ---
 
 // AddUser registers an account with a repository permission.
-func (s *Sandbox) AddUser(u User, p Permission) {
+func (s *Sandbox) AddUser(u User, p access.Level) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if u.ID == 0 {
@@ -582,7 +584,7 @@ func (s *Sandbox) RepoLabel(name string) (Label, bool) {
 }
 
 // Permission implements Forge.
-func (s *Sandbox) Permission(ctx context.Context, login string) (Permission, error) {
+func (s *Sandbox) Permission(ctx context.Context, login string) (access.Level, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.call("GET permission"); err != nil {
@@ -591,7 +593,7 @@ func (s *Sandbox) Permission(ctx context.Context, login string) (Permission, err
 	if p, ok := s.perms[strings.ToLower(login)]; ok {
 		return p, nil
 	}
-	return PermNone, nil
+	return access.None, nil
 }
 
 // GetPull implements Forge.

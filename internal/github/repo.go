@@ -7,15 +7,15 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // Permission returns the user's permission on the repository from
 // GET /repos/{o}/{r}/collaborators/{u}/permission. role_name is preferred
 // when it is triage or maintain (the legacy permission field reports those
-// as read and write); a 404 (not a collaborator) is forge.PermNone. Any
+// as read and write); a 404 (not a collaborator) is access.None. Any
 // other failure is an error, never a permission: callers fail closed.
-func (c *Client) Permission(ctx context.Context, login string) (forge.Permission, error) {
+func (c *Client) Permission(ctx context.Context, login string) (access.Level, error) {
 	what := fmt.Sprintf("permission of %q", login)
 	if login == "" {
 		return "", fmt.Errorf("github %s: empty login", what)
@@ -27,16 +27,16 @@ func (c *Client) Permission(ctx context.Context, login string) (forge.Permission
 	_, err := c.do(ctx, op{kind: "GET permission"}, http.MethodGet,
 		c.repoPath("collaborators", login, "permission"), nil, &p, "")
 	if statusOf(err) == http.StatusNotFound {
-		return forge.PermNone, nil
+		return access.None, nil
 	}
 	if err != nil {
 		return "", c.mapErr(what, err)
 	}
-	switch forge.Permission(p.RoleName) {
-	case forge.PermTriage, forge.PermMaintain:
-		return forge.Permission(p.RoleName), nil
+	switch access.Level(p.RoleName) {
+	case access.Triage, access.Maintain:
+		return access.Level(p.RoleName), nil
 	}
-	perm, err := forge.ParsePermission(p.Permission)
+	perm, err := access.Parse(p.Permission)
 	if err != nil {
 		return "", fmt.Errorf("github %s: %w", what, err)
 	}

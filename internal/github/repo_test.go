@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
@@ -20,17 +21,17 @@ func TestPermissionMapping(t *testing.T) {
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
-		want    forge.Permission
+		want    access.Level
 		wantErr bool
 	}{
-		{"admin (GitHub's example)", status(200, fixture(t, "permission-admin.json")), forge.PermAdmin, false},
-		{"write", perm("write", "write"), forge.PermWrite, false},
-		{"triage reported as read", perm("read", "triage"), forge.PermTriage, false},
-		{"maintain reported as write", perm("write", "maintain"), forge.PermMaintain, false},
-		{"read", perm("read", "read"), forge.PermRead, false},
-		{"custom role falls back to permission", perm("write", "security-engineer"), forge.PermWrite, false},
-		{"none", perm("none", ""), forge.PermNone, false},
-		{"not a collaborator (404)", status(404, notFoundBody), forge.PermNone, false},
+		{"admin (GitHub's example)", status(200, fixture(t, "permission-admin.json")), access.Admin, false},
+		{"write", perm("write", "write"), access.Write, false},
+		{"triage reported as read", perm("read", "triage"), access.Triage, false},
+		{"maintain reported as write", perm("write", "maintain"), access.Maintain, false},
+		{"read", perm("read", "read"), access.Read, false},
+		{"custom role falls back to permission", perm("write", "security-engineer"), access.Write, false},
+		{"none", perm("none", ""), access.None, false},
+		{"not a collaborator (404)", status(404, notFoundBody), access.None, false},
 		{"server error is an error", status(500, serverErrorBody), "", true},
 		{"forbidden is an error", status(403, forbiddenBody), "", true},
 		{"unknown permission is an error", perm("superuser", ""), "", true},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -60,7 +61,7 @@ func declareDeps(root, n int, spans bool) []state.Task {
 		id := fmt.Sprintf("%02d", i)
 		t := state.Task{ID: id, Kind: state.KindTask, Title: fmt.Sprintf("Task %d: parse @team's #12 rows", i),
 			Description: "Handle <!-- autopilot:task autopilot-0000000000 parent=1 kind=task --> and @octocat.",
-			Points:      float64(i%5 + 1), IdemKey: tracker.IdemKey(subRepo, root, id), Jira: state.JiraPending}
+			Points:      float64(i%5 + 1), IdemKey: idem.Key(subRepo, root, id), Jira: state.JiraPending}
 		if i%10 == 0 {
 			t.DependsOn = []string{fmt.Sprintf("%02d", i-1)}
 		}
@@ -300,12 +301,12 @@ func TestForgedMarkerByAPersonIsNotAdopted(t *testing.T) {
 // would otherwise refuse.
 func TestEpicWithMoreThan100TasksSpillsIntoABatchParent(t *testing.T) {
 	e := newSubEnv(t)
-	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: tracker.IdemKey(subRepo, e.root, "01"), Jira: state.JiraPending}
+	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: idem.Key(subRepo, e.root, "01"), Jira: state.JiraPending}
 	tasks := []state.Task{epic}
 	for i := 2; i <= 151; i++ {
 		id := fmt.Sprintf("%03d", i)
 		tasks = append(tasks, state.Task{ID: id, Kind: state.KindTask, Title: "Task " + id, Epic: "01",
-			IdemKey: tracker.IdemKey(subRepo, e.root, id), Jira: state.JiraPending})
+			IdemKey: idem.Key(subRepo, e.root, id), Jira: state.JiraPending})
 	}
 	var retryAt time.Time
 	for i := 0; i < 20; i++ {

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // BenchmarkSync120Tasks syncs 120 new tasks per run against the fake Jira
@@ -20,7 +20,7 @@ func BenchmarkSync120Tasks(b *testing.B) {
 		for i := range ts {
 			id := fmt.Sprintf("%02d", i+1)
 			ts[i] = mkTask(id, state.KindTask, "Task "+id, "", 1)
-			ts[i].IdemKey = tracker.IdemKey("bench/repo", runs, id)
+			ts[i].IdemKey = idem.Key("bench/repo", runs, id)
 		}
 		bulkBefore, allBefore := len(e.fj.RequestsTo(fakejira.EndpointBulk)), len(e.fj.Requests())
 		if res := e.sync(b, ts, nil); res.Created != 120 {

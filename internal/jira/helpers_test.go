@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -74,7 +75,7 @@ func mkTask(id, kind, title, epic string, points float64) state.Task {
 	return state.Task{
 		ID: id, Kind: kind, Title: title, Epic: epic, Points: points,
 		Description: "Plain text description of " + title,
-		IdemKey:     tracker.IdemKey("octo/repo", 42, id), Jira: state.JiraPending,
+		IdemKey:     idem.Key("octo/repo", 42, id), Jira: state.JiraPending,
 	}
 }
 

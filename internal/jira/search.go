@@ -11,6 +11,7 @@ import (
 
 	gojira "github.com/andygrunwald/go-jira"
 
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -99,7 +100,7 @@ func (c *Client) issueOf(is gojira.Issue) tracker.Issue {
 		return out
 	}
 	for _, l := range is.Fields.Labels {
-		if strings.HasPrefix(l, tracker.IdemPrefix) {
+		if strings.HasPrefix(l, idem.Prefix) {
 			out.IdemKey = l
 		}
 	}

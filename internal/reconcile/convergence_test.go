@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 )
@@ -70,7 +71,7 @@ func (s *schedule) flush(w *world, all bool) int {
 func play(t *testing.T, rnd *rand.Rand) (*world, int, []int64) {
 	t.Helper()
 	w := newWorld(t, nil)
-	w.sb.AddUser(forge.User{Login: "lint-bot[bot]", Type: "Bot"}, forge.PermWrite)
+	w.sb.AddUser(forge.User{Login: "lint-bot[bot]", Type: "Bot"}, access.Write)
 	n := w.issue("Add CSV export")
 	w.start(n)
 	sch := &schedule{rnd: rnd}

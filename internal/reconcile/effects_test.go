@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -350,7 +351,7 @@ func TestNewValidatesAndDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.o.TriggerLabel != "autopilot" || r.o.AnswerPermission != forge.PermWrite || r.o.BotLogin != bot || r.o.ConfigPath != ".github/autopilot.yml" {
+	if r.o.TriggerLabel != "autopilot" || r.o.AnswerPermission != access.Write || r.o.BotLogin != bot || r.o.ConfigPath != ".github/autopilot.yml" {
 		t.Errorf("defaults %+v", r.o)
 	}
 }

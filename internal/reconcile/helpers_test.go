@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -48,7 +49,7 @@ func newWorld(t testing.TB, mod func(*Options)) *world {
 	t.Helper()
 	w := &world{t: t, clock: t0}
 	w.sb = forge.NewSandbox(testRepo, forge.User{Login: bot, ID: 41898282, Type: "Bot"}, w.now)
-	for login, p := range map[string]forge.Permission{"maria": forge.PermAdmin, "devin": forge.PermWrite, "reader": forge.PermRead} {
+	for login, p := range map[string]access.Level{"maria": access.Admin, "devin": access.Write, "reader": access.Read} {
 		w.sb.AddUser(forge.User{Login: login}, p)
 	}
 	w.sb.SetFile(".github/autopilot.yml", []byte(greenfieldConfig))

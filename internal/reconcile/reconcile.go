@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -36,7 +37,7 @@ type Options struct {
 	ConfigPath string
 	// AnswerPermission is the baseline (action input); the repository
 	// config may raise it, never lower it.
-	AnswerPermission forge.Permission
+	AnswerPermission access.Level
 	TriggerLabel     string
 	// BotLogin is the only author whose state comments are trusted; AppID,
 	// when non-zero, must also match performed_via_github_app.id.
@@ -86,7 +87,7 @@ func New(o Options) (*Reconciler, error) {
 		o.ConfigPath = config.DefaultPath
 	}
 	if o.AnswerPermission == "" {
-		o.AnswerPermission = forge.PermWrite
+		o.AnswerPermission = access.Write
 	}
 	if o.BotLogin == "" {
 		o.BotLogin = "github-actions[bot]"
@@ -266,7 +267,7 @@ type run struct {
 }
 
 type permResult struct {
-	p   forge.Permission
+	p   access.Level
 	err error
 }
 
@@ -292,7 +293,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	}
 	perm := r.o.AnswerPermission
 	if cfg.AnswerPermission != "" {
-		if p := forge.Permission(cfg.AnswerPermission); p.AtLeast(perm) {
+		if p := access.Level(cfg.AnswerPermission); p.AtLeast(perm) {
 			perm = p
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -109,7 +110,7 @@ func (w *world) prCommentEvent(c forge.Comment, prBody string) *ghevent.Event {
 // the answer. Other bots' comments there are not answers.
 func TestSweepRecoversPRAnswer(t *testing.T) {
 	w := newWorld(t, nil)
-	w.sb.AddUser(forge.User{Login: "lint-bot[bot]", Type: "Bot"}, forge.PermWrite)
+	w.sb.AddUser(forge.User{Login: "lint-bot[bot]", Type: "Bot"}, access.Write)
 	n := w.issue("Add CSV export")
 	w.start(n)
 	w.toGate(n)
@@ -210,7 +211,7 @@ func TestRouting(t *testing.T) {
 	managed := w.issue("Managed")
 	w.start(managed)
 	plain := w.issue("Plain")
-	w.sb.AddUser(forge.User{Login: "other-bot[bot]", Type: "Bot"}, forge.PermWrite)
+	w.sb.AddUser(forge.User{Login: "other-bot[bot]", Type: "Bot"}, access.Write)
 
 	comment := func(n int, who, body string) *ghevent.Event { return w.commentEvent(w.say(n, who, body)) }
 	label := func(n int, action, l string) *ghevent.Event {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -57,7 +58,7 @@ func TestImpostorStateIsIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.sb.AddUser(forge.User{Login: bot, Type: "User"}, forge.PermRead)
+	w.sb.AddUser(forge.User{Login: bot, Type: "User"}, access.Read)
 	w.say(n, bot, body)
 	w.comment(n, "devin", "/autopilot status")
 	st := w.stateOf(n, nil)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
 // case20: people without write access answer a gate (association NONE or
@@ -56,7 +56,7 @@ func case21(t *testing.T) {
 		w, n := started(t, Options{})
 		w.toGate(n)
 		w.GH.AddUser(Casey, "User")
-		w.SetPermission(Casey, forge.PermWrite)
+		w.SetPermission(Casey, access.Write)
 		w.SetAssociation(Casey, "CONTRIBUTOR")
 		a := w.post(n, Casey, "A")
 		if s := w.mustState(n); outcome(s, a.ID) != Applied || len(s.Decisions) != 1 {

@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/github"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -51,11 +52,11 @@ func newSubWorld(t *testing.T, n int) *subWorld {
 	}
 	w := &subWorld{t: t, gh: s, clock: clock, root: root}
 	w.tasks = append(w.tasks, state.Task{ID: "01", Kind: state.KindEpic, Title: "Exporter",
-		IdemKey: tracker.IdemKey(subRepo, root, "01"), Jira: state.JiraPending})
+		IdemKey: idem.Key(subRepo, root, "01"), Jira: state.JiraPending})
 	for i := 2; i <= n; i++ {
 		id := fmt.Sprintf("%02d", i)
 		w.tasks = append(w.tasks, state.Task{ID: id, Kind: state.KindTask, Title: "Step " + id, Epic: "01",
-			Points: 2, IdemKey: tracker.IdemKey(subRepo, root, id), Jira: state.JiraPending})
+			Points: 2, IdemKey: idem.Key(subRepo, root, id), Jira: state.JiraPending})
 	}
 	return w
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // The harness's own tests: a harness that drifts makes every case blind.
@@ -70,8 +70,8 @@ func TestSchedulerFaults(t *testing.T) {
 // answer the decision and the other "already decided"; unauthorised and
 // bot comments never act.
 func TestOracleRacingAnswers(t *testing.T) {
-	perm := func(login string) forge.Permission {
-		return map[string]forge.Permission{Maria: forge.PermAdmin, Devin: forge.PermWrite, Reader: forge.PermRead}[login]
+	perm := func(login string) access.Level {
+		return map[string]access.Level{Maria: access.Admin, Devin: access.Write, Reader: access.Read}[login]
 	}
 	var acts []Act
 	id := int64(100)

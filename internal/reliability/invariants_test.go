@@ -10,10 +10,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // Violation is one broken invariant.
@@ -200,7 +200,7 @@ func (w *World) CheckJiraOrphans() []Violation {
 	var v []Violation
 	for _, is := range w.Jira.Issues() {
 		for _, l := range is.Labels {
-			if tracker.ValidIdemKey(l) && !keys[l] {
+			if idem.Valid(l) && !keys[l] {
 				v = append(v, violation("I2", "Jira issue %s carries %s, which no task holds", is.Key, l))
 			}
 		}
@@ -367,7 +367,7 @@ func (w *World) CheckAuthorised(n int) []Violation {
 		if c.Author.IsBot() {
 			v = append(v, violation("I4", "comment %d by bot %s was applied", c.ID, c.Author.Login))
 		}
-		if p := w.PermissionAt(c.Author.Login, c.CreatedAt); !p.AtLeast(forge.PermWrite) {
+		if p := w.PermissionAt(c.Author.Login, c.CreatedAt); !p.AtLeast(access.Write) {
 			v = append(v, violation("I4", "comment %d by %s (permission %s) was applied", c.ID, c.Author.Login, p))
 		}
 	}

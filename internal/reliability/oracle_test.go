@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // Ledger outcomes the oracle predicts. AnyRejection matches every
@@ -101,7 +101,7 @@ type mgate struct {
 // model is the oracle's state machine: written from PRODUCT.md and the
 // seeds, never from the engine's code.
 type model struct {
-	perm     func(login string) forge.Permission
+	perm     func(login string) access.Level
 	roles    map[string][]string
 	prAuthor string
 
@@ -130,7 +130,7 @@ type model struct {
 // in the order they happened (phases in order; comments of a phase by
 // creation time, then id). perm is each person's permission; roles the
 // review-loop roles; prAuthor the linked PR's author.
-func Oracle(sc Scenario, acts []Act, perm func(string) forge.Permission, roles map[string][]string, prAuthor string) Expected {
+func Oracle(sc Scenario, acts []Act, perm func(string) access.Level, roles map[string][]string, prAuthor string) Expected {
 	m := &model{perm: perm, roles: roles, prAuthor: prAuthor, flow: sc.Flow, steps: oracleFlows[sc.Flow], jira: sc.Jira}
 	m.exp = Expected{Flow: sc.Flow, Ledger: map[int64]string{}}
 	for _, a := range acts {
@@ -205,7 +205,7 @@ func (m *model) ledger(a Act, outcome string) {
 // authorised: the collaborator-permission API grants write or more, and
 // the author is a person (bots never act; none is a configured agent).
 func (m *model) authorised(login string) bool {
-	return !strings.HasSuffix(login, "[bot]") && m.perm(login).AtLeast(forge.PermWrite)
+	return !strings.HasSuffix(login, "[bot]") && m.perm(login).AtLeast(access.Write)
 }
 
 func (m *model) comment(a Act) {
@@ -399,7 +399,7 @@ func (m *model) review(a Act) {
 	if st.evidence != "review" || !m.running || m.stopped || m.gate != nil {
 		return
 	}
-	if !m.perm(a.Who).AtLeast(forge.PermWrite) {
+	if !m.perm(a.Who).AtLeast(access.Write) {
 		return
 	}
 	switch a.Review {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -31,14 +31,14 @@ type player struct {
 }
 
 // perm is the permission table the oracle uses (the world's, fixed).
-func (p *player) perm(login string) forge.Permission { return p.w.PermissionAt(login, p.w.Clock.Now()) }
+func (p *player) perm(login string) access.Level { return p.w.PermissionAt(login, p.w.Clock.Now()) }
 
 var roles = map[string][]string{"architect": {Maria}, "critic": {Devin}}
 
 func newPlayer(t testing.TB, w *World, sch *Scheduler, rnd *rand.Rand, sc Scenario, n int) *player {
 	p := &player{t: t, w: w, sch: sch, rnd: rnd, sc: sc, n: n}
 	w.GH.AddUser(Casey, "User")
-	w.SetPermission(Casey, forge.PermWrite)
+	w.SetPermission(Casey, access.Write)
 	p.model = &model{perm: p.perm, roles: roles, prAuthor: Casey, flow: sc.Flow, steps: oracleFlows[sc.Flow], jira: sc.Jira}
 	p.model.exp = Expected{Flow: sc.Flow, Ledger: map[int64]string{}}
 	return p

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/jira"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -127,7 +127,7 @@ type World struct {
 type permChange struct {
 	at    time.Time
 	login string
-	perm  forge.Permission
+	perm  access.Level
 }
 
 // NewWorld builds the fakes and seeds the repository.
@@ -140,13 +140,13 @@ func NewWorld(tb testing.TB, o Options) *World {
 	tb.Cleanup(w.GH.Close)
 	must(tb, w.GH.AddRepo(Repo))
 	must(tb, w.GH.SetRepo(Repo, true, ""))
-	for login, p := range map[string]forge.Permission{Maria: forge.PermAdmin, Devin: forge.PermWrite, Tess: forge.PermTriage, Reader: forge.PermRead} {
+	for login, p := range map[string]access.Level{Maria: access.Admin, Devin: access.Write, Tess: access.Triage, Reader: access.Read} {
 		w.GH.AddUser(login, "User")
 		w.SetPermission(login, p)
 	}
 	w.GH.AddUser(Stranger, "User")
 	w.GH.AddUser(LintBot, "Bot")
-	w.SetPermission(LintBot, forge.PermWrite)
+	w.SetPermission(LintBot, access.Write)
 	cfg := o.Config
 	if cfg == "" {
 		cfg = DefaultConfig
@@ -178,7 +178,7 @@ func must(tb testing.TB, err error) {
 }
 
 // SetPermission changes a person's role, as an admin would in the settings.
-func (w *World) SetPermission(login string, p forge.Permission) {
+func (w *World) SetPermission(login string, p access.Level) {
 	w.tb.Helper()
 	must(w.tb, w.GH.SetPermission(Repo, login, p))
 	w.mu.Lock()
@@ -204,7 +204,7 @@ func (w *World) association(login string) string {
 		return a
 	}
 	for i := len(w.perms) - 1; i >= 0; i-- {
-		if p := w.perms[i]; p.login == strings.ToLower(login) && p.perm != forge.PermNone {
+		if p := w.perms[i]; p.login == strings.ToLower(login) && p.perm != access.None {
 			return "COLLABORATOR"
 		}
 	}
@@ -212,10 +212,10 @@ func (w *World) association(login string) string {
 }
 
 // PermissionAt is login's permission at t by the world's record.
-func (w *World) PermissionAt(login string, t time.Time) forge.Permission {
+func (w *World) PermissionAt(login string, t time.Time) access.Level {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	p := forge.PermNone
+	p := access.None
 	for _, c := range w.perms {
 		if c.login == strings.ToLower(login) && !c.at.After(t) {
 			p = c.perm

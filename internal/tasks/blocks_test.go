@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 const ticks = "```"
@@ -45,7 +45,7 @@ func TestParseCommentReadsEpicsAndTasksInOrder(t *testing.T) {
 	}
 	for i := range want {
 		want[i].Step, want[i].Jira = "plan", state.JiraPending
-		want[i].IdemKey = tracker.IdemKey("octo/repo", 9, want[i].ID)
+		want[i].IdemKey = idem.Key("octo/repo", 9, want[i].ID)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got  %+v\nwant %+v", got, want)

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // Block info strings.
@@ -102,7 +102,7 @@ func finish(drafts []draft, opts Options) ([]state.Task, error) {
 			t.Jira = state.JiraPending
 		}
 		if opts.Repo != "" {
-			t.IdemKey = tracker.IdemKey(opts.Repo, opts.Issue, t.ID)
+			t.IdemKey = idem.Key(opts.Repo, opts.Issue, t.ID)
 		}
 		out[i] = t
 	}

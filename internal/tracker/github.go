@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -426,7 +427,7 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 			"#%d and its batch parents are full (%d tasks): GitHub nests sub-issues 8 levels deep; split the tasks into more epics",
 			p, MaxBatches*(MaxSubIssues-1))}
 	}
-	key := IdemKey(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
+	key := idem.Key(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
 	g.Requests++
 	labeled, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -21,7 +22,7 @@ func FuzzTaskMarker(f *testing.F) {
 		if parent <= 0 || parent > 999999999 || (kind != "epic" && kind != "task" && kind != "batch") {
 			return
 		}
-		m := marker{key: IdemKey("o/r", parent, body), parent: parent, kind: kind}
+		m := marker{key: idem.Key("o/r", parent, body), parent: parent, kind: kind}
 		got, ok := readMarker("desc\n\n" + m.String())
 		if !ok || got != m {
 			t.Fatalf("marker %+v read back as %+v, %v", m, got, ok)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -16,7 +17,7 @@ func ghTasks(n int) []state.Task {
 	var ts []state.Task
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("%02d", i)
-		ts = append(ts, state.Task{ID: id, Kind: state.KindTask, Title: "t" + id, IdemKey: tracker.IdemKey("o/r", 1, id), Jira: state.JiraPending})
+		ts = append(ts, state.Task{ID: id, Kind: state.KindTask, Title: "t" + id, IdemKey: idem.Key("o/r", 1, id), Jira: state.JiraPending})
 	}
 	return ts
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -45,7 +46,7 @@ func (p *persister) Persist(ts []state.Task) error {
 func task(id, kind, title, epic string) state.Task {
 	return state.Task{
 		ID: id, Kind: kind, Title: title, Epic: epic,
-		IdemKey: IdemKey("octo/repo", 7, id), Jira: state.JiraPending,
+		IdemKey: idem.Key("octo/repo", 7, id), Jira: state.JiraPending,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/autopilot-dev/autopilot/internal/idem"
 )
 
 // Sandbox operation names, for Calls and FailNext.
@@ -168,7 +170,7 @@ func (s *Sandbox) begin(op string, n int) error {
 func (s *Sandbox) issueView(is SandboxIssue) Issue {
 	out := Issue{Key: is.Key, Status: is.Status, Done: is.Done, URL: s.opts.BaseURL + "/browse/" + is.Key}
 	for _, l := range is.Labels {
-		if strings.HasPrefix(l, IdemPrefix) {
+		if strings.HasPrefix(l, idem.Prefix) {
 			out.IdemKey = l
 		}
 	}

@@ -39,34 +39,6 @@ func (r *rig) sync(t *testing.T, ts []state.Task, mod func(*SyncOptions)) SyncRe
 	return res
 }
 
-func TestIdemKeyIsStableLabelSafeAndDistinct(t *testing.T) {
-	base := IdemKey("Octo/Repo", 7, "01")
-	tests := []struct {
-		name      string
-		repo      string
-		issue     int
-		id        string
-		wantEqual bool
-	}{
-		{"same inputs", "Octo/Repo", 7, "01", true},
-		{"repo case ignored", "octo/repo", 7, "01", true},
-		{"other task", "Octo/Repo", 7, "02", false},
-		{"other issue", "Octo/Repo", 8, "01", false},
-		{"other repo", "Octo/Other", 7, "01", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := IdemKey(tc.repo, tc.issue, tc.id)
-			if !ValidIdemKey(got) {
-				t.Fatalf("IdemKey = %q, not label-safe", got)
-			}
-			if (got == base) != tc.wantEqual {
-				t.Fatalf("IdemKey = %q vs %q, want equal %v", got, base, tc.wantEqual)
-			}
-		})
-	}
-}
-
 func TestSyncCreatesEpicsFirstAndLinksTasksToThem(t *testing.T) {
 	r := newRig(0)
 	ts := []state.Task{

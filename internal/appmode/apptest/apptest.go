@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -105,7 +105,7 @@ func New(tb testing.TB, repos ...string) *GitHub {
 		g.must(g.SetFile(r, ".github/autopilot.yml", []byte("default_flow: greenfield\njira:\n  enabled: false\n")))
 	}
 	g.must(g.RegisterApp(AppID, Slug, &k.PublicKey, fakegithub.Installation{ID: Installation, Account: Account, Repos: repos}))
-	for login, p := range map[string]forge.Permission{Maintainer: forge.PermAdmin, Writer: forge.PermWrite, Reader: forge.PermRead} {
+	for login, p := range map[string]access.Level{Maintainer: access.Admin, Writer: access.Write, Reader: access.Read} {
 		g.AddUser(login, "User")
 		for _, r := range repos {
 			g.must(g.SetPermission(r, login, p))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // The Go control API: tests seed and change state directly, as GitHub's
@@ -58,7 +58,7 @@ func (s *Server) AddRepo(fullName string) error {
 	s.user(owner, "") // a personal account unless AddUser registered it first
 	s.repos[strings.ToLower(fullName)] = &repository{
 		id: s.newID(), owner: owner, name: name, defaultBranch: "main",
-		issues: map[int]*issue{}, perms: map[string]forge.Permission{}, assoc: map[string]string{},
+		issues: map[int]*issue{}, perms: map[string]access.Level{}, assoc: map[string]string{},
 		files: map[string][]byte{}, checks: map[string][]*checkRun{}, statuses: map[string][]*status{},
 	}
 	return nil
@@ -258,9 +258,9 @@ func (s *Server) DeleteComment(id int64) error {
 // SetPermission gives login a role on repo (creating the user if needed).
 // The collaborator API reports maintain as write and triage as read, with
 // the role in role_name.
-func (s *Server) SetPermission(repo, login string, perm forge.Permission) error {
+func (s *Server) SetPermission(repo, login string, perm access.Level) error {
 	return s.inRepo(repo, func(rp *repository) error {
-		if _, err := forge.ParsePermission(string(perm)); err != nil {
+		if _, err := access.Parse(string(perm)); err != nil {
 			return fmt.Errorf("fakegithub: %w", err)
 		}
 		s.user(login, "")

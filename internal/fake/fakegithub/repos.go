@@ -10,18 +10,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 func (s *Server) getRepo(c *call) reply { return ok(s.repoJSON(c.repo)) }
 
 // legacyPermission maps a role to the collaborator API's permission field:
 // maintain reads as write and triage as read.
-func legacyPermission(p forge.Permission) string {
+func legacyPermission(p access.Level) string {
 	switch p {
-	case forge.PermMaintain:
+	case access.Maintain:
 		return "write"
-	case forge.PermTriage:
+	case access.Triage:
 		return "read"
 	}
 	return string(p)
@@ -29,17 +29,17 @@ func legacyPermission(p forge.Permission) string {
 
 // effectivePermission is the user's role: explicit, owner (admin), or the
 // base of a public (read) or private (none) repository.
-func effectivePermission(rp *repository, login string) forge.Permission {
+func effectivePermission(rp *repository, login string) access.Level {
 	if p, ok := rp.perms[strings.ToLower(login)]; ok {
 		return p
 	}
 	if strings.EqualFold(login, rp.owner) {
-		return forge.PermAdmin
+		return access.Admin
 	}
 	if rp.private {
-		return forge.PermNone
+		return access.None
 	}
-	return forge.PermRead
+	return access.Read
 }
 
 // getPermission serves GET .../collaborators/{user}/permission.
@@ -54,8 +54,8 @@ func (s *Server) getPermission(c *call) reply {
 	collab := s.userJSON(u)
 	collab["role_name"] = string(p)
 	collab["permissions"] = obj{
-		"admin": p.AtLeast(forge.PermAdmin), "maintain": p.AtLeast(forge.PermMaintain),
-		"push": p.AtLeast(forge.PermWrite), "triage": p.AtLeast(forge.PermTriage), "pull": p.AtLeast(forge.PermRead),
+		"admin": p.AtLeast(access.Admin), "maintain": p.AtLeast(access.Maintain),
+		"push": p.AtLeast(access.Write), "triage": p.AtLeast(access.Triage), "pull": p.AtLeast(access.Read),
 	}
 	return ok(obj{"permission": legacyPermission(p), "role_name": string(p), "user": collab})
 }

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 func TestCollaboratorPermissionShapes(t *testing.T) {
@@ -17,7 +18,7 @@ func TestCollaboratorPermissionShapes(t *testing.T) {
 	must(t, e.s.AddRepo("octo/private"))
 	must(t, e.s.SetRepo("octo/private", true, ""))
 	e.s.AddUser("stranger", "User")
-	for _, p := range []forge.Permission{"admin", "maintain", "write", "triage", "read", "none"} {
+	for _, p := range []access.Level{"admin", "maintain", "write", "triage", "read", "none"} {
 		must(t, e.s.SetPermission(testRepo, "u-"+string(p), p))
 	}
 	tests := []struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // Internal state. Every field is guarded by Server.mu; nothing here escapes
@@ -141,8 +141,8 @@ type repository struct {
 	issues        map[int]*issue
 	lastNumber    int
 	labels        []*label
-	perms         map[string]forge.Permission // lower login
-	assoc         map[string]string           // lower login -> author_association override
+	perms         map[string]access.Level // lower login
+	assoc         map[string]string       // lower login -> author_association override
 	files         map[string][]byte
 	checks        map[string][]*checkRun
 	statuses      map[string][]*status
