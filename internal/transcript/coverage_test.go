@@ -68,7 +68,7 @@ func TestTranscriptCoverage(t *testing.T) {
 			t.Errorf("no transcript stops a run with %s", reason)
 		}
 	}
-	applied := map[string]bool{}
+	applied, actions := map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		d := newEngineDriver(t)
 		for _, c := range f.Cases {
@@ -77,7 +77,11 @@ func TestTranscriptCoverage(t *testing.T) {
 		for k := range d.applied {
 			applied[k] = true
 		}
+		for k := range d.actions {
+			actions[k] = true
+		}
 	}
+	t.Logf("gate actions taken: %s", strings.Join(sorted(actions), " "))
 	for _, ev := range eventTypes(t) {
 		if !applied["engine."+ev] {
 			t.Errorf("no transcript applies the engine event %s", ev)

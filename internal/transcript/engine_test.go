@@ -49,7 +49,7 @@ func TestTranscriptEngine(t *testing.T) {
 
 func newEngineDriver(t *testing.T) *engineDriver {
 	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
-		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}}
+		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}}
 }
 
 // engineDriver is one engine scenario: settings, the state so far, a
@@ -66,8 +66,16 @@ type engineDriver struct {
 	checks string
 	// buttons: check runs offer buttons (App mode).
 	buttons bool
-	// applied are the engine event types applied (for the coverage test).
-	applied map[string]bool
+	// applied are the engine event types applied and actions the gate
+	// actions taken (for the coverage test).
+	applied, actions map[string]bool
+}
+
+func gateOf(s *state.State) *state.Gate {
+	if s == nil {
+		return nil
+	}
+	return s.Gate
 }
 
 func (d *engineDriver) do(c *transcript.Case) string {
@@ -95,6 +103,14 @@ func (d *engineDriver) do(c *transcript.Case) string {
 	res, err := engine.Apply(d.set, d.st, ev, d.clock)
 	if err != nil {
 		return "engine error: " + err.Error()
+	}
+	if g := gateOf(d.st); res.Decision != "" && g != nil {
+		for _, o := range g.Options {
+			if o.Letter == res.Decision {
+				kind, _, _ := strings.Cut(string(o.Action), ":")
+				d.actions[kind] = true
+			}
+		}
 	}
 	out := d.engineOutput(res)
 	if res.State != nil {
