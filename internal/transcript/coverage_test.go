@@ -1,10 +1,11 @@
 package transcript_test
 
-// The coverage test: every flow, gate kind, engine event, step attribute,
-// executor kind and stop reason the code defines has a transcript that
-// exercises it. The lists are read from the code (the flow set, the
-// engine's openGate calls and event types, the flow schema, the
-// constants), so adding one without a transcript fails here.
+// The coverage test: every flow, gate kind, gate action, command, engine
+// event, step attribute, executor kind and stop reason the code defines
+// has a transcript that exercises it. The lists are read from the code
+// (the flow set, the engine's openGate calls and event types, its help
+// reply, the flow schema, the constants), so adding one without a
+// transcript fails here.
 
 import (
 	"fmt"
@@ -85,6 +86,12 @@ func TestTranscriptCoverage(t *testing.T) {
 	for _, ev := range eventTypes(t) {
 		if !applied["engine."+ev] {
 			t.Errorf("no transcript applies the engine event %s", ev)
+		}
+	}
+	said := commandsSaid(files)
+	for _, cmd := range commands(t) {
+		if !said[cmd] {
+			t.Errorf("no transcript sends /autopilot %s", cmd)
 		}
 	}
 	used := attributesUsed(t, files)
@@ -174,6 +181,56 @@ func eventTypes(t *testing.T) []string {
 		t.Fatal("found no engine event types (eventName methods)")
 	}
 	return sorted(seen)
+}
+
+// commands reads the commands from the engine's answer to /autopilot
+// help (its usage lines "- `/autopilot <words> <args>`"): a command is the
+// words before its first argument ("done", "jira sync").
+func commands(t *testing.T) []string {
+	d := newEngineDriver(t)
+	d.do(&transcript.Case{Cmd: "start", Args: []transcript.Arg{{Key: "flow", Val: "greenfield"}}})
+	out := d.do(&transcript.Case{Cmd: "comment", Args: []transcript.Arg{{Key: "maria"}}, Input: "/autopilot help"})
+	seen := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		_, syn, ok := strings.Cut(l, "- `/autopilot ")
+		if !ok {
+			continue
+		}
+		syn, _, _ = strings.Cut(syn, "`")
+		var words []string
+		for _, w := range strings.Fields(syn) {
+			if strings.ContainsAny(w[:1], "<[-") {
+				break
+			}
+			words = append(words, w)
+		}
+		seen[strings.Join(words, " ")] = true
+	}
+	if len(seen) < 5 {
+		t.Fatalf("read %d commands from the help reply:\n%s", len(seen), out)
+	}
+	return sorted(seen)
+}
+
+// commandsSaid returns every "/autopilot ..." first line the transcripts'
+// comments send, as its words and each prefix of them ("jira sync" also
+// counts as "jira").
+func commandsSaid(files map[string]*transcript.File) map[string]bool {
+	said := map[string]bool{}
+	for _, f := range files {
+		for _, c := range f.Cases {
+			first, _, _ := strings.Cut(c.Input, "\n")
+			rest, ok := strings.CutPrefix(first, "/autopilot ")
+			if c.Cmd != "comment" || !ok {
+				continue
+			}
+			words := strings.Fields(rest)
+			for i := range words {
+				said[strings.Join(words[:i+1], " ")] = true
+			}
+		}
+	}
+	return said
 }
 
 // constants returns the string values of the package-level constants in
