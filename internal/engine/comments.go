@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -30,13 +29,6 @@ func Handled(s *state.State, id int64) bool {
 	return false
 }
 
-// ReadOnly reports whether a comment body is a read-only command
-// (status/help) or no command at all: classifying it needs no state write.
-func ReadOnly(body string) bool {
-	r := reply.Parse(body)
-	return !r.Acts() || r.Kind == reply.Command && (r.Cmd == "status" || r.Cmd == "help")
-}
-
 func (m *machine) ledger(id int64, outcome string) {
 	if Handled(m.s, id) {
 		return
@@ -53,7 +45,7 @@ func (m *machine) comment(c Comment) error {
 		m.ledger(c.ID, OutNotCommand) // older than the run: history, not input
 		return nil
 	}
-	r := reply.Parse(c.Body)
+	r := Parse(c.Body)
 	if !r.Acts() {
 		m.ledger(c.ID, OutNotCommand)
 		return nil
@@ -64,7 +56,7 @@ func (m *machine) comment(c Comment) error {
 	}
 	if c.Agent {
 		// Agents may report on the step they execute, nothing else.
-		if r.Kind != reply.Command || r.Cmd != "done" && r.Cmd != "fail" && r.Cmd != "progress" {
+		if !agentMay(r) {
 			m.ledger(c.ID, OutNotCommand)
 			return nil
 		}
@@ -226,95 +218,6 @@ func (m *machine) decidedFor(c Comment) (state.Decision, bool) {
 		}
 	}
 	return state.Decision{}, false
-}
-
-// command applies an /autopilot command from an authorised author.
-func (m *machine) command(c Comment, r reply.Result) {
-	accept := func() {
-		m.ledger(c.ID, OutApplied)
-		m.changed = true
-		m.react(c.ID, reactUp)
-	}
-	refuse := func(why, text string) {
-		m.ledger(c.ID, "rejected:"+why)
-		m.changed = true
-		m.react(c.ID, reactConfuse)
-		m.replyOnce(c, why, text)
-	}
-	stopped := m.s.Run == state.RunStopped
-	switch r.Cmd {
-	case "choose":
-		m.choice(c, r.Letter, r.Reason)
-	case "status":
-		m.ledger(c.ID, OutApplied)
-		m.react(c.ID, reactUp)
-		m.replyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+m.banner()+"\n```")
-	case "help":
-		m.ledger(c.ID, OutApplied)
-		m.react(c.ID, reactUp)
-		m.replyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+reply.Usage()+"\n```")
-	case "stop":
-		if stopped || m.s.Run == state.RunDone {
-			refuse("not-running", "the run is not running, so there is nothing to stop.")
-			return
-		}
-		accept()
-		m.stop("user-abort", "stopped by @"+c.Author)
-	case "resume":
-		if !stopped {
-			refuse("not-stopped", "the run is not stopped; `/autopilot resume` continues a stopped run.")
-			return
-		}
-		accept()
-		m.resume("resumed by @" + c.Author)
-	case "done", "fail", "progress":
-		if stopped || m.s.Run == state.RunDone || m.s.Status != state.InProgress || m.s.Gate != nil && m.s.Gate.Kind != "approval-"+m.s.Slug {
-			refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
-			return
-		}
-		m.executorReport(c, r, accept, refuse)
-	case "skip":
-		m.skipCommand(c, r, accept, refuse)
-	case "back":
-		if m.f == nil || stopped {
-			refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
-			return
-		}
-		if g := m.s.Gate; g != nil && !strings.HasPrefix(g.Kind, "approval-") && g.Kind != "skill-failed" {
-			refuse("gate-open", "answer the open question first; `/autopilot back` can follow once it is decided.")
-			return
-		}
-		i := m.f.Index(r.Name)
-		if k, err := strconv.Atoi(r.Name); err == nil && i < 0 && k >= 1 && k <= len(m.f.Steps) {
-			i = k - 1
-		}
-		latest := m.s.Step
-		if m.s.Run == state.RunDone {
-			latest = len(m.f.Steps) + 1
-		}
-		if i < 0 || i+1 >= latest {
-			refuse("bad-step", "`/autopilot back` needs an earlier step of this flow: "+strings.Join(m.slugs(), ", ")+".")
-			return
-		}
-		accept()
-		st := m.f.Steps[i]
-		m.openGate("rollback-"+st.Slug, fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
-			[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: "back:" + st.Slug}, {Letter: "B", Text: "Stay on the current step", Action: "stay"}},
-			"B", "re-running discards later progress; choose A only if the earlier output was wrong")
-	case "retry":
-		if m.s.Status != state.Failed || m.s.Gate == nil || !strings.HasPrefix(m.s.Gate.Kind, "skill-failed") {
-			refuse("nothing-to-retry", "there is no failed step to retry.")
-			return
-		}
-		m.ledger(c.ID, OutApplied)
-		m.answer(c, "A", "via /autopilot retry")
-	case "approve", "reject":
-		m.consensus(c, r, accept, refuse)
-	case "jira retry", "jira sync":
-		m.jiraCommand(c, r, accept, refuse)
-	default:
-		refuse("unknown-command", "unknown command; see `/autopilot help`.")
-	}
 }
 
 func (m *machine) slugs() []string {

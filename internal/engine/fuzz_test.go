@@ -56,7 +56,7 @@ func FuzzApplyComment(f *testing.F) {
 			t.Fatalf("an unproven edit %q moved the run: decision %q, %s/%d → %s/%d", body, res.Decision, h.st.Run, h.st.Step, res.State.Run, res.State.Step)
 		}
 		if res.Decision != "" {
-			r := reply.Parse(body)
+			r := Parse(body)
 			if r.Kind != reply.Choice && !(r.Kind == reply.Command && (r.Cmd == "retry" || r.Cmd == "jira retry")) {
 				t.Fatalf("decision %q from non-choice %q", res.Decision, body)
 			}

@@ -529,7 +529,7 @@ func (ru *run) pendingInput() bool {
 		if engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		if reply.Parse(c.Body).Acts() {
+		if engine.Parse(c.Body).Acts() {
 			return true
 		}
 	}
@@ -558,7 +558,7 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 		ev.OnPR = c.IssueNumber
 	}
 	ev.EditUnproven = ru.editUnproven(c)
-	res := reply.Parse(c.Body)
+	res := engine.Parse(c.Body)
 	acts := res.Acts()
 	switch {
 	case !acts || ev.Bot && !ev.Agent:
@@ -574,7 +574,7 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 		p := ru.permission(c.Author.Login)
 		ev.Perm, ev.PermErr = p.p, p.err != nil
 	}
-	if res.Kind == reply.Command && res.Cmd == "done" {
+	if engine.DeclaresTasks(res) {
 		start := len(ru.st.Tasks) + 1
 		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
 		if err == nil && len(ts) == 0 && ev.Perm.AtLeast(ru.set.AnswerPermission) {

@@ -141,7 +141,7 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 			out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev)})
 			return []Outcome{out}, err
 		}
-		if !r.trusted(*c) && strings.EqualFold(ev.Sender.Login, c.Author.Login) && reply.Parse(c.Body).Acts() {
+		if !r.trusted(*c) && strings.EqualFold(ev.Sender.Login, c.Author.Login) && engine.Parse(c.Body).Acts() {
 			// The author edited their own comment: this delivery proves who
 			// wrote the text, so a comment not processed yet may be applied
 			// as edited (one processed already is not changed by an edit).
@@ -165,7 +165,7 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 		// something close to one that earns a reply) is worth reading the
 		// linked issues for; PR chatter costs no API call. The sweep
 		// classifies it later.
-		if !reply.Parse(c.Body).Acts() {
+		if !engine.Parse(c.Body).Acts() {
 			return nil, nil
 		}
 		pr := ev.Issue
@@ -182,7 +182,7 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 // manage (once, to a permitted user); anything else costs no API call.
 func (r *Reconciler) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	c := ev.Comment
-	res := reply.Parse(c.Body)
+	res := engine.Parse(c.Body)
 	if res.Kind != reply.Command || c.Author.IsBot() {
 		return nil, nil
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -115,7 +114,7 @@ func (ru *run) unseenInput(cs []forge.Comment) bool {
 		if ru.loaded.seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		if reply.Parse(c.Body).Acts() {
+		if engine.Parse(c.Body).Acts() {
 			return true
 		}
 	}

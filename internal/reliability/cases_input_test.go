@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
@@ -209,7 +210,7 @@ func case25(t *testing.T) {
 		{"**A**", ""}, {"A.", "A"}, {"`A`", ""}, {"A B", ""}, {"A\n/autopilot skip", "A"},
 	}
 	for _, tc := range table {
-		r := reply.Parse(tc.in)
+		r := engine.Parse(tc.in)
 		got := ""
 		if r.Kind == reply.Choice {
 			got = r.Letter
@@ -231,7 +232,7 @@ func case25(t *testing.T) {
 		for range 1 + rnd.IntN(5) {
 			b.WriteString(pieces[rnd.IntN(len(pieces))])
 		}
-		r := reply.Parse(b.String())
+		r := engine.Parse(b.String())
 		if r.Kind != reply.Choice {
 			continue
 		}

@@ -3,6 +3,7 @@ package reliability
 import (
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestVocabularyAgreesWithTheGrammar(t *testing.T) {
 	check := func(body string, want Meaning, letter string) {
 		t.Helper()
-		r := reply.Parse(body)
+		r := engine.Parse(body)
 		ok := false
 		switch want {
 		case MeanChatter:

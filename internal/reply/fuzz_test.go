@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 )
 
@@ -35,11 +36,15 @@ var lookalikeScripts = []*unicode.RangeTable{
 	unicode.Canadian_Aboriginal, unicode.Armenian,
 }
 
-var knownCommands = map[string]bool{
-	"status": true, "done": true, "fail": true, "progress": true, "skip": true, "back": true,
-	"retry": true, "stop": true, "resume": true, "approve": true, "reject": true,
-	"jira retry": true, "jira sync": true, "help": true,
-}
+// knownCommands are the names of the engine's command table: Parse never
+// makes up a command name.
+var knownCommands = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range engine.Grammar().Names() {
+		m[n] = n != "choose" // choose gives a Choice, never a Command
+	}
+	return m
+}()
 
 // oracleLine returns the first line that is not blank, not quoted and not
 // inside a fenced code block, and says whether it continues quoted text.
@@ -196,7 +201,7 @@ func TestParseSmallInputsAgainstOracle(t *testing.T) {
 // checkParse asserts the properties every Parse result must have.
 func checkParse(t *testing.T, body string) {
 	t.Helper()
-	got := reply.Parse(body)
+	got := engine.Parse(body)
 	checkHint(t, got)
 	switch got.Kind {
 	case reply.None:
@@ -214,7 +219,7 @@ func checkParse(t *testing.T, body string) {
 	if got.Attempt {
 		t.Fatalf("decision or command marked as an attempt: %s", show(got))
 	}
-	if again := reply.Parse(body + "\n/autopilot skip\nA"); !reflect.DeepEqual(again, got) {
+	if again := engine.Parse(body + "\n/autopilot skip\nA"); !reflect.DeepEqual(again, got) {
 		t.Fatalf("later lines changed the result: %s, then %s", show(got), show(again))
 	}
 }

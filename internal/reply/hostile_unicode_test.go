@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -90,7 +91,7 @@ func TestHostileUnicodeReply(t *testing.T) {
 	for name, body := range hostileTexts() {
 		t.Run(name, func(t *testing.T) {
 			var r reply.Result
-			finishes(t, "reply.Parse", func() { r = reply.Parse(body) })
+			finishes(t, "reply.Parse", func() { r = engine.Parse(body) })
 			first, _, _ := strings.Cut(body, "\n")
 			if !utf8.ValidString(first) && r.Kind != reply.None {
 				t.Errorf("invalid UTF-8 on the first line parsed as %+v", r)
@@ -181,7 +182,7 @@ func TestHostileUnicodeWebhook(t *testing.T) {
 				if ev.Comment == nil {
 					t.Fatal("no comment decoded")
 				}
-				finishes(t, "reply.Parse of the decoded comment", func() { reply.Parse(ev.Comment.Body) })
+				finishes(t, "reply.Parse of the decoded comment", func() { engine.Parse(ev.Comment.Body) })
 			}
 		})
 	}

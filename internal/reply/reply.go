@@ -2,7 +2,9 @@
 // decision ("A" to "D") or an `/autopilot` command, following PRODUCT.md §7.
 // It is pure: no I/O, no clock, no knowledge of which gate is open or who
 // wrote the comment (the engine checks the letter against the gate's options
-// and the author's permission).
+// and the author's permission). It knows the shape of a command line, not
+// the commands: a Grammar is built from the Specs of the engine's command
+// table, and engine.Parse is the parser the program uses.
 //
 // Only one line of a comment matters: the first non-empty line that is
 // neither inside a fenced code block (``` or ~~~, closed by a fence of the
@@ -21,8 +23,9 @@
 //     A letter a or A followed by words also matches ("a quick question"
 //     reads as a choice of A): the engine only acts on a Choice while a gate
 //     is open and the author may answer;
-//   - `/autopilot choose <letter>` with an optional reason;
-//   - `/autopilot <command> [args]` for the commands Usage lists (the word
+//   - `/autopilot choose <letter>` (a Spec with Letter set) with an
+//     optional reason;
+//   - `/autopilot <command> [args]` for the commands the Grammar lists (the word
 //     "/autopilot" and the command word are matched case-insensitively, in
 //     ASCII only).
 //
@@ -75,10 +78,8 @@ type Result struct {
 	Letter string
 	// Reason is the free text after the letter, trimmed.
 	Reason string
-	// Cmd names the command: "status", "done", "fail", "progress", "skip",
-	// "back", "retry", "stop", "resume", "approve", "reject", "jira retry",
-	// "jira sync", "help"; and "choose" on the Choice that
-	// `/autopilot choose <letter>` produces.
+	// Cmd names the command (a Spec's Name), and "choose" on the Choice
+	// that `/autopilot choose <letter>` produces.
 	Cmd string
 	// Text is the command's free-text argument (summary, reason, note or
 	// detail), trimmed; empty when none was given. Commands without
@@ -110,7 +111,6 @@ const (
 	hintAmbiguous  = "a reply must pick exactly one option: put a single letter such as `A` on the first line"
 	hintOutOfRange = "only the letters A to D name options: reply with one of the letters shown in the decision block"
 	hintUnknown    = "unknown /autopilot command: `/autopilot help` lists the commands"
-	hintJira       = "usage: `/autopilot jira retry` or `/autopilot jira sync`"
 	noteInvisible  = " (the line contains invisible or text-direction characters: type it again without them)"
 	noteLookalike  = " (a character there only looks like a Latin letter: type the plain letter)"
 	noteLazy       = " (leave a blank line after a quote: as written, this line is shown as part of the quote)"
@@ -118,63 +118,75 @@ const (
 	maxPhase       = 1 << 20
 )
 
-// spec describes one `/autopilot` command: its arguments in order, and the
-// words Usage and the usage hints show for it.
-type spec struct {
-	name     string // command word(s), e.g. "progress" or "jira sync"
-	args     string // argument synopsis
-	about    string // one-line description for Usage
-	rule     string // what the arguments must look like, for the usage hint
-	flags    bool   // accepts a leading --confidence X (done)
-	phase    bool   // first argument is a whole number, 0 or more
-	slug     bool   // next argument is a kebab-case name
-	needText bool   // free text after the fixed arguments is required
+// Spec is the grammar of one `/autopilot` command: its arguments in order,
+// and the words Usage and the usage hints show for it. The engine's command
+// table holds one Spec per command; the parser knows no command of its own.
+type Spec struct {
+	Name     string // command word(s), lower-case ASCII, e.g. "progress" or "jira sync"
+	Args     string // argument synopsis
+	About    string // one-line description for Usage
+	Rule     string // what the arguments must look like, for the usage hint
+	Flags    bool   // accepts a leading --confidence X (done)
+	Phase    bool   // first argument is a whole number, 0 or more
+	Slug     bool   // next argument is a kebab-case name
+	NeedText bool   // free text after the fixed arguments is required
+	Letter   bool   // the argument is an option letter: the result is a Choice (choose)
 }
 
-// specs lists the commands of PRODUCT.md §7 in the order Usage shows them.
-var specs = [...]spec{
-	{name: "status", about: "post where the run is"},
-	{name: "done", args: "[--confidence X] [summary]", flags: true,
-		about: "report the current step finished",
-		rule:  "X is a number from 0 to 1, e.g. 0.7"},
-	{name: "fail", args: "<reason>", needText: true,
-		about: "report the current step failed",
-		rule:  "a reason is required"},
-	{name: "progress", args: "<phase> <name> [detail]", phase: true, slug: true,
-		about: "record progress inside the current step",
-		rule:  "phase is a whole number, 0 or more; name is kebab-case, e.g. run-tests"},
-	{name: "skip", args: "[reason]",
-		about: "skip the current step (security-audit and qa need a reason)"},
-	{name: "back", args: "<step>", slug: true,
-		about: "go back to an earlier step",
-		rule:  "step is a step name such as plan, or its number"},
-	{name: "retry", about: "retry the failed step"},
-	{name: "stop", about: "stop the run"},
-	{name: "resume", about: "continue a stopped run"},
-	{name: "approve", args: "<role> [note]", slug: true,
-		about: "approve the plan in a review role",
-		rule:  "role is architect or critic"},
-	{name: "reject", args: "<role> <reason>", slug: true, needText: true,
-		about: "reject the plan in a review role",
-		rule:  "role is architect or critic; a reason is required"},
-	{name: "jira retry", about: "retry Jira authentication"},
-	{name: "jira sync", about: "create the tasks still marked Jira: pending"},
-	{name: "help", about: "show this list"},
-	{name: "choose", args: "<letter>",
-		about: "answer the open decision, same as replying with the letter",
-		rule:  "letter is one of A, B, C, D"},
+// Grammar parses comments against a list of command Specs.
+type Grammar struct {
+	specs []Spec
+}
+
+// NewGrammar returns the grammar of the given commands, in the order Usage
+// lists them. It panics on a name that is not lower-case ASCII words (one
+// or two) or that is given twice: a command table is the program's own
+// data, and a bad one must not start.
+func NewGrammar(specs ...Spec) *Grammar {
+	seen := map[string]bool{}
+	for _, s := range specs {
+		words := strings.Split(s.Name, " ")
+		if len(words) > 2 || seen[s.Name] {
+			panic("reply: bad or repeated command name " + strconv.Quote(s.Name))
+		}
+		for _, w := range words {
+			if w == "" || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
+				panic("reply: bad command name " + strconv.Quote(s.Name))
+			}
+		}
+		seen[s.Name] = true
+	}
+	return &Grammar{specs: specs}
+}
+
+// Names lists the command names in table order.
+func (g *Grammar) Names() []string {
+	out := make([]string, len(g.specs))
+	for i, s := range g.specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Synopses lists each command's synopsis, e.g. "/autopilot fail <reason>".
+func (g *Grammar) Synopses() []string {
+	out := make([]string, len(g.specs))
+	for i, s := range g.specs {
+		out[i] = s.synopsis()
+	}
+	return out
 }
 
 // Usage returns the help text listing every command with its arguments, for
 // `/autopilot help`. Its first line is not itself a decision or a command.
-func Usage() string {
+func (g *Grammar) Usage() string {
 	var b strings.Builder
 	b.WriteString("Autopilot understands these replies, written as the first line of a comment:\n\n")
 	b.WriteString("- `A`, `B`, `C` or `D`, optionally followed by `)`, `.` or `:` and a reason: answer the open decision\n")
-	for _, s := range specs {
-		b.WriteString("- `" + s.synopsis() + "`: " + s.about)
-		if s.rule != "" {
-			b.WriteString("; " + s.rule)
+	for _, s := range g.specs {
+		b.WriteString("- `" + s.synopsis() + "`: " + s.About)
+		if s.Rule != "" {
+			b.WriteString("; " + s.Rule)
 		}
 		b.WriteString("\n")
 	}
@@ -182,17 +194,17 @@ func Usage() string {
 	return b.String()
 }
 
-func (s spec) synopsis() string {
-	if s.args == "" {
-		return "/autopilot " + s.name
+func (s Spec) synopsis() string {
+	if s.Args == "" {
+		return "/autopilot " + s.Name
 	}
-	return "/autopilot " + s.name + " " + s.args
+	return "/autopilot " + s.Name + " " + s.Args
 }
 
-func (s spec) usage() string {
+func (s Spec) usage() string {
 	h := "usage: `" + s.synopsis() + "`"
-	if s.rule != "" {
-		h += " (" + s.rule + ")"
+	if s.Rule != "" {
+		h += " (" + s.Rule + ")"
 	}
 	return h
 }
@@ -200,7 +212,7 @@ func (s spec) usage() string {
 // Parse reads the first effective line of a comment body and says whether it
 // is a decision, a command, an attempt at one, or nothing. It never fails:
 // any input, however long or malformed, gives a Result.
-func Parse(body string) Result {
+func (g *Grammar) Parse(body string) Result {
 	line, lazy, ok := firstLine(body)
 	if !ok {
 		return Result{}
@@ -209,16 +221,16 @@ func Parse(body string) Result {
 	invisible := hasInvisible(line) || hasInvisible(n)
 	var failed Result
 	if !invisible {
-		r, matched := parseCanonical(n)
+		r, matched := g.parseCanonical(n)
 		switch {
 		case matched && !r.Attempt && lazy:
-			return Result{Attempt: true, Hint: "did you mean `" + canonical(r) + "`?" + noteLazy}
+			return Result{Attempt: true, Hint: "did you mean `" + g.canonical(r) + "`?" + noteLazy}
 		case matched && !r.Attempt:
 			return r
 		}
 		failed = r
 	}
-	if r := suggest(line, n, invisible); r.Attempt {
+	if r := g.suggest(line, n, invisible); r.Attempt {
 		return r
 	}
 	return failed
@@ -382,10 +394,10 @@ func hasInvisible(s string) bool {
 // parseCanonical parses a normalised, trimmed line. matched reports that the
 // line has the shape of a letter reply or an `/autopilot` command; the result
 // is then either a Choice or Command, or an Attempt with a usage hint.
-func parseCanonical(n string) (Result, bool) {
+func (g *Grammar) parseCanonical(n string) (Result, bool) {
 	word, rest := cut(n)
 	if asciiLower(word) == "/autopilot" {
-		return parseCommand(rest), true
+		return g.parseCommand(rest), true
 	}
 	letter, reason, ok := parseLetter(n)
 	if !ok {
@@ -422,61 +434,91 @@ func isOption(c byte) bool {
 }
 
 // parseCommand parses what follows "/autopilot".
-func parseCommand(rest string) Result {
+func (g *Grammar) parseCommand(rest string) Result {
 	word, rest := cut(rest)
 	name := asciiLower(word)
-	if name == "jira" {
+	group := g.group(name)
+	if len(group) > 0 {
 		var sub string
 		sub, rest = cut(rest)
 		name += " " + asciiLower(sub)
 	}
-	s, ok := lookup(name)
+	s, ok := g.lookup(name)
 	switch {
-	case !ok && strings.HasPrefix(name, "jira "):
-		return Result{Attempt: true, Hint: hintJira}
+	case !ok && len(group) > 0:
+		return Result{Attempt: true, Hint: groupHint(group)}
 	case !ok:
 		return Result{Attempt: true, Hint: hintUnknown}
-	case s.name == "choose":
+	case s.Letter:
 		return parseChoose(s, rest)
 	}
-	res := Result{Kind: Command, Cmd: s.name}
-	if s.flags {
+	res := Result{Kind: Command, Cmd: s.Name}
+	if s.Flags {
 		if res.Confidence, rest, ok = parseFlags(rest); !ok {
 			return Result{Attempt: true, Hint: s.usage()}
 		}
 	}
-	if s.phase {
+	if s.Phase {
 		var w string
 		w, rest = cut(rest)
 		if res.Phase, ok = parsePhase(w); !ok {
 			return Result{Attempt: true, Hint: s.usage()}
 		}
 	}
-	if s.slug {
+	if s.Slug {
 		var w string
 		w, rest = cut(rest)
 		if res.Name = asciiLower(w); !isKebab(res.Name) {
 			return Result{Attempt: true, Hint: s.usage()}
 		}
 	}
-	if s.needText && rest == "" {
+	if s.NeedText && rest == "" {
 		return Result{Attempt: true, Hint: s.usage()}
 	}
 	res.Text = rest
 	return res
 }
 
-func lookup(name string) (spec, bool) {
-	for _, s := range specs {
-		if s.name == name {
+func (g *Grammar) lookup(name string) (Spec, bool) {
+	for _, s := range g.specs {
+		if s.Name == name {
 			return s, true
 		}
 	}
-	return spec{}, false
+	return Spec{}, false
+}
+
+// group lists the two-word commands whose first word is word ("jira"
+// gives jira retry and jira sync).
+func (g *Grammar) group(word string) []Spec {
+	var out []Spec
+	for _, s := range g.specs {
+		if first, _, two := strings.Cut(s.Name, " "); two && first == word {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// groupHint is the usage hint of a two-word command given with an unknown
+// second word: "usage: `/autopilot jira retry` or `/autopilot jira sync`".
+func groupHint(group []Spec) string {
+	h := "usage: "
+	for i, s := range group {
+		switch {
+		case i == 0:
+		case i == len(group)-1:
+			h += " or "
+		default:
+			h += ", "
+		}
+		h += "`" + s.synopsis() + "`"
+	}
+	return h
 }
 
 // parseChoose parses the argument of `/autopilot choose`.
-func parseChoose(s spec, rest string) Result {
+func parseChoose(s Spec, rest string) Result {
 	letter, reason, ok := parseLetter(rest)
 	if !ok {
 		return Result{Attempt: true, Hint: s.usage()}
@@ -484,7 +526,7 @@ func parseChoose(s spec, rest string) Result {
 	if isAmbiguous(rest) {
 		return Result{Attempt: true, Hint: hintAmbiguous}
 	}
-	return Result{Kind: Choice, Letter: letter, Reason: reason, Cmd: s.name}
+	return Result{Kind: Choice, Letter: letter, Reason: reason, Cmd: s.Name}
 }
 
 // parseFlags reads done's leading flags: "--confidence X" or
@@ -637,7 +679,7 @@ func skeleton(line string) string {
 
 // suggest decides whether a line that is not canonical (n is its NFKC form)
 // looks like an attempt, and returns an Attempt result with a hint if so.
-func suggest(line, n string, invisible bool) Result {
+func (g *Grammar) suggest(line, n string, invisible bool) Result {
 	sk := skeleton(line)
 	note := ""
 	switch {
@@ -647,7 +689,7 @@ func suggest(line, n string, invisible bool) Result {
 		note = noteLookalike
 	}
 	foreign := foreignLead(n)
-	if r, matched := parseCanonical(sk); matched {
+	if r, matched := g.parseCanonical(sk); matched {
 		if r.Attempt {
 			r.Hint += note
 			return r
@@ -660,7 +702,7 @@ func suggest(line, n string, invisible bool) Result {
 		if r.Kind == Choice && r.Cmd == "" && foreign && len(sk) > 1 && sk[1] != ')' && sk[1] != '.' && sk[1] != ':' {
 			return Result{}
 		}
-		return Result{Attempt: true, Hint: "did you mean `" + canonical(r) + "`?" + note}
+		return Result{Attempt: true, Hint: "did you mean `" + g.canonical(r) + "`?" + note}
 	}
 	if h := looseHint(sk, foreign); h != "" {
 		return Result{Attempt: true, Hint: h + note}
@@ -670,14 +712,14 @@ func suggest(line, n string, invisible bool) Result {
 
 // canonical is the canonical spelling of a decision or the synopsis of a
 // command, for "did you mean".
-func canonical(r Result) string {
-	switch {
-	case r.Cmd == "choose":
-		return "/autopilot choose " + r.Letter
-	case r.Kind == Choice:
+func (g *Grammar) canonical(r Result) string {
+	if r.Kind == Choice {
+		if r.Cmd != "" {
+			return "/autopilot " + r.Cmd + " " + r.Letter
+		}
 		return r.Letter
 	}
-	s, _ := lookup(r.Cmd)
+	s, _ := g.lookup(r.Cmd)
 	return s.synopsis()
 }
 

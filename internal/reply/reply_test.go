@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 )
 
@@ -280,7 +281,7 @@ var parseCases = []parseCase{
 func TestParse(t *testing.T) {
 	for _, tc := range parseCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := reply.Parse(tc.body)
+			got := engine.Parse(tc.body)
 			if tc.hint == "" && got.Hint != "" {
 				t.Errorf("Parse(%q).Hint = %q, want none", tc.body, got.Hint)
 			}
@@ -316,7 +317,7 @@ func TestParseHintsNeverEchoTheComment(t *testing.T) {
 		"/autopilot jira @evil",
 	}
 	for _, body := range bodies {
-		got := reply.Parse(body)
+		got := engine.Parse(body)
 		if !got.Attempt {
 			t.Errorf("Parse(%q) is not an attempt: %s", body, show(got))
 			continue
@@ -330,7 +331,7 @@ func TestParseHintsNeverEchoTheComment(t *testing.T) {
 }
 
 func TestUsageListsEveryCommand(t *testing.T) {
-	u := reply.Usage()
+	u := engine.Usage()
 	for _, synopsis := range []string{
 		"/autopilot status", "/autopilot done [--confidence X] [summary]", "/autopilot fail <reason>",
 		"/autopilot progress <phase> <name> [detail]", "/autopilot skip [reason]", "/autopilot back <step>",
@@ -347,7 +348,7 @@ func TestUsageListsEveryCommand(t *testing.T) {
 // The bot's own help text mentions "/autopilot skip" and the letters; read
 // back as a comment it must be neither a decision nor an attempt.
 func TestUsageIsNotAReply(t *testing.T) {
-	if got := reply.Parse(reply.Usage()); got.Kind != reply.None || got.Attempt {
+	if got := engine.Parse(engine.Usage()); got.Kind != reply.None || got.Attempt {
 		t.Errorf("Parse(Usage()) = %s, want None and no attempt", show(got))
 	}
 }
@@ -356,7 +357,7 @@ func TestUsageIsNotAReply(t *testing.T) {
 // answer is about what the user typed.
 func TestUsageHintNamesTheCommand(t *testing.T) {
 	for _, cmd := range []string{"fail", "progress", "back", "approve", "reject", "choose"} {
-		got := reply.Parse("/autopilot " + cmd)
+		got := engine.Parse("/autopilot " + cmd)
 		if !got.Attempt || !strings.Contains(got.Hint, "`/autopilot "+cmd) {
 			t.Errorf("Parse(%q) = %s hint %q, want a usage hint for %s", "/autopilot "+cmd, show(got), got.Hint, cmd)
 		}
@@ -371,9 +372,9 @@ func TestParseIgnoresLaterLines(t *testing.T) {
 		if tc.want.Kind == reply.None || strings.HasSuffix(tc.body, "```") {
 			continue
 		}
-		base := reply.Parse(tc.body)
+		base := engine.Parse(tc.body)
 		for _, tail := range tails {
-			if got := reply.Parse(tc.body + tail); !reflect.DeepEqual(got, base) {
+			if got := engine.Parse(tc.body + tail); !reflect.DeepEqual(got, base) {
 				t.Errorf("%s: Parse(body+%q) = %s, want %s", tc.name, tail, show(got), show(base))
 			}
 		}
@@ -390,7 +391,7 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.body)))
 			for b.Loop() {
-				reply.Parse(bc.body)
+				engine.Parse(bc.body)
 			}
 		})
 	}
@@ -398,7 +399,7 @@ func BenchmarkParse(b *testing.B) {
 
 func TestActs(t *testing.T) {
 	for body, want := range map[string]bool{"A": true, "/autopilot status": true, "Α": true, "Looks good to me.": false, "": false} {
-		if got := reply.Parse(body).Acts(); got != want {
+		if got := engine.Parse(body).Acts(); got != want {
 			t.Errorf("Parse(%q).Acts() = %v, want %v", body, got, want)
 		}
 	}

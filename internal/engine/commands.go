@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// command is one `/autopilot` command. Everything about commands is read
+// from the commands table below: the parser and its usage hints (Parse),
+// the help text (Usage), ReadOnly, what agents may send, and the dispatch
+// in machine.command. Adding a command is one row here and its handler.
+type command struct {
+	reply.Spec
+	// readOnly: answering it changes nothing in the state, so it needs no
+	// state write and may be answered from an edited comment.
+	readOnly bool
+	// agents: a configured agent (agents: in the config) may send it. Every
+	// command needs answer_permission (engine package comment); agents
+	// send nothing but their reports on the step they execute.
+	agents bool
+	// declares: the comment may declare tasks (a report's task block, or
+	// the task files of a Jira step), which reconcile reads for it.
+	declares bool
+	// handle applies the command from an authorised author; accept and
+	// refuse record the outcome in the ledger and react.
+	handle handler
+}
+
+type handler func(m *machine, c Comment, r reply.Result, accept func(), refuse func(why, text string))
+
+// commands lists the commands of PRODUCT.md §7 in the order the help text
+// shows them.
+var commands = [...]command{
+	{Spec: reply.Spec{Name: "status", About: "post where the run is"},
+		readOnly: true, handle: (*machine).statusCommand},
+	{Spec: reply.Spec{Name: "done", Args: "[--confidence X] [summary]", Flags: true,
+		About: "report the current step finished",
+		Rule:  "X is a number from 0 to 1, e.g. 0.7"},
+		agents: true, declares: true, handle: (*machine).reportCommand},
+	{Spec: reply.Spec{Name: "fail", Args: "<reason>", NeedText: true,
+		About: "report the current step failed",
+		Rule:  "a reason is required"},
+		agents: true, handle: (*machine).reportCommand},
+	{Spec: reply.Spec{Name: "progress", Args: "<phase> <name> [detail]", Phase: true, Slug: true,
+		About: "record progress inside the current step",
+		Rule:  "phase is a whole number, 0 or more; name is kebab-case, e.g. run-tests"},
+		agents: true, handle: (*machine).reportCommand},
+	{Spec: reply.Spec{Name: "skip", Args: "[reason]",
+		About: "skip the current step (security-audit and qa need a reason)"},
+		handle: (*machine).skipCommand},
+	{Spec: reply.Spec{Name: "back", Args: "<step>", Slug: true,
+		About: "go back to an earlier step",
+		Rule:  "step is a step name such as plan, or its number"},
+		handle: (*machine).backCommand},
+	{Spec: reply.Spec{Name: "retry", About: "retry the failed step"},
+		handle: (*machine).retryCommand},
+	{Spec: reply.Spec{Name: "stop", About: "stop the run"},
+		handle: (*machine).stopCommand},
+	{Spec: reply.Spec{Name: "resume", About: "continue a stopped run"},
+		handle: (*machine).resumeCommand},
+	{Spec: reply.Spec{Name: "approve", Args: "<role> [note]", Slug: true,
+		About: "approve the plan in a review role",
+		Rule:  "role is architect or critic"},
+		handle: (*machine).consensus},
+	{Spec: reply.Spec{Name: "reject", Args: "<role> <reason>", Slug: true, NeedText: true,
+		About: "reject the plan in a review role",
+		Rule:  "role is architect or critic; a reason is required"},
+		handle: (*machine).consensus},
+	{Spec: reply.Spec{Name: "jira retry", About: "retry Jira authentication"},
+		handle: (*machine).jiraCommand},
+	{Spec: reply.Spec{Name: "jira sync", About: "create the tasks still marked Jira: pending"},
+		handle: (*machine).jiraCommand},
+	{Spec: reply.Spec{Name: "help", About: "show this list"},
+		readOnly: true, handle: (*machine).helpCommand},
+	{Spec: reply.Spec{Name: "choose", Args: "<letter>", Letter: true,
+		About: "answer the open decision, same as replying with the letter",
+		Rule:  "letter is one of A, B, C, D"},
+		handle: (*machine).chooseCommand},
+}
+
+// grammar is the parser built from the commands table (set in init: the
+// help handler reads it, so a var initialiser would be a cycle).
+var grammar *reply.Grammar
+
+func init() {
+	specs := make([]reply.Spec, len(commands))
+	for i, c := range commands {
+		specs[i] = c.Spec
+	}
+	grammar = reply.NewGrammar(specs...)
+}
+
+// Parse reads a comment against the commands table (reply.Grammar.Parse).
+func Parse(body string) reply.Result { return grammar.Parse(body) }
+
+// Usage is the `/autopilot help` text.
+func Usage() string { return grammar.Usage() }
+
+// Grammar is the parser of the commands table, for tests and docs checks.
+func Grammar() *reply.Grammar { return grammar }
+
+func lookupCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// ReadOnly reports whether a comment body is a read-only command
+// (status/help) or no command at all: classifying it needs no state write.
+func ReadOnly(body string) bool {
+	r := Parse(body)
+	if !r.Acts() {
+		return true
+	}
+	c, ok := lookupCommand(r.Cmd)
+	return r.Kind == reply.Command && ok && c.readOnly
+}
+
+// agentMay reports whether a configured agent may send r: agents report on
+// the step they execute, nothing else.
+func agentMay(r reply.Result) bool {
+	c, ok := lookupCommand(r.Cmd)
+	return r.Kind == reply.Command && ok && c.agents
+}
+
+// DeclaresTasks reports whether r is a command whose comment may declare
+// tasks (reconcile then parses the task block or reads the task files).
+func DeclaresTasks(r reply.Result) bool {
+	c, ok := lookupCommand(r.Cmd)
+	return r.Kind == reply.Command && ok && c.declares
+}
+
+// command applies an /autopilot command from an authorised author.
+func (m *machine) command(c Comment, r reply.Result) {
+	accept := func() {
+		m.ledger(c.ID, OutApplied)
+		m.changed = true
+		m.react(c.ID, reactUp)
+	}
+	refuse := func(why, text string) {
+		m.ledger(c.ID, "rejected:"+why)
+		m.changed = true
+		m.react(c.ID, reactConfuse)
+		m.replyOnce(c, why, text)
+	}
+	cmd, ok := lookupCommand(r.Cmd)
+	if !ok {
+		refuse("unknown-command", "unknown command; see `/autopilot help`.")
+		return
+	}
+	cmd.handle(m, c, r, accept, refuse)
+}
+
+func (m *machine) chooseCommand(c Comment, r reply.Result, _ func(), _ func(string, string)) {
+	m.choice(c, r.Letter, r.Reason)
+}
+
+func (m *machine) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
+	m.ledger(c.ID, OutApplied)
+	m.react(c.ID, reactUp)
+	m.replyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+m.banner()+"\n```")
+}
+
+func (m *machine) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
+	m.ledger(c.ID, OutApplied)
+	m.react(c.ID, reactUp)
+	m.replyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
+}
+
+func (m *machine) stopCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone {
+		refuse("not-running", "the run is not running, so there is nothing to stop.")
+		return
+	}
+	accept()
+	m.stop("user-abort", "stopped by @"+c.Author)
+}
+
+func (m *machine) resumeCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+	if m.s.Run != state.RunStopped {
+		refuse("not-stopped", "the run is not stopped; `/autopilot resume` continues a stopped run.")
+		return
+	}
+	accept()
+	m.resume("resumed by @" + c.Author)
+}
+
+// reportCommand handles the executor's done, fail and progress.
+func (m *machine) reportCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone || m.s.Status != state.InProgress || m.s.Gate != nil && m.s.Gate.Kind != "approval-"+m.s.Slug {
+		refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
+		return
+	}
+	m.executorReport(c, r, accept, refuse)
+}
+
+func (m *machine) backCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if m.f == nil || m.s.Run == state.RunStopped {
+		refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
+		return
+	}
+	if g := m.s.Gate; g != nil && !strings.HasPrefix(g.Kind, "approval-") && g.Kind != "skill-failed" {
+		refuse("gate-open", "answer the open question first; `/autopilot back` can follow once it is decided.")
+		return
+	}
+	i := m.f.Index(r.Name)
+	if k, err := strconv.Atoi(r.Name); err == nil && i < 0 && k >= 1 && k <= len(m.f.Steps) {
+		i = k - 1
+	}
+	latest := m.s.Step
+	if m.s.Run == state.RunDone {
+		latest = len(m.f.Steps) + 1
+	}
+	if i < 0 || i+1 >= latest {
+		refuse("bad-step", "`/autopilot back` needs an earlier step of this flow: "+strings.Join(m.slugs(), ", ")+".")
+		return
+	}
+	accept()
+	st := m.f.Steps[i]
+	m.openGate("rollback-"+st.Slug, fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
+		[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: "back:" + st.Slug}, {Letter: "B", Text: "Stay on the current step", Action: "stay"}},
+		"B", "re-running discards later progress; choose A only if the earlier output was wrong")
+}
+
+func (m *machine) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(string, string)) {
+	if m.s.Status != state.Failed || m.s.Gate == nil || !strings.HasPrefix(m.s.Gate.Kind, "skill-failed") {
+		refuse("nothing-to-retry", "there is no failed step to retry.")
+		return
+	}
+	m.ledger(c.ID, OutApplied)
+	m.answer(c, "A", "via /autopilot retry")
+}
