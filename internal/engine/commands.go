@@ -226,7 +226,7 @@ func (m *machine) backCommand(c Comment, r reply.Result, accept func(), refuse f
 	accept()
 	st := m.f.Steps[i]
 	m.openGate("rollback-"+st.Slug, fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
-		[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: "back:" + st.Slug}, {Letter: "B", Text: "Stay on the current step", Action: "stay"}},
+		[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: state.ActBack.With(st.Slug)}, {Letter: "B", Text: "Stay on the current step", Action: state.ActStay}},
 		"B", "re-running discards later progress; choose A only if the earlier output was wrong")
 }
 

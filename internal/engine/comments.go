@@ -262,7 +262,7 @@ func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse f
 		details = append(details, "Warning: later steps ("+deps+") may depend on its output.")
 	}
 	m.openGate("skip-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Skip %s?", st.Name), details,
-		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: "skip-reason:" + c.Author}, {Letter: "B", Text: "Execute the step", Action: "execute"}},
+		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: state.ActSkipReason.With(c.Author)}, {Letter: "B", Text: "Execute the step", Action: state.ActExecute}},
 		"B", "skipped steps leave gaps later steps may rely on")
 }
 

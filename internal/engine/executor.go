@@ -214,9 +214,9 @@ func (m *machine) openSkillFailed(reason string) {
 			"Last failure reason: " + textsafe.Code(reason),
 		},
 		[]state.Option{
-			{Letter: "A", Text: "Retry with a fresh executor session", Action: "retry-fresh"},
-			{Letter: "B", Text: "Skip this step with warning", Action: "skip"},
-			{Letter: "C", Text: "Abort — investigate and fix manually", Action: "abort"},
+			{Letter: "A", Text: "Retry with a fresh executor session", Action: state.ActRetryFresh},
+			{Letter: "B", Text: "Skip this step with warning", Action: state.ActSkip},
+			{Letter: "C", Text: "Abort — investigate and fix manually", Action: state.ActAbort},
 		}, "A", "fresh context often resolves persistent failures")
 	m.s.Gate.Next = st.Slug
 	m.s.Run = state.RunFailed

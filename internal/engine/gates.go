@@ -77,9 +77,9 @@ func (m *machine) jiraOff(why string) {
 }
 
 func (m *machine) openJiraFailed(detail string) {
-	opts := []state.Option{{Letter: "A", Text: "Retry authentication", Action: "jira-retry"}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: "jira-off"}}
+	opts := []state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: state.ActJiraOff}}
 	if m.set.SubIssues && m.s.Tracker == "" {
-		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: "tracker-github"})
+		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: state.ActTrackerGitHub})
 	}
 	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(oneLine(detail, 160))},
 		opts, "A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
@@ -125,7 +125,7 @@ func (m *machine) openApprovalGate(st flow.Step) {
 	m.setProgress(state.InProgress)
 	m.s.SubStep = state.SubStep{Phase: 0, Name: awaitingReview, Detail: oneLine(st.Produces, 120)}
 	m.openGate("approval-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Code(st.Produces)},
-		[]state.Option{{Letter: "A", Text: "Approve and continue", Action: "approve"}, {Letter: "B", Text: "Request changes (the executor revises, then this asks again)", Action: "changes"}, {Letter: "C", Text: "Abort the run", Action: "abort"}},
+		[]state.Option{{Letter: "A", Text: "Approve and continue", Action: state.ActApprove}, {Letter: "B", Text: "Request changes (the executor revises, then this asks again)", Action: state.ActChanges}, {Letter: "C", Text: "Abort the run", Action: state.ActAbort}},
 		"A", "approve once the configuration matches the repositories you mean to change")
 }
 
@@ -146,29 +146,40 @@ func (m *machine) answer(c Comment, letter, reason string) {
 	m.doAction(g, opt.Action, c)
 }
 
-func (m *machine) doAction(g *state.Gate, action string, c Comment) {
-	switch {
-	case strings.HasPrefix(action, "flow:"):
-		name := strings.TrimPrefix(action, "flow:")
+// doAction carries out the chosen option's action (state.Action).
+func (m *machine) doAction(g *state.Gate, a state.Action, c Comment) {
+	kind, arg := a.Split()
+	if do, ok := gateActions[kind]; ok {
+		do(m, g, arg, c) // Valid refuses a state holding any other action
+	}
+}
+
+// gateActions has one handler per gate action kind: what answering an
+// option does. The kinds and their arguments are state's actions table.
+var gateActions = map[state.Action]func(m *machine, g *state.Gate, arg string, c Comment){
+	state.ActFlow: func(m *machine, _ *state.Gate, name string, c Comment) {
 		if f, ok := m.set.Config.All[name]; ok {
 			m.begin(f, Start{Flow: name, Actor: c.Author, Title: m.s.Title})
 		}
-	case action == "fresh-session":
+	},
+	state.ActFreshSession: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		m.s.Limits.Sessions++
 		if m.sessionLimit() {
 			return
 		}
 		m.enter(m.s.Step)
-	case action == "continue-session":
-		m.enter(m.s.Step)
-	case action == "jira-retry":
+	},
+	state.ActContinueSession: func(m *machine, _ *state.Gate, _ string, _ Comment) { m.enter(m.s.Step) },
+	state.ActJiraRetry: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		m.s.PendingJiraCheck = true
 		m.emit(state.Effect{Kind: EffJiraAuth})
-	case action == "jira-off":
+	},
+	state.ActJiraOff: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		f := false
 		m.s.JiraEnabled = &f
 		m.continueStep()
-	case action == "tracker-github":
+	},
+	state.ActTrackerGitHub: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		// From now on the tasks go to GitHub sub-issues (the reconciler
 		// reads State.Tracker); they are synced at once.
 		t := true
@@ -178,7 +189,8 @@ func (m *machine) doAction(g *state.Gate, action string, c Comment) {
 			m.emit(state.Effect{Kind: EffJiraSync})
 		}
 		m.continueStep()
-	case action == "retry-fresh":
+	},
+	state.ActRetryFresh: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		m.s.RetryCount = 0
 		m.s.Limits.Sessions++
 		m.removeBlockersFor(m.s.Slug)
@@ -187,38 +199,41 @@ func (m *machine) doAction(g *state.Gate, action string, c Comment) {
 			return
 		}
 		m.run()
-	case action == "skip":
+	},
+	state.ActSkip: func(m *machine, g *state.Gate, _ string, c Comment) {
 		m.skipStep(fmt.Sprintf("skipped after %s by @%s", g.Title, c.Author))
-	case strings.HasPrefix(action, "skip-reason"):
-		m.confirmSkip(m.pendingSkipReason(g), strings.TrimPrefix(strings.TrimPrefix(action, "skip-reason"), ":"), c)
-	case action == "abort":
+	},
+	state.ActSkipReason: func(m *machine, g *state.Gate, requester string, c Comment) {
+		m.confirmSkip(m.pendingSkipReason(g), requester, c)
+	},
+	state.ActAbort: func(m *machine, g *state.Gate, _ string, c Comment) {
 		m.stop("user-abort", "aborted by @"+c.Author+" at "+g.Title)
-	case action == "confirm":
-		m.confirmed()
-	case action == "execute", action == "stay":
-		m.keepStep()
-	case strings.HasPrefix(action, "back:"):
-		m.rollback(strings.TrimPrefix(action, "back:"))
-	case action == "approve":
-		m.complete("approved by @" + c.Author)
-	case action == "changes":
+	},
+	state.ActConfirm: func(m *machine, _ *state.Gate, _ string, _ Comment) { m.confirmed() },
+	state.ActExecute: func(m *machine, _ *state.Gate, _ string, _ Comment) { m.keepStep() },
+	state.ActStay:    func(m *machine, _ *state.Gate, _ string, _ Comment) { m.keepStep() },
+	state.ActBack:    func(m *machine, _ *state.Gate, slug string, _ Comment) { m.rollback(slug) },
+	state.ActApprove: func(m *machine, _ *state.Gate, _ string, c Comment) { m.complete("approved by @" + c.Author) },
+	state.ActChanges: func(m *machine, _ *state.Gate, _ string, c Comment) {
 		m.s.SubStep = state.SubStep{Phase: 1, Name: "changes-requested", Detail: "requested by @" + c.Author}
 		m.post("announce", fmt.Sprintf("Changes requested for **%s** by @\u200b%s. Revise, then report with `/autopilot done [summary]`; the approval will be asked again.", m.s.Name, textsafe.Escape(c.Author)))
-	case action == "next-cycle":
+	},
+	state.ActNextCycle: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		m.s.Cycle++
 		to := m.f.Index(m.f.Loop.To)
 		for i := to; i < len(m.s.Steps); i++ {
 			m.s.Steps[i] = state.StepProgress{Slug: m.s.Steps[i].Slug, Status: state.NotStarted}
 		}
 		m.enter(to + 1)
-	case action == "finish":
-		m.finish()
-	case action == "low-confidence-continue":
+	},
+	state.ActFinish: func(m *machine, _ *state.Gate, _ string, _ Comment) { m.finish() },
+	state.ActLowConfContinue: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		m.s.Limits.HasConfidence = false
 		m.proceedAfterBoundary()
-	case action == "low-confidence-stop":
+	},
+	state.ActLowConfStop: func(m *machine, _ *state.Gate, _ string, c Comment) {
 		m.stop("low-confidence-fallback", "stopped by @"+c.Author+" after a low-confidence report")
-	}
+	},
 }
 
 // confirmSkip skips the current step once its skip gate was answered A:

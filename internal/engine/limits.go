@@ -81,7 +81,7 @@ func (m *machine) killSwitches(done flow.Step) bool {
 			// First iteration: hand the decision to a human.
 			m.s.Run = state.RunAwaitingDecision
 			m.openGate("low-confidence", fmt.Sprintf("DECISION REQUIRED: Low confidence (%.2f < %.2f) after %s — continue?", conf, lim.ConfidenceThreshold, done.Name), nil,
-				[]state.Option{{Letter: "A", Text: "Continue with the next step", Action: "low-confidence-continue"}, {Letter: "B", Text: "Stop here and take over by hand", Action: "low-confidence-stop"}},
+				[]state.Option{{Letter: "A", Text: "Continue with the next step", Action: state.ActLowConfContinue}, {Letter: "B", Text: "Stop here and take over by hand", Action: state.ActLowConfStop}},
 				"B", "the executor itself reported low confidence")
 			return true
 		}

@@ -43,7 +43,7 @@ func (m *machine) start(e Start) error {
 			if i == 4 {
 				break
 			}
-			opts = append(opts, state.Option{Letter: letter(i), Text: "Run the " + c + " flow", Action: "flow:" + c})
+			opts = append(opts, state.Option{Letter: letter(i), Text: "Run the " + c + " flow", Action: state.ActFlow.With(c)})
 		}
 		m.openGate("flow-select", "DECISION REQUIRED: Which flow should autopilot run on this issue?", nil, opts,
 			"A", "the repository's contents match more than one flow; the first match is the usual one")
@@ -126,7 +126,7 @@ func (m *machine) continueStep() {
 	st := m.step()
 	if st.Confirm {
 		m.openGate("confirm-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Start %s? This step is irreversible.", st.Name), nil,
-			[]state.Option{{Letter: "A", Text: "Start " + st.Name + " now", Action: "confirm"}, {Letter: "B", Text: "Stop the run here", Action: "abort"}},
+			[]state.Option{{Letter: "A", Text: "Start " + st.Name + " now", Action: state.ActConfirm}, {Letter: "B", Text: "Stop the run here", Action: state.ActAbort}},
 			"A", "the earlier steps are complete")
 		return
 	}
@@ -283,8 +283,8 @@ func (m *machine) proceed(done flow.Step) {
 			m.s.LastSession = m.session("cycle complete", fmt.Sprintf("cycle %d finished", m.s.Cycle))
 			m.s.Run = state.RunAwaitingDecision
 			m.openGate("next-cycle", fmt.Sprintf("DECISION REQUIRED: Cycle %d complete — start the next feature?", m.s.Cycle), nil,
-				[]state.Option{{Letter: "A", Text: "Start the next feature (cycle " + fmt.Sprint(m.s.Cycle+1) + ", back to " + m.f.Steps[m.f.Index(m.f.Loop.To)].Name + ")", Action: "next-cycle"},
-					{Letter: "B", Text: "Finish the run here", Action: "finish"}},
+				[]state.Option{{Letter: "A", Text: "Start the next feature (cycle " + fmt.Sprint(m.s.Cycle+1) + ", back to " + m.f.Steps[m.f.Index(m.f.Loop.To)].Name + ")", Action: state.ActNextCycle},
+					{Letter: "B", Text: "Finish the run here", Action: state.ActFinish}},
 				"B", "start the next feature only when one is ready to describe")
 			return
 		}
@@ -305,8 +305,8 @@ func (m *machine) proceed(done flow.Step) {
 		summary = append(summary, m.nextLine())
 		work := nst.Work()
 		m.openGate("session-boundary", fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, work), summary,
-			[]state.Option{{Letter: "A", Text: "Start " + work + " with a fresh executor session (recommended)", Action: "fresh-session"},
-				{Letter: "B", Text: "Continue in the current executor session", Action: "continue-session"}},
+			[]state.Option{{Letter: "A", Text: "Start " + work + " with a fresh executor session (recommended)", Action: state.ActFreshSession},
+				{Letter: "B", Text: "Continue in the current executor session", Action: state.ActContinueSession}},
 			"A", work+" is a long phase; fresh context helps")
 		m.s.Gate.Next = nst.Slug
 		return

@@ -77,7 +77,7 @@ func sample() *State {
 		},
 		JiraEnabled: &no, JiraNote: "paused: 401",
 		Gate: &Gate{ID: "plan-review-3", Kind: "review", Title: "DECISION REQUIRED: accept the plan?",
-			Options:   []Option{{Letter: "A", Text: "Accept", Action: "next"}, {Letter: "B", Text: "Revise", Action: "stay"}},
+			Options:   []Option{{Letter: "A", Text: "Accept", Action: ActApprove}, {Letter: "B", Text: "Revise", Action: ActChanges}},
 			Recommend: "A", Reason: "architect approved", OpenedAt: at("2026-11-22T14:11:00Z"), CommentID: 1010},
 		Ledger:    []LedgerEntry{{CommentID: 1001, Outcome: "applied"}, {CommentID: 1005, Outcome: "not-a-command"}},
 		Replies:   []string{"reply:plan-review-3:mallory"},

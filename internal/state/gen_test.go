@@ -178,7 +178,7 @@ func (g gen) rest(s *State) {
 		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),
 			Recommend: "A", Reason: "because " + g.text(false), OpenedAt: g.time(), CommentID: int64(g.n(1e6))}
 		for i := 0; i < 2+g.n(2); i++ {
-			gt.Options = append(gt.Options, Option{Letter: string(rune('A' + i)), Text: "opt " + g.text(true), Action: g.pick("next", "retry", "")})
+			gt.Options = append(gt.Options, Option{Letter: string(rune('A' + i)), Text: "opt " + g.text(true), Action: Action(g.pick("confirm", "retry-fresh", "back:plan"))})
 		}
 		if g.n(1) == 0 {
 			gt.Details = []string{"Step: 5 — " + g.text(true)}

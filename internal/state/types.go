@@ -254,7 +254,7 @@ type Option struct {
 	Letter string `json:"letter"`
 	Text   string `json:"text"`
 	// Action is what the engine does when the option is chosen.
-	Action string `json:"action"`
+	Action Action `json:"action"`
 }
 
 // Gate is an open Choose block waiting for an answer.

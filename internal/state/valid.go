@@ -67,7 +67,8 @@ func set(vs ...string) map[string]bool {
 //   - decisions name a valid gate id, a letter A–D, a GitHub login and an
 //     http(s) link; tasks have unique ids, a known kind and Jira state, a
 //     Jira key like PROJ-12, finite non-negative points; the open gate is a
-//     valid Choose block (choose.Block.Validate);
+//     valid Choose block (choose.Block.Validate) whose options' actions
+//     are gate actions (Action.Check);
 //   - counters (seq, limits, failed_sessions per step slug) are
 //     non-negative, confidence is within 0–1, linked PRs and
 //     ledger comment ids are positive, sig is empty or 64 hex digits;
@@ -227,6 +228,11 @@ func validGate(s *State) error {
 	}
 	if g.CommentID < 0 {
 		return bad("gate.comment_id", "is negative")
+	}
+	for i, o := range g.Options {
+		if err := o.Action.Check(); err != nil {
+			return bad(fmt.Sprintf("gate.options[%d].action", i), "%v", err)
+		}
 	}
 	return nil
 }

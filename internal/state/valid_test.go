@@ -64,6 +64,15 @@ func TestValid(t *testing.T) {
 		{"gate with one option", func(s *State) { s.Gate.Options = s.Gate.Options[:1] }, "gate"},
 		{"gate recommends missing option", func(s *State) { s.Gate.Recommend = "D" }, "gate"},
 		{"gate comment id", func(s *State) { s.Gate.CommentID = -1 }, "gate.comment_id"},
+		{"gate action unknown", func(s *State) { s.Gate.Options[1].Action = "explode" }, "gate.options[1].action"},
+		{"gate action empty", func(s *State) { s.Gate.Options[0].Action = "" }, "gate.options[0].action"},
+		{"gate action missing its argument", func(s *State) { s.Gate.Options[0].Action = "back:" }, "gate.options[0].action"},
+		{"gate action with a stray argument", func(s *State) { s.Gate.Options[0].Action = "abort:now" }, "gate.options[0].action"},
+		{"gate action bad step slug", func(s *State) { s.Gate.Options[0].Action = "back:Plan Step" }, "gate.options[0].action"},
+		{"gate action back to a step", func(s *State) { s.Gate.Options[0].Action = "back:plan" }, ""},
+		{"gate action flow", func(s *State) { s.Gate.Options[0].Action = "flow:greenfield" }, ""},
+		{"gate action skip with requester", func(s *State) { s.Gate.Options[0].Action = "skip-reason:octo-cat" }, ""},
+		{"gate action skip without requester", func(s *State) { s.Gate.Options[0].Action = "skip-reason" }, ""},
 		{"ledger without outcome", func(s *State) { s.Ledger[0].Outcome = "" }, "ledger[0]"},
 		{"outbox without kind", func(s *State) { s.Outbox[0].Kind = "" }, "outbox[0].kind"},
 		{"stop without reason", func(s *State) { s.Stop = &Stop{} }, "stop"},
@@ -102,6 +111,17 @@ func TestValid(t *testing.T) {
 				t.Errorf("error text %q does not start with the field", err)
 			}
 		})
+	}
+}
+
+// A gate option whose action the engine does not know is refused, and the
+// error names the action, so a bad state comment says what is wrong.
+func TestValidRefusesUnknownGateAction(t *testing.T) {
+	s := sample()
+	s.Gate.Options[0].Action = "self-destruct"
+	err := Valid(s)
+	if err == nil || !strings.Contains(err.Error(), `"self-destruct"`) {
+		t.Fatalf("Valid() = %v, want an error naming the action", err)
 	}
 }
 
