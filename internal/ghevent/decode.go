@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -47,30 +46,6 @@ func (e *PayloadError) Error() string {
 }
 
 func (e *PayloadError) Unwrap() error { return e.Err }
-
-// handles reports whether autopilot acts on the event and action
-// (PRODUCT.md §4).
-func handles(name, action string) bool {
-	switch name {
-	case "issues":
-		return slices.Contains([]string{"labeled", "unlabeled", "closed", "reopened"}, action)
-	case "issue_comment":
-		return slices.Contains([]string{"created", "edited"}, action)
-	case "pull_request":
-		return slices.Contains([]string{"opened", "edited", "closed", "reopened", "synchronize"}, action)
-	case "pull_request_review":
-		return action == "submitted"
-	case "workflow_run":
-		return action == "completed"
-	case "check_run":
-		return action == "requested_action"
-	case "merge_group":
-		return action == "checks_requested"
-	case "schedule", "workflow_dispatch":
-		return true
-	}
-	return false
-}
 
 // Decode decodes the payload of the event called name (the X-GitHub-Event
 // header or GITHUB_EVENT_NAME) into an Event.
@@ -163,7 +138,7 @@ func fromEnvelope(name string, env *envelope) (*Event, error) {
 		Name:    name,
 		Action:  env.Action,
 		Handled: handles(name, env.Action),
-		Sweep:   name == "schedule" || name == "workflow_dispatch",
+		Sweep:   sweeps(name),
 	}
 	if env.Repository != nil && env.Repository.FullName != "" {
 		if !validRepo(env.Repository.FullName) {

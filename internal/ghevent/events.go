@@ -12,28 +12,6 @@ type eventPayload interface {
 	check(ev *Event) error
 }
 
-// payloadFor returns an empty payload of the shape of event name. Events
-// autopilot has no members to read from decode as the bare envelope.
-func payloadFor(name string) eventPayload {
-	switch name {
-	case "issues":
-		return &issuesPayload{}
-	case "issue_comment":
-		return &commentPayload{}
-	case "pull_request":
-		return &pullPayload{}
-	case "pull_request_review":
-		return &reviewPayload{}
-	case "workflow_run":
-		return &runPayload{}
-	case "check_run":
-		return &checkRunPayload{}
-	case "merge_group":
-		return &mergeGroupPayload{}
-	}
-	return &envelope{}
-}
-
 func (e *envelope) env() *envelope     { return e }
 func (e *envelope) fill(*Event)        {}
 func (e *envelope) check(*Event) error { return nil }

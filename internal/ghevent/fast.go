@@ -58,8 +58,8 @@ var projections = buildProjections()
 
 func buildProjections() map[reflect.Type]*projection {
 	out := map[reflect.Type]*projection{}
-	for _, name := range []string{"issues", "issue_comment", "pull_request", "pull_request_review", "workflow_run", "check_run", "merge_group", "ping"} {
-		t := reflect.TypeOf(payloadFor(name))
+	for _, p := range append([]eventPayload{bare()}, payloads()...) {
+		t := reflect.TypeOf(p)
 		out[t] = projectionOf(t)
 	}
 	return out

@@ -20,46 +20,69 @@ func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 	if ev == nil || !ev.Handled {
 		return nil, nil
 	}
-	if ev.Sweep {
-		return r.Sweep(ctx)
+	h, ok := eventHandlers[ev.Name]
+	if !ok {
+		return nil, nil
 	}
-	if strings.EqualFold(ev.Sender.Login, r.o.BotLogin) && ev.Name != "workflow_run" {
+	if !h.ownWrites && strings.EqualFold(ev.Sender.Login, r.o.BotLogin) {
 		return nil, nil // our own writes never trigger work (no loops)
 	}
-	switch ev.Name {
-	case "issues":
-		return r.issues(ctx, ev)
-	case "issue_comment":
-		return r.issueComment(ctx, ev)
-	case "pull_request":
-		if ev.Action == "closed" {
-			return nil, nil
-		}
-		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
-			t := Trigger{PRLinked: &engine.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
-			if ev.Action == "opened" || ev.Action == "edited" {
-				// The sender opened the PR or edited it: when the
-				// description changed, they wrote it as delivered.
-				t.PRLinked.Edit = &engine.PullEdit{Sender: ev.Sender.Login, BodyChanged: ev.Action == "opened" || ev.BodyEdited, Delivered: ev.Body}
-			}
-			return t
-		})
-	case "pull_request_review":
-		if ev.Review == nil || ev.Pull == nil {
-			return nil, nil
-		}
-		rv := ev.Review
-		return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
-			return Trigger{Review: &engine.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL, CommitSHA: rv.CommitSHA}}
-		})
-	case "workflow_run":
-		return r.workflowRun(ctx, ev)
-	case "check_run":
-		return r.checkClick(ctx, ev)
-	case "merge_group":
-		return nil, r.mergeGroup(ctx, ev)
+	return h.handle(r, ctx, ev)
+}
+
+// eventHandler handles one kind of event of ghevent's kinds table (a test
+// checks every handled kind has one). ownWrites: handled even when
+// autopilot's own bot sent it (the runs it dispatched, sweeps).
+type eventHandler struct {
+	handle    func(r *Reconciler, ctx context.Context, ev *ghevent.Event) ([]Outcome, error)
+	ownWrites bool
+}
+
+var eventHandlers = map[string]eventHandler{
+	"issues":              {handle: (*Reconciler).issues},
+	"issue_comment":       {handle: (*Reconciler).issueComment},
+	"pull_request":        {handle: (*Reconciler).pullRequest},
+	"pull_request_review": {handle: (*Reconciler).pullReview},
+	"workflow_run":        {handle: (*Reconciler).workflowRun, ownWrites: true},
+	"check_run":           {handle: (*Reconciler).checkClick},
+	"merge_group":         {handle: (*Reconciler).mergeGroupEvent},
+	"schedule":            {handle: (*Reconciler).sweepEvent, ownWrites: true},
+	"workflow_dispatch":   {handle: (*Reconciler).sweepEvent, ownWrites: true},
+}
+
+func (r *Reconciler) sweepEvent(ctx context.Context, _ *ghevent.Event) ([]Outcome, error) {
+	return r.Sweep(ctx)
+}
+
+func (r *Reconciler) mergeGroupEvent(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	return nil, r.mergeGroup(ctx, ev)
+}
+
+// pullRequest re-reconciles the issues a PR links to.
+func (r *Reconciler) pullRequest(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	if ev.Action == "closed" {
+		return nil, nil
 	}
-	return nil, nil
+	return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
+		t := Trigger{PRLinked: &engine.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
+		if ev.Action == "opened" || ev.Action == "edited" {
+			// The sender opened the PR or edited it: when the
+			// description changed, they wrote it as delivered.
+			t.PRLinked.Edit = &engine.PullEdit{Sender: ev.Sender.Login, BodyChanged: ev.Action == "opened" || ev.BodyEdited, Delivered: ev.Body}
+		}
+		return t
+	})
+}
+
+// pullReview hands a submitted review to the issues its PR links to.
+func (r *Reconciler) pullReview(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+	if ev.Review == nil || ev.Pull == nil {
+		return nil, nil
+	}
+	rv := ev.Review
+	return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
+		return Trigger{Review: &engine.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL, CommitSHA: rv.CommitSHA}}
+	})
 }
 
 // checkClick routes a click on a button of the PR check to the issue its

@@ -235,12 +235,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	return body, release, nil
 }
 
-// jobKeys picks a job's serialisation key and the issue leases it holds:
-// the issue or PR it names plus the issues a PR links to, sorted so leases
-// are always taken in one order. An event naming no issue (workflow_run) is
-// serialised per repository and holds no lease; its processor locks the
-// issue it finds with WithIssueLock.
+// jobKeys picks a job's serialisation key and the issue leases it holds,
+// as the event's kind routes it (ghevent.RoutingOf): for ByIssue, the issue
+// or PR it names plus the issues a PR links to, sorted so leases are always
+// taken in one order. An event naming no issue (ByRepo: workflow_run,
+// merge_group) is serialised per repository and holds no lease; its
+// processor locks the issue it finds with WithIssueLock.
 func jobKeys(ev *ghevent.Event) (string, []string) {
+	if ghevent.RoutingOf(ev.Name) != ghevent.ByIssue {
+		return "repo:" + ev.Repo, nil
+	}
 	var locks []string
 	if repo, n, ok := ghevent.IssueKey(ev); ok {
 		locks = append(locks, IssueLockKey(repo, n))
@@ -261,12 +265,16 @@ func jobKeys(ev *ghevent.Event) (string, []string) {
 	return locks[0], locks
 }
 
-// routedEvents are the events intake decodes: those autopilot acts on and
-// the installation events it logs. Any other event is answered 200 unparsed.
-var routedEvents = map[string]bool{
-	"issues": true, "issue_comment": true, "pull_request": true, "pull_request_review": true,
-	"workflow_run": true, "check_run": true, "merge_group": true, "installation": true, "installation_repositories": true,
-}
+// routedEvents are the events intake decodes: those ghevent's kinds table
+// marks for the App (the events autopilot acts on and the installation
+// events it notes). Any other event is answered 200 unparsed.
+var routedEvents = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range ghevent.Kinds() {
+		m[k.Name] = k.App
+	}
+	return m
+}()
 
 // eventLabel is the metrics label of an event: its name when routed (or
 // ping), else "other", so a header cannot grow the label set.

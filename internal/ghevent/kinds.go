@@ -1,0 +1,125 @@
+package ghevent
+
+import "slices"
+
+// Routing says how the App serialises the jobs an event starts.
+type Routing int
+
+const (
+	// NotQueued: the event starts no job. The installation events are only
+	// noted; schedule and workflow_dispatch reach the Action alone.
+	NotQueued Routing = iota
+	// ByIssue: the job leases the issue or PR the event names and the
+	// issues a PR links to (see IssueKey), or runs per repository when it
+	// names none.
+	ByIssue
+	// ByRepo: the event names no issue (a workflow run, a merge queue
+	// entry); its jobs run one at a time per repository and lease nothing.
+	ByRepo
+)
+
+// Kind is one GitHub event autopilot reads: the actions it acts on, how its
+// jobs are routed, and the shape of its payload. The kinds table below is
+// the only list of events: Decode's Handled filter, the App's intake
+// (Routed), the job keys (RoutingOf) and the projections of DecodeFast are
+// read from it, and reconcile has one handler per handled kind (its test
+// checks both lists agree).
+type Kind struct {
+	Name string
+	// Actions are the actions autopilot acts on; any other decodes with
+	// Handled=false.
+	Actions []string
+	// Sweep: every action is handled, and means "reconcile every open
+	// autopilot issue" (schedule, workflow_dispatch).
+	Sweep bool
+	// App: the App's webhook intake decodes it; every other event is
+	// answered unparsed.
+	App     bool
+	Routing Routing
+	// payload returns an empty payload of the event's wire shape.
+	payload func() eventPayload
+}
+
+func bare() eventPayload { return &envelope{} }
+
+// kinds lists the events of PRODUCT.md §4.
+var kinds = [...]Kind{
+	{Name: "issues", Actions: []string{"labeled", "unlabeled", "closed", "reopened"}, App: true, Routing: ByIssue,
+		payload: func() eventPayload { return &issuesPayload{} }},
+	{Name: "issue_comment", Actions: []string{"created", "edited"}, App: true, Routing: ByIssue,
+		payload: func() eventPayload { return &commentPayload{} }},
+	{Name: "pull_request", Actions: []string{"opened", "edited", "closed", "reopened", "synchronize"}, App: true, Routing: ByIssue,
+		payload: func() eventPayload { return &pullPayload{} }},
+	{Name: "pull_request_review", Actions: []string{"submitted"}, App: true, Routing: ByIssue,
+		payload: func() eventPayload { return &reviewPayload{} }},
+	{Name: "workflow_run", Actions: []string{"completed"}, App: true, Routing: ByRepo,
+		payload: func() eventPayload { return &runPayload{} }},
+	{Name: "check_run", Actions: []string{"requested_action"}, App: true, Routing: ByIssue,
+		payload: func() eventPayload { return &checkRunPayload{} }},
+	{Name: "merge_group", Actions: []string{"checks_requested"}, App: true, Routing: ByRepo,
+		payload: func() eventPayload { return &mergeGroupPayload{} }},
+	{Name: "schedule", Sweep: true, payload: bare},
+	{Name: "workflow_dispatch", Sweep: true, payload: bare},
+	{Name: "installation", App: true, payload: bare},
+	{Name: "installation_repositories", App: true, payload: bare},
+}
+
+// Kinds returns a copy of the kinds table.
+func Kinds() []Kind { return slices.Clone(kinds[:]) }
+
+func kindOf(name string) (Kind, bool) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// Handles reports whether the kind acts on action.
+func (k Kind) Handles(action string) bool {
+	return k.Sweep || slices.Contains(k.Actions, action)
+}
+
+// handles reports whether autopilot acts on the event and action
+// (PRODUCT.md §4).
+func handles(name, action string) bool {
+	k, ok := kindOf(name)
+	return ok && k.Handles(action)
+}
+
+// Routed reports whether the App's intake decodes the event (the events
+// autopilot acts on and the installation events it notes).
+func Routed(name string) bool {
+	k, ok := kindOf(name)
+	return ok && k.App
+}
+
+// RoutingOf says how the App serialises the jobs of the event called name.
+func RoutingOf(name string) Routing {
+	k, _ := kindOf(name)
+	return k.Routing
+}
+
+// payloadFor returns an empty payload of the shape of event name. Events
+// autopilot has no members to read from decode as the bare envelope.
+func payloadFor(name string) eventPayload {
+	if k, ok := kindOf(name); ok {
+		return k.payload()
+	}
+	return bare()
+}
+
+func sweeps(name string) bool {
+	k, _ := kindOf(name)
+	return k.Sweep
+}
+
+// payloads returns an empty payload of every kind's shape.
+func payloads() []eventPayload {
+	out := make([]eventPayload, 0, len(kinds))
+	for _, k := range kinds {
+		out = append(out, k.payload())
+	}
+	return out
+}

@@ -1,0 +1,26 @@
+package reconcile
+
+import (
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+)
+
+// Every event kind ghevent marks as handled has a handler here, and no
+// handler waits for an event ghevent would never hand over.
+func TestEveryHandledEventKindHasAHandler(t *testing.T) {
+	handled := map[string]bool{}
+	for _, k := range ghevent.Kinds() {
+		if len(k.Actions) > 0 || k.Sweep {
+			handled[k.Name] = true
+			if _, ok := eventHandlers[k.Name]; !ok {
+				t.Errorf("event %s is handled by ghevent but has no handler", k.Name)
+			}
+		}
+	}
+	for name := range eventHandlers {
+		if !handled[name] {
+			t.Errorf("handler for %s, which ghevent never marks handled", name)
+		}
+	}
+}
