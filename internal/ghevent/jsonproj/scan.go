@@ -1,19 +1,20 @@
-package ghevent
+package jsonproj
 
 import "encoding/binary"
 
-// maxProjectDepth is the deepest nesting project follows; deeper payloads
-// (encoding/json allows 10,000 levels) go to Decode.
-const maxProjectDepth = 512
+// MaxDepth is the deepest nesting Project follows; deeper payloads
+// (encoding/json allows 10,000 levels) are refused (ghevent decodes them
+// the slow way).
+const MaxDepth = 512
 
-// project checks that payload is one well-formed JSON object (RFC 8259, as
+// Project checks that payload is one well-formed JSON object (RFC 8259, as
 // encoding/json reads it: invalid UTF-8 inside strings is allowed) and
 // returns the object reduced to the members p keeps, whitespace dropped.
 // Members are copied byte for byte and in order, duplicates included, so
 // encoding/json decodes the reduced object into p's type exactly as it
 // decodes payload. ok is false when payload is not such an object, or when
-// project cannot vouch for it.
-func project(payload []byte, p *projection) (lean []byte, ok bool) {
+// Project cannot vouch for it.
+func Project(payload []byte, p *Projection) (lean []byte, ok bool) {
 	s := scanner{in: payload, out: make([]byte, 0, 1024)}
 	i := s.ws(0)
 	if i >= len(payload) || payload[i] != '{' {
@@ -49,7 +50,7 @@ func (s *scanner) ws(i int) int {
 // value handles the value starting at or after i (after whitespace). With
 // emit, it is appended to out: projected through p when p fits it, else
 // verbatim. It returns the index just past the value.
-func (s *scanner) value(i int, p *projection, emit bool, depth int) (int, bool) {
+func (s *scanner) value(i int, p *Projection, emit bool, depth int) (int, bool) {
 	i = s.ws(i)
 	if i >= len(s.in) {
 		return i, false
@@ -71,7 +72,7 @@ func (s *scanner) value(i int, p *projection, emit bool, depth int) (int, bool) 
 }
 
 // object projects the object at i (s.in[i] == '{') through p.
-func (s *scanner) object(i int, p *projection, depth int) (int, bool) {
+func (s *scanner) object(i int, p *Projection, depth int) (int, bool) {
 	s.out = append(s.out, '{')
 	i, empty, ok := s.open(i, '}', depth)
 	if empty || !ok {
@@ -108,7 +109,7 @@ func (s *scanner) object(i int, p *projection, depth int) (int, bool) {
 
 // array projects each element of the array at i (s.in[i] == '[') through
 // elem.
-func (s *scanner) array(i int, elem *projection, depth int) (int, bool) {
+func (s *scanner) array(i int, elem *Projection, depth int) (int, bool) {
 	s.out = append(s.out, '[')
 	i, empty, ok := s.open(i, ']', depth)
 	for more := !empty && ok; more; {
@@ -164,7 +165,7 @@ func (s *scanner) skipContainer(i int, closer byte, depth int, keyed bool) (int,
 // open enters the object or array at i, one level deeper than depth, and
 // reports whether it closes at once.
 func (s *scanner) open(i int, closer byte, depth int) (next int, empty, ok bool) {
-	if depth >= maxProjectDepth {
+	if depth >= MaxDepth {
 		return i, false, false
 	}
 	i = s.ws(i + 1)
