@@ -4,7 +4,7 @@ package transcript_test
 // event, step attribute, executor kind and stop reason the code defines
 // has a transcript that exercises it. The lists are read from the code
 // (the flow set, the engine's openGate calls and event types, its help
-// reply, the flow schema, the constants), so adding one without a
+// reply, the gate action table, the flow schema, the constants), so adding one without a
 // transcript fails here.
 
 import (
@@ -23,6 +23,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
 
@@ -82,7 +83,11 @@ func TestTranscriptCoverage(t *testing.T) {
 			actions[k] = true
 		}
 	}
-	t.Logf("gate actions taken: %s", strings.Join(sorted(actions), " "))
+	for _, a := range state.ActionKinds() {
+		if !actions[string(a)] {
+			t.Errorf("no transcript answers a gate with an option whose action is %s", a)
+		}
+	}
 	for _, ev := range eventTypes(t) {
 		if !applied["engine."+ev] {
 			t.Errorf("no transcript applies the engine event %s", ev)
