@@ -9,7 +9,8 @@
 // API grants its author at least answer_permission; a failed lookup defers
 // the comment (fail closed). Bots never act, with one exception: accounts
 // listed under agents: in the configuration may report on the step they
-// execute (/autopilot done|fail|progress, nothing else). Being listed is
+// execute (/autopilot done|fail|progress: the rows of the command table
+// marked agents, nothing else). Being listed is
 // not enough on its own: an agent must also pass the permission check,
 // unless it is a bot account (GitHub type "Bot") for which the permission
 // API reports no role — "none" (a 404 the adapter maps to none) or "read",
