@@ -23,6 +23,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
@@ -103,6 +104,27 @@ func TestTranscriptCoverage(t *testing.T) {
 	for _, a := range attributes(t) {
 		if !used[a] {
 			t.Errorf("no transcript runs a flow with %s", a)
+		}
+	}
+}
+
+// TestTranscriptReconcileCoverage: every event kind the reconciler handles
+// (ghevent's table: those with actions or a sweep) is delivered by some
+// reconcile transcript.
+func TestTranscriptReconcileCoverage(t *testing.T) {
+	delivered := map[string]bool{}
+	for _, f := range readTranscripts(t, "testdata/reconcile") {
+		d := newReconcileDriver(t)
+		for _, c := range f.Cases {
+			d.do(c)
+		}
+		for k := range d.delivered {
+			delivered[k] = true
+		}
+	}
+	for _, k := range ghevent.Kinds() {
+		if (len(k.Actions) > 0 || k.Sweep) && !delivered[k.Name] {
+			t.Errorf("no reconcile transcript delivers a %s event", k.Name)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,10 +60,14 @@ type reconcileDriver struct {
 	pulls   map[int]forge.Pull
 	// tr is the sandbox Jira (setup jira), nil without one.
 	tr *tracker.Sandbox
+	// last is the last comment a directive posted (edit changes it).
+	last forge.Comment
+	// delivered are the event kinds delivered (for the coverage test).
+	delivered map[string]bool
 }
 
 func newReconcileDriver(t *testing.T) *reconcileDriver {
-	d := &reconcileDriver{t: t, clock: t0, pulls: map[int]forge.Pull{}}
+	d := &reconcileDriver{t: t, clock: t0, pulls: map[int]forge.Pull{}, delivered: map[string]bool{}}
 	d.sb = forge.NewSandbox(repo, forge.User{Login: botLogin, ID: 41898282, Type: "Bot"}, d.now)
 	d.sb.AddUser(forge.User{Login: "maria"}, "admin")
 	d.sb.AddUser(forge.User{Login: "devin"}, "write")
@@ -133,6 +138,7 @@ func (d *reconcileDriver) do(c *transcript.Case) string {
 	d.mu.Lock()
 	d.changes = nil
 	d.mu.Unlock()
+	d.delivered[ev.Name] = true
 	outs, err := d.rec.Handle(context.Background(), ev)
 	return d.reconcileOutput(outs, err, before)
 }
@@ -149,6 +155,9 @@ func (d *reconcileDriver) snapshot() counts {
 	c := counts{calls: d.sb.Calls(), checks: map[string]int{}}
 	for _, p := range d.pulls {
 		c.checks[p.HeadSHA] = len(d.sb.CreatedCheckRuns(p.HeadSHA))
+	}
+	for _, h := range []string{"queue1", "queue2"} { // merge queue heads
+		c.checks[h] = len(d.sb.CreatedCheckRuns(h))
 	}
 	if d.tr != nil {
 		c.tracker = len(d.tr.Calls())
@@ -192,9 +201,27 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 		if err != nil {
 			return nil, "error: " + err.Error()
 		}
+		d.last = cm
 		ev := d.event("issue_comment", "created", d.issue, who)
 		ev.Comment = &cm
 		return ev, ""
+	case "edit":
+		// The last comment, edited by who; the delivery proves who wrote
+		// the new text.
+		if err := d.sb.EditAs(who, d.last.ID, c.Input); err != nil {
+			return nil, "error: " + err.Error()
+		}
+		cm, err := d.sb.GetComment(context.Background(), d.last.ID)
+		if err != nil {
+			return nil, "error: " + err.Error()
+		}
+		ev := d.event("issue_comment", "edited", d.issue, who)
+		ev.Comment = &cm
+		return ev, ""
+	case "merge-queue":
+		n, _ := strconv.Atoi(c.Or("pr", "2"))
+		return &ghevent.Event{Name: "merge_group", Action: "checks_requested", Repo: repo, Handled: true, Sender: d.sb.User(who),
+			MergeGroup: &ghevent.MergeGroup{HeadSHA: c.Or("head", "queue1"), PR: n}}, ""
 	case "pr":
 		p := d.sb.CreatePull(who, "CSV export", c.Input, c.Or("head", "abc1234"))
 		d.pulls[p.Number] = p
@@ -236,7 +263,7 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 	case "click":
 		return d.click(c, who)
 	case "sweep":
-		return &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo}, ""
+		return &ghevent.Event{Name: c.Or("event", "schedule"), Handled: true, Sweep: true, Repo: repo}, ""
 	}
 	return nil, fmt.Sprintf("error: unknown directive %q", c.Cmd)
 }
@@ -284,6 +311,11 @@ func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, b
 	heads := make([]string, 0, len(d.pulls))
 	for _, p := range d.pulls {
 		heads = append(heads, p.HeadSHA)
+	}
+	for h := range before.checks {
+		if !slices.Contains(heads, h) {
+			heads = append(heads, h)
+		}
 	}
 	sort.Strings(heads)
 	for _, h := range heads {
