@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if code, done := parseNone("action", actionUsage, args, stdout, stderr); done {
 			return code
 		}
-		return action.Run(ctx, action.Env{Getenv: getenv, Stdout: stdout, Stderr: stderr, NewTracker: newTracker})
+		return action.Run(ctx, action.Env{Getenv: getenv, Stdout: stdout, Stderr: stderr})
 	case "serve":
 		return runServe(ctx, args, stdout, stderr, getenv)
 	case "validate":

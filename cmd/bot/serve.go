@@ -13,12 +13,11 @@ import (
 
 	gogh "github.com/google/go-github/v60/github"
 
-	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/appmode"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
-	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // appStartAttempts bounds the GET /app tries at start when GitHub is
@@ -38,22 +37,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2
 	}
-	in, err := action.LoadInputs(getenv, "AUTOPILOT_")
+	w, err := wiring.Load(getenv, wiring.AppPrefix)
 	if err != nil {
-		var ie *action.InputError
+		var ie *wiring.InputError
 		if errors.As(err, &ie) {
 			err = fmt.Errorf("AUTOPILOT_%s: %s", strings.ToUpper(ie.Field), ie.Msg)
 		}
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
-	}
-	gap, err := mutationGap(getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
-	}
-	settle, err := reconcile.ParseClaimSettle(getenv("AUTOPILOT_CLAIM_SETTLE"))
-	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2
 	}
@@ -76,11 +65,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	}
 	if adopt != "" {
 		log.Warn("migration window: state comments of the legacy bot are adopted; remove AUTOPILOT_BOT_LOGIN once every open run has been reconciled",
-			"legacy_bot", adopt, "bot", bot, "state_key_set", in.StateKey != "")
+			"legacy_bot", adopt, "bot", bot, "state_key_set", w.Inputs.StateKey != "")
 	}
 	app, err := appmode.New(appmode.Options{
-		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Inputs: in, AdoptFrom: adopt,
-		NewTracker: newTracker, Metrics: metrics, Logger: log, MutationGap: gap, ClaimSettle: settle,
+		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Wiring: w, AdoptFrom: adopt,
+		Metrics: metrics, Logger: log,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
@@ -140,22 +129,4 @@ func botLogin(ctx context.Context, auth *appauth.Auth, log *slog.Logger) (string
 		}
 		wait *= 2
 	}
-}
-
-// mutationGap reads AUTOPILOT_MUTATION_GAP, the spacing of mutating
-// requests per repository (default 1s, GitHub's guidance; "0s" turns it off,
-// for tests).
-func mutationGap(getenv func(string) string) (time.Duration, error) {
-	v := strings.TrimSpace(getenv("AUTOPILOT_MUTATION_GAP"))
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("AUTOPILOT_MUTATION_GAP: want a duration such as 1s, got %q", v)
-	}
-	if d == 0 {
-		return -1, nil
-	}
-	return d, nil
 }

@@ -88,23 +88,3 @@ func TestServeHelpListsEveryFlag(t *testing.T) {
 		}
 	}
 }
-
-func TestMutationGap(t *testing.T) {
-	tests := []struct {
-		v    string
-		want time.Duration
-		bad  bool
-	}{
-		{"", 0, false},
-		{"0s", -1, false},
-		{"1500ms", 1500 * time.Millisecond, false},
-		{"-1s", 0, true},
-		{"fast", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := mutationGap(func(string) string { return tt.v })
-		if (err != nil) != tt.bad || got != tt.want {
-			t.Errorf("mutationGap(%q) = %v, %v; want %v, bad %v", tt.v, got, err, tt.want, tt.bad)
-		}
-	}
-}

@@ -1,3 +1,8 @@
+// Package action is autopilot's GitHub Action entry point: it reads the
+// inputs and environment the runner provides (through internal/wiring, as
+// the App does), decodes the event file, runs the shared reconcile, and
+// writes outputs, the step summary, annotations and telemetry. It decides
+// nothing itself.
 package action
 
 import (
@@ -10,12 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // Exit codes (PRODUCT §3).
@@ -31,9 +35,6 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Now    func() time.Time
-	// NewTracker builds the Jira tracker from the inputs and the
-	// repository's jira: settings.
-	NewTracker func(Inputs, config.Jira) (tracker.Tracker, error)
 }
 
 // Result is what one run did (for outputs, summary and telemetry).
@@ -45,90 +46,88 @@ type Result struct {
 }
 
 // Run is the whole Action: it returns the process exit code.
-
 func Run(ctx context.Context, env Env) int {
 	if env.Now == nil {
 		env.Now = time.Now
 	}
 	start := env.Now()
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	in, err := LoadInputs(env.Getenv, "")
+	w, err := wiring.Load(env.Getenv, wiring.ActionPrefix)
 	if err != nil {
 		return fail(env, ExitUsage, err)
 	}
-	name := env.Getenv("GITHUB_EVENT_NAME")
-	if name == "" {
-		return fail(env, ExitUsage, errors.New("GITHUB_EVENT_NAME is not set: run this inside GitHub Actions (or set it with GITHUB_EVENT_PATH)"))
-	}
-	// Checked before the event, so a missing repository is a usage error
-	// (exit 2) whatever the event is.
-	repo := env.Getenv("GITHUB_REPOSITORY")
-	if repo == "" {
-		return fail(env, ExitUsage, errors.New("GITHUB_REPOSITORY is not set (want owner/name, as the Actions runner sets it)"))
-	}
-	if o, n, ok := strings.Cut(repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
-		return fail(env, ExitUsage, fmt.Errorf("GITHUB_REPOSITORY %q: want owner/name", repo))
-	}
-	var payload []byte
-	if p := env.Getenv("GITHUB_EVENT_PATH"); p != "" {
-		payload, err = readCapped(p, ghevent.MaxPayloadBytes)
-		if err != nil {
-			return fail(env, ExitFailure, fmt.Errorf("read event file: %w", err))
-		}
-	} else if name != "schedule" && name != "workflow_dispatch" {
-		return fail(env, ExitUsage, errors.New("GITHUB_EVENT_PATH is not set"))
-	} else {
-		payload = []byte("{}")
-	}
-	ev, err := ghevent.Decode(name, payload)
+	w.Now = env.Now
+	repo, ev, code, err := readEvent(env)
 	if err != nil {
-		return fail(env, ExitFailure, fmt.Errorf("event file: %w", err))
+		return fail(env, code, err)
 	}
-	res := Result{Event: eventName(name, ev.Action)}
+	res := Result{Event: eventName(ev.Name, ev.Action)}
 	if !ev.Handled {
 		fmt.Fprintf(env.Stdout, "autopilot: %s is not an event autopilot acts on; nothing to do\n", res.Event)
-		writeOutputs(env, in, res)
+		writeOutputs(env, w.Inputs, res)
 		return ExitOK
 	}
-	if in.GitHubToken == "" {
-		return fail(env, ExitUsage, &InputError{"github_token", "empty: pass ${{ github.token }} or set GITHUB_TOKEN"})
+	if w.Inputs.GitHubToken == "" {
+		return fail(env, ExitUsage, &wiring.InputError{Field: "github_token", Msg: "empty: pass ${{ github.token }} or set GITHUB_TOKEN"})
 	}
-	gap := time.Duration(0)
-	if v := env.Getenv("AUTOPILOT_MUTATION_GAP"); v != "" {
-		// Advanced/test knob: GitHub asks for ≥ 1 s between mutations (the default).
-		if gap, err = time.ParseDuration(v); err != nil {
-			return fail(env, ExitUsage, fmt.Errorf("AUTOPILOT_MUTATION_GAP: %w", err))
-		}
-		if gap == 0 {
-			gap = -1
-		}
-	}
-	// Advanced/test knob: how long a run waits before sending Jira creates,
-	// so an overlapping run cannot create them too.
-	settle, err := reconcile.ParseClaimSettle(env.Getenv("AUTOPILOT_CLAIM_SETTLE"))
+	o := w.GitHub(repo)
+	o.Token, o.BaseURL, o.Logger = w.Inputs.GitHubToken, env.Getenv("GITHUB_API_URL"), log
+	client, err := gh.New(o)
 	if err != nil {
 		return fail(env, ExitUsage, err)
 	}
-	client, err := gh.New(gh.Options{Repo: repo, Token: in.GitHubToken, BaseURL: env.Getenv("GITHUB_API_URL"), Logger: log, DryRun: in.DryRun, BotLogin: in.BotLogin, Now: env.Now, MinMutationGap: gap})
-	if err != nil {
-		return fail(env, ExitUsage, err)
-	}
-	var trackerFor func(config.Jira) (tracker.Tracker, error)
-	if in.JiraEnabled() && env.NewTracker != nil {
-		trackerFor = func(j config.Jira) (tracker.Tracker, error) { return env.NewTracker(in, j) }
-	}
-	rec, err := reconcile.New(reconcile.Options{
-		Forge: client, TrackerFor: trackerFor, ConfigPath: in.ConfigPath, AnswerPermission: in.AnswerPermission,
-		TriggerLabel: in.TriggerLabel, BotLogin: in.BotLogin, StateKey: []byte(in.StateKey), Now: env.Now, ClaimSettle: settle,
-		Logger: log, DryRun: in.DryRun, Print: func(s string) { fmt.Fprintln(env.Stdout, s) },
-		BudgetLow: func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },
-	})
+	rec, err := reconcile.New(w.Reconcile(client, client, log, func(s string) { fmt.Fprintln(env.Stdout, s) }))
 	if err != nil {
 		return fail(env, ExitUsage, err)
 	}
 	res.Outcomes, res.Err = rec.Handle(ctx, ev)
 	st := client.Stats()
 	res.Calls = st.Total - st.ConditionalHits
+	report(env, res, st)
+	writeOutputs(env, w.Inputs, res)
+	writeSummary(env, res, st)
+	if err := writeTelemetry(env, w.Inputs, res, start); err != nil {
+		fmt.Fprintf(env.Stdout, "::warning::telemetry: %s\n", escapeAnnotation(err.Error()))
+	}
+	if res.Err != nil {
+		return failRun(env, res.Err)
+	}
+	return ExitOK
+}
+
+// readEvent reads the repository and decodes the event the runner names,
+// with the exit code for an error.
+func readEvent(env Env) (repo string, ev *ghevent.Event, code int, err error) {
+	name := env.Getenv("GITHUB_EVENT_NAME")
+	if name == "" {
+		return "", nil, ExitUsage, errors.New("GITHUB_EVENT_NAME is not set: run this inside GitHub Actions (or set it with GITHUB_EVENT_PATH)")
+	}
+	// Checked before the event, so a missing repository is a usage error
+	// (exit 2) whatever the event is.
+	repo = env.Getenv("GITHUB_REPOSITORY")
+	if repo == "" {
+		return "", nil, ExitUsage, errors.New("GITHUB_REPOSITORY is not set (want owner/name, as the Actions runner sets it)")
+	}
+	if o, n, ok := strings.Cut(repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
+		return "", nil, ExitUsage, fmt.Errorf("GITHUB_REPOSITORY %q: want owner/name", repo)
+	}
+	payload := []byte("{}")
+	if p := env.Getenv("GITHUB_EVENT_PATH"); p != "" {
+		if payload, err = readCapped(p, ghevent.MaxPayloadBytes); err != nil {
+			return "", nil, ExitFailure, fmt.Errorf("read event file: %w", err)
+		}
+	} else if name != "schedule" && name != "workflow_dispatch" {
+		return "", nil, ExitUsage, errors.New("GITHUB_EVENT_PATH is not set")
+	}
+	ev, err = ghevent.Decode(name, payload)
+	if err != nil {
+		return "", nil, ExitFailure, fmt.Errorf("event file: %w", err)
+	}
+	return repo, ev, ExitOK, nil
+}
+
+// report prints each outcome, its notes as warnings, and the API calls.
+func report(env Env, res Result, st gh.Stats) {
 	for _, o := range res.Outcomes {
 		fmt.Fprintf(env.Stdout, "autopilot: #%d %s step=%s status=%s decision=%s version=%d\n", o.Issue, o.Flow, o.Step, o.Status, o.Decision, o.Version)
 		for _, n := range o.Notes {
@@ -136,23 +135,20 @@ func Run(ctx context.Context, env Env) int {
 		}
 	}
 	fmt.Fprintf(env.Stdout, "autopilot: %d API calls (%d answered 304 from cache)\n", st.Total, st.ConditionalHits)
-	writeOutputs(env, in, res)
-	writeSummary(env, res, st)
-	if err := writeTelemetry(env, in, res, start); err != nil {
-		fmt.Fprintf(env.Stdout, "::warning::telemetry: %s\n", escapeAnnotation(err.Error()))
+}
+
+// failRun maps a failed reconcile to its exit code: a bad config is a usage
+// error; a rate limit is deferred work the next run continues.
+func failRun(env Env, err error) int {
+	var ce *reconcile.ConfigError
+	if errors.As(err, &ce) {
+		return fail(env, ExitUsage, err)
 	}
-	if res.Err != nil {
-		var ce *reconcile.ConfigError
-		if errors.As(res.Err, &ce) {
-			return fail(env, ExitUsage, res.Err)
-		}
-		var rl *forge.RateLimitError
-		if errors.As(res.Err, &rl) {
-			return fail(env, ExitFailure, fmt.Errorf("deferred: GitHub rate limit until %s; nothing was half-written, the next run (or the scheduled sweep) continues: %w", rl.Until.UTC().Format(time.RFC3339), res.Err))
-		}
-		return fail(env, ExitFailure, res.Err)
+	var rl *forge.RateLimitError
+	if errors.As(err, &rl) {
+		return fail(env, ExitFailure, fmt.Errorf("deferred: GitHub rate limit until %s; nothing was half-written, the next run (or the scheduled sweep) continues: %w", rl.Until.UTC().Format(time.RFC3339), err))
 	}
-	return ExitOK
+	return fail(env, ExitFailure, err)
 }
 
 // fail prints the error on stderr and, inside GitHub Actions, as an

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/doctable"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 func actionDoc(t *testing.T) string {
@@ -35,13 +36,13 @@ func TestDocsInputsAreTheCodes(t *testing.T) {
 			defaults[c[0]] = d[0]
 		}
 	}
-	want := append([]string(nil), action.InputNames...)
+	want := append([]string(nil), wiring.InputNames...)
 	sort.Strings(names)
 	sort.Strings(want)
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Errorf("docs list inputs %v, the code reads %v", names, want)
 	}
-	in, err := action.LoadInputs(func(string) string { return "" }, "")
+	in, err := wiring.LoadInputs(func(string) string { return "" }, "")
 	if err != nil {
 		t.Fatal(err)
 	}

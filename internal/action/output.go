@@ -14,7 +14,11 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
+
+// OutputNames lists every output the code writes.
+var OutputNames = []string{"issue", "flow", "step", "status", "decision"}
 
 // MaxSummary is GitHub's step summary limit.
 const MaxSummary = 1 << 20
@@ -37,7 +41,7 @@ func primary(res Result) reconcile.Outcome {
 }
 
 // writeOutputs appends the outputs to $GITHUB_OUTPUT.
-func writeOutputs(env Env, in Inputs, res Result) {
+func writeOutputs(env Env, in wiring.Inputs, res Result) {
 	path := env.Getenv("GITHUB_OUTPUT")
 	if path == "" {
 		return
@@ -170,7 +174,7 @@ type telemetryRecord struct {
 // newTelemetry builds the run's record from its primary outcome.
 func newTelemetry(env Env, res Result, start time.Time) telemetryRecord {
 	o := primary(res)
-	rec := telemetryRecord{SchemaVersion: 1, RunID: or(env.Getenv("GITHUB_RUN_ID"), randHex()), At: start.UTC(), Event: res.Event,
+	rec := telemetryRecord{SchemaVersion: 1, RunID: runID(env), At: start.UTC(), Event: res.Event,
 		Issue: o.Issue, Flow: o.Flow, StepBefore: o.StepBefore, StepAfter: o.Step, Status: o.Status, Decision: o.Decision, KillSwitch: o.Stop,
 		APICalls: res.Calls, DurationMS: env.Now().Sub(start).Milliseconds()}
 	for _, x := range res.Outcomes {
@@ -204,7 +208,7 @@ func factsLine(rec telemetryRecord) string {
 // when telemetry_path is set, one JSONL record appended atomically (the
 // file is rewritten to a temp file beside it, then renamed over it, so a
 // reader never sees half a line).
-func writeTelemetry(env Env, in Inputs, res Result, start time.Time) error {
+func writeTelemetry(env Env, in wiring.Inputs, res Result, start time.Time) error {
 	rec := newTelemetry(env, res, start)
 	if path := env.Getenv("GITHUB_STEP_SUMMARY"); path != "" {
 		appendFile(env, path, factsLine(rec))
@@ -258,4 +262,12 @@ func randHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// runID is the workflow run's id, or a random one outside Actions.
+func runID(env Env) string {
+	if id := env.Getenv("GITHUB_RUN_ID"); id != "" {
+		return id
+	}
+	return randHex()
 }

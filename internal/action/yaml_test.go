@@ -18,6 +18,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // moduleRoot walks up from the working directory to go.mod.
@@ -332,7 +333,7 @@ func checkAction(t *testing.T, a map[string]any) {
 		t.Errorf("branding = %v, want an icon and a colour", b)
 	}
 	inputs, outputs := asMap(a["inputs"]), asMap(a["outputs"])
-	if got, want := keys(inputs), sorted(action.InputNames); !slices.Equal(got, want) {
+	if got, want := keys(inputs), sorted(wiring.InputNames); !slices.Equal(got, want) {
 		t.Errorf("action.yml inputs %v, code reads %v", got, want)
 	}
 	if got, want := keys(outputs), sorted(action.OutputNames); !slices.Equal(got, want) {
@@ -365,11 +366,11 @@ func checkAction(t *testing.T, a map[string]any) {
 		}
 		env["INPUT_"+strings.ToUpper(name)] = d
 	}
-	withDefaults, err := action.LoadInputs(func(k string) string { return env[k] }, "")
+	withDefaults, err := wiring.LoadInputs(func(k string) string { return env[k] }, "")
 	if err != nil {
 		t.Fatalf("the action.yml defaults are rejected: %v", err)
 	}
-	bare, err := action.LoadInputs(func(string) string { return "" }, "")
+	bare, err := wiring.LoadInputs(func(string) string { return "" }, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +501,7 @@ func actionSteps(wf map[string]any) []map[string]any {
 func checkWith(t *testing.T, where string, step map[string]any) {
 	t.Helper()
 	for k := range asMap(step["with"]) {
-		if !slices.Contains(action.InputNames, k) {
+		if !slices.Contains(wiring.InputNames, k) {
 			t.Errorf("%s: with.%s is not an input of the action", where, k)
 		}
 	}

@@ -24,20 +24,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/autopilot-dev/autopilot/internal/action"
-	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/server"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
-
-// budgetFloor is the x-ratelimit-remaining below which a sweep stops early
-// and reconcile skips optional reads (an installation has 5,000 or more an
-// hour).
-const budgetFloor = 50
 
 // Clients hands out an installation's authenticated HTTP client
 // (appauth.Auth implements it).
@@ -56,31 +49,21 @@ type Options struct {
 	AppID int64
 	// BotLogin is the App's bot, "<slug>[bot]" from GET /app (required).
 	BotLogin string
-	// Inputs are the Action inputs read from AUTOPILOT_<INPUT>; GitHubToken
-	// and TelemetryPath are not used, BotLogin is replaced by the above.
-	Inputs action.Inputs
+	// Wiring is what the App shares with the Action: the inputs read from
+	// AUTOPILOT_<INPUT> (GitHubToken and TelemetryPath are not used), the
+	// knobs, the clock and the tracker. New gives it the App's identity
+	// (AppID and BotLogin above).
+	Wiring wiring.Wiring
 	// AdoptFrom, when set, is a legacy bot (the Action's
 	// "github-actions[bot]") whose comments are read as the App's own during
 	// a migration: its state comment is adopted (verified with the state
 	// key when one is set) and the next version is written as the App's
 	// bot in a new comment. Empty after the migration.
 	AdoptFrom string
-	// NewTracker builds the Jira tracker from the inputs and a repository's
-	// jira: settings; nil, or Jira inputs left empty, means no Jira.
-	NewTracker func(action.Inputs, config.Jira) (tracker.Tracker, error)
 	// Metrics receives the Jira outbox size (optional).
 	Metrics *server.Metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
-	// Now defaults to time.Now.
-	Now func() time.Time
-	// MutationGap spaces mutating requests per repository (0: the adapter's
-	// default of 1s, GitHub's guidance; negative: none).
-	MutationGap time.Duration
-	// ClaimSettle is reconcile.Options.ClaimSettle: the wait before Jira
-	// creates that keeps an Action run during a migration (or anything
-	// else outside the lease) from creating them too; 0: none.
-	ClaimSettle time.Duration
 	// MaxClients bounds the cached per-repository clients (default 1024).
 	MaxClients int
 }
@@ -137,16 +120,16 @@ func New(o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Now == nil {
-		o.Now = time.Now
+	if o.Wiring.Now == nil {
+		o.Wiring.Now = time.Now
 	}
 	if o.MaxClients <= 0 {
 		o.MaxClients = 1024
 	}
-	if o.Inputs.TriggerLabel == "" {
-		o.Inputs.TriggerLabel = "autopilot"
+	if o.Wiring.Inputs.TriggerLabel == "" {
+		o.Wiring.Inputs.TriggerLabel = "autopilot"
 	}
-	o.Inputs.BotLogin = o.BotLogin
+	o.Wiring = o.Wiring.ForApp(o.AppID, o.BotLogin)
 	a := &App{o: o, log: o.Logger, outbox: newOutboxGauge(o.Metrics), remints: newRemintCounter(o.Metrics)}
 	a.forges = newForgeCache(o.MaxClients, a.newClient)
 	return a, nil
@@ -239,41 +222,20 @@ func (a *App) forge(installation int64, repo string) (forge.Forge, *gh.Client, e
 // newClient builds the go-github adapter for one repository of an
 // installation. It makes no request.
 func (a *App) newClient(installation int64, repo string) (*gh.Client, error) {
-	return gh.New(gh.Options{
-		Repo: repo, HTTPClient: a.o.Clients.ClientFor(installation), BaseURL: a.o.BaseURL,
-		BotLogin: a.o.BotLogin, AppID: a.o.AppID, Now: a.o.Now, MinMutationGap: a.o.MutationGap, Pacer: a.pacer(installation),
-		DryRun: a.o.Inputs.DryRun, Logger: a.log.With("installation", installation, "repo", repo),
-	})
+	o := a.o.Wiring.GitHub(repo)
+	o.HTTPClient, o.BaseURL, o.Pacer = a.o.Clients.ClientFor(installation), a.o.BaseURL, a.pacer(installation)
+	o.Logger = a.log.With("installation", installation, "repo", repo)
+	return gh.New(o)
 }
 
 // reconciler builds the reconcile for one job (or one repository's sweep):
 // the same options as the Action, with the App's identity.
 func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*reconcile.Reconciler, error) {
-	in := a.o.Inputs
-	var trackerFor func(config.Jira) (tracker.Tracker, error)
-	if in.JiraEnabled() && a.o.NewTracker != nil {
-		trackerFor = func(j config.Jira) (tracker.Tracker, error) { return a.o.NewTracker(in, j) }
-	}
-	rec, err := reconcile.New(reconcile.Options{
-		Forge: f, TrackerFor: trackerFor, ConfigPath: in.ConfigPath, AnswerPermission: in.AnswerPermission,
-		TriggerLabel: in.TriggerLabel, BotLogin: a.o.BotLogin, AppID: a.o.AppID, StateKey: []byte(in.StateKey),
-		Now: a.o.Now, Logger: log, DryRun: in.DryRun, ClaimSettle: a.o.ClaimSettle,
-		Print:     func(s string) { log.Info(s) },
-		BudgetLow: func() bool { return budgetLow(client) },
-		// Clicks on the PR check's buttons come to the App only.
-		CheckButtons: true,
-	})
+	rec, err := reconcile.New(a.o.Wiring.Reconcile(f, client, log, func(s string) { log.Info(s) }))
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
 	return rec, nil
-}
-
-// budgetLow reports that the installation's rate budget, as last seen on
-// this repository's client, is nearly spent.
-func budgetLow(c *gh.Client) bool {
-	st := c.Stats()
-	return st.RateRemaining >= 0 && st.RateRemaining < budgetFloor
 }
 
 // logOutcomes logs what each reconcile did, and its notes as warnings.

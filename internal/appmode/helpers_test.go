@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // rig is an App wired as `bot serve` wires it, against a fake GitHub.
@@ -65,13 +65,14 @@ func newRigAt(t *testing.T, g *apptest.GitHub, base string, edit func(*Options))
 		t.Fatal(err)
 	}
 	env := map[string]string{"AUTOPILOT_STATE_KEY": apptest.StateKey}
-	in, err := action.LoadInputs(func(k string) string { return env[k] }, "AUTOPILOT_")
+	in, err := wiring.LoadInputs(func(k string) string { return env[k] }, "AUTOPILOT_")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := Options{
-		Clients: auth, BaseURL: base, AppID: apptest.AppID, BotLogin: bot, Inputs: in,
-		Metrics: m, Logger: quietLogger(), MutationGap: -1,
+		Clients: auth, BaseURL: base, AppID: apptest.AppID, BotLogin: bot,
+		Wiring:  wiring.Wiring{Inputs: in, Knobs: wiring.Knobs{MutationGap: -1}},
+		Metrics: m, Logger: quietLogger(),
 	}
 	if edit != nil {
 		edit(&o)

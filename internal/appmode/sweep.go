@@ -13,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // Sweep implements server.Sweeper: it lists the installation's
@@ -75,7 +76,7 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 	}
 	var errs []error
 	for i, st := range list {
-		if budgetLow(client) {
+		if wiring.BudgetLow(client) {
 			log.Warn("sweep stopped early: API budget low", "left", len(list)-i, "of", len(list))
 			break
 		}

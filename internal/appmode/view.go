@@ -163,7 +163,7 @@ func (v *view) written(number int, body string) {
 }
 
 func (v *view) parse(body string, number int) *state.State {
-	s, err := state.Parse(body, state.Want{Repo: v.Repo(), Issue: number, Key: []byte(v.a.o.Inputs.StateKey)})
+	s, err := state.Parse(body, state.Want{Repo: v.Repo(), Issue: number, Key: []byte(v.a.o.Wiring.Inputs.StateKey)})
 	if err != nil && !errors.Is(err, state.ErrEdited) {
 		return nil
 	}

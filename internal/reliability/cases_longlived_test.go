@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/appmode"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -20,6 +19,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // Cases 28–31 (issue 15: issues that live for months): beyond RELIABILITY.md
@@ -242,11 +242,11 @@ func appModeApp(t *testing.T, w *World) (*appmode.App, *server.Metrics) {
 	key := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(appKey(t))})
 	auth, err := appauth.New(appauth.Config{AppID: AppID, PrivateKey: key, BaseURL: w.GH.URL()})
 	must(t, err)
-	in, err := action.LoadInputs(func(string) string { return "" }, "AUTOPILOT_")
+	in, err := wiring.LoadInputs(func(string) string { return "" }, "AUTOPILOT_")
 	must(t, err)
 	in.StateKey = string(w.Key)
 	app, err := appmode.New(appmode.Options{Clients: auth, BaseURL: w.GH.URL(), AppID: AppID, BotLogin: AppBot,
-		Inputs: in, Metrics: m, Now: w.Clock.Now, MutationGap: -1})
+		Wiring: wiring.Wiring{Inputs: in, Now: w.Clock.Now, Knobs: wiring.Knobs{MutationGap: -1}}, Metrics: m})
 	must(t, err)
 	return app, m
 }

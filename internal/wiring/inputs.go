@@ -1,8 +1,4 @@
-// Package action is autopilot's GitHub Action entry point: it reads the
-// inputs and environment the runner provides, decodes the event file, runs
-// the shared reconcile, and writes outputs, the step summary, annotations
-// and telemetry. It decides nothing itself.
-package action
+package wiring
 
 import (
 	"fmt"
@@ -14,7 +10,8 @@ import (
 )
 
 // Inputs are the action inputs of PRODUCT §4 (snake_case in action.yml,
-// INPUT_<NAME> in the environment of a Docker action).
+// INPUT_<NAME> in the environment of a Docker action; AUTOPILOT_<NAME> for
+// the App).
 type Inputs struct {
 	GitHubToken      string
 	ConfigPath       string
@@ -37,9 +34,6 @@ var InputNames = []string{
 	"jira_url", "jira_user", "jira_token", "jira_project", "dry_run", "telemetry_path",
 }
 
-// OutputNames lists every output the code writes.
-var OutputNames = []string{"issue", "flow", "step", "status", "decision"}
-
 // InputError is a usage/configuration error in the inputs (exit code 2).
 type InputError struct{ Field, Msg string }
 
@@ -50,8 +44,15 @@ func input(getenv func(string) string, name string) string {
 	return strings.TrimSpace(getenv("INPUT_" + strings.ToUpper(name)))
 }
 
-// LoadInputs reads and validates the inputs; prefix "" reads INPUT_*,
-// "AUTOPILOT_" reads the App's AUTOPILOT_<INPUT> variables.
+// Prefixes of the input variables: the Action reads INPUT_<NAME> as GitHub
+// sets them for Docker actions, the App AUTOPILOT_<NAME>.
+const (
+	ActionPrefix = ""
+	AppPrefix    = "AUTOPILOT_"
+)
+
+// LoadInputs reads and validates the inputs; prefix ActionPrefix reads
+// INPUT_*, AppPrefix the App's AUTOPILOT_<INPUT> variables.
 func LoadInputs(getenv func(string) string, prefix string) (Inputs, error) {
 	get := func(n string) string {
 		if prefix == "" {
