@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,7 +35,7 @@ type Sandbox struct {
 	reviews  map[int][]Review
 	checks   map[string][]Check
 	// created are the check runs the bot created, by head commit.
-	created map[string][]CheckRunOut
+	created map[string][]sbCheckRun
 	runs    []WorkflowRun
 	reacts  map[int64][]string
 	calls   map[string]int
@@ -207,10 +208,10 @@ func (s *Sandbox) DeleteComment(id int64) {
 func (s *Sandbox) LabelIssue(actor string, issue int, label string) {
 	s.mu.Lock()
 	is := s.issues[issue]
-	if is != nil && !contains(is.labels, label) {
-		is.labels = append(is.labels, label)
-		if _, ok := s.labels[label]; !ok {
-			s.labels[label] = Label{Name: label, Color: "ededed"}
+	if is != nil {
+		label = s.repoLabelLocked(label).Name
+		if !containsFold(is.labels, label) {
+			is.labels = append(is.labels, label)
 		}
 	}
 	s.mu.Unlock()
@@ -221,7 +222,7 @@ func (s *Sandbox) LabelIssue(actor string, issue int, label string) {
 func (s *Sandbox) UnlabelIssue(actor string, issue int, label string) {
 	s.mu.Lock()
 	if is := s.issues[issue]; is != nil {
-		is.labels = remove(is.labels, label)
+		is.labels = removeFold(is.labels, label)
 	}
 	s.mu.Unlock()
 	s.notify(Change{Kind: "label-", Issue: issue, Label: label, Actor: actor, At: s.now()})
@@ -371,7 +372,7 @@ func (s *Sandbox) ListOpenIssues(ctx context.Context, label string) ([]Issue, er
 	}
 	var out []Issue
 	for _, is := range s.issues {
-		if !is.IsPR && is.State == "open" && contains(is.labels, label) {
+		if !is.IsPR && is.State == "open" && containsFold(is.labels, label) {
 			o := is.Issue
 			o.Labels = append([]string(nil), is.labels...)
 			out = append(out, o)
@@ -520,15 +521,13 @@ func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []Label) error {
 	}
 	var paint []Label
 	for _, l := range labels {
-		if _, ok := s.labels[l.Name]; !ok {
-			s.labels[l.Name] = Label{Name: l.Name, Color: LabelAutoColor}
-			if l.Color != "" && l.Color != LabelAutoColor {
-				paint = append(paint, l)
-			}
+		if _, ok := s.labels[strings.ToLower(l.Name)]; !ok && l.Color != "" && l.Color != LabelAutoColor {
+			paint = append(paint, l)
 		}
-		if !contains(is.labels, l.Name) {
-			is.labels = append(is.labels, l.Name)
-			added = append(added, l.Name)
+		name := s.repoLabelLocked(l.Name).Name
+		if !containsFold(is.labels, name) {
+			is.labels = append(is.labels, name)
+			added = append(added, name)
 		}
 	}
 	for _, l := range paint {
@@ -536,7 +535,7 @@ func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []Label) error {
 			s.mu.Unlock()
 			return err
 		}
-		s.labels[l.Name] = l
+		s.labels[strings.ToLower(l.Name)] = l
 	}
 	s.mu.Unlock()
 	for _, l := range added {
@@ -545,7 +544,8 @@ func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []Label) error {
 	return nil
 }
 
-// RemoveLabel implements Forge; a label that is not on the issue is 404.
+// RemoveLabel implements Forge. GitHub answers 404 for a label the issue
+// does not carry; like the adapter, the sandbox reports that as success.
 func (s *Sandbox) RemoveLabel(ctx context.Context, n int, label string) error {
 	s.mu.Lock()
 	if err := s.call("DELETE label"); err != nil {
@@ -553,11 +553,15 @@ func (s *Sandbox) RemoveLabel(ctx context.Context, n int, label string) error {
 		return err
 	}
 	is, ok := s.issues[n]
-	if !ok || !contains(is.labels, label) {
+	if !ok {
 		s.mu.Unlock()
-		return fmt.Errorf("label %q on %d: %w", label, n, ErrNotFound)
+		return fmt.Errorf("issue %d: %w", n, ErrNotFound)
 	}
-	is.labels = remove(is.labels, label)
+	if !containsFold(is.labels, label) {
+		s.mu.Unlock()
+		return nil
+	}
+	is.labels = removeFold(is.labels, label)
 	s.mu.Unlock()
 	s.notify(Change{Kind: "label-", Issue: n, Label: label, Actor: s.Identity.Login, At: s.now()})
 	return nil
@@ -579,7 +583,7 @@ func (s *Sandbox) RepoLabels() []Label {
 func (s *Sandbox) RepoLabel(name string) (Label, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l, ok := s.labels[name]
+	l, ok := s.labels[strings.ToLower(name)]
 	return l, ok
 }
 
@@ -627,7 +631,7 @@ func (s *Sandbox) ListChecks(ctx context.Context, sha string) ([]Check, error) {
 	if err := s.call("GET checks"); err != nil {
 		return nil, err
 	}
-	return append([]Check(nil), s.checks[sha]...), nil
+	return append(append([]Check(nil), s.checks[sha]...), s.createdChecksLocked(sha)...), nil
 }
 
 // ReadFile implements Forge.
@@ -692,7 +696,8 @@ func (s *Sandbox) ListWorkflowRuns(ctx context.Context, workflow string, since t
 		return nil, err
 	}
 	var out []WorkflowRun
-	for _, r := range s.runs {
+	for i := len(s.runs) - 1; i >= 0; i-- { // newest first, as GitHub lists them
+		r := s.runs[i]
 		if (r.Name == workflow || strings.HasSuffix(r.Path, "/"+workflow)) && !r.CreatedAt.Before(since) {
 			out = append(out, r)
 		}
@@ -709,14 +714,25 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-func remove(xs []string, x string) []string {
-	out := xs[:0]
-	for _, v := range xs {
-		if v != x {
-			out = append(out, v)
-		}
+// containsFold and removeFold match label names as GitHub does, ignoring case.
+func containsFold(xs []string, x string) bool {
+	return slices.ContainsFunc(xs, func(v string) bool { return strings.EqualFold(v, x) })
+}
+
+func removeFold(xs []string, x string) []string {
+	return slices.DeleteFunc(xs, func(v string) bool { return strings.EqualFold(v, x) })
+}
+
+// repoLabelLocked returns the repository label of that name in any case,
+// creating it grey as GitHub does when an issue is given a label the
+// repository lacks. Labels are keyed by their lower-case name.
+func (s *Sandbox) repoLabelLocked(name string) Label {
+	if l, ok := s.labels[strings.ToLower(name)]; ok {
+		return l
 	}
-	return out
+	l := Label{Name: name, Color: LabelAutoColor}
+	s.labels[strings.ToLower(name)] = l
+	return l
 }
 
 var _ Forge = (*Sandbox)(nil)
