@@ -10,7 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 const epicsReport = "/autopilot done Architecture: a streaming CSV writer behind the existing report query layer.\n\n" +
@@ -176,7 +176,7 @@ func (w *world) closeSubIssues(ctx context.Context) {
 	var keys []string
 	for _, t := range s.Tasks {
 		var n int
-		if t.Kind != state.KindTask || t.Done || !tracker.IsGitHubKey(t.JiraKey) {
+		if t.Kind != state.KindTask || t.Done || !subissues.IsKey(t.JiraKey) {
 			continue
 		}
 		fmt.Sscanf(t.JiraKey, "#%d", &n)

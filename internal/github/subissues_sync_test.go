@@ -13,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 const subRepo = "octo/repo"
@@ -77,7 +78,7 @@ func declareDeps(root, n int, spans bool) []state.Task {
 // never waiting for GitHub (MaxWait < 0).
 func (e *subEnv) syncRun(tasks []state.Task, notBefore time.Time) tracker.SyncResult {
 	e.t.Helper()
-	tr := tracker.NewGitHub(e.c, e.root, tasks, e.clock.Now)
+	tr := subissues.New(e.c, e.root, tasks, e.clock.Now)
 	res, err := tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{
 		Now: e.clock.Now, Sleep: func(_ context.Context, d time.Duration) error { e.clock.Advance(d); return nil },
 		MaxWait: -1, NotBefore: notBefore, SearchLag: 30 * time.Second,
@@ -135,7 +136,7 @@ func (e *subEnv) checkConverged(tasks []state.Task) {
 		if got := per[tk.IdemKey]; len(got) != 1 {
 			e.t.Errorf("I2: task %s has %d issues %v, want exactly 1", tk.ID, len(got), got)
 		}
-		if tk.Jira != state.JiraCreated || !tracker.IsGitHubKey(tk.JiraKey) {
+		if tk.Jira != state.JiraCreated || !subissues.IsKey(tk.JiraKey) {
 			e.t.Errorf("task %s: %s %q, want created with a #n key", tk.ID, tk.Jira, tk.JiraKey)
 			continue
 		}
@@ -280,7 +281,7 @@ func TestForgedMarkerByAPersonIsNotAdopted(t *testing.T) {
 	e := newSubEnv(t)
 	tasks := declare(e.root, 3)
 	forged, err := e.s.CreateIssue(subRepo, "mallory", "Task 1",
-		"<!-- autopilot:task "+tasks[0].IdemKey+" parent=1 kind=task -->", []string{tracker.TaskLabel})
+		"<!-- autopilot:task "+tasks[0].IdemKey+" parent=1 kind=task -->", []string{subissues.TaskLabel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 // tracker: github end to end on the sandbox forge: the declared tasks become
@@ -28,11 +28,11 @@ func TestTrackerGitHubTasksBecomeSubIssues(t *testing.T) {
 		t.Fatalf("#%d has sub-issues %v, want 2", n, kids)
 	}
 	for i, tk := range st.Tasks {
-		if tk.Jira != state.JiraCreated || !tracker.IsGitHubKey(tk.JiraKey) {
+		if tk.Jira != state.JiraCreated || !subissues.IsKey(tk.JiraKey) {
 			t.Fatalf("task %s: %s %q, want created as #n", tk.ID, tk.Jira, tk.JiraKey)
 		}
 		is, _ := w.sb.Snapshot(kids[i])
-		if !strings.Contains(is.Body, "<!-- autopilot:task "+tk.IdemKey) || !is.HasLabel(tracker.TaskLabel) {
+		if !strings.Contains(is.Body, "<!-- autopilot:task "+tk.IdemKey) || !is.HasLabel(subissues.TaskLabel) {
 			t.Errorf("#%d lacks its marker or label: %q %v", kids[i], is.Body, is.Labels)
 		}
 	}
@@ -85,7 +85,7 @@ func TestJiraGateAnswerCCreatesSubIssuesInstead(t *testing.T) {
 		t.Fatalf("tasks %d, sub-issues %v: want 2 and 2", len(st.Tasks), kids)
 	}
 	for _, tk := range st.Tasks {
-		if !tracker.IsGitHubKey(tk.JiraKey) {
+		if !subissues.IsKey(tk.JiraKey) {
 			t.Errorf("task %s has key %q, want #n", tk.ID, tk.JiraKey)
 		}
 	}

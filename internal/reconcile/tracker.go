@@ -4,6 +4,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 // trackerFor picks the issue's tracker (PRODUCT §10 "Trackers"): GitHub
@@ -27,7 +28,7 @@ func (r *Reconciler) trackerFor(cfg *config.Config, st *state.State, number int)
 		if st != nil {
 			tasks = st.Tasks
 		}
-		return tracker.NewGitHub(api, number, tasks, r.o.Now), nil
+		return subissues.New(api, number, tasks, r.o.Now), nil
 	}
 	if r.o.TrackerFor != nil {
 		return r.o.TrackerFor(cfg.Jira)
@@ -38,7 +39,7 @@ func (r *Reconciler) trackerFor(cfg *config.Config, st *state.State, number int)
 // isSubIssues reports whether tr is the GitHub sub-issue tracker, whose
 // reads are consistent and whose waits the flow never sits out.
 func isSubIssues(tr tracker.Tracker) bool {
-	_, ok := tr.(*tracker.GitHub)
+	_, ok := tr.(*subissues.Tracker)
 	return ok
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 // The sub-issue tracker (tracker: github) under faults, at the effect
@@ -79,7 +80,7 @@ func (w *subWorld) run(crashAfterCreates int) tracker.SyncResult {
 	if crashAfterCreates > 0 {
 		api = &crashAPI{SubIssueAPI: c, left: crashAfterCreates, cancel: cancel}
 	}
-	tr := tracker.NewGitHub(api, w.root, w.tasks, w.clock.Now)
+	tr := subissues.New(api, w.root, w.tasks, w.clock.Now)
 	res, err := tracker.Sync(ctx, tr, w.tasks, tracker.SyncOptions{
 		Now: w.clock.Now, MaxWait: -1, NotBefore: w.retryAt, SearchLag: 30 * time.Second,
 		Sleep:   func(_ context.Context, d time.Duration) error { w.clock.Advance(d); return nil },

@@ -1,4 +1,10 @@
-package tracker
+// Package subissues is the GitHub sub-issue tracker (tracker: github):
+// tasks become issues linked as sub-issues of their epic or of the autopilot
+// issue, on any forge that implements tracker.SubIssueAPI. It keeps
+// tracker.Sync's outbox guarantees with consistent reads and paces its
+// creates under GitHub's secondary limits; it never decides which tasks to
+// send (the engine and tracker.Sync do).
+package subissues
 
 import (
 	"context"
@@ -12,12 +18,11 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // GitHub's limits that shape the sub-issue tracker.
 const (
-	// MaxSubIssues is how many sub-issues one parent may hold.
-	MaxSubIssues = 100
 	// TaskLabel marks every issue the sub-issue tracker creates.
 	TaskLabel = "autopilot/task"
 	// PacePerMinute and PacePerHour are the content-creating requests
@@ -36,60 +41,6 @@ const (
 	// level 7 below the autopilot issue, its tasks at 8.
 	MaxBatches = 6
 )
-
-// GHIssue is a GitHub issue as the sub-issue tracker sees it.
-type GHIssue struct {
-	ID     int64 // the numeric id sub-issue and dependency requests take
-	Number int
-	Title  string
-	Body   string
-	Closed bool
-	URL    string
-	// Labels are the issue's label names.
-	Labels []string
-	// Author is the login of the issue's author; AuthorIsBot is GitHub's
-	// user.type == "Bot". Only bot-authored issues are adopted by their
-	// marker: a person cannot slip an issue of their own into the outbox.
-	Author      string
-	AuthorIsBot bool
-}
-
-// ErrNoDependencies is returned by SubIssueAPI.AddBlockedBy when the host
-// has no issue-dependency API (404): dependencies then go in the body.
-var ErrNoDependencies = errors.New("github: issue dependencies are not available")
-
-// SubIssueAPI is the GitHub REST surface the sub-issue tracker needs. Errors
-// are this package's types (*AuthError, *RateLimitError for 403/429
-// secondary limits, *TransientError, *ValidationError).
-type SubIssueAPI interface {
-	// CreateIssue is POST /repos/{o}/{r}/issues.
-	CreateIssue(ctx context.Context, title, body string, labels []string) (GHIssue, error)
-	// SubIssues is GET /repos/{o}/{r}/issues/{n}/sub_issues, every page.
-	SubIssues(ctx context.Context, parent int) ([]GHIssue, error)
-	// AddSubIssue is POST /repos/{o}/{r}/issues/{n}/sub_issues with
-	// sub_issue_id = the child's numeric id.
-	AddSubIssue(ctx context.Context, parent int, childID int64) error
-	// AddBlockedBy is POST /repos/{o}/{r}/issues/{n}/dependencies/blocked_by
-	// with issue_id = the blocking issue's numeric id.
-	AddBlockedBy(ctx context.Context, number int, blockerID int64) error
-	// BlockedBy is GET /repos/{o}/{r}/issues/{n}/dependencies/blocked_by;
-	// ErrNoDependencies when the host has no dependency API (404).
-	BlockedBy(ctx context.Context, number int) ([]GHIssue, error)
-	// ListLabeled is GET /repos/{o}/{r}/issues?labels=..&state=all&since=..,
-	// every page, pull requests left out. Unlike search it is a consistent
-	// read: an issue whose create succeeded is listed at once.
-	ListLabeled(ctx context.Context, label string, since time.Time) ([]GHIssue, error)
-	// ReadIssue is GET /repos/{o}/{r}/issues/{n}.
-	ReadIssue(ctx context.Context, number int) (GHIssue, error)
-	// CloseIssue is PATCH /repos/{o}/{r}/issues/{n} with state closed.
-	CloseIssue(ctx context.Context, number int) error
-}
-
-// SubIssueForge is implemented by forges that can hold tasks as sub-issues
-// (the GitHub client, the sandbox).
-type SubIssueForge interface {
-	SubIssueTracker() SubIssueAPI
-}
 
 // taskMarkerRE reads the hidden marker every created issue carries:
 // <!-- autopilot:task KEY parent=N kind=K -->.
@@ -114,7 +65,7 @@ func (m marker) String() string {
 	return fmt.Sprintf("<!-- autopilot:task %s parent=%d kind=%s -->", m.key, m.parent, m.kind)
 }
 
-// GitHub is the sub-issue tracker: epics are sub-issues of the autopilot
+// Tracker is the sub-issue tracker: epics are sub-issues of the autopilot
 // issue, tasks sub-issues of their epic (or of the autopilot issue). Keys
 // are "#123". It keeps Sync's outbox guarantees with consistent reads: an
 // idempotency key is looked up in the parents' sub-issue lists, and then in
@@ -127,8 +78,8 @@ func (m marker) String() string {
 // state before every create, so the next run knows it), and an item over
 // budget comes back as a *RateLimitError naming when the budget frees; the
 // flow never waits for it.
-type GitHub struct {
-	api  SubIssueAPI
+type Tracker struct {
+	api  tracker.SubIssueAPI
 	root int // the autopilot issue
 	now  func() time.Time
 	// sent are the create times of earlier runs (from the state).
@@ -141,24 +92,24 @@ type GitHub struct {
 	deps, depsProbed bool
 	// tree is what the last walk found: key → issue, and the parents'
 	// child counts (batch parents included).
-	byKey    map[string]GHIssue
-	children map[int][]GHIssue
+	byKey    map[string]tracker.GHIssue
+	children map[int][]tracker.GHIssue
 	walked   bool
 	// Requests counts API calls, for tests and logs.
 	Requests int
 }
 
-var _ Tracker = (*GitHub)(nil)
-var _ Closer = (*GitHub)(nil)
+var _ tracker.Tracker = (*Tracker)(nil)
+var _ tracker.Closer = (*Tracker)(nil)
 
-// NewGitHub builds the sub-issue tracker for the autopilot issue root. tasks
+// New builds the sub-issue tracker for the autopilot issue root. tasks
 // are the state's tasks: their SentAt tell how much of the creation budget
 // earlier runs spent. now is the clock (nil: time.Now).
-func NewGitHub(api SubIssueAPI, root int, tasks []state.Task, now func() time.Time) *GitHub {
+func New(api tracker.SubIssueAPI, root int, tasks []state.Task, now func() time.Time) *Tracker {
 	if now == nil {
 		now = time.Now
 	}
-	g := &GitHub{api: api, root: root, now: now, deps: true}
+	g := &Tracker{api: api, root: root, now: now, deps: true}
 	for _, t := range tasks {
 		if !t.SentAt.IsZero() {
 			// A task costs its create, its link and its dependencies.
@@ -170,8 +121,8 @@ func NewGitHub(api SubIssueAPI, root int, tasks []state.Task, now func() time.Ti
 	return g
 }
 
-// IsGitHubKey reports whether s is a sub-issue tracker key such as "#12".
-func IsGitHubKey(s string) bool {
+// IsKey reports whether s is a sub-issue tracker key such as "#12".
+func IsKey(s string) bool {
 	n, ok := keyNumber(s)
 	return ok && n > 0
 }
@@ -187,17 +138,17 @@ func keyNumber(key string) (int, bool) {
 
 func ghKey(n int) string { return "#" + strconv.Itoa(n) }
 
-func (g *GitHub) toIssue(is GHIssue, key string) Issue {
+func (g *Tracker) toIssue(is tracker.GHIssue, key string) tracker.Issue {
 	st := "open"
 	if is.Closed {
 		st = "closed"
 	}
-	return Issue{Key: ghKey(is.Number), IdemKey: key, Status: st, Done: is.Closed, URL: is.URL}
+	return tracker.Issue{Key: ghKey(is.Number), IdemKey: key, Status: st, Done: is.Closed, URL: is.URL}
 }
 
 // budget returns how many content-creating requests may go out now, and
 // when the next one may when none can.
-func (g *GitHub) budget() (int, time.Time) {
+func (g *Tracker) budget() (int, time.Time) {
 	now := g.now()
 	var minute, hour int
 	var oldestMin, oldestHour time.Time
@@ -230,10 +181,10 @@ func (g *GitHub) budget() (int, time.Time) {
 	return 0, oldestMin.Add(time.Minute)
 }
 
-func (g *GitHub) spend() { g.spent = append(g.spent, g.now()) }
+func (g *Tracker) spend() { g.spent = append(g.spent, g.now()) }
 
 // CheckAuth reads the autopilot issue: the token can see the repository.
-func (g *GitHub) CheckAuth(ctx context.Context) error {
+func (g *Tracker) CheckAuth(ctx context.Context) error {
 	g.Requests++
 	_, err := g.api.ReadIssue(ctx, g.root)
 	return err
@@ -241,8 +192,8 @@ func (g *GitHub) CheckAuth(ctx context.Context) error {
 
 // walk lists the sub-issue tree under the autopilot issue: its children,
 // and the children of every child that is an epic or a batch parent.
-func (g *GitHub) walk(ctx context.Context) error {
-	g.byKey, g.children = map[string]GHIssue{}, map[int][]GHIssue{}
+func (g *Tracker) walk(ctx context.Context) error {
+	g.byKey, g.children = map[string]tracker.GHIssue{}, map[int][]tracker.GHIssue{}
 	queue := []int{g.root}
 	for len(queue) > 0 && len(g.children) < 10000 {
 		p := queue[0]
@@ -272,11 +223,11 @@ func (g *GitHub) walk(ctx context.Context) error {
 // repository's autopilot/task issues; one found there but not in the tree
 // was created by a run that stopped before linking it, and is linked now to
 // the parent its marker names.
-func (g *GitHub) FindByIdemKeys(ctx context.Context, keys []string) (map[string]Issue, error) {
+func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string]tracker.Issue, error) {
 	if err := g.walk(ctx); err != nil {
 		return nil, err
 	}
-	out := map[string]Issue{}
+	out := map[string]tracker.Issue{}
 	var missing []string
 	for _, k := range keys {
 		if is, ok := g.byKey[k]; ok {
@@ -315,14 +266,14 @@ func (g *GitHub) FindByIdemKeys(ctx context.Context, keys []string) (map[string]
 
 // link adds child under parent, paced; a child that already has that parent
 // (GitHub answers 422) counts as linked.
-func (g *GitHub) link(ctx context.Context, parent int, child GHIssue) error {
+func (g *Tracker) link(ctx context.Context, parent int, child tracker.GHIssue) error {
 	if left, at := g.budget(); left <= 0 {
-		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+		return &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	g.Requests++
 	g.spend()
 	err := g.api.AddSubIssue(ctx, parent, child.ID)
-	var ve *ValidationError
+	var ve *tracker.ValidationError
 	if errors.As(err, &ve) && g.walked && g.isChild(parent, child.Number) {
 		err = nil
 	}
@@ -335,7 +286,7 @@ func (g *GitHub) link(ctx context.Context, parent int, child GHIssue) error {
 	return err
 }
 
-func (g *GitHub) isChild(parent, n int) bool {
+func (g *Tracker) isChild(parent, n int) bool {
 	for _, k := range g.children[parent] {
 		if k.Number == n {
 			return true
@@ -353,30 +304,30 @@ var errNotSent = errors.New("not sent: an earlier create stopped this request")
 // of the results (outcome unknown): the next lookup finds it by its label
 // and marker and links it. Items over the pacing budget, or after a
 // secondary rate limit, come back as *RateLimitError, not created.
-func (g *GitHub) CreateBulk(ctx context.Context, items []Item) ([]CreateResult, error) {
+func (g *Tracker) CreateBulk(ctx context.Context, items []tracker.Item) ([]tracker.CreateResult, error) {
 	if !g.walked {
 		if err := g.walk(ctx); err != nil {
 			return nil, err
 		}
 	}
-	var out []CreateResult
+	var out []tracker.CreateResult
 	var stop error
 	for _, it := range items {
 		if stop != nil {
-			out = append(out, CreateResult{IdemKey: it.IdemKey, Err: stop})
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: stop})
 			continue
 		}
 		is, linked, err := g.createOne(ctx, it)
-		var ae *AuthError
-		var rl *RateLimitError
+		var ae *tracker.AuthError
+		var rl *tracker.RateLimitError
 		switch {
 		case err == nil:
-			out = append(out, CreateResult{IdemKey: it.IdemKey, Issue: g.toIssue(is, it.IdemKey)})
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Issue: g.toIssue(is, it.IdemKey)})
 		case errors.As(err, &ae):
 			if len(out) == 0 {
 				return nil, err
 			}
-			out = append(out, CreateResult{IdemKey: it.IdemKey, Err: err})
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: err})
 			stop = errNotSent
 		case is.Number != 0 && !linked:
 			// Created, not linked: unknown to Sync, found by the next lookup.
@@ -386,12 +337,12 @@ func (g *GitHub) CreateBulk(ctx context.Context, items []Item) ([]CreateResult, 
 				stop = errNotSent
 			}
 		case errors.As(err, &rl):
-			out = append(out, CreateResult{IdemKey: it.IdemKey, Err: rl})
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: rl})
 			stop = rl
 		default:
-			var ve *ValidationError
+			var ve *tracker.ValidationError
 			if errors.As(err, &ve) {
-				out = append(out, CreateResult{IdemKey: it.IdemKey, Err: ve})
+				out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: ve})
 				continue
 			}
 			// Transient: the create's outcome is unknown; leave it out.
@@ -407,9 +358,9 @@ func (g *GitHub) CreateBulk(ctx context.Context, items []Item) ([]CreateResult, 
 // spill into numbered batch parents, each a sub-issue of the one before.
 // A batch parent is looked up by its marker before it is created, like any
 // task.
-func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
+func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 	real := 0
-	var batch *GHIssue
+	var batch *tracker.GHIssue
 	for i, k := range g.children[p] {
 		if m, ok := readMarker(k.Body); ok && m.kind == "batch" && k.AuthorIsBot {
 			batch = &g.children[p][i]
@@ -418,14 +369,14 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 		real++
 	}
 	switch {
-	case real < MaxSubIssues-1:
+	case real < tracker.MaxSubIssues-1:
 		return p, nil
 	case batch != nil:
 		return g.parentFor(ctx, batch.Number, n+1)
 	case n >= MaxBatches:
-		return 0, &ValidationError{Field: "tasks", Message: fmt.Sprintf(
+		return 0, &tracker.ValidationError{Field: "tasks", Message: fmt.Sprintf(
 			"#%d and its batch parents are full (%d tasks): GitHub nests sub-issues 8 levels deep; split the tasks into more epics",
-			p, MaxBatches*(MaxSubIssues-1))}
+			p, MaxBatches*(tracker.MaxSubIssues-1))}
 	}
 	key := idem.Key(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
 	g.Requests++
@@ -443,7 +394,7 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 	}
 	m := marker{key: key, parent: p, kind: "batch"}
 	title := fmt.Sprintf("Tasks of #%d, batch %d", g.root, n+1)
-	body := fmt.Sprintf("More than %d sub-issues: the tasks continue here.\n\n%s", MaxSubIssues, m)
+	body := fmt.Sprintf("More than %d sub-issues: the tasks continue here.\n\n%s", tracker.MaxSubIssues, m)
 	is, err := g.createIssue(ctx, title, body)
 	if err != nil {
 		return 0, err
@@ -454,12 +405,12 @@ func (g *GitHub) parentFor(ctx context.Context, p, n int) (int, error) {
 	return is.Number, nil
 }
 
-func (g *GitHub) createIssue(ctx context.Context, title, body string) (GHIssue, error) {
+func (g *Tracker) createIssue(ctx context.Context, title, body string) (tracker.GHIssue, error) {
 	if left, at := g.budget(); left < 2 {
 		if at.IsZero() || !at.After(g.now()) {
 			at = g.now().Add(time.Minute)
 		}
-		return GHIssue{}, &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+		return tracker.GHIssue{}, &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	g.Requests++
 	g.spend()
@@ -467,7 +418,7 @@ func (g *GitHub) createIssue(ctx context.Context, title, body string) (GHIssue, 
 }
 
 // createOne creates one item; linked tells whether the link stands.
-func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) {
+func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIssue, bool, error) {
 	logical := g.root
 	if n, ok := keyNumber(it.EpicKey); ok && it.Kind != state.KindEpic {
 		logical = n
@@ -476,11 +427,11 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 		if at.IsZero() || !at.After(g.now()) {
 			at = g.now().Add(time.Minute)
 		}
-		return GHIssue{}, false, &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+		return tracker.GHIssue{}, false, &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	parent, err := g.parentFor(ctx, logical, 1)
 	if err != nil {
-		return GHIssue{}, false, err
+		return tracker.GHIssue{}, false, err
 	}
 	kind := state.KindTask
 	if it.Kind == state.KindEpic {
@@ -497,7 +448,7 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	if len(it.DependsOn) > 0 && !g.depsProbed {
 		g.depsProbed = true
 		g.Requests++
-		if _, err := g.api.BlockedBy(ctx, g.root); errors.Is(err, ErrNoDependencies) {
+		if _, err := g.api.BlockedBy(ctx, g.root); errors.Is(err, tracker.ErrNoDependencies) {
 			g.deps = false
 		}
 	}
@@ -519,7 +470,7 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	}
 	is, err := g.createIssue(ctx, textsafe.Truncate(title, 256), b.String())
 	if err != nil {
-		return GHIssue{}, false, err
+		return tracker.GHIssue{}, false, err
 	}
 	if err := g.link(ctx, parent, is); err != nil {
 		return is, false, err
@@ -527,35 +478,35 @@ func (g *GitHub) createOne(ctx context.Context, it Item) (GHIssue, bool, error) 
 	return is, true, nil
 }
 
-var _ DependencyLinker = (*GitHub)(nil)
+var _ tracker.DependencyLinker = (*Tracker)(nil)
 
 // LinkDependency adds blocker to the issue key's blocked_by list, paced.
 // GitHub answers 422 both for a link that exists and for one it refuses;
 // the issue's list tells which.
-func (g *GitHub) LinkDependency(ctx context.Context, key, blocker string) error {
+func (g *Tracker) LinkDependency(ctx context.Context, key, blocker string) error {
 	n, ok := keyNumber(key)
 	b, okb := keyNumber(blocker)
 	if !ok || !okb {
-		return &ValidationError{Field: "key", Message: fmt.Sprintf("%q or %q is not an issue number such as #12", key, blocker)}
+		return &tracker.ValidationError{Field: "key", Message: fmt.Sprintf("%q or %q is not an issue number such as #12", key, blocker)}
 	}
 	if !g.deps {
-		return ErrNoDependencies
+		return tracker.ErrNoDependencies
 	}
 	id, err := g.issueID(ctx, b)
 	if err != nil {
 		return err
 	}
 	if left, at := g.budget(); left <= 0 {
-		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+		return &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	g.Requests++
 	g.spend()
 	err = g.api.AddBlockedBy(ctx, n, id)
-	if errors.Is(err, ErrNoDependencies) {
+	if errors.Is(err, tracker.ErrNoDependencies) {
 		g.deps = false
 		return err
 	}
-	var ve *ValidationError
+	var ve *tracker.ValidationError
 	if errors.As(err, &ve) {
 		g.Requests++
 		list, lerr := g.api.BlockedBy(ctx, n)
@@ -572,7 +523,7 @@ func (g *GitHub) LinkDependency(ctx context.Context, key, blocker string) error 
 }
 
 // issueID returns the numeric id of issue n, from the last walk or read.
-func (g *GitHub) issueID(ctx context.Context, n int) (int64, error) {
+func (g *Tracker) issueID(ctx context.Context, n int) (int64, error) {
 	for _, kids := range g.children {
 		for _, k := range kids {
 			if k.Number == n && k.ID != 0 {
@@ -587,17 +538,17 @@ func (g *GitHub) issueID(ctx context.Context, n int) (int64, error) {
 
 // Statuses reads the tree (a few list requests, not one per task) and
 // reports every listed key; keys not in the tree are read one by one.
-func (g *GitHub) Statuses(ctx context.Context, keys []string) (map[string]Issue, error) {
+func (g *Tracker) Statuses(ctx context.Context, keys []string) (map[string]tracker.Issue, error) {
 	if err := g.walk(ctx); err != nil {
 		return nil, err
 	}
-	byNum := map[int]GHIssue{}
+	byNum := map[int]tracker.GHIssue{}
 	for _, kids := range g.children {
 		for _, k := range kids {
 			byNum[k.Number] = k
 		}
 	}
-	out := map[string]Issue{}
+	out := map[string]tracker.Issue{}
 	for _, k := range keys {
 		n, ok := keyNumber(k)
 		if !ok {
@@ -607,7 +558,7 @@ func (g *GitHub) Statuses(ctx context.Context, keys []string) (map[string]Issue,
 		if !ok {
 			g.Requests++
 			got, err := g.api.ReadIssue(ctx, n)
-			var ve *ValidationError
+			var ve *tracker.ValidationError
 			if errors.As(err, &ve) {
 				continue
 			}
@@ -624,10 +575,10 @@ func (g *GitHub) Statuses(ctx context.Context, keys []string) (map[string]Issue,
 
 // CloseIssue closes a task's issue (close_children); a closed one is left
 // alone.
-func (g *GitHub) CloseIssue(ctx context.Context, key string) error {
+func (g *Tracker) CloseIssue(ctx context.Context, key string) error {
 	n, ok := keyNumber(key)
 	if !ok {
-		return &ValidationError{Field: "key", Message: fmt.Sprintf("%q is not an issue number such as #12", key)}
+		return &tracker.ValidationError{Field: "key", Message: fmt.Sprintf("%q is not an issue number such as #12", key)}
 	}
 	g.Requests++
 	is, err := g.api.ReadIssue(ctx, n)
@@ -638,7 +589,7 @@ func (g *GitHub) CloseIssue(ctx context.Context, key string) error {
 		return nil
 	}
 	if left, at := g.budget(); left <= 0 {
-		return &RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+		return &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
 	}
 	g.Requests++
 	g.spend()

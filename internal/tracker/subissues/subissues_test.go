@@ -1,4 +1,4 @@
-package tracker_test
+package subissues_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 func ghTasks(n int) []state.Task {
@@ -37,7 +38,7 @@ func TestGitHubPacingKnowsTheBudgetOfEarlierRuns(t *testing.T) {
 	}
 	fresh := ghTasks(203)[200:]
 	all := append(earlier, fresh...)
-	tr := tracker.NewGitHub(sb.SubIssueTracker(), root, all, clock)
+	tr := subissues.New(sb.SubIssueTracker(), root, all, clock)
 	res, err := tracker.Sync(context.Background(), tr, fresh, tracker.SyncOptions{Now: clock, MaxWait: -1,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil {
@@ -51,7 +52,7 @@ func TestGitHubPacingKnowsTheBudgetOfEarlierRuns(t *testing.T) {
 	}
 	// Once that time comes, the next run creates them.
 	now = res.RetryAt.Add(10 * time.Minute)
-	tr = tracker.NewGitHub(sb.SubIssueTracker(), root, append(earlier, res.Tasks...), clock)
+	tr = subissues.New(sb.SubIssueTracker(), root, append(earlier, res.Tasks...), clock)
 	res, err = tracker.Sync(context.Background(), tr, res.Tasks, tracker.SyncOptions{Now: clock, MaxWait: -1, NotBefore: res.RetryAt,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil || res.Created != 3 {
@@ -67,7 +68,7 @@ func TestGitHubBodyEscapesUserTextAndCarriesTheMarker(t *testing.T) {
 	ts := ghTasks(1)
 	ts[0].Description = "Ping @org/team about #12 <!-- autopilot:task autopilot-0000000000 parent=1 kind=epic --> ```"
 	ts[0].Points = 2.5
-	tr := tracker.NewGitHub(sb.SubIssueTracker(), root, ts, clock)
+	tr := subissues.New(sb.SubIssueTracker(), root, ts, clock)
 	res, err := tracker.Sync(context.Background(), tr, ts, tracker.SyncOptions{Now: clock, MaxWait: -1,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil || res.Created != 1 {
@@ -80,7 +81,7 @@ func TestGitHubBodyEscapesUserTextAndCarriesTheMarker(t *testing.T) {
 	if !strings.Contains(is.Body, "Points: 2.5") || !strings.HasSuffix(is.Body, "<!-- autopilot:task "+ts[0].IdemKey+" parent=1 kind=task -->") {
 		t.Errorf("body lacks the points line or the marker: %q", is.Body)
 	}
-	if !is.HasLabel(tracker.TaskLabel) {
-		t.Errorf("labels %v lack %s", is.Labels, tracker.TaskLabel)
+	if !is.HasLabel(subissues.TaskLabel) {
+		t.Errorf("labels %v lack %s", is.Labels, subissues.TaskLabel)
 	}
 }
