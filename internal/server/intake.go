@@ -29,100 +29,137 @@ const maxLinkedLocks = 16
 // before the signature verifies, the queue slot is reserved before the
 // delivery id is recorded, and 202 is sent only for a committed job.
 func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	event := "unverified" // metrics label until the signature verifies
-	answer := func(code int, outcome, msg string) {
-		if code == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(code)
-		_, _ = io.WriteString(w, msg+"\n")
-		s.metrics.delivery(event, outcome)
-		s.metrics.ack.Observe(time.Since(start).Seconds())
-	}
-	delivery := r.Header.Get("X-GitHub-Delivery")
-
-	if s.draining.Load() {
-		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "shutting down; redeliver later")
-		return
-	}
-	if r.ContentLength > MaxBody {
-		answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
-		return
-	}
-	body, release, err := s.readBody(w, r)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
-			return
-		}
-		answer(http.StatusBadRequest, OutcomeBadRequest, "could not read body")
+	a := &responder{s: s, w: w, start: time.Now(), event: "unverified"}
+	body, release, ok := s.readVerified(r, a)
+	if !ok {
 		return
 	}
 	defer release()
+	name, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	ev, log, ok := s.triage(a, name, delivery, body)
+	if !ok {
+		return
+	}
+	job := Job{Delivery: delivery, Event: ev, Received: s.now()}
+	if s.stream != nil {
+		s.enqueue(r, job, log, a.answer)
+		return
+	}
+	s.queueLocal(r, job, log, a.answer)
+}
+
+// responder answers one delivery and counts it under its event label
+// ("unverified" until the signature verifies).
+type responder struct {
+	s     *Server
+	w     http.ResponseWriter
+	start time.Time
+	event string
+}
+
+func (a *responder) answer(code int, outcome, msg string) {
+	if code == http.StatusServiceUnavailable {
+		a.w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	a.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	a.w.WriteHeader(code)
+	_, _ = io.WriteString(a.w, msg+"\n")
+	a.s.metrics.delivery(a.event, outcome)
+	a.s.metrics.ack.Observe(time.Since(a.start).Seconds())
+}
+
+// readVerified reads the body and checks the signature, the event and
+// delivery headers and the content type; false when it answered. The
+// caller releases the body's buffer.
+func (s *Server) readVerified(r *http.Request, a *responder) (body []byte, release func(), ok bool) {
+	if s.draining.Load() {
+		a.answer(http.StatusServiceUnavailable, OutcomeUnavailable, "shutting down; redeliver later")
+		return nil, nil, false
+	}
+	if r.ContentLength > MaxBody {
+		a.answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
+		return nil, nil, false
+	}
+	body, release, err := s.readBody(a.w, r)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			a.answer(http.StatusRequestEntityTooLarge, OutcomeTooLarge, "payload over 25 MiB")
+			return nil, nil, false
+		}
+		a.answer(http.StatusBadRequest, OutcomeBadRequest, "could not read body")
+		return nil, nil, false
+	}
+	refuse := func(code int, outcome, msg string) ([]byte, func(), bool) {
+		release()
+		a.answer(code, outcome, msg)
+		return nil, nil, false
+	}
+	delivery := r.Header.Get("X-GitHub-Delivery")
 	if !VerifySignature(s.secret, body, r.Header.Get("X-Hub-Signature-256")) {
 		s.log.Info("webhook refused: missing or wrong X-Hub-Signature-256", "delivery", delivery, "remote", r.RemoteAddr)
-		answer(http.StatusUnauthorized, OutcomeUnauthorized, "missing or wrong X-Hub-Signature-256")
-		return
+		return refuse(http.StatusUnauthorized, OutcomeUnauthorized, "missing or wrong X-Hub-Signature-256")
 	}
 	name := r.Header.Get("X-GitHub-Event")
-	event = eventLabel(name)
+	a.event = eventLabel(name)
 	if name == "" || delivery == "" {
-		answer(http.StatusBadRequest, OutcomeBadRequest, "missing X-GitHub-Event or X-GitHub-Delivery")
-		return
+		return refuse(http.StatusBadRequest, OutcomeBadRequest, "missing X-GitHub-Event or X-GitHub-Delivery")
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		answer(http.StatusBadRequest, OutcomeBadRequest, "content type must be application/json (set it in the App's webhook settings)")
-		return
+		return refuse(http.StatusBadRequest, OutcomeBadRequest, "content type must be application/json (set it in the App's webhook settings)")
 	}
+	return body, release, true
+}
+
+// triage decodes a verified delivery and answers those no job is queued
+// for: pings, events autopilot does not act on, installation changes, the
+// App's own deliveries, and everything while the store is down. ok: queue it.
+func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *ghevent.Event, log func() *slog.Logger, ok bool) {
 	switch {
 	case name == "ping":
-		answer(http.StatusOK, OutcomePing, "pong")
-		return
+		a.answer(http.StatusOK, OutcomePing, "pong")
+		return nil, nil, false
 	case !routedEvents[name]:
 		// Not subscribed to, or nothing autopilot acts on: no need to parse.
-		answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
-		return
+		a.answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
+		return nil, nil, false
 	}
 	ev, err := ghevent.DecodeFast(name, body)
 	if err != nil {
 		s.log.Info("webhook refused: malformed payload", "delivery", delivery, "event", name, "err", err)
-		answer(http.StatusBadRequest, OutcomeBadRequest, "malformed payload: "+err.Error())
-		return
+		a.answer(http.StatusBadRequest, OutcomeBadRequest, "malformed payload: "+err.Error())
+		return nil, nil, false
 	}
 	s.noteInstallation(ev.Installation)
 	// The delivery's logger is built only when something is logged: With
 	// formats its attributes at once, and most deliveries log nothing.
-	log := func() *slog.Logger {
+	log = func() *slog.Logger {
 		return s.log.With("delivery", delivery, "event", name, "action", ev.Action, "installation", ev.Installation)
 	}
-
 	switch {
 	case name == "installation" || name == "installation_repositories":
 		log().Info("installation changed", "sender", ev.Sender.Login)
 		if s.deps.OnInstallation != nil {
 			s.deps.OnInstallation(ev)
 		}
-		answer(http.StatusOK, OutcomeIgnored, "noted")
-		return
+		a.answer(http.StatusOK, OutcomeIgnored, "noted")
 	case s.deps.BotLogin != "" && strings.EqualFold(ev.Sender.Login, s.deps.BotLogin):
-		answer(http.StatusOK, OutcomeOwnBot, "ignored: sent by this App")
-		return
+		a.answer(http.StatusOK, OutcomeOwnBot, "ignored: sent by this App")
 	case !ev.Handled || ev.Sweep:
 		// Sweeps come from the timer in App mode, never from a delivery.
-		answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
-		return
+		a.answer(http.StatusOK, OutcomeIgnored, "ignored: event not handled")
 	case s.storeDown.Load():
-		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
-		return
+		a.answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
+	default:
+		return ev, log, true
 	}
+	return nil, nil, false
+}
 
-	if s.stream != nil {
-		s.enqueue(r, Job{Delivery: delivery, Event: ev, Received: s.now()}, log, answer)
-		return
-	}
+// queueLocal puts an accepted delivery on the in-process queue and
+// answers: 202 once queued, 200 for a delivery id seen before, 503 when the
+// queue is full or the dedupe store does not answer.
+func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, answer func(code int, outcome, msg string)) {
 	if !s.queue.reserve() {
 		if s.fullWarned.CompareAndSwap(false, true) {
 			// Once per full spell; the metrics count every refusal.
@@ -132,7 +169,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-	dup, err := s.deps.Deduper.Seen(ctx, delivery)
+	dup, err := s.deps.Deduper.Seen(ctx, job.Delivery)
 	cancel()
 	if err != nil {
 		s.queue.unreserve()
@@ -151,13 +188,8 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 	if s.fullWarned.Load() {
 		s.fullWarned.Store(false)
 	}
-	key, locks := jobKeys(ev)
-	s.queue.commit(work{
-		job:    Job{Delivery: delivery, Event: ev, Received: s.now()},
-		key:    key,
-		locks:  locks,
-		queued: time.Now(),
-	})
+	key, locks := jobKeys(job.Event)
+	s.queue.commit(work{job: job, key: key, locks: locks, queued: time.Now()})
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		log().Debug("delivery queued", "key", key)
 	}

@@ -127,6 +127,37 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.WebhookSecret == "" {
 		return nil, errors.New("server: WEBHOOK_SECRET is required")
 	}
+	cfg = cfg.withDefaults()
+	deps, owned, err := deps.withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:     cfg,
+		deps:    deps,
+		log:     deps.Logger,
+		now:     deps.Clock,
+		metrics: deps.Metrics,
+		secret:  []byte(cfg.WebhookSecret),
+		seen:    make(map[int64]struct{}),
+		owned:   owned,
+	}
+	if deps.Deliveries != nil {
+		s.redeliverer = redelivery.New(s.redeliveryOptions())
+	}
+	s.queue = newQueue(cfg.QueueSize, cfg.Workers, func(n int) { s.metrics.queue.local.Store(int64(n)) })
+	if deps.Queue != nil {
+		s.stream = newStreamQueue(s, deps.Queue)
+		stats := func(ctx context.Context) (QueueStats, error) { return deps.Queue.queueStats(ctx, time.Now()) }
+		s.metrics.queue.stats.Store(&stats)
+	}
+	s.pingers = pingersOf(deps.Deduper, deps.Locker, deps.Queue)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// withDefaults fills in what the configuration left at zero.
+func (cfg Config) withDefaults() Config {
 	if cfg.WebhookPath == "" {
 		cfg.WebhookPath = DefaultWebhookPath
 	}
@@ -151,6 +182,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.QueueClaimIdle <= 0 {
 		cfg.QueueClaimIdle = DefaultQueueClaimIdle
 	}
+	return cfg
+}
+
+// withDefaults fills in the missing dependencies: the stores from a Redis
+// opened on Config.RedisURL when one is set (returned, for Serve to close),
+// else in memory.
+func (deps Deps) withDefaults(cfg Config) (Deps, *RedisStore, error) {
 	if deps.Clock == nil {
 		deps.Clock = time.Now
 	}
@@ -164,7 +202,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil || deps.Queue == nil) {
 		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
 		if err != nil {
-			return nil, err
+			return deps, nil, err
 		}
 		owned = rs
 		if deps.Deduper == nil {
@@ -183,45 +221,36 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Locker == nil {
 		deps.Locker = NewMemoryLocker()
 	}
-	s := &Server{
-		cfg:     cfg,
-		deps:    deps,
-		log:     deps.Logger,
-		now:     deps.Clock,
-		metrics: deps.Metrics,
-		secret:  []byte(cfg.WebhookSecret),
-		seen:    make(map[int64]struct{}),
-		owned:   owned,
+	return deps, owned, nil
+}
+
+// pingersOf lists the stores /readyz checks, each once.
+func pingersOf(deduper Deduper, locker Locker, queue *RedisStore) []Pinger {
+	stores := []any{deduper, locker}
+	if queue != nil {
+		stores = append(stores, queue)
 	}
-	if deps.Deliveries != nil {
-		s.redeliverer = redelivery.New(s.redeliveryOptions())
-	}
-	s.queue = newQueue(cfg.QueueSize, cfg.Workers, func(n int) { s.metrics.queue.local.Store(int64(n)) })
-	if deps.Queue != nil {
-		s.stream = newStreamQueue(s, deps.Queue)
-		stats := func(ctx context.Context) (QueueStats, error) { return deps.Queue.queueStats(ctx, time.Now()) }
-		s.metrics.queue.stats.Store(&stats)
-	}
-	stores := []any{deps.Deduper, deps.Locker}
-	if deps.Queue != nil {
-		stores = append(stores, deps.Queue)
-	}
+	var out []Pinger
 	for _, c := range stores {
-		if p, ok := c.(Pinger); ok && !containsPinger(s.pingers, p) {
-			s.pingers = append(s.pingers, p)
+		if p, ok := c.(Pinger); ok && !containsPinger(out, p) {
+			out = append(out, p)
 		}
 	}
+	return out
+}
+
+// routes mounts the webhook path, health, readiness and metrics.
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("POST "+cfg.WebhookPath, http.HandlerFunc(s.intake))
-	mux.HandleFunc(cfg.WebhookPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST "+s.cfg.WebhookPath, http.HandlerFunc(s.intake))
+	mux.HandleFunc(s.cfg.WebhookPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed: deliveries are POSTed", http.StatusMethodNotAllowed)
 	})
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", s.metrics.Handler())
-	s.handler = mux
-	return s, nil
+	return mux
 }
 
 func containsPinger(ps []Pinger, p Pinger) bool {
@@ -269,43 +298,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
-
 	var workers sync.WaitGroup
 	for range s.cfg.Workers {
 		workers.Go(func() { s.work(workCtx) })
 	}
 	bgCtx, stopBG := context.WithCancel(ctx)
 	defer stopBG()
-	var bg sync.WaitGroup
-	if len(s.pingers) > 0 {
-		s.checkStore(bgCtx)
-		bg.Go(func() { s.probeStore(bgCtx) })
-	}
-	if s.deps.Sweeper != nil && s.cfg.SweepInterval > 0 {
-		bg.Go(func() { s.sweepTimer(bgCtx) })
-	}
-	if s.redeliverer != nil && s.cfg.RedeliveryInterval > 0 {
-		bg.Go(func() { s.redeliveryTimer(bgCtx) })
-	}
-	// The Redis queue's loops: the reader stops first at shutdown, the
-	// acker once every worker is done, the renewer last.
-	readCtx, stopRead := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRead()
-	ackCtx, stopAck := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopAck()
-	renewCtx, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRenew()
-	var reader, acker, renewer sync.WaitGroup
-	if s.stream != nil {
-		gctx, cancel := context.WithTimeout(ctx, storeTimeout)
-		if err := s.stream.store.ensureGroup(gctx); err != nil {
-			s.noteStore(err) // the reader creates it once Redis answers
-		}
-		cancel()
-		reader.Go(func() { s.stream.readLoop(readCtx) })
-		acker.Go(func() { s.stream.ackLoop(ackCtx) })
-		renewer.Go(func() { s.stream.renewLoop(renewCtx) })
-	}
+	bg := s.startTimers(bgCtx)
+	loops := s.startStream(ctx)
+	defer loops.cancel()
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -321,35 +322,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	// Drain: refuse new deliveries, finish requests in flight, then jobs.
 	s.draining.Store(true)
-	deadline := time.AfterFunc(s.cfg.ShutdownTimeout, func() { stopWork(); stopAck() })
+	deadline := time.AfterFunc(s.cfg.ShutdownTimeout, func() { stopWork(); loops.stopAck() })
 	defer deadline.Stop()
 	shutCtx, cancelShut := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	if err := hs.Shutdown(shutCtx); err != nil {
 		s.log.Warn("http shutdown", "err", err)
 	}
 	cancelShut()
-	stopRead()
-	reader.Wait()
-	if s.stream != nil {
-		// Entries read but not started: another replica runs them now.
-		for _, w := range s.queue.takeEntries() {
-			s.stream.giveBack(w)
-		}
-	}
+	s.stopReading(loops)
 	stopBG()
 	bg.Wait()
 	s.queue.close()
 	workers.Wait()
-	if s.stream != nil {
-		s.stream.closeAcks()
-		acker.Wait()
-		stopRenew()
-		renewer.Wait()
-		s.stream.leave()
-	}
-	if left := s.queue.len(); left > 0 {
-		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
-	}
+	s.stopStream(loops)
 	if s.owned != nil {
 		if err := s.owned.Close(); err != nil {
 			s.log.Warn("closing redis", "err", err)
@@ -360,6 +345,83 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", serveErr)
 	}
 	return nil
+}
+
+// startTimers starts the store probe, the sweep timer and the redelivery
+// timer (those configured) until ctx ends.
+func (s *Server) startTimers(ctx context.Context) *sync.WaitGroup {
+	var bg sync.WaitGroup
+	if len(s.pingers) > 0 {
+		s.checkStore(ctx)
+		bg.Go(func() { s.probeStore(ctx) })
+	}
+	if s.deps.Sweeper != nil && s.cfg.SweepInterval > 0 {
+		bg.Go(func() { s.sweepTimer(ctx) })
+	}
+	if s.redeliverer != nil && s.cfg.RedeliveryInterval > 0 {
+		bg.Go(func() { s.redeliveryTimer(ctx) })
+	}
+	return &bg
+}
+
+// streamLoops are the Redis queue's reader, acker and renewer. At shutdown
+// the reader stops first, the acker once every worker is done, the renewer
+// last; each has its own context for that order.
+type streamLoops struct {
+	stopRead, stopAck, stopRenew context.CancelFunc
+	reader, acker, renewer       sync.WaitGroup
+}
+
+func (l *streamLoops) cancel() { l.stopRead(); l.stopAck(); l.stopRenew() }
+
+// startStream starts the Redis queue's loops (none without the queue).
+func (s *Server) startStream(ctx context.Context) *streamLoops {
+	l := &streamLoops{}
+	readCtx, stopRead := context.WithCancel(context.WithoutCancel(ctx))
+	ackCtx, stopAck := context.WithCancel(context.WithoutCancel(ctx))
+	renewCtx, stopRenew := context.WithCancel(context.WithoutCancel(ctx))
+	l.stopRead, l.stopAck, l.stopRenew = stopRead, stopAck, stopRenew
+	if s.stream == nil {
+		return l
+	}
+	gctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	if err := s.stream.store.ensureGroup(gctx); err != nil {
+		s.noteStore(err) // the reader creates it once Redis answers
+	}
+	cancel()
+	l.reader.Go(func() { s.stream.readLoop(readCtx) })
+	l.acker.Go(func() { s.stream.ackLoop(ackCtx) })
+	l.renewer.Go(func() { s.stream.renewLoop(renewCtx) })
+	return l
+}
+
+// stopReading stops the Redis reader and hands the entries read but not
+// started to the other replicas, which run them now.
+func (s *Server) stopReading(l *streamLoops) {
+	l.stopRead()
+	l.reader.Wait()
+	if s.stream == nil {
+		return
+	}
+	for _, w := range s.queue.takeEntries() {
+		s.stream.giveBack(w)
+	}
+}
+
+// stopStream, once the workers are done, sends the last acknowledgements,
+// stops renewing and leaves the consumer group; it logs the in-process jobs
+// the deadline left to the sweep.
+func (s *Server) stopStream(l *streamLoops) {
+	if s.stream != nil {
+		s.stream.closeAcks()
+		l.acker.Wait()
+		l.stopRenew()
+		l.renewer.Wait()
+		s.stream.leave()
+	}
+	if left := s.queue.len(); left > 0 {
+		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
+	}
 }
 
 // queueName describes the work queue for the start-up log line.
