@@ -52,7 +52,7 @@ func TestAgentReportsNeedPermissionUnlessABotWithNoRole(t *testing.T) {
 				want(t, "one explanation", repliesTo(res.Effects, c.ID), 1)
 			case "":
 				want(t, "deferred: nothing written", res.Changed, false)
-				want(t, "deferred: no effects", len(res.Effects), 0)
+				want(t, "deferred: no effects", nEffects(res), 0)
 			}
 		})
 	}

@@ -117,7 +117,7 @@ func TestPermissionLookupFailureDefersTheComment(t *testing.T) {
 	c.PermErr = true
 	res := h.apply(c)
 	want(t, "not ledgered", ledgerOf(res.State, c.ID), "")
-	want(t, "no effects", len(res.Effects), 0)
+	want(t, "no effects", nEffects(res), 0)
 	want(t, "gate open", res.State.Gate != nil, true)
 	// Retried later with the permission known, it applies.
 	c.PermErr, c.Perm = false, access.Admin
@@ -159,7 +159,7 @@ func TestQuotedAndFencedLettersAreNotCommands(t *testing.T) {
 		c := h.comment("maria", access.Write, body)
 		res := h.apply(c)
 		want(t, body, ledgerOf(res.State, c.ID), OutNotCommand)
-		want(t, body+": no effects", len(res.Effects), 0)
+		want(t, body+": no effects", nEffects(res), 0)
 		want(t, body+": gate open", res.State.Gate != nil, true)
 	}
 }
@@ -173,7 +173,7 @@ func TestChoiceWithoutOpenGate(t *testing.T) {
 	late.At = h.now().Add(30 * time.Second)
 	res := h.apply(late)
 	want(t, "deferred", ledgerOf(res.State, late.ID), "")
-	want(t, "no effects", len(res.Effects), 0)
+	want(t, "no effects", nEffects(res), 0)
 	// Written before the last write: no gate to answer.
 	h.say("devin", "/autopilot progress 1 drafting")
 	old := h.comment("maria", access.Write, "B")
@@ -211,7 +211,7 @@ func TestEveryCommentIsLedgeredExactlyOnce(t *testing.T) {
 			want(t, "ledger entries", n, 1)
 			before := mustJSON(t, first.State)
 			again := h.apply(c)
-			want(t, "second: no effects", len(again.Effects), 0)
+			want(t, "second: no effects", nEffects(again), 0)
 			want(t, "second: unchanged", again.Changed, false)
 			want(t, "second: same state", string(mustJSON(t, again.State)), string(before))
 		})

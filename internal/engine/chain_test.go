@@ -77,7 +77,7 @@ func TestSessionBoundaryAsksFreshOrContinue(t *testing.T) {
 				body := gateBody(t, res.Effects, s.Gate)
 				title := "DECISION REQUIRED: " + h.set.Config.All[tc.flow].Steps[h.set.Config.All[tc.flow].Index(tc.after)].Name + " complete — start " + tc.nextName + "?"
 				wantLines(t, "boundary block", body, title, " A) Start "+tc.nextName+" with a fresh executor session (recommended)", " B) Continue in the current executor session", "Recommendation: A")
-				if len(effectsOf(res.Effects, EffComment)) != 1 {
+				if len(effectsOf(res.Effects, state.EffComment)) != 1 {
 					t.Errorf("the boundary must not start %s: %q", tc.next, bodies(res.Effects))
 				}
 
@@ -184,7 +184,7 @@ func TestGreenfieldFinishesAfterDeploy(t *testing.T) {
 	}
 	// A redelivered label event does not say it twice.
 	res = h.apply(Start{Issue: testIssue, Actor: "maria"})
-	want(t, "second notice", len(res.Effects), 0)
+	want(t, "second notice", nEffects(res), 0)
 }
 
 func TestMetaRepoConfigReviewApprovalGate(t *testing.T) {

@@ -248,7 +248,7 @@ func TestClosingAFinishedRunChangesNothing(t *testing.T) {
 	h.done("shipped")
 	res := h.apply(Closed{Actor: "maria"})
 	want(t, "run", res.State.Run, state.RunDone)
-	want(t, "effects", len(res.Effects), 0)
+	want(t, "effects", nEffects(res), 0)
 }
 
 func TestProgressSetsStructuredSubStep(t *testing.T) {

@@ -304,7 +304,7 @@ func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse f
 		}
 		accept()
 		m.s.JiraNote = ""
-		m.emit(state.Effect{Kind: EffJiraSync, Content: "retry"})
+		m.ask(Query{Kind: QJiraSync, Jira: JiraRetry})
 		return
 	}
 	if !m.hasPendingTasks() && !m.hasCreatedTasks() {
@@ -312,7 +312,7 @@ func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse f
 		return
 	}
 	accept()
-	m.emit(state.Effect{Kind: EffJiraSync, Content: "sync"})
+	m.ask(Query{Kind: QJiraSync, Jira: JiraAsked})
 }
 
 func (m *machine) hasPendingTasks() bool {

@@ -21,7 +21,7 @@ func TestConfirmGateFollowsTheJiraCheck(t *testing.T) {
 	h := newHarness(t, shipCfg)
 	h.set.JiraConfigured = true
 	res := h.start("ship")
-	want(t, "auth check first", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "auth check first", len(queriesOf(res.Queries, QJiraAuth)), 1)
 	want(t, "not started", res.State.Status, state.NotStarted)
 	res = h.apply(JiraAuth{OK: true})
 	s := res.State

@@ -228,22 +228,53 @@ func (JiraSynced) eventName() string   { return "jira-synced" }
 func (Tick) eventName() string         { return "tick" }
 func (PRLinked) eventName() string     { return "pr-linked" }
 
-// Effect kinds.
 const (
-	EffComment   = "comment"   // post a comment (idempotent by Marker)
-	EffReact     = "react"     // react to CommentID with Content
-	EffDispatch  = "dispatch"  // workflow_dispatch
-	EffJiraAuth  = "jira-auth" // check Jira credentials, answer with JiraAuth
-	EffJiraSync  = "jira-sync" // run the Jira outbox, answer with JiraSynced
-	EffCheckPR   = "check-pr"  // read the linked PR's reviews/checks, answer with Review/Checks
 	reactUp      = "+1"
 	reactConfuse = "confused"
 )
 
+// QueryKind says what the engine needs answered before it can go on.
+type QueryKind int
+
+// The queries and the events that answer them.
+const (
+	// QJiraAuth: check the tracker's credentials; answer JiraAuth.
+	QJiraAuth QueryKind = iota + 1
+	// QJiraSync: run the tracker outbox (Query.Jira says who asked);
+	// answer JiraSynced.
+	QJiraSync
+	// QCheckPR: read linked PR Query.PR, its reviews and checks; answer
+	// PullSeen, then Review or Checks.
+	QCheckPR
+)
+
+// Query is a question the engine asks its caller (Result.Queries).
+type Query struct {
+	Kind QueryKind
+	PR   int        // QCheckPR
+	Jira JiraReason // QJiraSync
+}
+
+// JiraReason is why the engine asks for a tracker sync.
+type JiraReason string
+
+const (
+	// JiraAuto: tasks were declared, or the authentication check passed.
+	JiraAuto JiraReason = ""
+	// JiraAsked: `/autopilot jira sync`.
+	JiraAsked JiraReason = "sync"
+	// JiraRetry: `/autopilot jira retry`, which also resends rejected tasks.
+	JiraRetry JiraReason = "retry"
+)
+
 // Result is what Apply returns besides the state.
 type Result struct {
-	State   *state.State
+	State *state.State
+	// Effects are the writes to perform after the state is written, in order.
 	Effects []state.Effect
+	// Queries are what the engine needs answered (as events) before it can
+	// go on.
+	Queries []Query
 	// Changed is false when the event changed nothing worth writing
 	// (ledger-only classifications of read-only commands ride along later).
 	Changed bool
@@ -258,6 +289,7 @@ type machine struct {
 	f    *flow.Flow
 	now  time.Time
 	effs []state.Effect
+	qs   []Query
 	// changed marks a state change that must be written.
 	changed  bool
 	decision string
@@ -289,7 +321,7 @@ func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error
 	if m.s != nil && m.changed {
 		m.s.UpdatedAt = m.now
 	}
-	return Result{State: m.s, Effects: m.effs, Changed: m.changed, Decision: m.decision}, nil
+	return Result{State: m.s, Effects: m.effs, Queries: m.qs, Changed: m.changed, Decision: m.decision}, nil
 }
 
 func (m *machine) apply(ev Event) error {
@@ -348,6 +380,8 @@ func by(actor string) string {
 
 func (m *machine) emit(e state.Effect) { m.effs = append(m.effs, e) }
 
+func (m *machine) ask(q Query) { m.qs = append(m.qs, q) }
+
 // nextMarker returns a fresh marker id for a bot comment.
 func (m *machine) nextMarker(kind string) string {
 	m.s.Seq++
@@ -358,19 +392,19 @@ func (m *machine) nextMarker(kind string) string {
 // post emits a new bot comment with a unique marker.
 func (m *machine) post(kind, text string) {
 	marker := m.nextMarker(kind)
-	m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + text})
+	m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
 }
 
 // replyTo posts a reply to a comment; its marker is keyed by the comment id,
 // so a reply is idempotent across runs without a state write.
 func (m *machine) replyTo(id int64, text string) {
 	marker := fmt.Sprintf("<!-- autopilot:reply %d -->", id)
-	m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + text})
+	m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
 }
 
 func (m *machine) react(id int64, content string) {
 	if id != 0 {
-		m.emit(state.Effect{Kind: EffReact, CommentID: id, Content: content})
+		m.emit(state.Effect{Kind: state.EffReact, Target: id, Reaction: content})
 	}
 }
 

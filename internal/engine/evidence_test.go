@@ -13,7 +13,7 @@ func TestPushToALinkedPRReadsItsEvidenceAgain(t *testing.T) {
 	res := h.apply(PRLinked{PR: 40, URL: prURL})
 	want(t, "nothing to write", res.Changed, false)
 	wantDeep(t, "linked once", res.State.LinkedPRs, []int{40})
-	if e := effectsOf(res.Effects, EffCheckPR); len(e) != 1 || e[0].CommentID != 40 {
+	if e := queriesOf(res.Queries, QCheckPR); len(e) != 1 || e[0].PR != 40 {
 		t.Errorf("check-pr effects = %+v, want one for #40", e)
 	}
 }
@@ -38,8 +38,8 @@ func TestPushOutsideAnEvidenceStepReadsNothing(t *testing.T) {
 			h := newHarness(t, reviewCfg)
 			tc.setup(h)
 			res := h.apply(PRLinked{PR: 40, URL: prURL})
-			want(t, "check-pr effects", len(effectsOf(res.Effects, EffCheckPR)), 0)
-			want(t, "tick check-pr effects", len(effectsOf(h.apply(Tick{}).Effects, EffCheckPR)), 0)
+			want(t, "check-pr effects", len(queriesOf(res.Queries, QCheckPR)), 0)
+			want(t, "tick check-pr effects", len(queriesOf(h.apply(Tick{}).Queries, QCheckPR)), 0)
 		})
 	}
 }
@@ -50,11 +50,11 @@ func TestChecksStepReadsLinkedPRsWhenItStarts(t *testing.T) {
 	h.apply(PRLinked{PR: 41})
 	res := h.apply(approval("bob", "devin"))
 	want(t, "now qa", res.State.Slug, "qa")
-	var prs []int64
-	for _, e := range effectsOf(res.Effects, EffCheckPR) {
-		prs = append(prs, e.CommentID)
+	var prs []int
+	for _, e := range queriesOf(res.Queries, QCheckPR) {
+		prs = append(prs, e.PR)
 	}
-	wantDeep(t, "checks read at the start of qa", prs, []int64{40, 41})
+	wantDeep(t, "checks read at the start of qa", prs, []int{40, 41})
 	if !hasBody(res.Effects, "QA", "waiting for every check on the linked PR's head to pass", "returns to Plan") {
 		t.Errorf("qa announcement = %q", bodies(res.Effects))
 	}
@@ -69,7 +69,7 @@ func TestCodeReviewAnnouncementAsksForAReview(t *testing.T) {
 		t.Errorf("code-review announcement = %q", bodies(res.Effects))
 	}
 	// Reviews count only from the start of the step: no PR read yet.
-	want(t, "no check-pr at the start of code-review", len(effectsOf(res.Effects, EffCheckPR)), 0)
+	want(t, "no check-pr at the start of code-review", len(queriesOf(res.Queries, QCheckPR)), 0)
 }
 
 func TestReviewStampedInTheSecondTheStepStartedCounts(t *testing.T) {

@@ -116,7 +116,7 @@ func (m *machine) addTasks(ts []state.Task, step string) {
 		m.s.Steps[i].Declared = true
 	}
 	if m.s.JiraEnabled != nil && *m.s.JiraEnabled {
-		m.emit(state.Effect{Kind: EffJiraSync})
+		m.ask(Query{Kind: QJiraSync})
 	}
 }
 
@@ -357,7 +357,7 @@ func (m *machine) prLinked(e PRLinked) {
 		m.changed = true
 	}
 	if m.awaitingEvidence() {
-		m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(e.PR)})
+		m.ask(Query{Kind: QCheckPR, PR: e.PR})
 	}
 }
 
@@ -370,6 +370,6 @@ func (m *machine) awaitingEvidence() bool {
 // checkLinked asks for the evidence of every linked PR.
 func (m *machine) checkLinked() {
 	for _, pr := range m.s.LinkedPRs {
-		m.emit(state.Effect{Kind: EffCheckPR, CommentID: int64(pr)})
+		m.ask(Query{Kind: QCheckPR, PR: pr})
 	}
 }

@@ -24,7 +24,7 @@ func toDispatch(t *testing.T) (*harness, Result) {
 func TestDispatchExecutorEmitsDispatchWithInputs(t *testing.T) {
 	h, res := toDispatch(t)
 	s := res.State
-	d := effectsOf(res.Effects, EffDispatch)
+	d := effectsOf(res.Effects, state.EffDispatch)
 	if len(d) != 1 {
 		t.Fatalf("dispatch effects = %+v", d)
 	}
@@ -63,10 +63,10 @@ func TestDispatchErrorRunsTheRetryProtocol(t *testing.T) {
 	s := res.State
 	want(t, "retry_count", s.RetryCount, 1)
 	want(t, "failed waves", s.Limits.FailedWaves, 1)
-	if s.Exec.Session == first || len(effectsOf(res.Effects, EffDispatch)) != 1 {
+	if s.Exec.Session == first || len(effectsOf(res.Effects, state.EffDispatch)) != 1 {
 		t.Errorf("no fresh dispatch after the failure")
 	}
-	want(t, "attempt 2", effectsOf(res.Effects, EffDispatch)[0].Inputs["attempt"], "2")
+	want(t, "attempt 2", effectsOf(res.Effects, state.EffDispatch)[0].Inputs["attempt"], "2")
 	if !strings.Contains(s.RetryLog[0].Reason, "dispatch failed: HTTP 422") {
 		t.Errorf("retry log = %+v", s.RetryLog)
 	}
@@ -164,7 +164,7 @@ func TestDispatchTimeoutFailsTheStep(t *testing.T) {
 	if !strings.Contains(s.RetryLog[0].Reason, "did not report within 2h0m0s") {
 		t.Errorf("retry log = %+v", s.RetryLog)
 	}
-	want(t, "re-dispatched", len(effectsOf(res.Effects, EffDispatch)), 1)
+	want(t, "re-dispatched", len(effectsOf(res.Effects, state.EffDispatch)), 1)
 }
 
 func TestManualReportOnDispatchedStepStillCounts(t *testing.T) {
@@ -333,7 +333,7 @@ func TestRunMatchRules(t *testing.T) {
 				res := h.apply(ev)
 				if !tc.match {
 					want(t, "ignored: changed", res.Changed, false)
-					want(t, "ignored: effects", len(res.Effects), 0)
+					want(t, "ignored: effects", nEffects(res), 0)
 					want(t, "ignored: retry_count", res.State.RetryCount, 0)
 					want(t, "ignored: step", res.State.Slug, "implement")
 					continue

@@ -23,7 +23,7 @@ func (m *machine) openGate(kind, title string, details []string, opts []state.Op
 	m.s.Gate = g
 	m.s.Run = state.RunAwaitingDecision
 	m.changed = true
-	m.emit(state.Effect{Kind: EffComment, Marker: gateMarker(id), Body: renderGate(g)})
+	m.emit(state.Effect{Kind: state.EffComment, Marker: gateMarker(id), Body: renderGate(g)})
 }
 
 func gateMarker(id string) string { return "<!-- autopilot:gate " + id + " -->" }
@@ -65,7 +65,7 @@ func (m *machine) jiraGate() bool {
 		return false
 	}
 	m.s.PendingJiraCheck = true
-	m.emit(state.Effect{Kind: EffJiraAuth})
+	m.ask(Query{Kind: QJiraAuth})
 	return false
 }
 
@@ -111,7 +111,7 @@ func (m *machine) jiraAuth(e JiraAuth) {
 	m.s.JiraEnabled = &t
 	m.s.JiraNote = ""
 	if m.hasPendingTasks() {
-		m.emit(state.Effect{Kind: EffJiraSync})
+		m.ask(Query{Kind: QJiraSync})
 	}
 	m.continueStep()
 }
@@ -172,7 +172,7 @@ var gateActions = map[state.Action]func(m *machine, g *state.Gate, arg string, c
 	state.ActContinueSession: func(m *machine, _ *state.Gate, _ string, _ Comment) { m.enter(m.s.Step) },
 	state.ActJiraRetry: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		m.s.PendingJiraCheck = true
-		m.emit(state.Effect{Kind: EffJiraAuth})
+		m.ask(Query{Kind: QJiraAuth})
 	},
 	state.ActJiraOff: func(m *machine, _ *state.Gate, _ string, _ Comment) {
 		f := false
@@ -186,7 +186,7 @@ var gateActions = map[state.Action]func(m *machine, g *state.Gate, arg string, c
 		m.s.Tracker = config.TrackerGitHub
 		m.s.JiraEnabled, m.s.JiraOff, m.s.JiraNote = &t, "", ""
 		if m.hasPendingTasks() {
-			m.emit(state.Effect{Kind: EffJiraSync})
+			m.ask(Query{Kind: QJiraSync})
 		}
 		m.continueStep()
 	},

@@ -147,7 +147,7 @@ func mustJSON(t testing.TB, v any) []byte {
 }
 
 // effectsOf filters effects by kind.
-func effectsOf(effs []state.Effect, kind string) []state.Effect {
+func effectsOf(effs []state.Effect, kind state.EffectKind) []state.Effect {
 	var out []state.Effect
 	for _, e := range effs {
 		if e.Kind == kind {
@@ -157,10 +157,24 @@ func effectsOf(effs []state.Effect, kind string) []state.Effect {
 	return out
 }
 
+// nEffects counts a result's writes and queries.
+func nEffects(r Result) int { return len(r.Effects) + len(r.Queries) }
+
+// queriesOf filters queries by kind.
+func queriesOf(qs []Query, kind QueryKind) []Query {
+	var out []Query
+	for _, q := range qs {
+		if q.Kind == kind {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // bodies returns the bodies of the comment effects.
 func bodies(effs []state.Effect) []string {
 	var out []string
-	for _, e := range effectsOf(effs, EffComment) {
+	for _, e := range effectsOf(effs, state.EffComment) {
 		out = append(out, e.Body)
 	}
 	return out
@@ -186,9 +200,9 @@ func hasBody(effs []state.Effect, parts ...string) bool {
 // reactions returns the reactions made on comment id.
 func reactions(effs []state.Effect, id int64) []string {
 	var out []string
-	for _, e := range effectsOf(effs, EffReact) {
-		if e.CommentID == id {
-			out = append(out, e.Content)
+	for _, e := range effectsOf(effs, state.EffReact) {
+		if e.Target == id {
+			out = append(out, e.Reaction)
 		}
 	}
 	return out
@@ -197,7 +211,7 @@ func reactions(effs []state.Effect, id int64) []string {
 // repliesTo counts the reply comments addressed to comment id.
 func repliesTo(effs []state.Effect, id int64) int {
 	n := 0
-	for _, e := range effectsOf(effs, EffComment) {
+	for _, e := range effectsOf(effs, state.EffComment) {
 		if e.Marker == fmt.Sprintf("<!-- autopilot:reply %d -->", id) {
 			n++
 		}
@@ -232,7 +246,7 @@ func gateBody(t testing.TB, effs []state.Effect, g *state.Gate) string {
 		t.Fatalf("no gate open")
 	}
 	for _, e := range effs {
-		if e.Kind == EffComment && e.Marker == gateMarker(g.ID) {
+		if e.Kind == state.EffComment && e.Marker == gateMarker(g.ID) {
 			return e.Body
 		}
 	}

@@ -27,7 +27,7 @@ func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
 	want(t, "slug", s.Slug, "plan")
 	want(t, "status", s.Status, state.NotStarted)
 	wantGate(t, s, "jira-auth")
-	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
 	body := gateBody(t, res.Effects, s.Gate)
 	golden(t, "gate-jira-auth", body)
 }
@@ -40,7 +40,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	want(t, "pending check", s.PendingJiraCheck, true)
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.NotStarted)
-	want(t, "auth effects", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "auth effects", len(queriesOf(res.Queries, QJiraAuth)), 1)
 	want(t, "action", NextAction(s), "checking Jira authentication")
 
 	// Failure opens the gate with the detail.
@@ -58,7 +58,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	// A retries: a new auth check, no gate.
 	res = h.say("maria", "A")
 	s = res.State
-	want(t, "auth effects after A", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "auth effects after A", len(queriesOf(res.Queries, QJiraAuth)), 1)
 	want(t, "pending after A", s.PendingJiraCheck, true)
 	want(t, "gate after A", s.Gate == nil, true)
 
@@ -75,7 +75,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	res = h.done("plan")
 	want(t, "decompose runs", res.State.Slug, "decompose")
 	want(t, "decompose status", res.State.Status, state.InProgress)
-	want(t, "no second check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	want(t, "no second check", len(queriesOf(res.Queries, QJiraAuth)), 0)
 }
 
 func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
@@ -93,7 +93,7 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	for _, tk := range s.Tasks {
 		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraPending)
 	}
-	want(t, "no sync while disabled", len(effectsOf(res.Effects, EffJiraSync)), 0)
+	want(t, "no sync while disabled", len(queriesOf(res.Queries, QJiraSync)), 0)
 	want(t, "pending count", PendingCount(s), 2)
 	labels := strings.Join(Labels(s), " ")
 	if !strings.Contains(labels, "autopilot/jira:pending") {
@@ -102,8 +102,8 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	// /autopilot jira sync creates them later, once Jira is configured.
 	h.set.JiraConfigured = true
 	res = h.say("maria", "/autopilot jira sync")
-	syncs := effectsOf(res.Effects, EffJiraSync)
-	if len(syncs) != 1 || syncs[0].Content != "sync" {
+	syncs := queriesOf(res.Queries, QJiraSync)
+	if len(syncs) != 1 || syncs[0].Jira != JiraAsked {
 		t.Errorf("jira sync effects = %+v", syncs)
 	}
 }
@@ -116,7 +116,7 @@ func TestJiraDisabledInConfigSkipsTheGate(t *testing.T) {
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.InProgress)
 	want(t, "jira enabled recorded false", s.JiraEnabled != nil && !*s.JiraEnabled, true)
-	want(t, "no auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	want(t, "no auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
 }
 
 func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
@@ -124,13 +124,13 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 	toPlan(t, h)
 	res := h.say("maria", "/autopilot jira retry")
 	want(t, "decision", res.Decision, "A")
-	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 1)
+	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 1)
 	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot jira retry")
 	// Without the gate, jira retry re-runs the outbox.
 	h.set.JiraConfigured = true
 	res = h.apply(JiraAuth{OK: true})
 	res = h.say("maria", "/autopilot jira retry")
-	if syncs := effectsOf(res.Effects, EffJiraSync); len(syncs) != 1 || syncs[0].Content != "retry" {
+	if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraRetry {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }
@@ -150,7 +150,7 @@ func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {
 	c := h.comment("maria", "write", "/autopilot done plan")
 	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
 	res := h.apply(c)
-	want(t, "sync emitted when Jira on", len(effectsOf(res.Effects, EffJiraSync)), 1)
+	want(t, "sync emitted when Jira on", len(queriesOf(res.Queries, QJiraSync)), 1)
 	c = h.comment("maria", "write", "/autopilot done tasks")
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "writer", Epic: "CSV export", Points: 3}, {Kind: state.KindTask, Title: "button", DependsOn: []string{"02"}, Points: 2, IdemKey: "autopilot-preset0001"}}
 	s := h.apply(c).State
@@ -242,7 +242,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	s := res.State
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "plan runs", s.Status, state.InProgress)
-	want(t, "no auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	want(t, "no auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
 	want(t, "jira off", s.JiraOff, state.JiraNotConfigured)
 	if hasBody(res.Effects, "Jira authentication failed") {
 		t.Errorf("asked about Jira although nothing configures it: %q", bodies(res.Effects))
@@ -256,7 +256,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraLocal)
 	}
 	want(t, "pending", PendingCount(s), 0)
-	want(t, "no sync", len(effectsOf(res.Effects, EffJiraSync)), 0)
+	want(t, "no sync", len(queriesOf(res.Queries, QJiraSync)), 0)
 	if l := strings.Join(Labels(s), " "); strings.Contains(l, "jira:pending") {
 		t.Errorf("labels %q carry jira:pending with Jira off", l)
 	}
@@ -273,7 +273,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	s = res.State
 	want(t, "jira off cleared", s.JiraOff, "")
 	want(t, "pending after sync asked", PendingCount(s), 2)
-	if syncs := effectsOf(res.Effects, EffJiraSync); len(syncs) != 1 || syncs[0].Content != "sync" {
+	if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraAsked {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }

@@ -221,7 +221,7 @@ func TestTickOnFinishedOrStoppedRunDoesNothing(t *testing.T) {
 	h.advance(48 * time.Hour)
 	res := h.apply(Tick{BudgetLow: true})
 	want(t, "reason kept", res.State.Stop.Reason, KillUserAbort)
-	want(t, "no effects", len(res.Effects), 0)
+	want(t, "no effects", nEffects(res), 0)
 }
 
 func TestRecoveryHintsNameEveryKillSwitch(t *testing.T) {

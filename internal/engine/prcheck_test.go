@@ -137,13 +137,13 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 	want(t, "reader decided", len(res.State.Decisions), 0)
 	replies := 0
 	for _, e := range res.Effects {
-		if e.Kind == EffComment && strings.Contains(e.Body, "@\u200brita") {
+		if e.Kind == state.EffComment && strings.Contains(e.Body, "@\u200brita") {
 			replies++
 		}
 	}
 	want(t, "reader told", replies, 1)
 	res = h.apply(Click{Identifier: id, Sender: "rita", Perm: access.Read})
-	want(t, "reader told once", len(res.Effects), 0)
+	want(t, "reader told once", nEffects(res), 0)
 	res = h.apply(Click{Identifier: id, Sender: "maria", PermErr: true})
 	want(t, "lookup failed", res.Changed, false)
 	res = h.apply(Click{Identifier: "g1." + letter, Sender: "maria", Perm: access.Admin})

@@ -95,7 +95,7 @@ func TestReviewLoopStartRecordsSnapshotAndSlug(t *testing.T) {
 		t.Errorf("snapshot marker = %q", s.Review.Snapshot)
 	}
 	var snap string
-	for _, e := range effectsOf(res.Effects, EffComment) {
+	for _, e := range effectsOf(res.Effects, state.EffComment) {
 		if e.Marker == s.Review.Snapshot {
 			snap = e.Body
 		}
@@ -471,12 +471,12 @@ func TestPRLinkedRecordsOnceAndAsksForEvidence(t *testing.T) {
 	reviewLoopTo(t, h, "review-loop", "code-review")
 	res := h.apply(PRLinked{PR: 41})
 	wantDeep(t, "linked", res.State.LinkedPRs, []int{40, 41})
-	if e := effectsOf(res.Effects, EffCheckPR); len(e) != 1 || e[0].CommentID != 41 {
+	if e := queriesOf(res.Queries, QCheckPR); len(e) != 1 || e[0].PR != 41 {
 		t.Errorf("check-pr effects = %+v", e)
 	}
 	res = h.apply(PRLinked{PR: 41})
 	want(t, "duplicate link", res.Changed, false)
 	// The sweep asks for evidence of every linked PR while evidence is due.
 	res = h.apply(Tick{})
-	want(t, "sweep checks", len(effectsOf(res.Effects, EffCheckPR)), 2)
+	want(t, "sweep checks", len(queriesOf(res.Queries, QCheckPR)), 2)
 }

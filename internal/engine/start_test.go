@@ -94,7 +94,7 @@ func TestEventsWithoutStateDoNothing(t *testing.T) {
 	set := settingsFor(t, "")
 	for _, ev := range []Event{Tick{}, LabelRemoved{Actor: "x"}, Closed{}, Comment{ID: 1, Body: "A", Perm: access.Admin}} {
 		res, err := Apply(set, nil, ev, t0)
-		if err != nil || res.State != nil || len(res.Effects) != 0 || res.Changed {
+		if err != nil || res.State != nil || nEffects(res) != 0 || res.Changed {
 			t.Errorf("%T on no state: res=%+v err=%v, want nothing", ev, res, err)
 		}
 	}
@@ -148,7 +148,7 @@ func TestLabelColorsAreDistinctPerStatus(t *testing.T) {
 func TestStartCarriesIssueNumberIntoFirstDispatch(t *testing.T) {
 	h := newHarness(t, "executor: {kind: dispatch, workflow: run.yml}\n")
 	res := h.start("greenfield")
-	d := effectsOf(res.Effects, EffDispatch)
+	d := effectsOf(res.Effects, state.EffDispatch)
 	if len(d) != 1 {
 		t.Fatalf("dispatch effects = %d, want 1", len(d))
 	}
@@ -156,7 +156,7 @@ func TestStartCarriesIssueNumberIntoFirstDispatch(t *testing.T) {
 	if !strings.HasPrefix(d[0].Inputs["session"], "ap-12-problem-c1-a1-") {
 		t.Errorf("session = %q, want ap-12-problem-c1-a1-…", d[0].Inputs["session"])
 	}
-	for _, e := range effectsOf(res.Effects, EffComment) {
+	for _, e := range effectsOf(res.Effects, state.EffComment) {
 		if strings.Contains(e.Marker, " 0-") {
 			t.Errorf("marker %q carries issue 0", e.Marker)
 		}

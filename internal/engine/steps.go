@@ -74,7 +74,7 @@ func (m *machine) begin(f *flow.Flow, e Start) {
 		}
 		marker := m.nextMarker("snapshot")
 		m.s.Review.Snapshot = marker
-		m.emit(state.Effect{Kind: EffComment, Marker: marker, Body: marker + "\n" + snapshotText(m.s.Review.Slug, e)})
+		m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + snapshotText(m.s.Review.Slug, e)})
 	}
 	m.s.LastSession = state.Session{Date: m.now, EndedAt: "Step 1 " + f.Steps[0].Name, Reason: "started", Notes: "run started" + by(e.Actor)}
 	m.enter(1)
@@ -174,7 +174,7 @@ func (m *machine) run() {
 		m.s.Exec.Session = session
 		m.s.Exec.DispatchedAt = m.now
 		ref := ex.Ref
-		m.emit(state.Effect{Kind: EffDispatch, Workflow: ex.Workflow, Ref: ref, Marker: session, Inputs: map[string]string{
+		m.emit(state.Effect{Kind: state.EffDispatch, Workflow: ex.Workflow, Ref: ref, Marker: session, Inputs: map[string]string{
 			"issue":    fmt.Sprint(m.s.Issue),
 			"step":     st.Slug,
 			"sub_step": fmt.Sprintf("%d %s", m.s.SubStep.Phase, m.s.SubStep.Name),

@@ -38,7 +38,7 @@ func TestTrackerLocalKeepsTasksInTheIssueWithoutAsking(t *testing.T) {
 	h.set.JiraConfigured = true
 	res := toPlan(t, h)
 	want(t, "gate", res.State.Gate == nil, true)
-	want(t, "auth check", len(effectsOf(res.Effects, EffJiraAuth)), 0)
+	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
 	want(t, "jira off", res.State.JiraOff, state.JiraNotConfigured)
 }
 

@@ -47,13 +47,13 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 			if !hasBody(res.Effects, "was edited before autopilot processed it", "post your answer or command as a new comment") {
 				t.Errorf("reply = %q", bodies(res.Effects))
 			}
-			if len(effectsOf(res.Effects, EffReact)) != 1 {
-				t.Errorf("reactions = %+v", effectsOf(res.Effects, EffReact))
+			if len(effectsOf(res.Effects, state.EffReact)) != 1 {
+				t.Errorf("reactions = %+v", effectsOf(res.Effects, state.EffReact))
 			}
 			// Seen again (a redelivery, the sweep): nothing more.
 			again := h.apply(c)
 			want(t, "again: changed", again.Changed, false)
-			want(t, "again: effects", len(again.Effects), 0)
+			want(t, "again: effects", nEffects(again), 0)
 			// The author posts it anew: applied.
 			fresh := h.comment(c.Author, c.Perm, tc.body)
 			fresh.Bot, fresh.Agent = c.Bot, c.Agent
@@ -137,7 +137,7 @@ func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
 			h := newHarness(t, reviewCfg)
 			reviewLoopTo(t, h, "review-loop", "qa")
 			res := h.apply(Checks{PR: 40, SHA: testHead, State: conclusion, Failed: []string{"x"}, URL: prURL + "/checks", Pull: p})
-			if res.Changed || res.State.Slug != "qa" || len(res.Effects) != 0 {
+			if res.Changed || res.State.Slug != "qa" || nEffects(res) != 0 {
 				t.Errorf("%s, %s: changed %v, at %s, effects %q", name, conclusion, res.Changed, res.State.Slug, bodies(res.Effects))
 			}
 		}
@@ -167,7 +167,7 @@ func TestApprovalCountsOnlyOnTheCurrentHead(t *testing.T) {
 	if !hasBody(res.Effects, "was given on commit abcdef1, but the PR's head is now 9999999") {
 		t.Errorf("notice = %q", bodies(res.Effects))
 	}
-	want(t, "noted once", len(h.apply(rv).Effects), 0)
+	want(t, "noted once", nEffects(h.apply(rv)), 0)
 	unlinked := approval("bob", "devin")
 	unlinked.Pull.Links = false
 	want(t, "unlinked PR's approval", h.apply(unlinked).State.Slug, "code-review")

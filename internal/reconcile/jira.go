@@ -10,35 +10,28 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// Why the engine asked for a Jira sync (state.Effect.Content of EffJiraSync).
-const (
-	jiraAuto  = ""      // tasks were declared, or the auth check passed
-	jiraSync  = "sync"  // `/autopilot jira sync`
-	jiraRetry = "retry" // `/autopilot jira retry`: also resend rejected tasks
-)
-
 // pausedAuth is the state's JiraNote while a 401 pauses the sync (set by the
 // engine on JiraSynced{Paused: "auth"}).
 const pausedAuth = "paused: authentication failed"
 
-// jiraRequest folds the EffJiraSync effects of this pass into one request:
+// jiraRequest folds the QJiraSync queries of this pass into one request:
 // want is true when any asked, cmd is the strongest reason given.
-func (ru *run) jiraRequest() (want bool, cmd string) {
-	var rest []state.Effect
-	for _, e := range ru.effects {
-		if e.Kind != engine.EffJiraSync {
-			rest = append(rest, e)
+func (ru *run) jiraRequest() (want bool, cmd engine.JiraReason) {
+	var rest []engine.Query
+	for _, q := range ru.queries {
+		if q.Kind != engine.QJiraSync {
+			rest = append(rest, q)
 			continue
 		}
 		want = true
 		switch {
-		case e.Content == jiraRetry:
-			cmd = jiraRetry
-		case e.Content == jiraSync && cmd != jiraRetry:
-			cmd = jiraSync
+		case q.Jira == engine.JiraRetry:
+			cmd = engine.JiraRetry
+		case q.Jira == engine.JiraAsked && cmd != engine.JiraRetry:
+			cmd = engine.JiraAsked
 		}
 	}
-	ru.effects = rest
+	ru.queries = rest
 	return want, cmd
 }
 
@@ -53,7 +46,7 @@ func (ru *run) jiraRequest() (want bool, cmd string) {
 // once, not at every event.
 func (ru *run) jira() error {
 	want, cmd := ru.jiraRequest()
-	explicit := cmd == jiraSync || cmd == jiraRetry
+	explicit := cmd == engine.JiraAsked || cmd == engine.JiraRetry
 	s := ru.st
 	tr := ru.tracker
 	if s == nil || tr == nil || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
@@ -84,7 +77,7 @@ func (ru *run) jira() error {
 		ru.changed = true
 	}
 	tasks := s.Tasks
-	if cmd == jiraRetry {
+	if cmd == engine.JiraRetry {
 		tasks = tracker.RetryFailed(tasks)
 	}
 	opts := tracker.SyncOptions{

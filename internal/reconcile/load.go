@@ -286,5 +286,5 @@ func (ru *run) recover() error {
 // note queues a one-off notice, posted unless its marker already exists.
 func (ru *run) note(key, text string) {
 	marker := "<!-- autopilot:notice " + key + " -->"
-	ru.effects = append(ru.effects, state.Effect{Kind: "comment", Marker: marker, Body: marker + "\n" + text})
+	ru.effects = append(ru.effects, state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
 }

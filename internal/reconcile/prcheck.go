@@ -62,8 +62,8 @@ func (ru *run) seePullRead(pr forge.Pull) error {
 // reading reports whether this pass reads PR n as evidence anyway
 // (checkPR records what it read), so it need not be read twice.
 func (ru *run) reading(n int) bool {
-	for _, e := range ru.effects {
-		if e.Kind == engine.EffCheckPR && int(e.CommentID) == n {
+	for _, q := range ru.queries {
+		if q.Kind == engine.QCheckPR && q.PR == n {
 			return true
 		}
 	}

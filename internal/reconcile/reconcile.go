@@ -214,13 +214,15 @@ func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome,
 
 // run is one reconcile pass over an issue.
 type run struct {
-	r        *Reconciler
-	ctx      context.Context
-	number   int
-	set      engine.Settings
-	loaded   *loaded
-	st       *state.State
-	effects  []state.Effect
+	r       *Reconciler
+	ctx     context.Context
+	number  int
+	set     engine.Settings
+	loaded  *loaded
+	st      *state.State
+	effects []state.Effect
+	// queries are what the engine asked this pass and nobody answered yet.
+	queries  []engine.Query
 	decision string
 	wrote    bool
 	changed  bool
@@ -339,6 +341,7 @@ func (ru *run) apply(ev engine.Event) error {
 	}
 	ru.st = res.State
 	ru.effects = append(ru.effects, res.Effects...)
+	ru.queries = append(ru.queries, res.Queries...)
 	if res.Changed {
 		ru.changed = true
 	}

@@ -18,7 +18,7 @@ import (
 
 // settle runs queries, writes the state, then performs the effects.
 func (ru *run) settle() error {
-	if err := ru.queries(); err != nil {
+	if err := ru.answer(); err != nil {
 		return err
 	}
 	if ru.st != nil {
@@ -65,22 +65,15 @@ func (ru *run) settle() error {
 }
 
 // visibleEffects reports effects that post or react on GitHub.
-func (ru *run) visibleEffects() bool {
-	for _, e := range ru.effects {
-		if e.Kind == engine.EffComment || e.Kind == engine.EffReact || e.Kind == engine.EffDispatch {
-			return true
-		}
-	}
-	return false
-}
+func (ru *run) visibleEffects() bool { return len(ru.effects) > 0 }
 
-// queries performs read-only effects whose answers feed the engine (Jira
-// auth check, PR evidence) until none remain.
-func (ru *run) queries() error {
+// answer answers the engine's read-only queries (Jira auth check, PR
+// evidence) until none remain.
+func (ru *run) answer() error {
 	for round := 0; round < 5; round++ {
-		var rest, q []state.Effect
-		for _, e := range ru.effects {
-			if e.Kind == engine.EffJiraAuth || e.Kind == engine.EffCheckPR {
+		var rest, q []engine.Query
+		for _, e := range ru.queries {
+			if e.Kind == engine.QJiraAuth || e.Kind == engine.QCheckPR {
 				q = append(q, e)
 			} else {
 				rest = append(rest, e)
@@ -89,10 +82,10 @@ func (ru *run) queries() error {
 		if len(q) == 0 {
 			return nil
 		}
-		ru.effects = rest
+		ru.queries = rest
 		for _, e := range q {
 			switch e.Kind {
-			case engine.EffJiraAuth:
+			case engine.QJiraAuth:
 				ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
 				if tr := ru.tracker; tr != nil {
 					var ae *tracker.AuthError
@@ -111,8 +104,8 @@ func (ru *run) queries() error {
 				if err := ru.apply(ev); err != nil {
 					return err
 				}
-			case engine.EffCheckPR:
-				if err := ru.checkPR(int(e.CommentID)); err != nil {
+			case engine.QCheckPR:
+				if err := ru.checkPR(e.PR); err != nil {
 					return err
 				}
 			}
@@ -261,7 +254,7 @@ func (ru *run) pruneOutbox() {
 	var keep []state.Effect
 	for _, e := range ru.st.Outbox {
 		switch e.Kind {
-		case engine.EffComment:
+		case state.EffComment:
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
@@ -269,11 +262,11 @@ func (ru *run) pruneOutbox() {
 				continue // GitHub refused it (422): given up, said once in the log
 			}
 			ru.effects = append([]state.Effect{e}, ru.effects...)
-		case engine.EffDispatch:
+		case state.EffDispatch:
 			if ex := ru.st.Exec; ex == nil || ex.Session != e.Marker || ex.RunID != 0 {
 				continue // the step moved on or its run is known
 			}
-			e.Content = "retry"
+			e.Retry = true
 			ru.effects = append(ru.effects, e)
 		}
 	}
@@ -286,12 +279,12 @@ func (ru *run) pruneOutbox() {
 	// every comment (replies and notices too) and dispatches. Reactions
 	// need no entry: the ledger names them (owedReactions).
 	for _, e := range ru.effects {
-		if e.Kind == engine.EffComment {
+		if e.Kind == state.EffComment {
 			if _, done := ru.loaded.markers[e.Marker]; !done {
 				ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body})
 			}
 		}
-		if e.Kind == engine.EffDispatch {
+		if e.Kind == state.EffDispatch {
 			ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs})
 		}
 	}
@@ -423,7 +416,7 @@ func (ru *run) perform() error {
 	for i := 0; i < len(ru.effects); i++ {
 		e := ru.effects[i]
 		switch e.Kind {
-		case engine.EffComment:
+		case state.EffComment:
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}
@@ -446,21 +439,21 @@ func (ru *run) perform() error {
 			}
 			ru.loaded.markers[e.Marker] = c
 			ru.posted[c.ID] = e.Marker
-		case engine.EffReact:
-			if e.Marker != owedMarker && ru.replied(e.CommentID) {
+		case state.EffReact:
+			if !e.Owed && ru.replied(e.Target) {
 				// Re-classified (status and help are not kept in the ledger
 				// without a write): its reaction came before the reply that
 				// is already there, so it is not sent again.
 				continue
 			}
 			if r.o.DryRun {
-				r.o.Print(fmt.Sprintf("dry-run: would react %s to comment %d", e.Content, e.CommentID))
+				r.o.Print(fmt.Sprintf("dry-run: would react %s to comment %d", e.Reaction, e.Target))
 				continue
 			}
-			if err := r.o.Forge.React(ru.ctx, e.CommentID, e.Content); err != nil && !errors.Is(err, forge.ErrNotFound) {
+			if err := r.o.Forge.React(ru.ctx, e.Target, e.Reaction); err != nil && !errors.Is(err, forge.ErrNotFound) {
 				return fmt.Errorf("react on #%d: %w", ru.number, err)
 			}
-		case engine.EffDispatch:
+		case state.EffDispatch:
 			if err := ru.dispatch(e); err != nil {
 				return err
 			}
@@ -478,7 +471,7 @@ func (ru *run) dispatch(e state.Effect) error {
 		r.o.Print("dry-run: would dispatch " + e.Workflow + " session " + e.Marker)
 		return nil
 	}
-	if e.Content == "retry" {
+	if e.Retry {
 		// An earlier dispatch may have committed although its answer was
 		// lost: adopt a run carrying the session token instead of sending twice.
 		since := r.o.Now().Add(-24 * time.Hour)
@@ -545,7 +538,7 @@ func (ru *run) afterDispatch(session string, ev engine.Dispatched) error {
 	ru.changed = false
 	var keep []state.Effect
 	for _, o := range ru.st.Outbox {
-		if o.Kind == engine.EffDispatch && o.Marker == session {
+		if o.Kind == state.EffDispatch && o.Marker == session {
 			ru.changed = true
 			continue
 		}

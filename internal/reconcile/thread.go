@@ -167,8 +167,8 @@ func (ru *run) nextSince() time.Time {
 	w := newest.Add(-threadSlack)
 	pendingReact := map[int64]bool{}
 	for _, e := range ru.effects {
-		if e.Kind == engine.EffReact {
-			pendingReact[e.CommentID] = true
+		if e.Kind == state.EffReact {
+			pendingReact[e.Target] = true
 		}
 	}
 	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
@@ -207,10 +207,6 @@ func (ru *run) listPR(pr int) ([]forge.Comment, error) {
 	return ru.r.o.Forge.ListComments(ru.ctx, pr)
 }
 
-// owedMarker tags a reaction owedReactions found missing (sent whatever
-// else the issue shows).
-const owedMarker = "owed"
-
 // owedReactions are the reactions the stored ledger announced that the
 // comments read do not show (a run that died after its state write): 👍
 // for an applied comment, 😕 for a rejected one (PRODUCT §7). The ledger
@@ -242,7 +238,7 @@ func (ru *run) owedReactions() []state.Effect {
 				want = "confused"
 			}
 			if want != "" && c.Reactions[want] == 0 {
-				out = append(out, state.Effect{Kind: engine.EffReact, CommentID: c.ID, Content: want, Marker: owedMarker})
+				out = append(out, state.Effect{Kind: state.EffReact, Target: c.ID, Reaction: want, Owed: true})
 			}
 		}
 	}

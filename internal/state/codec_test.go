@@ -81,7 +81,7 @@ func sample() *State {
 			Recommend: "A", Reason: "architect approved", OpenedAt: at("2026-11-22T14:11:00Z"), CommentID: 1010},
 		Ledger:    []LedgerEntry{{CommentID: 1001, Outcome: "applied"}, {CommentID: 1005, Outcome: "not-a-command"}},
 		Replies:   []string{"reply:plan-review-3:mallory"},
-		Outbox:    []Effect{{Kind: "react", CommentID: 1001, Content: "+1"}},
+		Outbox:    []Effect{{Kind: EffReact, Target: 1001, Reaction: "+1"}},
 		Limits:    Limits{Sessions: 2, Iterations: 3, RunStartedAt: at("2026-11-22T09:59:00Z")},
 		Exec:      &Execution{Executor: "dispatch", Session: "ap-12-3-1", Attempt: 2, RunID: 99, DispatchedAt: at("2026-11-22T14:08:00Z")},
 		LinkedPRs: []int{15},

@@ -195,8 +195,8 @@ func (g gen) rest(s *State) {
 		s.Replies = append(s.Replies, g.text(false))
 	}
 	for i := g.n(2); i > 0; i-- {
-		e := Effect{Kind: g.pick("comment", "reply", "react", "dispatch", "jira-sync"), Marker: g.text(false), Body: g.text(false),
-			CommentID: int64(g.n(1000)), Content: g.pick("+1", "confused", "")}
+		e := Effect{Kind: EffectKind(g.pick("comment", "reply", "react", "dispatch", "jira-sync")), Marker: g.text(false), Body: g.text(false),
+			Target: int64(g.n(1000)), Reaction: g.pick("+1", "confused", "")}
 		if g.n(1) == 0 {
 			e.Workflow, e.Ref = "autopilot.yml", "main"
 			e.Inputs = map[string]string{"issue": "12", "step": g.text(false)}
@@ -294,6 +294,9 @@ func leafPaths(t reflect.Type, path string, out map[string]bool) {
 		}
 		for i := 0; i < t.NumField(); i++ {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "-" {
+				continue // never stored (Effect.Retry, Effect.Owed)
+			}
 			if path != "" {
 				name = path + "." + name
 			}

@@ -299,18 +299,6 @@ type LedgerEntry struct {
 	Outcome   string `json:"o"`
 }
 
-// Effect is a side effect announced by a state write.
-type Effect struct {
-	Kind      string            `json:"kind"` // comment, reply, react, dispatch, jira-sync
-	Marker    string            `json:"marker,omitempty"`
-	Body      string            `json:"body,omitempty"`
-	CommentID int64             `json:"comment_id,omitempty"` // react target / reply-to
-	Content   string            `json:"content,omitempty"`    // reaction content
-	Workflow  string            `json:"workflow,omitempty"`
-	Ref       string            `json:"ref,omitempty"`
-	Inputs    map[string]string `json:"inputs,omitempty"`
-}
-
 // PRCheck is the bot's record of the check run on one linked PR's head.
 type PRCheck struct {
 	PR      int    `json:"pr"`
