@@ -243,16 +243,21 @@ const (
 	// QJiraSync: run the tracker outbox (Query.Jira says who asked);
 	// answer JiraSynced.
 	QJiraSync
-	// QCheckPR: read linked PR Query.PR, its reviews and checks; answer
-	// PullSeen, then Review or Checks.
+	// QCheckPR: read linked PR Query.PR, its reviews and, when Evidence
+	// says so, its checks; answer PullRead.
 	QCheckPR
+	// QPerms: look up the permissions of Query.Logins; answer Query.Read
+	// again with them added to its Perms.
+	QPerms
 )
 
 // Query is a question the engine asks its caller (Result.Queries).
 type Query struct {
-	Kind QueryKind
-	PR   int        // QCheckPR
-	Jira JiraReason // QJiraSync
+	Kind   QueryKind
+	PR     int        // QCheckPR
+	Jira   JiraReason // QJiraSync
+	Logins []string   // QPerms
+	Read   *PullRead  // QPerms
 }
 
 // JiraReason is why the engine asks for a tracker sync.
@@ -360,6 +365,8 @@ func (m *machine) apply(ev Event) error {
 		m.prLinked(e)
 	case PullSeen:
 		m.pullSeen(e)
+	case PullRead:
+		m.pullRead(e)
 	case CheckShown:
 		m.checkShown(e)
 	case Click:

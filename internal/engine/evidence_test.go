@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -90,4 +91,61 @@ func TestReviewStampedInTheSecondTheStepStartedCounts(t *testing.T) {
 	old.At = h2.st.Exec.StartedAt.Add(-time.Second)
 	want(t, "earlier review ignored", h2.apply(old).State.Slug, "code-review")
 	want(t, "still running", h2.st.Status, state.InProgress)
+}
+
+func TestChecksSummary(t *testing.T) {
+	pr := struct{ HeadSHA, URL string }{"abc", "https://github.com/acme/widgets/pull/4"}
+	c := func(name, status, conclusion string) CheckRead {
+		return CheckRead{Name: name, Status: status, Conclusion: conclusion}
+	}
+	tests := []struct {
+		name   string
+		checks []CheckRead
+		ok     bool
+		state  string
+		failed []string
+	}{
+		{"no checks yet", nil, false, "", nil},
+		{"all green", []CheckRead{c("unit", "completed", "success"), c("docs", "completed", "neutral")}, true, "success", nil},
+		{"one still running", []CheckRead{c("unit", "completed", "success"), c("e2e", "queued", "")}, false, "pending", nil},
+		{"a failure wins over pending", []CheckRead{c("e2e", "in_progress", ""), c("lint", "completed", "failure")}, true, "failure", []string{"lint"}},
+		{"timed out and cancelled fail", []CheckRead{c("a", "completed", "timed_out"), c("b", "completed", "cancelled")}, true, "failure", []string{"a", "b"}},
+		// The bot's own PR check (whoever wrote a check of that name) is
+		// no evidence: in progress it would hold QA forever, green it
+		// could be forged.
+		{"own check in progress is left out", []CheckRead{c("unit", "completed", "success"), c("autopilot", "in_progress", "")}, true, "success", nil},
+		{"own check alone is no evidence", []CheckRead{c("autopilot", "completed", "success")}, false, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, ok := ChecksSummary(4, pr.HeadSHA, pr.URL, tt.checks, "autopilot")
+			if ok != tt.ok || ok && (ev.State != tt.state || !reflect.DeepEqual(ev.Failed, tt.failed) || ev.URL != pr.URL+"/checks" || ev.SHA != "abc") {
+				t.Errorf("ChecksSummary = %+v, %v", ev, ok)
+			}
+			if !ok && len(tt.checks) > 0 && ev.State != tt.state {
+				t.Errorf("state %q, want %q", ev.State, tt.state)
+			}
+		})
+	}
+}
+
+func TestPullReadAsksForTheCountedReviewersOnly(t *testing.T) {
+	h := newHarness(t, reviewCfg)
+	reviewLoopTo(t, h, "review-loop", "code-review")
+	started := h.st.Exec.StartedAt
+	read := PullRead{Pull: linkedPR("devin"), URL: prURL, Reviews: []ReviewRead{
+		{ID: 1, Reviewer: "old", State: "APPROVED", At: started.Add(-time.Hour), CommitSHA: testHead},
+		{ID: 2, Reviewer: "chatty", State: "COMMENTED", At: started.Add(time.Minute), CommitSHA: testHead},
+		{ID: 3, Reviewer: "bob", State: "APPROVED", At: started.Add(time.Minute), CommitSHA: testHead, URL: prURL + "#r3"},
+	}}
+	res := h.apply(read)
+	asks := queriesOf(res.Queries, QPerms)
+	if len(asks) != 1 || !reflect.DeepEqual(asks[0].Logins, []string{"bob"}) || asks[0].Read == nil {
+		t.Fatalf("asks = %+v", asks)
+	}
+	want(t, "nothing applied before the permissions", res.State.Slug, "code-review")
+	read.Perms = map[string]PermRead{"bob": {Perm: "write"}}
+	res = h.apply(read)
+	want(t, "no more asks", len(queriesOf(res.Queries, QPerms)), 0)
+	want(t, "approved: next step", res.State.Slug, "qa")
 }

@@ -339,6 +339,7 @@ type Click struct {
 }
 
 func (PullSeen) eventName() string   { return "pull-seen" }
+func (PullRead) eventName() string   { return "pull-read" }
 func (CheckShown) eventName() string { return "check-shown" }
 func (Click) eventName() string      { return "click" }
 

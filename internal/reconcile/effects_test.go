@@ -307,42 +307,6 @@ func TestEvidenceFromLinkedPR(t *testing.T) {
 	}
 }
 
-func TestChecksEvent(t *testing.T) {
-	pr := forge.Pull{HeadSHA: "abc", URL: "https://github.com/acme/widgets/pull/4"}
-	c := func(name, status, conclusion string) forge.Check {
-		return forge.Check{Name: name, Status: status, Conclusion: conclusion}
-	}
-	tests := []struct {
-		name   string
-		checks []forge.Check
-		ok     bool
-		state  string
-		failed []string
-	}{
-		{"no checks yet", nil, false, "", nil},
-		{"all green", []forge.Check{c("unit", "completed", "success"), c("docs", "completed", "neutral")}, true, "success", nil},
-		{"one still running", []forge.Check{c("unit", "completed", "success"), c("e2e", "queued", "")}, false, "pending", nil},
-		{"a failure wins over pending", []forge.Check{c("e2e", "in_progress", ""), c("lint", "completed", "failure")}, true, "failure", []string{"lint"}},
-		{"timed out and cancelled fail", []forge.Check{c("a", "completed", "timed_out"), c("b", "completed", "cancelled")}, true, "failure", []string{"a", "b"}},
-		// The bot's own PR check (whoever wrote a check of that name) is
-		// no evidence: in progress it would hold QA forever, green it
-		// could be forged.
-		{"own check in progress is left out", []forge.Check{c("unit", "completed", "success"), c("autopilot", "in_progress", "")}, true, "success", nil},
-		{"own check alone is no evidence", []forge.Check{c("autopilot", "completed", "success")}, false, "", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ev, ok := checksEvent(4, pr, tt.checks, "autopilot")
-			if ok != tt.ok || ok && (ev.State != tt.state || !reflect.DeepEqual(ev.Failed, tt.failed) || ev.URL != pr.URL+"/checks" || ev.SHA != "abc") {
-				t.Errorf("checksEvent = %+v, %v", ev, ok)
-			}
-			if !ok && len(tt.checks) > 0 && ev.State != tt.state {
-				t.Errorf("state %q, want %q", ev.State, tt.state)
-			}
-		})
-	}
-}
-
 func TestNewValidatesAndDefaults(t *testing.T) {
 	if _, err := New(Options{}); err == nil {
 		t.Error("New without a forge succeeded")

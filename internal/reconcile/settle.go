@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -114,7 +115,8 @@ func (ru *run) answer() error {
 	return nil
 }
 
-// checkPR reads a linked PR's reviews and checks as evidence events.
+// checkPR reads a linked PR, its reviews and, for a checks step, its
+// checks, and gives them to the engine, which decides what counts.
 func (ru *run) checkPR(n int) error {
 	f := ru.r.o.Forge
 	pr, err := ru.getPull(n)
@@ -124,45 +126,69 @@ func (ru *run) checkPR(n int) error {
 		}
 		return fmt.Errorf("read PR #%d: %w", n, err)
 	}
-	st := ru.currentStep()
-	if st.Evidence != "review" && st.Evidence != "checks" {
+	ev := engine.Evidence(ru.set, ru.st)
+	if ev == "" {
 		return nil
 	}
 	rs, err := f.ListReviews(ru.ctx, n)
 	if err != nil {
 		return fmt.Errorf("reviews of PR #%d: %w", n, err)
 	}
-	if err := ru.apply(engine.PullSeen{Pull: ru.pullFacts(pr, rs)}); err != nil {
-		return err
+	read := engine.PullRead{Pull: ru.pullFacts(pr, rs), URL: pr.URL}
+	for _, rv := range rs {
+		read.Reviews = append(read.Reviews, engine.ReviewRead{ID: rv.ID, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body,
+			URL: rv.URL, CommitSHA: rv.CommitSHA, At: rv.SubmittedAt})
 	}
-	switch st.Evidence {
-	case "review":
-		facts := ru.pullHead(pr) // the approval itself is what vouches
-		for _, rv := range rs {
-			if rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" || ru.st.Exec != nil && rv.SubmittedAt.Before(ru.st.Exec.StartedAt) {
-				continue
-			}
-			p := ru.permission(rv.Reviewer.Login)
-			if err := ru.apply(engine.Review{ID: rv.ID, PR: n, PRAuthor: pr.Author.Login, Reviewer: rv.Reviewer.Login, Perm: p.p, PermErr: p.err != nil, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL,
-				CommitSHA: rv.CommitSHA, Pull: facts}); err != nil {
-				return err
-			}
-		}
-	case "checks":
+	if ev == "checks" {
 		cs, err := f.ListChecks(ru.ctx, pr.HeadSHA)
 		if err != nil {
 			return fmt.Errorf("checks of PR #%d: %w", n, err)
 		}
-		if ev, ok := checksEvent(n, pr, cs, engine.CheckName(ru.set.Config)); ok {
-			facts := ru.pullFacts(pr, rs)
-			if trusted, why := engine.TrustedPull(ru.set, ru.st, facts); !trusted {
-				ru.r.o.Logger.Info("checks not counted as evidence", "issue", ru.number, "pr", n, "why", why)
-			}
-			ev.Pull = facts
-			return ru.apply(ev)
+		read.Checks = []engine.CheckRead{}
+		for _, c := range cs {
+			read.Checks = append(read.Checks, engine.CheckRead{ID: c.ID, Name: c.Name, Status: c.Status, Conclusion: c.Conclusion})
 		}
 	}
-	return nil
+	return ru.applyRead(read)
+}
+
+// maxPermRounds bounds how often one PR read goes back to the engine with
+// the permissions it asked for (once is enough: it asks for all at once).
+const maxPermRounds = 2
+
+// applyRead gives a PR read to the engine and answers the permission
+// lookups it asks for before anything else is applied.
+func (ru *run) applyRead(read engine.PullRead) error {
+	for round := 0; ; round++ {
+		n := len(ru.queries)
+		if err := ru.apply(read); err != nil {
+			return err
+		}
+		var ask *engine.Query
+		for i := n; i < len(ru.queries); i++ {
+			if q := ru.queries[i]; q.Kind == engine.QPerms {
+				ask = &q
+				ru.queries = append(ru.queries[:i:i], ru.queries[i+1:]...)
+				break
+			}
+		}
+		if ask == nil {
+			return nil
+		}
+		if round == maxPermRounds {
+			return fmt.Errorf("engine still asks for permissions of %v on PR #%d", ask.Logins, read.Pull.Number)
+		}
+		read = *ask.Read
+		perms := maps.Clone(read.Perms)
+		if perms == nil {
+			perms = map[string]engine.PermRead{}
+		}
+		for _, login := range ask.Logins {
+			p := ru.permission(login)
+			perms[login] = engine.PermRead{Perm: p.p, Err: p.err != nil}
+		}
+		read.Perms = perms
+	}
 }
 
 // pullFacts gathers what the trusted-PR rule needs about a linked PR (the
@@ -209,31 +235,6 @@ func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 		e.Now = pr.Body
 	}
 	return &e, nil
-}
-
-// checksEvent summarises check runs: any failure → failure; all completed
-// successfully (success/neutral/skipped) → success; otherwise pending. The
-// bot's own PR check (named own) is no evidence of anything.
-func checksEvent(n int, pr forge.Pull, cs []forge.Check, own string) (engine.Checks, bool) {
-	cs = slices.DeleteFunc(slices.Clone(cs), func(c forge.Check) bool { return c.Name == own })
-	if len(cs) == 0 {
-		return engine.Checks{}, false
-	}
-	ev := engine.Checks{PR: n, SHA: pr.HeadSHA, State: "success", URL: pr.URL + "/checks"}
-	for _, c := range cs {
-		ev.IDs = append(ev.IDs, c.ID)
-		switch {
-		case c.Status != "completed":
-			if ev.State == "success" {
-				ev.State = "pending"
-			}
-		case c.Conclusion == "success" || c.Conclusion == "neutral" || c.Conclusion == "skipped":
-		default:
-			ev.State = "failure"
-			ev.Failed = append(ev.Failed, c.Name)
-		}
-	}
-	return ev, ev.State != "pending"
 }
 
 func (ru *run) currentStep() flow.Step {

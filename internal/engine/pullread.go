@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"slices"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// PullRead answers QCheckPR: a linked PR as read now, its reviews and,
+// when the step waits for checks, the check runs on its head. The engine
+// decides what counts: which reviews are evidence of this execution and
+// what the checks add up to. A review that counts needs its reviewer's
+// permission; the engine asks for the ones Perms lacks (QPerms) and is
+// given the read again with them.
+type PullRead struct {
+	// Pull holds the trusted-PR facts (author permission, approvals).
+	Pull *PullFacts
+	// URL is the PR's page.
+	URL     string
+	Reviews []ReviewRead
+	// Checks are the check runs and commit statuses on the head (nil
+	// when the step does not wait for checks).
+	Checks []CheckRead
+	// Perms are the reviewers' permissions asked for, by login as given.
+	Perms map[string]PermRead
+}
+
+// ReviewRead is one review of a PR as listed.
+type ReviewRead struct {
+	ID                    int64
+	Reviewer, State, Body string
+	URL, CommitSHA        string
+	At                    time.Time
+}
+
+// CheckRead is one check run (or commit status) on a PR's head.
+type CheckRead struct {
+	ID                       int64
+	Name, Status, Conclusion string
+}
+
+// PermRead is a permission lookup's answer; Err: it failed (fail closed).
+type PermRead struct {
+	Perm access.Level
+	Err  bool
+}
+
+// Evidence names what the current step waits for on linked PRs
+// ("review", "checks"), "" when it reads none: the caller reads a PR's
+// reviews (and checks) only then.
+func Evidence(set Settings, s *state.State) string {
+	if s == nil {
+		return ""
+	}
+	f := set.Config.All[s.Flow]
+	if f == nil {
+		return ""
+	}
+	st, _ := f.StepAt(s.Step)
+	if st.Evidence == "review" || st.Evidence == "checks" {
+		return st.Evidence
+	}
+	return ""
+}
+
+// counts reports whether a review is evidence of the current execution:
+// an approval or a change request given after it started.
+func (m *machine) counts(r ReviewRead) bool {
+	if r.State != "APPROVED" && r.State != "CHANGES_REQUESTED" {
+		return false
+	}
+	return m.s.Exec == nil || !r.At.Before(m.s.Exec.StartedAt)
+}
+
+func (m *machine) pullRead(e PullRead) {
+	p := e.Pull
+	if p == nil {
+		return
+	}
+	ev := Evidence(m.set, m.s)
+	if ev == "" {
+		return
+	}
+	if ev == "review" {
+		var missing []string
+		for _, r := range e.Reviews {
+			if _, ok := e.Perms[r.Reviewer]; m.counts(r) && !ok && !slices.Contains(missing, r.Reviewer) {
+				missing = append(missing, r.Reviewer)
+			}
+		}
+		if len(missing) > 0 {
+			m.ask(Query{Kind: QPerms, Logins: missing, Read: &e})
+			return
+		}
+	}
+	m.pullSeen(PullSeen{Pull: p})
+	switch ev {
+	case "review":
+		head := &PullFacts{Number: p.Number, Author: p.Author, Fork: p.Fork, HeadSHA: p.HeadSHA, Links: p.Links, Body: p.Body}
+		for _, r := range e.Reviews {
+			if !m.counts(r) {
+				continue
+			}
+			pr := e.Perms[r.Reviewer]
+			m.review(Review{ID: r.ID, PR: p.Number, PRAuthor: p.Author, Reviewer: r.Reviewer, Perm: pr.Perm, PermErr: pr.Err,
+				State: r.State, Body: r.Body, At: r.At, URL: r.URL, CommitSHA: r.CommitSHA, Pull: head})
+		}
+	case "checks":
+		if c, ok := ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, CheckName(m.set.Config)); ok {
+			c.Pull = p
+			m.checks(c)
+		}
+	}
+}
+
+// ChecksSummary adds up the check runs on a PR's head: any failure →
+// failure; all completed successfully (success/neutral/skipped) → success;
+// otherwise pending (ok false: no evidence yet). The bot's own PR check
+// (named own) is no evidence of anything.
+func ChecksSummary(pr int, sha, url string, cs []CheckRead, own string) (Checks, bool) {
+	cs = slices.DeleteFunc(slices.Clone(cs), func(c CheckRead) bool { return c.Name == own })
+	if len(cs) == 0 {
+		return Checks{}, false
+	}
+	ev := Checks{PR: pr, SHA: sha, State: "success", URL: url + "/checks"}
+	for _, c := range cs {
+		ev.IDs = append(ev.IDs, c.ID)
+		switch {
+		case c.Status != "completed":
+			if ev.State == "success" {
+				ev.State = "pending"
+			}
+		case c.Conclusion == "success" || c.Conclusion == "neutral" || c.Conclusion == "skipped":
+		default:
+			ev.State = "failure"
+			ev.Failed = append(ev.Failed, c.Name)
+		}
+	}
+	return ev, ev.State != "pending"
+}
