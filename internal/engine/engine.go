@@ -58,6 +58,8 @@ type Settings struct {
 	// Jira authentication gate offers them instead.
 	SubIssues bool
 	Repo      string
+	// TriggerLabel is the label that starts a run (notices name it).
+	TriggerLabel string
 	// BudgetLow: the API rate budget is nearly spent; the next iteration
 	// boundary stops the run with resource-overload.
 	BudgetLow bool
@@ -191,13 +193,21 @@ type JiraAuth struct {
 	Detail string
 }
 
-// JiraSynced reports an outbox sync.
+// JiraSynced reports an outbox sync (or the moves to done when the issue
+// closed).
 type JiraSynced struct {
 	Tasks  []state.Task
 	Paused string // "auth" when a 401 paused the sync
 	Note   string
 	// RetryAt is the end of a Retry-After window reported by the sync.
 	RetryAt time.Time
+	// Enable: the sync runs at an explicit request (SyncPlan.Enable),
+	// which turns Jira back on.
+	Enable bool
+	// Closing: the tasks were being moved to done (the issue closed);
+	// Left of them are still open.
+	Closing bool
+	Left    int
 }
 
 // Tick is the periodic sweep: timeouts and wall-clock limits.
@@ -246,8 +256,8 @@ const (
 	// QCheckPR: read linked PR Query.PR, its reviews and, when Evidence
 	// says so, its checks; answer PullRead.
 	QCheckPR
-	// QPerms: look up the permissions of Query.Logins; answer Query.Read
-	// again with them added to its Perms.
+	// QPerms: look up the permissions of Query.Logins; answer
+	// Query.Then.WithPerms(them).
 	QPerms
 )
 
@@ -257,7 +267,15 @@ type Query struct {
 	PR     int        // QCheckPR
 	Jira   JiraReason // QJiraSync
 	Logins []string   // QPerms
-	Read   *PullRead  // QPerms
+	Then   PermAsker  // QPerms
+}
+
+// PermAsker is an event the engine gives back to be applied again once
+// the permissions it asks for are known (QPerms).
+type PermAsker interface {
+	Event
+	// WithPerms returns the event with perms (by login) added.
+	WithPerms(perms map[string]PermRead) Event
 }
 
 // JiraReason is why the engine asks for a tracker sync.
@@ -330,6 +348,14 @@ func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error
 }
 
 func (m *machine) apply(ev Event) error {
+	switch e := ev.(type) {
+	case Recovered:
+		m.recovered(e)
+		return nil
+	case Unmanaged:
+		m.unmanaged(e)
+		return nil
+	}
 	if m.s == nil {
 		if st, ok := ev.(Start); ok {
 			return m.start(st)

@@ -140,12 +140,11 @@ func TestPullReadAsksForTheCountedReviewersOnly(t *testing.T) {
 	}}
 	res := h.apply(read)
 	asks := queriesOf(res.Queries, QPerms)
-	if len(asks) != 1 || !reflect.DeepEqual(asks[0].Logins, []string{"bob"}) || asks[0].Read == nil {
+	if len(asks) != 1 || !reflect.DeepEqual(asks[0].Logins, []string{"bob"}) || asks[0].Then == nil {
 		t.Fatalf("asks = %+v", asks)
 	}
 	want(t, "nothing applied before the permissions", res.State.Slug, "code-review")
-	read.Perms = map[string]PermRead{"bob": {Perm: "write"}}
-	res = h.apply(read)
+	res = h.apply(asks[0].Then.WithPerms(map[string]PermRead{"bob": {Perm: "write"}}))
 	want(t, "no more asks", len(queriesOf(res.Queries, QPerms)), 0)
 	want(t, "approved: next step", res.State.Slug, "qa")
 }

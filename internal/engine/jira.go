@@ -11,6 +11,11 @@ import (
 // jiraSynced merges the outcome of an outbox sync into the state. Jira
 // trouble never blocks the GitHub side: the flow goes on regardless.
 func (m *machine) jiraSynced(e JiraSynced) {
+	if e.Enable && (m.s.JiraEnabled == nil || !*m.s.JiraEnabled) {
+		on := true
+		m.s.JiraEnabled = &on
+		m.changed = true
+	}
 	byKey := map[string]state.Task{}
 	for _, t := range e.Tasks {
 		byKey[t.IdemKey] = t
@@ -29,9 +34,17 @@ func (m *machine) jiraSynced(e JiraSynced) {
 		m.changed = true
 	}
 	switch {
+	case e.Paused == "auth" && e.Closing:
+		// Paused like the outbox: no further Jira request from this issue
+		// until `/autopilot jira retry`, which also finishes the closes.
+		if m.s.JiraNote != PausedAuth {
+			m.s.JiraNote = PausedAuth
+			m.changed = true
+		}
+		m.notice("jira-close-auth", fmt.Sprintf("⚠️ Jira refused autopilot's credentials while moving this issue's Jira tasks to done, so %d of them are still open in Jira. The GitHub side is not affected. Fix the token, then comment `/autopilot jira retry` to finish.", e.Left))
 	case e.Paused == "auth":
-		if m.s.JiraNote != "paused: authentication failed" {
-			m.s.JiraNote = "paused: authentication failed"
+		if m.s.JiraNote != PausedAuth {
+			m.s.JiraNote = PausedAuth
 			m.changed = true
 			if m.subIssues() {
 				m.post("reply", "⚠️ GitHub refused to create this issue's task sub-issues (401/403), so the task sync is paused. The flow goes on; tasks wait as pending. Give the token `issues: write` (docs/tasks.md), then comment `/autopilot jira retry`.")
@@ -46,6 +59,54 @@ func (m *machine) jiraSynced(e JiraSynced) {
 		m.s.JiraNote = ""
 		m.changed = true
 	}
+}
+
+// PausedAuth is the state's JiraNote while a refused token (401) pauses
+// the tracker: nothing is sent until `/autopilot jira retry`.
+const PausedAuth = "paused: authentication failed"
+
+// SyncPlan is whether a pass runs the tracker outbox (tracker.Sync).
+type SyncPlan struct {
+	Run bool
+	// Retry: also resend the tasks the tracker rejected.
+	Retry bool
+	// Enable: an explicit request turns Jira back on (after "Continue
+	// without Jira"); the sync reports it (JiraSynced.Enable).
+	Enable bool
+	// Unconfigured: a sync was asked for and no tracker is configured.
+	Unconfigured bool
+}
+
+// PlanSync decides whether this pass syncs the tasks with the tracker:
+// when the engine asked for it (the QJiraSync queries of the pass), tasks
+// wait for it, or the sweep reads statuses back. An explicit `/autopilot
+// jira sync|retry` always may (it also turns Jira back on); otherwise only
+// while Jira is enabled and not paused by a 401, so a refused token is
+// tried once, not at every event.
+func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan {
+	want, why := false, JiraAuto
+	for _, q := range asked {
+		if q.Kind != QJiraSync {
+			continue
+		}
+		want = true
+		if q.Jira == JiraRetry || q.Jira == JiraAsked && why != JiraRetry {
+			why = q.Jira
+		}
+	}
+	explicit := why != JiraAuto
+	if s == nil || !set.JiraConfigured || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
+		return SyncPlan{Unconfigured: want && !set.JiraConfigured && s != nil}
+	}
+	enabled := s.JiraEnabled != nil && *s.JiraEnabled
+	switch {
+	case explicit:
+	case !enabled, s.JiraNote == PausedAuth:
+		return SyncPlan{}
+	case !want && PendingCount(s) == 0 && !sweep:
+		return SyncPlan{}
+	}
+	return SyncPlan{Run: true, Retry: why == JiraRetry, Enable: explicit && !enabled}
 }
 
 // subIssues reports whether the tasks go to GitHub sub-issues (the config's

@@ -27,6 +27,23 @@ type PullRead struct {
 	Perms map[string]PermRead
 }
 
+// WithPerms adds looked-up permissions (QPerms).
+func (e PullRead) WithPerms(perms map[string]PermRead) Event {
+	e.Perms = withPerms(e.Perms, perms)
+	return e
+}
+
+func withPerms(have, add map[string]PermRead) map[string]PermRead {
+	out := make(map[string]PermRead, len(have)+len(add))
+	for k, v := range have {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
 // ReviewRead is one review of a PR as listed.
 type ReviewRead struct {
 	ID                    int64
@@ -91,7 +108,7 @@ func (m *machine) pullRead(e PullRead) {
 			}
 		}
 		if len(missing) > 0 {
-			m.ask(Query{Kind: QPerms, Logins: missing, Read: &e})
+			m.ask(Query{Kind: QPerms, Logins: missing, Then: e})
 			return
 		}
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// closeAuthNotice is the key of the notice posted (once per issue) when
-// Jira refuses the credentials while tasks are being moved to done.
-const closeAuthNotice = "jira-close-auth"
-
 // closeJira moves the Jira issues of the tasks to done when the GitHub issue
 // is closed and jira.transition_on_close is set (PRODUCT §10). It acts only
 // when the option is on, Jira is enabled for the run and not paused by a
@@ -35,7 +31,7 @@ func (ru *run) closeJira() error {
 	if s == nil || ru.tracker == nil || !want {
 		return nil
 	}
-	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == pausedAuth || ru.loaded.issue.State != "closed" {
+	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == engine.PausedAuth || ru.loaded.issue.State != "closed" {
 		return nil
 	}
 	closer, ok := ru.tracker.(tracker.Closer)
@@ -69,20 +65,16 @@ func (ru *run) closeJira() error {
 		log.Warn("jira issue not moved to done", "issue", ru.number, "jira", f.Key, "err", f.Err)
 		ru.notes = append(ru.notes, "jira: "+f.String())
 	}
-	note := s.JiraNote
 	switch {
 	case res.Paused == tracker.PausedAuth:
-		// Paused like the outbox: no further Jira request from this issue
-		// until `/autopilot jira retry`, which also finishes the closes.
-		note = pausedAuth
-		ru.note(closeAuthNotice, fmt.Sprintf("⚠️ Jira refused autopilot's credentials while moving this issue's Jira tasks to done, so %d of them are still open in Jira. The GitHub side is not affected. Fix the token, then comment `/autopilot jira retry` to finish.", res.Left))
 		ru.notes = append(ru.notes, "jira: transition on close paused: authentication failed")
 	case res.Left > len(res.Failures):
 		ru.notes = append(ru.notes, fmt.Sprintf("jira: %d issue(s) left to move to done: %s", res.Left-len(res.Failures), res.Note))
 	}
 	// ru.changed may already hold this pass's changes: the write below
 	// carries them.
-	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Note: note, RetryAt: res.RetryAt}); err != nil {
+	// The engine pauses Jira and says so once on a refused token.
+	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Note: s.JiraNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}); err != nil {
 		return err
 	}
 	if !ru.changed {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -233,7 +234,7 @@ func TestClosingWithoutADoneTransitionLogsAndCarriesOn(t *testing.T) {
 	if log := jw.log.String(); !strings.Contains(log, "jira issue not moved to done") || !strings.Contains(log, "Start Progress") {
 		t.Errorf("the refusal was not logged:\n%s", log)
 	}
-	if c := jw.botComments(n, "autopilot:notice "+closeAuthNotice); len(c) != 0 {
+	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 0 {
 		t.Errorf("a refusal posted the auth notice")
 	}
 }
@@ -250,7 +251,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 		t.Fatalf("%d close calls after a 401, want 1", got)
 	}
 	st := jw.state(n)
-	if st.JiraNote != pausedAuth || doneInState(st) != "" {
+	if st.JiraNote != engine.PausedAuth || doneInState(st) != "" {
 		t.Fatalf("after the 401: note %q, done %q", st.JiraNote, doneInState(st))
 	}
 	calls := len(jw.tr.Calls())
@@ -259,7 +260,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 	if extra := len(jw.tr.Calls()) - calls; extra != 0 {
 		t.Errorf("paused, yet %d more Jira calls", extra)
 	}
-	if c := jw.botComments(n, "autopilot:notice "+closeAuthNotice); len(c) != 1 || !strings.Contains(c[0].Body, "/autopilot jira retry") {
+	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 1 || !strings.Contains(c[0].Body, "/autopilot jira retry") {
 		t.Fatalf("auth notices: %d %+v", len(c), c)
 	}
 
@@ -269,7 +270,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 	if got := doneInState(st); got != "PROJ-1,PROJ-2" || jw.doneInJira() != "PROJ-1,PROJ-2" {
 		t.Fatalf("after jira retry: done in state %q, in Jira %q", got, jw.doneInJira())
 	}
-	if st.JiraNote == pausedAuth {
+	if st.JiraNote == engine.PausedAuth {
 		t.Errorf("still paused after jira retry")
 	}
 }

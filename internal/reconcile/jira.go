@@ -10,81 +10,47 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// pausedAuth is the state's JiraNote while a 401 pauses the sync (set by the
-// engine on JiraSynced{Paused: "auth"}).
-const pausedAuth = "paused: authentication failed"
-
-// jiraRequest folds the QJiraSync queries of this pass into one request:
-// want is true when any asked, cmd is the strongest reason given.
-func (ru *run) jiraRequest() (want bool, cmd engine.JiraReason) {
-	var rest []engine.Query
+// syncPlan takes the QJiraSync queries of this pass and asks the engine
+// whether to sync.
+func (ru *run) syncPlan() engine.SyncPlan {
+	var asked, rest []engine.Query
 	for _, q := range ru.queries {
-		if q.Kind != engine.QJiraSync {
+		if q.Kind == engine.QJiraSync {
+			asked = append(asked, q)
+		} else {
 			rest = append(rest, q)
-			continue
-		}
-		want = true
-		switch {
-		case q.Jira == engine.JiraRetry:
-			cmd = engine.JiraRetry
-		case q.Jira == engine.JiraAsked && cmd != engine.JiraRetry:
-			cmd = engine.JiraAsked
 		}
 	}
 	ru.queries = rest
-	return want, cmd
+	return engine.PlanSync(ru.set, ru.st, asked, ru.sweep)
 }
 
-// jira runs the Jira outbox (tracker.Sync) when the engine asked for it, or
-// tasks wait for Jira, or the sweep reads statuses back. Jira trouble never
-// fails the run: the sync stops early and the state says why. Only a failed
-// state write (Persist) is an error.
-//
-// Who may make it send: an explicit `/autopilot jira sync|retry` always (it
-// also turns Jira back on after "Continue without Jira"); otherwise only
-// while Jira is enabled and not paused by a 401, so a refused token is tried
-// once, not at every event.
+// jira runs the Jira outbox (tracker.Sync) when the engine's plan says so
+// (engine.PlanSync). Jira trouble never fails the run: the sync stops
+// early and the state says why. Only a failed state write (Persist) is an
+// error.
 func (ru *run) jira() error {
-	want, cmd := ru.jiraRequest()
-	explicit := cmd == engine.JiraAsked || cmd == engine.JiraRetry
-	s := ru.st
-	tr := ru.tracker
-	if s == nil || tr == nil || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
-		if want && tr == nil && s != nil {
-			ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")
-		}
+	plan := ru.syncPlan()
+	if plan.Unconfigured {
+		ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")
+	}
+	if !plan.Run {
 		return nil
 	}
-	enabled := s.JiraEnabled != nil && *s.JiraEnabled
-	switch {
-	case explicit:
-	case !enabled:
-		return nil
-	case s.JiraNote == pausedAuth:
-		return nil
-	case !want && engine.PendingCount(s) == 0 && !ru.sweeping():
-		return nil
-	}
+	s, tr := ru.st, ru.tracker
 	if ru.r.o.DryRun {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(s)))
 		return nil
 	}
-	// ru.changed may already hold this pass's changes: every write below
-	// carries them.
-	if explicit && !enabled {
-		t := true
-		s.JiraEnabled = &t
-		ru.changed = true
-	}
 	tasks := s.Tasks
-	if cmd == engine.JiraRetry {
+	if plan.Retry {
 		tasks = tracker.RetryFailed(tasks)
 	}
 	opts := tracker.SyncOptions{
 		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: s.JiraRetryAt,
 		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
 		Persist: func(ts []state.Task) error {
-			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: ru.st.JiraNote, RetryAt: ru.st.JiraRetryAt}); err != nil {
+			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: ru.st.JiraNote, RetryAt: ru.st.JiraRetryAt, Enable: plan.Enable}); err != nil {
 				return err
 			}
 			ru.changed = false
@@ -119,7 +85,7 @@ func (ru *run) jira() error {
 	}
 	// Persist wrote the state before any create: write again only when the
 	// outcome (or this pass, if nothing was created) changed it.
-	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt}); err != nil {
+	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt, Enable: plan.Enable}); err != nil {
 		return err
 	}
 	if ru.changed {
@@ -128,15 +94,6 @@ func (ru *run) jira() error {
 	}
 	return nil
 }
-
-// sweeping reports whether this pass is the scheduled sweep, which also
-// reads the status of created issues back from Jira (so a task closed in
-// Jira is ticked without waiting for another sync).
-//
-// The run does not yet carry its trigger (internal/reconcile/reconcile.go
-// keeps Trigger.Sweep to itself), so outside an explicit sync the status is
-// read back only while tasks wait for Jira.
-func (ru *run) sweeping() bool { return ru.sweep }
 
 // DefaultClaimSettle is how long a pass waits, after recording Jira creates
 // in the state, before it reads the state back and sends them. Runs outside

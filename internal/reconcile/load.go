@@ -254,12 +254,10 @@ func (ld *loaded) gatePosted(s *state.State) time.Time {
 func (ru *run) recover() error {
 	ld := ru.loaded
 	if ld.restorable != nil {
-		// Restore the last good state over the edited comment and say so once.
-		ru.changed = true
-		ru.note("tamper-"+fmt.Sprint(ld.stateComment.ID)+"-v"+fmt.Sprint(ld.restorable.Version),
-			"⚠️ The autopilot state comment was edited by someone other than the bot. Edits are not acted on: the last good state (version "+fmt.Sprint(ld.restorable.Version)+") was restored.")
+		// Restore the last good state over the edited comment (the engine
+		// says so once).
 		ru.notes = append(ru.notes, "restored state after an edit: "+ld.tampered)
-		return nil
+		return ru.apply(engine.Recovered{Restored: true, Comment: ld.stateComment.ID, Version: ld.restorable.Version})
 	}
 	if s := ld.state; s != nil && s.Version < ld.maxVersion {
 		// The bot already posted comments from a newer state than this one:
@@ -277,14 +275,8 @@ func (ru *run) recover() error {
 		if ld.tampered != "" {
 			why = "modified so that it no longer verifies"
 		}
-		ru.note("state-lost", "⚠️ The autopilot state comment of this issue was "+why+", so autopilot has paused here rather than guess. Nothing further happens on this issue (Jira tasks are never re-created). To start over, remove and re-add the `"+ru.r.o.TriggerLabel+"` label.")
 		ru.notes = append(ru.notes, "paused: state lost ("+why+")")
+		return ru.apply(engine.Recovered{Lost: true, Deleted: ld.tampered == ""})
 	}
 	return nil
-}
-
-// note queues a one-off notice, posted unless its marker already exists.
-func (ru *run) note(key, text string) {
-	marker := "<!-- autopilot:notice " + key + " -->"
-	ru.effects = append(ru.effects, state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
 }

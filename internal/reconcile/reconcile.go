@@ -302,7 +302,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if ru.tracker, err = r.trackerFor(cfg, ru.st, number); err != nil {
 		return Outcome{Issue: number}, &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: r.subIssueAPI() != nil, Repo: r.o.Forge.Repo()}
+	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: r.subIssueAPI() != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
 	if r.o.BudgetLow != nil {
 		ru.set.BudgetLow = r.o.BudgetLow()
 	}

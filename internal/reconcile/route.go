@@ -10,7 +10,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
-	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -205,22 +204,33 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 // manage (once, to a permitted user); anything else costs no API call.
 func (r *Reconciler) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	c := ev.Comment
-	res := engine.Parse(c.Body)
-	if res.Kind != reply.Command || c.Author.IsBot() {
+	set := engine.Settings{AnswerPermission: r.o.AnswerPermission, TriggerLabel: r.o.TriggerLabel, Repo: r.o.Forge.Repo()}
+	var in engine.Event = engine.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}
+	for round := 0; round <= maxPermRounds; round++ {
+		res, err := engine.Apply(set, nil, in, r.o.Now())
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Queries) > 0 && res.Queries[0].Kind == engine.QPerms && round < maxPermRounds {
+			q := res.Queries[0]
+			perms := map[string]engine.PermRead{}
+			for _, login := range q.Logins {
+				p, err := r.o.Forge.Permission(ctx, login)
+				perms[login] = engine.PermRead{Perm: p, Err: err != nil}
+			}
+			in = q.Then.WithPerms(perms)
+			continue
+		}
+		for _, e := range res.Effects {
+			if r.o.DryRun {
+				r.o.Print(fmt.Sprintf("dry-run: would reply on #%d:\n%s", ev.Issue, e.Body))
+				continue
+			}
+			if _, err := r.o.Forge.CreateComment(ctx, ev.Issue, e.Body); err != nil {
+				return nil, fmt.Errorf("reply on #%d: %w", ev.Issue, err)
+			}
+		}
 		return nil, nil
-	}
-	p, err := r.o.Forge.Permission(ctx, c.Author.Login)
-	if err != nil || !p.AtLeast(r.o.AnswerPermission) {
-		return nil, nil
-	}
-	if r.o.DryRun {
-		r.o.Print(fmt.Sprintf("dry-run: would tell @%s that #%d is not managed", c.Author.Login, ev.Issue))
-		return nil, nil
-	}
-	marker := fmt.Sprintf("<!-- autopilot:reply %d -->", c.ID)
-	body := marker + "\nThis issue is not managed by autopilot. Add the `" + r.o.TriggerLabel + "` label to start a run."
-	if _, err := r.o.Forge.CreateComment(ctx, ev.Issue, body); err != nil {
-		return nil, fmt.Errorf("reply on #%d: %w", ev.Issue, err)
 	}
 	return nil, nil
 }

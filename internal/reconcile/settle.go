@@ -3,7 +3,6 @@ package reconcile
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -152,16 +151,17 @@ func (ru *run) checkPR(n int) error {
 	return ru.applyRead(read)
 }
 
-// maxPermRounds bounds how often one PR read goes back to the engine with
+// maxPermRounds bounds how often one event goes back to the engine with
 // the permissions it asked for (once is enough: it asks for all at once).
 const maxPermRounds = 2
 
 // applyRead gives a PR read to the engine and answers the permission
 // lookups it asks for before anything else is applied.
 func (ru *run) applyRead(read engine.PullRead) error {
+	var ev engine.Event = read
 	for round := 0; ; round++ {
 		n := len(ru.queries)
-		if err := ru.apply(read); err != nil {
+		if err := ru.apply(ev); err != nil {
 			return err
 		}
 		var ask *engine.Query
@@ -178,16 +178,12 @@ func (ru *run) applyRead(read engine.PullRead) error {
 		if round == maxPermRounds {
 			return fmt.Errorf("engine still asks for permissions of %v on PR #%d", ask.Logins, read.Pull.Number)
 		}
-		read = *ask.Read
-		perms := maps.Clone(read.Perms)
-		if perms == nil {
-			perms = map[string]engine.PermRead{}
-		}
+		perms := map[string]engine.PermRead{}
 		for _, login := range ask.Logins {
 			p := ru.permission(login)
 			perms[login] = engine.PermRead{Perm: p.p, Err: p.err != nil}
 		}
-		read.Perms = perms
+		ev = ask.Then.WithPerms(perms)
 	}
 }
 

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+func TestUnmanagedCommandIsAnsweredOnceToAPermittedUser(t *testing.T) {
+	set := Settings{AnswerPermission: access.Write, TriggerLabel: "autopilot"}
+	ask := func(ev Event) Result {
+		t.Helper()
+		res, err := Apply(set, nil, ev, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, tc := range []struct {
+		name    string
+		ev      Unmanaged
+		perm    access.Level
+		replies int
+	}{
+		{"command, writer", Unmanaged{ID: 5, Author: "maria", Body: "/autopilot status"}, access.Write, 1},
+		{"command, reader", Unmanaged{ID: 5, Author: "eve", Body: "/autopilot status"}, access.Read, 0},
+		{"not a command", Unmanaged{ID: 5, Author: "maria", Body: "thanks"}, "", 0},
+		{"a bot", Unmanaged{ID: 5, Author: "ci[bot]", Bot: true, Body: "/autopilot status"}, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := ask(tc.ev)
+			if tc.perm != "" {
+				qs := queriesOf(res.Queries, QPerms)
+				if len(qs) != 1 || qs[0].Logins[0] != tc.ev.Author {
+					t.Fatalf("queries = %+v", res.Queries)
+				}
+				res = ask(qs[0].Then.WithPerms(map[string]PermRead{tc.ev.Author: {Perm: tc.perm}}))
+			}
+			want(t, "replies", repliesTo(res.Effects, 5), tc.replies)
+			want(t, "queries", len(res.Queries), 0)
+			if tc.replies == 1 && !hasBody(res.Effects, "not managed by autopilot", "`autopilot` label") {
+				t.Errorf("reply = %q", bodies(res.Effects))
+			}
+		})
+	}
+}
+
+func TestRecoveredNotices(t *testing.T) {
+	set := Settings{TriggerLabel: "go"}
+	res, err := Apply(set, nil, Recovered{Lost: true, Deleted: true}, t0)
+	if err != nil || res.State != nil || !hasBody(res.Effects, "was deleted", "re-add the `go` label") || res.Effects[0].Marker != "<!-- autopilot:notice state-lost -->" {
+		t.Fatalf("lost: %v %+v", err, res.Effects)
+	}
+	res, _ = Apply(set, nil, Recovered{Lost: true}, t0)
+	if !hasBody(res.Effects, "no longer verifies") {
+		t.Errorf("broken: %q", bodies(res.Effects))
+	}
+	h := newHarness(t, "")
+	h.start("greenfield")
+	res = h.apply(Recovered{Restored: true, Comment: 77, Version: 4})
+	want(t, "restored state is written", res.Changed, true)
+	if len(res.Effects) != 1 || res.Effects[0].Marker != "<!-- autopilot:notice tamper-77-v4 -->" || !strings.Contains(res.Effects[0].Body, "(version 4) was restored") {
+		t.Errorf("tamper notice = %+v", res.Effects)
+	}
+	res = h.apply(Recovered{Lost: true})
+	want(t, "no lost notice while a state exists", len(res.Effects), 0)
+}
+
+func TestPlanSync(t *testing.T) {
+	on, off := true, false
+	withTasks := func(enabled *bool, note string) *state.State {
+		return &state.State{JiraEnabled: enabled, JiraNote: note, Tasks: []state.Task{{IdemKey: "k", Jira: state.JiraCreated}}}
+	}
+	asked := []Query{{Kind: QJiraSync, Jira: JiraAsked}}
+	retry := []Query{{Kind: QJiraSync}, {Kind: QJiraSync, Jira: JiraRetry}}
+	auto := []Query{{Kind: QJiraSync}}
+	set := Settings{JiraConfigured: true}
+	for _, tc := range []struct {
+		name  string
+		set   Settings
+		s     *state.State
+		qs    []Query
+		sweep bool
+		want  SyncPlan
+	}{
+		{"not configured", Settings{}, withTasks(&on, ""), auto, false, SyncPlan{Unconfigured: true}},
+		{"asked while off turns it on", set, withTasks(&off, ""), asked, false, SyncPlan{Run: true, Enable: true}},
+		{"retry wins", set, withTasks(&on, ""), retry, false, SyncPlan{Run: true, Retry: true}},
+		{"off: automatic sync waits", set, withTasks(&off, ""), auto, false, SyncPlan{}},
+		{"paused by a 401", set, withTasks(&on, PausedAuth), auto, false, SyncPlan{}},
+		{"nothing pending, no sweep", set, withTasks(&on, ""), nil, false, SyncPlan{}},
+		{"the sweep reads back", set, withTasks(&on, ""), nil, true, SyncPlan{Run: true}},
+		{"never decided", set, withTasks(nil, ""), auto, true, SyncPlan{}},
+	} {
+		if got := PlanSync(tc.set, tc.s, tc.qs, tc.sweep); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
