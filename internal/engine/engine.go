@@ -261,13 +261,30 @@ const (
 	QPerms
 )
 
+func (k QueryKind) String() string {
+	switch k {
+	case QJiraAuth:
+		return "jira-auth"
+	case QJiraSync:
+		return "jira-sync"
+	case QCheckPR:
+		return "check-pr"
+	case QPerms:
+		return "perms"
+	}
+	return fmt.Sprintf("query(%d)", int(k))
+}
+
+// MarshalText names the kind (logs, transcripts).
+func (k QueryKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 // Query is a question the engine asks its caller (Result.Queries).
 type Query struct {
 	Kind   QueryKind
 	PR     int        // QCheckPR
 	Jira   JiraReason // QJiraSync
 	Logins []string   // QPerms
-	Then   PermAsker  // QPerms
+	Then   PermAsker  `json:"-"` // QPerms: the event to give again
 }
 
 // PermAsker is an event the engine gives back to be applied again once

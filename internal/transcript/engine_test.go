@@ -268,8 +268,60 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 		return d.jiraSynced(c), nil
 	case "tick":
 		return engine.Tick{BudgetLow: c.Has("budget-low")}, nil
+	case "pull-read":
+		return d.pullRead(c, at)
+	case "recovered":
+		ev := engine.Recovered{Restored: c.Has("restored"), Lost: c.Has("lost"), Deleted: c.Has("deleted")}
+		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
+		ev.Version, _ = strconv.ParseInt(c.Or("version", "0"), 10, 64)
+		return ev, nil
+	case "unmanaged":
+		d.nextID++
+		ev := engine.Unmanaged{ID: d.nextID, Author: c.Args[0].Key, Bot: c.Has("bot"), Body: c.Input}
+		if v, ok := c.Get("perm"); ok {
+			p := engine.PermRead{}
+			setStr(&p.Perm, v)
+			ev.Perms = map[string]engine.PermRead{ev.Author: p}
+		}
+		return ev, nil
 	}
 	return nil, fmt.Errorf("unknown directive %q", c.Cmd)
+}
+
+// pullRead is a PR read for its evidence: one review per input line
+// ("<login> <STATE> [<perm>]", given a minute before the read; a login
+// without a permission is asked for) and checks=<name>:<status>[:<conclusion>],…
+func (d *engineDriver) pullRead(c *transcript.Case, at time.Time) (engine.Event, error) {
+	p, err := d.pr(c)
+	if err != nil {
+		return nil, err
+	}
+	ev := engine.PullRead{Pull: p, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", p.Number)}
+	for _, line := range strings.Split(strings.TrimSpace(c.Input), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		d.nextID++
+		ev.Reviews = append(ev.Reviews, engine.ReviewRead{ID: d.nextID, Reviewer: f[0], State: f[1], At: at.Add(-time.Minute),
+			CommitSHA: p.HeadSHA, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d#pullrequestreview-%d", p.Number, d.nextID)})
+		if len(f) > 2 {
+			if ev.Perms == nil {
+				ev.Perms = map[string]engine.PermRead{}
+			}
+			pr := engine.PermRead{}
+			setStr(&pr.Perm, f[2])
+			ev.Perms[f[0]] = pr
+		}
+	}
+	if v, ok := c.Get("checks"); ok {
+		ev.Checks = []engine.CheckRead{}
+		for i, spec := range strings.Split(v, ",") {
+			parts := append(strings.Split(spec, ":"), "", "")
+			ev.Checks = append(ev.Checks, engine.CheckRead{ID: int64(9001 + i), Name: parts[0], Status: parts[1], Conclusion: parts[2]})
+		}
+	}
+	return ev, nil
 }
 
 // pr is a copy of the PR named by pr=<n> (default 40) as last read.
