@@ -21,15 +21,19 @@ func (ru *run) settle() error {
 	if err := ru.answer(); err != nil {
 		return err
 	}
-	if ru.st != nil {
-		ru.pruneOutbox()
-	}
 	if err := ru.planChecks(); err != nil {
 		return err
 	}
-	// Classifications ride on this pass's write when effects follow anyway
-	// (its version re-read is then usually a free 304).
-	ru.changed = ru.st != nil && (ru.changed || ru.classified && ru.visibleEffects())
+	if ru.st != nil {
+		// The engine decides what is still owed and what the write
+		// announces; classifications ride on this pass's write when
+		// effects follow anyway (its version re-read is then usually a
+		// free 304).
+		rd := engine.Settle(ru.st, ru.effects, ru.seen(), ru.changed, ru.classified)
+		ru.st, ru.effects, ru.changed = rd.State, rd.Effects, rd.Write
+	} else {
+		ru.changed = false
+	}
 	// Jira goes first: a sync that creates writes the state before sending
 	// (its outbox), and that write carries this pass's changes too.
 	if err := ru.jira(); err != nil {
@@ -63,9 +67,6 @@ func (ru *run) settle() error {
 	}
 	return ru.verify()
 }
-
-// visibleEffects reports effects that post or react on GitHub.
-func (ru *run) visibleEffects() bool { return len(ru.effects) > 0 }
 
 // answer answers the engine's read-only queries (Jira auth check, PR
 // evidence) until none remain.
@@ -245,55 +246,20 @@ func (ru *run) currentStep() flow.Step {
 	return st
 }
 
-// pruneOutbox drops announced effects that are visibly done and keeps the
-// rest, so a crash between the state write and an effect is recovered.
-func (ru *run) pruneOutbox() {
-	var keep []state.Effect
+// seen reports what the thread shows of the writes the state announced:
+// the bot's comment markers, the outbox comments GitHub refused, and the
+// reactions the stored ledger names that the comments lack.
+func (ru *run) seen() engine.Seen {
+	sn := engine.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions()}
+	for m := range ru.loaded.markers {
+		sn.Markers[m] = true
+	}
 	for _, e := range ru.st.Outbox {
-		switch e.Kind {
-		case state.EffComment:
-			if _, done := ru.loaded.markers[e.Marker]; done {
-				continue
-			}
-			if ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve))) {
-				continue // GitHub refused it (422): given up, said once in the log
-			}
-			ru.effects = append([]state.Effect{e}, ru.effects...)
-		case state.EffDispatch:
-			if ex := ru.st.Exec; ex == nil || ex.Session != e.Marker || ex.RunID != 0 {
-				continue // the step moved on or its run is known
-			}
-			e.Retry = true
-			ru.effects = append(ru.effects, e)
+		if e.Kind == state.EffComment && ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve))) {
+			sn.Refused[e.Marker] = true // GitHub refused it (422): given up, said once in the log
 		}
 	}
-	if len(keep) != len(ru.st.Outbox) {
-		ru.st.Outbox = keep
-	}
-	// Reactions the stored ledger announced and the comments do not show.
-	ru.effects = append(ru.effects, ru.owedReactions()...)
-	// Durable effects of this pass go into the outbox before the write:
-	// every comment (replies and notices too) and dispatches. Reactions
-	// need no entry: the ledger names them (owedReactions).
-	for _, e := range ru.effects {
-		if e.Kind == state.EffComment {
-			if _, done := ru.loaded.markers[e.Marker]; !done {
-				ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body})
-			}
-		}
-		if e.Kind == state.EffDispatch {
-			ru.st.Outbox = appendUnique(ru.st.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs})
-		}
-	}
-}
-
-func appendUnique(xs []state.Effect, e state.Effect) []state.Effect {
-	for _, x := range xs {
-		if x.Marker == e.Marker {
-			return xs
-		}
-	}
-	return append(xs, e)
+	return sn
 }
 
 // write renders and stores the state, re-reading its version first.

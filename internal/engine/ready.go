@@ -1,0 +1,80 @@
+package engine
+
+import "github.com/autopilot-dev/autopilot/internal/state"
+
+// Seen is what the caller found on the issue that says which announced
+// writes are still owed.
+type Seen struct {
+	// Markers holds the first lines of the bot's comments on the thread:
+	// a comment whose marker is there was posted.
+	Markers map[string]bool
+	// Refused holds the markers of outbox comments GitHub refused (422):
+	// given up, never sent again.
+	Refused map[string]bool
+	// Owed are the reactions the stored ledger names and the thread does
+	// not show (the ledger is the reactions' outbox).
+	Owed []state.Effect
+}
+
+// Ready is what one pass writes once the engine's queries are answered,
+// in order: the state (when Write), then Effects; Labels are the issue's
+// autopilot labels to match afterwards.
+type Ready struct {
+	State   *state.State
+	Write   bool
+	Effects []state.Effect
+	Labels  []string
+}
+
+// Settle turns the state and effects a pass's events produced into its
+// Ready. Writes announced in the stored outbox and not seen done are
+// carried out again: comments first (newest entry first), and a dispatch
+// whose step still waits for its run is retried (Effect.Retry); reactions
+// the ledger owes follow. Every comment and dispatch of the pass is then
+// announced in the outbox, which the state write carries before any of
+// them is performed. changed: the events changed the state; classified:
+// the ledger grew, which is written with the pass's effects when there
+// are any (a write of its own at the end otherwise). Settle never mutates
+// s.
+func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classified bool) Ready {
+	if s == nil {
+		return Ready{Effects: effects}
+	}
+	s = clone(s)
+	effects = append([]state.Effect(nil), effects...)
+	for _, e := range s.Outbox {
+		switch e.Kind {
+		case state.EffComment:
+			if seen.Markers[e.Marker] || seen.Refused[e.Marker] {
+				continue
+			}
+			effects = append([]state.Effect{e}, effects...)
+		case state.EffDispatch:
+			if ex := s.Exec; ex == nil || ex.Session != e.Marker || ex.RunID != 0 {
+				continue // the step moved on or its run is known
+			}
+			e.Retry = true
+			effects = append(effects, e)
+		}
+	}
+	s.Outbox = nil
+	effects = append(effects, seen.Owed...)
+	for _, e := range effects {
+		if !state.EffectKinds[e.Kind].Outbox || e.Kind == state.EffComment && seen.Markers[e.Marker] {
+			continue
+		}
+		if !announced(s.Outbox, e.Marker) {
+			s.Outbox = append(s.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs})
+		}
+	}
+	return Ready{State: s, Write: changed || classified && len(effects) > 0, Effects: effects, Labels: Labels(s)}
+}
+
+func announced(outbox []state.Effect, marker string) bool {
+	for _, o := range outbox {
+		if o.Marker == marker {
+			return true
+		}
+	}
+	return false
+}
