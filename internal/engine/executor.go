@@ -224,6 +224,14 @@ func (m *machine) openSkillFailed(reason string) {
 
 // dispatched records the run id of a dispatch (or its failure).
 func (m *machine) dispatched(e Dispatched) {
+	// The dispatch was answered: its outbox entry is settled.
+	for i, o := range m.s.Outbox {
+		if o.Kind == state.EffDispatch && o.Marker == e.Session {
+			m.s.Outbox = append(m.s.Outbox[:i:i], m.s.Outbox[i+1:]...)
+			m.changed = true
+			break
+		}
+	}
 	if m.s.Exec == nil || m.s.Exec.Session != e.Session {
 		return
 	}

@@ -35,3 +35,16 @@ func TestSettleCarriesTheOutbox(t *testing.T) {
 	want(t, "empty outbox", len(rd.State.Outbox), 0)
 	want(t, "no write for classifications alone", rd.Write, false)
 }
+
+func TestDispatchedSettlesItsOutboxEntry(t *testing.T) {
+	h, res := toDispatch(t)
+	rd := Settle(res.State, res.Effects, Seen{}, res.Changed, false)
+	h.st = rd.State
+	session := h.st.Exec.Session
+	if !announced(h.st.Outbox, session) {
+		t.Fatalf("dispatch not announced: %+v", h.st.Outbox)
+	}
+	res = h.apply(Dispatched{Session: session, RunID: 777})
+	want(t, "entry settled", announced(res.State.Outbox, session), false)
+	want(t, "written", res.Changed, true)
+}

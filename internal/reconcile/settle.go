@@ -460,7 +460,7 @@ func (ru *run) dispatch(e state.Effect) error {
 				r.o.Logger.Info("run carrying the session token not adopted", "issue", ru.number, "run", wr.ID, "why", why)
 				continue
 			}
-			return ru.afterDispatch(e.Marker, engine.Dispatched{Session: e.Marker, RunID: wr.ID})
+			return ru.afterDispatch(engine.Dispatched{Session: e.Marker, RunID: wr.ID})
 		}
 	}
 	// No configured ref: the repository's default branch (a failed read
@@ -482,7 +482,7 @@ func (ru *run) dispatch(e state.Effect) error {
 	if err != nil {
 		ev.Err = err.Error()
 	}
-	return ru.afterDispatch(e.Marker, ev)
+	return ru.afterDispatch(ev)
 }
 
 // hasField reports whether s has word as a whole whitespace-separated field.
@@ -495,19 +495,10 @@ func hasField(s, word string) bool {
 	return false
 }
 
-// afterDispatch feeds a dispatch outcome to the engine, settles the outbox
-// entry and writes the state.
-func (ru *run) afterDispatch(session string, ev engine.Dispatched) error {
+// afterDispatch feeds a dispatch outcome to the engine (which settles
+// its outbox entry) and writes the state when that changed it.
+func (ru *run) afterDispatch(ev engine.Dispatched) error {
 	ru.changed = false
-	var keep []state.Effect
-	for _, o := range ru.st.Outbox {
-		if o.Kind == state.EffDispatch && o.Marker == session {
-			ru.changed = true
-			continue
-		}
-		keep = append(keep, o)
-	}
-	ru.st.Outbox = keep
 	if err := ru.apply(ev); err != nil {
 		return err
 	}
