@@ -410,6 +410,10 @@ func (m *machine) apply(ev Event) error {
 		m.pullSeen(e)
 	case PullRead:
 		m.pullRead(e)
+	case ConfigRead:
+		m.configRead(e)
+	case Refused:
+		m.refused(e)
 	case CheckShown:
 		m.checkShown(e)
 	case Click:

@@ -312,7 +312,12 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if err := ru.collect(t); err != nil {
 		return ru.outcome(), err
 	}
-	ru.keepConfig()
+	if ru.st != nil && ru.freshConfig {
+		// Kept in the state, so later events need not read it again.
+		if err := ru.apply(engine.ConfigRead{YAML: ru.configRaw}); err != nil {
+			return ru.outcome(), err
+		}
+	}
 	if err := ru.settle(); err != nil {
 		return ru.outcome(), err
 	}
@@ -794,17 +799,6 @@ func (r *Reconciler) readConfig(ctx context.Context) (*sweepConfig, error) {
 		return nil, &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
 	return &sweepConfig{cfg: c, raw: string(data), keep: len(data) <= maxCachedConfig}, nil
-}
-
-// keepConfig stores a freshly read configuration in the state.
-func (ru *run) keepConfig() {
-	if ru.st == nil || !ru.freshConfig {
-		return
-	}
-	if !ru.st.ConfigRead || ru.st.ConfigYAML != ru.configRaw {
-		ru.st.ConfigRead, ru.st.ConfigYAML = true, ru.configRaw
-		ru.changed = true
-	}
 }
 
 // ConfigError is a broken repository configuration (exit code 2).

@@ -152,11 +152,11 @@ func (ru *run) refuse(fp string, err error) {
 	if ru.st == nil || ru.wasRefused(fp) {
 		return
 	}
-	ru.st.Refused = append(ru.st.Refused, fp)
-	if n := len(ru.st.Refused); n > state.MaxRefused {
-		ru.st.Refused = ru.st.Refused[n-state.MaxRefused:]
+	// The engine remembers it; the error is already logged, so a failed
+	// apply (none is expected) only loses the memory.
+	if err := ru.apply(engine.Refused{Request: fp}); err == nil {
+		ru.refused = true
 	}
-	ru.refused, ru.changed = true, true
 }
 
 // newWriteID is the random id of one state write (State.WriteID).

@@ -275,6 +275,10 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
 		ev.Version, _ = strconv.ParseInt(c.Or("version", "0"), 10, 64)
 		return ev, nil
+	case "config-read":
+		return engine.ConfigRead{YAML: c.Input}, nil
+	case "refused":
+		return engine.Refused{Request: c.Args[0].Key}, nil
 	case "unmanaged":
 		d.nextID++
 		ev := engine.Unmanaged{ID: d.nextID, Author: c.Args[0].Key, Bot: c.Has("bot"), Body: c.Input}
