@@ -301,3 +301,16 @@ func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
 	}
 	want(t, "answerable", h.say("maria", "B").State.Flow, "review-loop")
 }
+
+// The caller parses each comment once and passes the parsed form: the
+// engine classifies by it, not by parsing the body again.
+func TestCommentUsesTheReplyParsedByTheCaller(t *testing.T) {
+	h := newHarness(t, "")
+	h.start("greenfield")
+	c := h.comment("maria", access.Write, "thanks, looks good")
+	done := Parse("/autopilot done problem written")
+	c.Reply = &done
+	res := h.apply(c)
+	want(t, "classified by the given parse", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "step done", res.State.Slug, "research")
+}

@@ -115,8 +115,10 @@ func lookupCommand(name string) (command, bool) {
 
 // ReadOnly reports whether a comment body is a read-only command
 // (status/help) or no command at all: classifying it needs no state write.
-func ReadOnly(body string) bool {
-	r := Parse(body)
+func ReadOnly(body string) bool { return ReadOnlyReply(Parse(body)) }
+
+// ReadOnlyReply is ReadOnly for a body already parsed.
+func ReadOnlyReply(r reply.Result) bool {
 	if !r.Acts() {
 		return true
 	}

@@ -45,7 +45,7 @@ func (m *machine) comment(c Comment) error {
 		m.ledger(c.ID, OutNotCommand) // older than the run: history, not input
 		return nil
 	}
-	r := Parse(c.Body)
+	r := c.parsed()
 	if !r.Acts() {
 		m.ledger(c.ID, OutNotCommand)
 		return nil
@@ -67,7 +67,7 @@ func (m *machine) comment(c Comment) error {
 			m.refuseUnauthorized(c)
 			return nil
 		}
-		if c.EditUnproven && !ReadOnly(c.Body) {
+		if c.EditUnproven && !ReadOnlyReply(r) {
 			m.refuseEdited(c)
 			return nil
 		}
@@ -81,7 +81,7 @@ func (m *machine) comment(c Comment) error {
 		m.refuseUnauthorized(c)
 		return nil
 	}
-	if c.EditUnproven && !ReadOnly(c.Body) {
+	if c.EditUnproven && !ReadOnlyReply(r) {
 		m.refuseEdited(c)
 		return nil
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -106,9 +107,12 @@ type Comment struct {
 	// PermErr: the permission lookup failed; the comment is deferred (fail closed).
 	PermErr bool
 	Body    string
-	At      time.Time
-	URL     string
-	OnPR    int
+	// Reply is Body as the caller parsed it (once per pass); nil: the
+	// engine parses Body.
+	Reply *reply.Result
+	At    time.Time
+	URL   string
+	OnPR  int
 	// Declared holds epics/tasks parsed from autopilot-epics/-tasks blocks.
 	Declared    []state.Task
 	DeclaredErr string
@@ -125,6 +129,14 @@ type Comment struct {
 	// edited a comment; an issue_comment.edited delivery sent by the
 	// author is the proof). Such a comment is refused once, never applied.
 	EditUnproven bool
+}
+
+// parsed is the comment's reply, parsed once.
+func (c Comment) parsed() reply.Result {
+	if c.Reply != nil {
+		return *c.Reply
+	}
+	return Parse(c.Body)
 }
 
 // Review is a submitted review on a linked PR.

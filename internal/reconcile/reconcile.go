@@ -266,6 +266,8 @@ type run struct {
 	pulls map[int]forge.Pull
 	// last: the Issue call's last pass (checkVersion).
 	last bool
+	// parsed caches each comment's reply (parse).
+	parsed map[int64]parsedBody
 }
 
 type permResult struct {
@@ -537,11 +539,31 @@ func (ru *run) pendingInput() bool {
 		if engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		if engine.Parse(c.Body).Acts() {
+		if ru.parse(c).Acts() {
 			return true
 		}
 	}
 	return false
+}
+
+// parsedBody is a comment's body and its reply as parsed.
+type parsedBody struct {
+	body string
+	r    reply.Result
+}
+
+// parse parses a comment's body once per pass (the engine is given the
+// parsed form; an edit read later is parsed again).
+func (ru *run) parse(c forge.Comment) reply.Result {
+	if p, ok := ru.parsed[c.ID]; ok && p.body == c.Body {
+		return p.r
+	}
+	r := engine.Parse(c.Body)
+	if ru.parsed == nil {
+		ru.parsed = map[int64]parsedBody{}
+	}
+	ru.parsed[c.ID] = parsedBody{c.Body, r}
+	return r
 }
 
 func linked(s *state.State, pr int) bool {
@@ -566,13 +588,14 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 		ev.OnPR = c.IssueNumber
 	}
 	ev.EditUnproven = ru.editUnproven(c)
-	res := engine.Parse(c.Body)
+	res := ru.parse(c)
+	ev.Reply = &res
 	acts := res.Acts()
 	switch {
 	case !acts || ev.Bot && !ev.Agent:
 		// Bots never act, so their permission is never asked; configured
 		// agents pass the permission check too (engine package comment).
-	case res.Kind == reply.Command && engine.ReadOnly(c.Body) && ru.replied(c.ID):
+	case res.Kind == reply.Command && engine.ReadOnlyReply(res) && ru.replied(c.ID):
 		// A status or help command answered by an earlier run that wrote
 		// nothing (read-only commands are not kept in the ledger on their
 		// own): it was permitted then, and its reaction and reply exist, so

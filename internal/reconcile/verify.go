@@ -114,7 +114,7 @@ func (ru *run) unseenInput(cs []forge.Comment) bool {
 		if ru.loaded.seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		if engine.Parse(c.Body).Acts() {
+		if ru.parse(c).Acts() {
 			return true
 		}
 	}
