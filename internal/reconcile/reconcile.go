@@ -358,27 +358,44 @@ func (ru *run) apply(ev engine.Event) error {
 	return nil
 }
 
-// collect turns the trigger and every unhandled comment into engine events.
+// collect turns the trigger and every unhandled comment into engine
+// events: a start first, then the comments in creation order, then what
+// the trigger reports.
 func (ru *run) collect(t Trigger) error {
-	ld := ru.loaded
-	// The sweep decided from a listing; the issue as read now has the last
-	// word (its label may have come back or gone since).
-	adopt := t.adopt && ru.st == nil && !ld.lost && ld.tampered == "" && ru.r.hasTrigger(ld.issue.Labels)
-	unlabeled := t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ld.issue.Labels))
-	if adopt || t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone) {
-		flowName, cands, err := ru.pickFlow()
-		if err != nil {
-			return err
-		}
-		is := ld.issue
-		if err := ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.maxSeq}); err != nil {
-			return err
-		}
+	if err := ru.startIfAsked(t); err != nil {
+		return err
 	}
 	if ru.st == nil {
 		return nil
 	}
-	comments := append([]forge.Comment(nil), ld.human...)
+	if err := ru.applyComments(t); err != nil {
+		return err
+	}
+	return ru.applyTrigger(t)
+}
+
+// startIfAsked starts a run when the trigger asks for one (or the sweep
+// adopts a labelled issue without state) and no run is going.
+func (ru *run) startIfAsked(t Trigger) error {
+	ld := ru.loaded
+	// The sweep decided from a listing; the issue as read now has the last
+	// word (its label may have come back or gone since).
+	adopt := t.adopt && ru.st == nil && !ld.lost && ld.tampered == "" && ru.r.hasTrigger(ld.issue.Labels)
+	if !adopt && !(t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone)) {
+		return nil
+	}
+	flowName, cands, err := ru.pickFlow()
+	if err != nil {
+		return err
+	}
+	is := ld.issue
+	return ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.maxSeq})
+}
+
+// applyComments applies every unhandled comment of the issue and of the
+// linked PRs worth reading, in creation order.
+func (ru *run) applyComments(t Trigger) error {
+	comments := append([]forge.Comment(nil), ru.loaded.human...)
 	prComments, err := ru.prComments(t)
 	if err != nil {
 		return err
@@ -411,82 +428,101 @@ func (ru *run) collect(t Trigger) error {
 		// at the end.
 		ru.classified = true
 	}
+	return nil
+}
+
+// applyTrigger applies what the trigger itself reports, with the facts
+// each event needs (permissions, the PR as it is now).
+func (ru *run) applyTrigger(t Trigger) error {
+	var evs []engine.Event
 	if t.Review != nil {
-		rv := *t.Review
-		p := ru.permission(rv.Reviewer)
-		rv.Perm, rv.PermErr = p.p, p.err != nil
-		// The payload's PR may be stale (a push since): read it as it is now.
-		pr, err := ru.getPull(rv.PR)
-		switch {
-		case errors.Is(err, forge.ErrNotFound):
-		case err != nil:
-			return fmt.Errorf("read PR #%d of a review: %w", rv.PR, err)
-		default:
-			rv.Pull = ru.pullHead(pr)
-		}
-		if err := ru.apply(rv); err != nil {
+		if err := ru.applyReview(*t.Review); err != nil {
 			return err
-		}
-		if err == nil && !ru.reading(rv.PR) {
-			if err := ru.seePullRead(pr); err != nil {
-				return err
-			}
 		}
 	}
 	if t.Click != nil {
 		c := *t.Click
 		p := ru.permission(c.Sender)
 		c.Perm, c.PermErr = p.p, p.err != nil
-		if err := ru.apply(c); err != nil {
-			return err
-		}
+		evs = append(evs, c)
 	}
 	if t.Run != nil {
 		if ok, why := engine.MatchRun(ru.set, ru.st, *t.Run); !ok {
 			// Not this step's run (or a forged one): logged, nothing else.
 			ru.r.o.Logger.Info("workflow run ignored", "issue", ru.number, "run", t.Run.RunID, "why", why)
 		}
-		if err := ru.apply(*t.Run); err != nil {
-			return err
-		}
+		evs = append(evs, *t.Run)
+	}
+	if err := ru.applyAll(evs...); err != nil {
+		return err
 	}
 	if t.PRLinked != nil {
-		e := *t.PRLinked
-		if e.Edit != nil {
-			pe, err := ru.pullEdit(e.PR, *e.Edit)
-			if err != nil {
-				return err
-			}
-			e.Edit = pe
-		}
-		if err := ru.apply(e); err != nil {
+		if err := ru.applyLinked(*t.PRLinked); err != nil {
 			return err
 		}
-		if !ru.reading(t.PRLinked.PR) {
-			if err := ru.seePull(t.PRLinked.PR); err != nil {
-				return err
-			}
-		}
 	}
+	evs = nil
 	if t.PR != 0 && !linked(ru.st, t.PR) {
-		if err := ru.apply(engine.PRLinked{PR: t.PR}); err != nil {
-			return err
-		}
+		evs = append(evs, engine.PRLinked{PR: t.PR})
 	}
-	if unlabeled {
-		if err := ru.apply(engine.LabelRemoved{Actor: t.Actor}); err != nil {
-			return err
-		}
+	if t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ru.loaded.issue.Labels)) {
+		evs = append(evs, engine.LabelRemoved{Actor: t.Actor})
 	}
 	if t.Closed {
-		if err := ru.apply(engine.Closed{Actor: t.Actor}); err != nil {
+		evs = append(evs, engine.Closed{Actor: t.Actor})
+	}
+	if t.Sweep {
+		evs = append(evs, engine.Tick{BudgetLow: ru.set.BudgetLow})
+	}
+	return ru.applyAll(evs...)
+}
+
+func (ru *run) applyAll(evs ...engine.Event) error {
+	for _, ev := range evs {
+		if err := ru.apply(ev); err != nil {
 			return err
 		}
 	}
-	if t.Sweep {
-		if err := ru.apply(engine.Tick{BudgetLow: ru.set.BudgetLow}); err != nil {
+	return nil
+}
+
+// applyReview applies a submitted review with its reviewer's permission
+// and its PR as it is now (the payload's may be stale: a push since).
+func (ru *run) applyReview(rv engine.Review) error {
+	p := ru.permission(rv.Reviewer)
+	rv.Perm, rv.PermErr = p.p, p.err != nil
+	pr, err := ru.getPull(rv.PR)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("read PR #%d of a review: %w", rv.PR, err)
+	default:
+		rv.Pull = ru.pullHead(pr)
+	}
+	if err := ru.apply(rv); err != nil {
+		return err
+	}
+	if err == nil && !ru.reading(rv.PR) {
+		return ru.seePullRead(pr)
+	}
+	return nil
+}
+
+// applyLinked applies a PR that links the issue, with who wrote its
+// description, then reads it for its check.
+func (ru *run) applyLinked(e engine.PRLinked) error {
+	if e.Edit != nil {
+		pe, err := ru.pullEdit(e.PR, *e.Edit)
+		if err != nil {
 			return err
 		}
+		e.Edit = pe
+	}
+	if err := ru.apply(e); err != nil {
+		return err
+	}
+	if !ru.reading(e.PR) {
+		return ru.seePull(e.PR)
 	}
 	return nil
 }
