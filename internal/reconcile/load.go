@@ -90,53 +90,21 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue, st
 	ld := &loaded{issue: is, comments: cs, markers: map[string]forge.Comment{}, snapshot: snap != nil, seen: map[int64]bool{}, win: win}
 	want := state.Want{Repo: r.o.Forge.Repo(), Issue: number, Key: r.o.StateKey}
 	for i := range cs {
-		c := cs[i]
+		c := &cs[i]
 		ld.seen[c.ID] = true
-		first := firstLine(c.Body)
-		if !r.trusted(c) {
-			ld.human = append(ld.human, c)
-			if c.Author.IsBot() && strings.HasPrefix(first, "<!-- autopilot:notice ") {
+		if !r.trusted(*c) {
+			ld.human = append(ld.human, *c)
+			if first := firstLine(c.Body); c.Author.IsBot() && strings.HasPrefix(first, "<!-- autopilot:notice ") {
 				// A notice this bot posted under an identity it does not
 				// trust (a wrong app id or bot login) still counts as
 				// posted: a misconfiguration must not become a notice loop.
 				// Other markers stay trusted-only (a person could otherwise
 				// suppress a gate).
-				if _, dup := ld.markers[first]; !dup {
-					ld.markers[first] = c
-				}
+				ld.mark(first, *c)
 			}
 			continue
 		}
-		if strings.HasPrefix(first, "<!-- autopilot:") {
-			if _, dup := ld.markers[first]; !dup {
-				ld.markers[first] = c
-			}
-			ld.maxSeq = max(ld.maxSeq, markerSeq(first, number))
-			ld.maxVersion = max(ld.maxVersion, taggedVersion(c.Body))
-		}
-		if first != state.Marker {
-			continue
-		}
-		s, err := state.Parse(c.Body, want)
-		switch {
-		case err == nil:
-			if ld.state == nil || s.Version > ld.state.Version {
-				ld.state, ld.stateComment = s, &cs[i]
-			}
-		case errors.Is(err, state.ErrEdited) && s != nil:
-			// The human part was edited; the signed machine block is intact.
-			if ld.restorable == nil || s.Version > ld.restorable.Version {
-				ld.restorable = s
-				ld.tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
-				cc := cs[i]
-				ld.stateComment = &cc
-			}
-		default:
-			r.o.Logger.Warn("state comment refused", "issue", number, "comment", c.ID, "err", err)
-			if ld.tampered == "" {
-				ld.tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
-			}
-		}
+		r.loadOwn(ld, c, want)
 	}
 	if ld.restorable != nil && (ld.state == nil || ld.restorable.Version >= ld.state.Version) {
 		ld.state = ld.restorable
@@ -154,6 +122,48 @@ func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue, st
 		}
 	}
 	return ld, nil
+}
+
+// mark records the first comment seen with a marker.
+func (ld *loaded) mark(first string, c forge.Comment) {
+	if _, dup := ld.markers[first]; !dup {
+		ld.markers[first] = c
+	}
+}
+
+// loadOwn takes in one of the bot's comments: its marker, the numbers it
+// carries, and, for a state comment, the newest state that verifies (or
+// the signed machine block of one whose human part was edited).
+func (r *Reconciler) loadOwn(ld *loaded, c *forge.Comment, want state.Want) {
+	first := firstLine(c.Body)
+	if strings.HasPrefix(first, "<!-- autopilot:") {
+		ld.mark(first, *c)
+		ld.maxSeq = max(ld.maxSeq, markerSeq(first, want.Issue))
+		ld.maxVersion = max(ld.maxVersion, taggedVersion(c.Body))
+	}
+	if first != state.Marker {
+		return
+	}
+	s, err := state.Parse(c.Body, want)
+	switch {
+	case err == nil:
+		if ld.state == nil || s.Version > ld.state.Version {
+			ld.state, ld.stateComment = s, c
+		}
+	case errors.Is(err, state.ErrEdited) && s != nil:
+		// The human part was edited; the signed machine block is intact.
+		if ld.restorable == nil || s.Version > ld.restorable.Version {
+			ld.restorable = s
+			ld.tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
+			cc := *c
+			ld.stateComment = &cc
+		}
+	default:
+		r.o.Logger.Warn("state comment refused", "issue", want.Issue, "comment", c.ID, "err", err)
+		if ld.tampered == "" {
+			ld.tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
+		}
+	}
 }
 
 // maxMarkerNumber bounds the numbers read from markers and version tags: a
