@@ -68,10 +68,15 @@ func (ru *run) settle() error {
 	return ru.verify()
 }
 
+// maxQueryRounds bounds the rounds of "the engine asks, reconcile answers,
+// the engine again" in one pass: a PR read can lead to a Jira check only
+// through a step completing, so real passes need two or three.
+const maxQueryRounds = 5
+
 // answer answers the engine's read-only queries (Jira auth check, PR
-// evidence) until none remain.
+// evidence) until none remain, at most maxQueryRounds rounds.
 func (ru *run) answer() error {
-	for round := 0; round < 5; round++ {
+	for round := 0; round < maxQueryRounds; round++ {
 		var rest, q []engine.Query
 		for _, e := range ru.queries {
 			if e.Kind == engine.QJiraAuth || e.Kind == engine.QCheckPR {
