@@ -66,6 +66,17 @@ type Change struct {
 type sbIssue struct {
 	Issue
 	labels []string
+	// updated is GitHub's updated_at: a label, a comment or closing moves
+	// it (ListLabeled's since reads it); zero means CreatedAt.
+	updated time.Time
+}
+
+// updatedAt is when the issue last changed.
+func (is *sbIssue) updatedAt() time.Time {
+	if is.updated.IsZero() {
+		return is.CreatedAt
+	}
+	return is.updated
 }
 
 // NewSandbox creates an empty repository "owner/name" acting as bot.
@@ -170,7 +181,8 @@ func (s *Sandbox) Comment(author string, issue int, body string) (Comment, error
 }
 
 func (s *Sandbox) commentLocked(u User, issue int, body string, app int64) (Comment, error) {
-	if _, ok := s.issues[issue]; !ok {
+	is, ok := s.issues[issue]
+	if !ok {
 		return Comment{}, fmt.Errorf("issue %d: %w", issue, ErrNotFound)
 	}
 	if n := len([]rune(body)); n > 65536 {
@@ -181,6 +193,7 @@ func (s *Sandbox) commentLocked(u User, issue int, body string, app int64) (Comm
 	c := Comment{ID: id, IssueNumber: issue, Author: u, Body: body, CreatedAt: now, UpdatedAt: now, URL: fmt.Sprintf("https://github.com/%s/issues/%d#issuecomment-%d", s.repo, issue, id), AppID: app}
 	s.comments[id] = &c
 	s.order = append(s.order, id)
+	is.updated = now
 	return c, nil
 }
 
@@ -212,6 +225,7 @@ func (s *Sandbox) LabelIssue(actor string, issue int, label string) {
 		label = s.repoLabelLocked(label).Name
 		if !containsFold(is.labels, label) {
 			is.labels = append(is.labels, label)
+			is.updated = s.now()
 		}
 	}
 	s.mu.Unlock()
@@ -221,8 +235,9 @@ func (s *Sandbox) LabelIssue(actor string, issue int, label string) {
 // UnlabelIssue removes a label as a person.
 func (s *Sandbox) UnlabelIssue(actor string, issue int, label string) {
 	s.mu.Lock()
-	if is := s.issues[issue]; is != nil {
+	if is := s.issues[issue]; is != nil && containsFold(is.labels, label) {
 		is.labels = removeFold(is.labels, label)
+		is.updated = s.now()
 	}
 	s.mu.Unlock()
 	s.notify(Change{Kind: "label-", Issue: issue, Label: label, Actor: actor, At: s.now()})
@@ -527,6 +542,7 @@ func (s *Sandbox) AddLabels(ctx context.Context, n int, labels []Label) error {
 		name := s.repoLabelLocked(l.Name).Name
 		if !containsFold(is.labels, name) {
 			is.labels = append(is.labels, name)
+			is.updated = s.now()
 			added = append(added, name)
 		}
 	}
@@ -562,6 +578,7 @@ func (s *Sandbox) RemoveLabel(ctx context.Context, n int, label string) error {
 		return nil
 	}
 	is.labels = removeFold(is.labels, label)
+	is.updated = s.now()
 	s.mu.Unlock()
 	s.notify(Change{Kind: "label-", Issue: n, Label: label, Actor: s.Identity.Login, At: s.now()})
 	return nil

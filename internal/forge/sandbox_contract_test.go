@@ -20,7 +20,7 @@ func TestSandboxKeepsTheForgeContract(t *testing.T) {
 		s.AppID = 15368 // GitHub Actions, as the adapter on the fake
 		checks := map[string][]forge.Check{}
 		return forgetest.Repo{
-			Forge: s, Bot: bot, AppID: s.AppID, Advance: clock.Advance,
+			Forge: s, Bot: bot, AppID: s.AppID, Now: clock.Now, Advance: clock.Advance,
 			AddUser: func(login string, p access.Level) { s.AddUser(forge.User{Login: login}, p) },
 			Issue:   func(author, title, body string) int { return s.CreateIssue(author, title, body).Number },
 			Pull:    func(author, title, body, sha string) int { return s.CreatePull(author, title, body, sha).Number },

@@ -44,7 +44,7 @@ func (s *Sandbox) CloseIssue(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if is, ok := s.issues[n]; ok {
-		is.State = "closed"
+		is.State, is.updated = "closed", s.now()
 	}
 }
 
@@ -167,7 +167,9 @@ func (a sandboxSubIssues) ListLabeled(ctx context.Context, label string, since t
 	}
 	var nums []int
 	for n, is := range s.issues {
-		if slices.ContainsFunc(is.labels, func(l string) bool { return strings.EqualFold(l, label) }) {
+		// The issues API lists pull requests too; the adapter leaves them
+		// out, and so does the sandbox. since is updated_at, as on GitHub.
+		if !is.IsPR && containsFold(is.labels, label) && !is.updatedAt().Before(since) {
 			nums = append(nums, n)
 		}
 	}
@@ -200,7 +202,7 @@ func (a sandboxSubIssues) CloseIssue(ctx context.Context, n int) error {
 		return sbErr(err)
 	}
 	if is := s.issues[n]; is != nil {
-		is.State = "closed"
+		is.State, is.updated = "closed", s.now()
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestAdapterOnTheFakeKeepsTheForgeContract(t *testing.T) {
 			MinMutationGap: -1, BotLogin: bot})
 		check(err)
 		return forgetest.Repo{
-			Forge: c, Bot: bot, AppID: fakegithub.ActionsAppID, Advance: clock.Advance,
+			Forge: c, Bot: bot, AppID: fakegithub.ActionsAppID, Now: clock.Now, Advance: clock.Advance,
 			AddUser: func(login string, p access.Level) { g.AddUser(login, "User"); check(g.SetPermission(repo, login, p)) },
 			Issue: func(author, title, body string) int {
 				n, err := g.CreateIssue(repo, author, title, body, nil)

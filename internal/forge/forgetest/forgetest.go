@@ -16,6 +16,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // Repo is one repository on the forge under test, with the controls a test
@@ -27,7 +28,8 @@ type Repo struct {
 	Bot   string
 	// AppID is the App the forge acts through (its check runs carry it).
 	AppID int64
-	// Advance moves the clock both the forge and the test read.
+	// Now and Advance read and move the clock the forge reads.
+	Now     func() time.Time
 	Advance func(time.Duration)
 	// AddUser registers a person with a repository role.
 	AddUser func(login string, p access.Level)
@@ -68,6 +70,7 @@ func Run(t *testing.T, newRepo func(t *testing.T) Repo) {
 		{"files", files},
 		{"dispatch and runs", runs},
 		{"check runs", checkRuns},
+		{"sub-issue API", subIssues},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.f(t, newRepo(t)) })
 	}
@@ -394,4 +397,74 @@ func checkRuns(t *testing.T, r Repo) {
 		cs[0].AppID != r.AppID {
 		t.Errorf("ListChecks after CreateCheckRun = %+v", cs)
 	}
+}
+
+// subIssues checks the sub-issue tracker's API where the forge offers it.
+func subIssues(t *testing.T, r Repo) {
+	sf, ok := r.Forge.(tracker.SubIssueForge)
+	if !ok {
+		t.Skip("this forge holds no sub-issues")
+	}
+	api := sf.SubIssueTracker()
+	root := r.Issue("alice", "Build it", "")
+	other := r.Issue("alice", "Elsewhere", "")
+	const label = "autopilot/task"
+	a := must(api.CreateIssue(ctx, "Task A", "do a", []string{label}))(t)
+	if a.ID == 0 || a.Number == 0 || a.Title != "Task A" || a.Body != "do a" || a.Closed || a.URL == "" ||
+		!slices.Equal(a.Labels, []string{label}) || !strings.EqualFold(a.Author, r.Bot) || !a.AuthorIsBot {
+		t.Errorf("created %+v", a)
+	}
+	b := must(api.CreateIssue(ctx, "Task B", "do b", []string{label}))(t)
+	for _, c := range []tracker.GHIssue{a, b} {
+		if err := api.AddSubIssue(ctx, root, c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subs := must(api.SubIssues(ctx, root))(t)
+	if len(subs) != 2 || subs[0].Number != a.Number || subs[1].Number != b.Number {
+		t.Errorf("SubIssues = %+v, want A then B", subs)
+	}
+	var ve *tracker.ValidationError
+	if err := api.AddSubIssue(ctx, other, a.ID); !errors.As(err, &ve) {
+		t.Errorf("a second parent: %v, want a *ValidationError", err)
+	}
+	if err := api.AddBlockedBy(ctx, b.Number, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if bl := must(api.BlockedBy(ctx, b.Number))(t); len(bl) != 1 || bl[0].Number != a.Number {
+		t.Errorf("BlockedBy = %+v, want A", bl)
+	}
+	// Pull requests carrying the label are not tasks.
+	pr := r.Pull("bob", "a pull", "", "4444444444444444444444444444444444444444")
+	if err := r.Forge.AddLabels(ctx, pr, []forge.Label{{Name: label}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := numbers(must(api.ListLabeled(ctx, label, time.Time{}))(t)); !slices.Equal(got, []int{a.Number, b.Number}) {
+		t.Errorf("ListLabeled = %v, want %d and %d", got, a.Number, b.Number)
+	}
+	r.Advance(time.Hour)
+	cut := r.Now()
+	r.Advance(time.Minute)
+	c := must(api.CreateIssue(ctx, "Task C", "", []string{label}))(t)
+	if got := numbers(must(api.ListLabeled(ctx, label, cut))(t)); !slices.Equal(got, []int{c.Number}) {
+		t.Errorf("ListLabeled since the cut = %v, want only %d", got, c.Number)
+	}
+	if err := api.CloseIssue(ctx, a.Number); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(api.ReadIssue(ctx, a.Number))(t); !got.Closed || got.Title != "Task A" {
+		t.Errorf("ReadIssue after close = %+v", got)
+	}
+	if _, err := api.ReadIssue(ctx, 999); !errors.As(err, &ve) {
+		t.Errorf("reading a missing issue: %v, want a *ValidationError", err)
+	}
+}
+
+func numbers(is []tracker.GHIssue) []int {
+	var out []int
+	for _, i := range is {
+		out = append(out, i.Number)
+	}
+	slices.Sort(out)
+	return out
 }
