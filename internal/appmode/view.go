@@ -108,6 +108,36 @@ func (v *view) ListCommentsSince(ctx context.Context, number int, since time.Tim
 	return cs, nil
 }
 
+// ListCommentsRecent implements forge.RecentReader when the adapter does
+// (the view must not hide it: reconcile would read whole threads).
+func (v *view) ListCommentsRecent(ctx context.Context, number int, more func([]forge.Comment) bool) ([]forge.Comment, bool, error) {
+	rr, ok := v.Forge.(forge.RecentReader)
+	if !ok {
+		cs, err := v.ListComments(ctx, number)
+		return cs, true, err
+	}
+	cs, all, err := rr.ListCommentsRecent(ctx, number, func(page []forge.Comment) bool {
+		for i := range page {
+			v.adopt(&page[i])
+		}
+		return more(page)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	v.seen(cs, number)
+	return cs, all, nil
+}
+
+// Requests implements forge.RecentReader (-1, "not counted", when the
+// adapter does not count).
+func (v *view) Requests() int64 {
+	if rr, ok := v.Forge.(forge.RecentReader); ok {
+		return rr.Requests()
+	}
+	return -1
+}
+
 // GetComment implements forge.Forge.
 func (v *view) GetComment(ctx context.Context, id int64) (forge.Comment, error) {
 	c, err := v.Forge.GetComment(ctx, id)

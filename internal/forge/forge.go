@@ -190,6 +190,24 @@ type ThreadReader interface {
 	ListCommentsSince(ctx context.Context, number int, since time.Time) ([]Comment, error)
 }
 
+// RecentReader is implemented by forges that read a thread from its most
+// recently updated comment backwards (GitHub's GraphQL API). Every state
+// write edits the state comment, so it is among the first comments read,
+// and so is every comment new or edited since: a read costs what changed,
+// not the thread's length.
+type RecentReader interface {
+	// ListCommentsRecent reads the comments a page at a time, most
+	// recently updated page first, and asks more(page) after each page
+	// whether to read the one before it (page is ordered by updated time,
+	// least recent first). all reports that it reached the thread's first
+	// comment, so cs is the whole thread. cs is in no particular order.
+	ListCommentsRecent(ctx context.Context, number int, more func(page []Comment) bool) (cs []Comment, all bool, err error)
+	// Requests counts the requests the forge has sent so far (of any
+	// kind): equal counts at two moments mean nothing was asked in between.
+	// A negative count means the forge does not count.
+	Requests() int64
+}
+
 // Errors returned by Forge implementations. Use errors.Is / errors.As.
 var (
 	ErrNotFound   = errors.New("not found")

@@ -111,6 +111,7 @@ type Client struct {
 	maxRetries  int
 	botLogin    string
 	appID       int64
+	gqlURL      string
 
 	mu       sync.Mutex
 	identity string // login learnt from our own successful comment writes
@@ -172,6 +173,7 @@ func New(o Options) (*Client, error) {
 	return &Client{
 		gh: client, t: t, owner: owner, name: name, log: o.Logger, now: o.Now,
 		dryRun: o.DryRun, maxRetries: o.MaxRetries, botLogin: o.BotLogin, appID: o.AppID,
+		gqlURL: graphqlURL(baseURL.String()),
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,10 @@ type op struct {
 	// *forge.RateLimitError instead of waiting it out (tracker creates: the
 	// flow never waits for the tracker).
 	noWait bool
+	// read: a POST that changes nothing (a GraphQL query): not paced as a
+	// mutation, sent in dry-run, and its rate-limit headers describe
+	// GraphQL's own budget.
+	read bool
 }
 
 type opKey struct{}
@@ -114,7 +119,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	o := opFrom(req)
-	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead
+	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead && !o.read
 	if mutating && t.dryRun {
 		return nil, errDryRun
 	}
@@ -161,6 +166,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			l, isLimit := t.limitFor(status, resp.Header, errBody)
 			if !isLimit {
 				return stripRate(resp), nil
+			}
+			if otherBucket(resp.Header) && !l.secondary {
+				// GraphQL's own budget is spent; REST's may not be.
+				return nil, &forge.RateLimitError{Until: l.until, Msg: l.msg}
 			}
 			t.openWindow(o.kind, l)
 			if limited >= t.maxRetries || o.noWait {
@@ -318,7 +327,7 @@ func (t *transport) openWindow(kind string, l limit) {
 // into a certain 403.
 func (t *transport) observeRate(h http.Header) {
 	rem := h.Get("X-RateLimit-Remaining")
-	if rem == "" {
+	if rem == "" || otherBucket(h) {
 		return
 	}
 	n, err := strconv.Atoi(rem)
@@ -336,6 +345,14 @@ func (t *transport) observeRate(h http.Header) {
 	if n == 0 && hasReset && reset.After(t.blockedUntil) && reset.After(t.now()) {
 		t.blockedUntil, t.blockSecondary, t.blockMsg = reset, false, "x-ratelimit-remaining is 0"
 	}
+}
+
+// otherBucket reports rate-limit headers of a budget other than REST's
+// (x-ratelimit-resource: graphql): Stats, BudgetLow and the windows that
+// hold every request back describe REST's "core" budget only.
+func otherBucket(h http.Header) bool {
+	r := h.Get("X-RateLimit-Resource")
+	return r != "" && !strings.EqualFold(r, "core")
 }
 
 // backoff sleeps before transient retry n (1-based): exponential with

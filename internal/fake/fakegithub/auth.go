@@ -144,15 +144,19 @@ func (s *Server) tokenFor(r *http.Request) *token {
 func (s *Server) window(t *token) {
 	now := s.clock()
 	if t.reset.IsZero() || !now.Before(t.reset) {
-		t.used = 0
+		t.used, t.gqlUsed = 0, 0
 		t.reset = now.Add(time.Hour).UTC().Truncate(time.Second)
 	}
 }
 
 // limited answers 403 when the token's budget is spent.
-func (s *Server) limited(t *token) (reply, bool) {
+func (s *Server) limited(t *token) (reply, bool) { return s.limitedIn(t, false) }
+
+// limitedIn checks the REST or the GraphQL budget. GraphQL's spent budget
+// is an HTTP 200 whose errors say RATE_LIMITED.
+func (s *Server) limitedIn(t *token, graphql bool) (reply, bool) {
 	s.window(t)
-	if t.used < t.limit {
+	if *t.bucket(graphql) < t.limit {
 		return reply{}, false
 	}
 	who := fmt.Sprintf("user ID %d", s.user(t.id.Login, t.id.Type).id)
@@ -161,17 +165,26 @@ func (s *Server) limited(t *token) (reply, bool) {
 	}
 	rep := errorReply(http.StatusForbidden, "API rate limit exceeded for "+who+".",
 		"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits")
-	s.rateHeaders(t, &rep)
+	if graphql {
+		rep = gqlErrors(nil, obj{"type": "RATE_LIMITED", "message": "API rate limit exceeded for " + who + "."})
+	}
+	s.bucketHeaders(t, graphql, &rep)
 	return rep, true
 }
 
-func (s *Server) rateHeaders(t *token, rep *reply) {
+func (s *Server) rateHeaders(t *token, rep *reply) { s.bucketHeaders(t, false, rep) }
+
+func (s *Server) bucketHeaders(t *token, graphql bool, rep *reply) {
 	s.window(t)
+	used, resource := t.used, "core"
+	if graphql {
+		used, resource = t.gqlUsed, "graphql"
+	}
 	rep.set("X-RateLimit-Limit", strconv.Itoa(t.limit))
-	rep.set("X-RateLimit-Remaining", strconv.Itoa(max(t.limit-t.used, 0)))
-	rep.set("X-RateLimit-Used", strconv.Itoa(t.used))
+	rep.set("X-RateLimit-Remaining", strconv.Itoa(max(t.limit-used, 0)))
+	rep.set("X-RateLimit-Used", strconv.Itoa(used))
 	rep.set("X-RateLimit-Reset", strconv.FormatInt(t.reset.Unix(), 10))
-	rep.set("X-RateLimit-Resource", "core")
+	rep.set("X-RateLimit-Resource", resource)
 }
 
 // getAuthUser serves GET /user; installation tokens are refused like GitHub.

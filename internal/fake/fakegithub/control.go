@@ -410,3 +410,25 @@ func (s *Server) setRun(id int64, status, conclusion string) error {
 	rn.status, rn.conclusion, rn.updated = status, conclusion, s.now()
 	return nil
 }
+
+// React adds login's reaction to a comment (once per user and content, as
+// on GitHub).
+func (s *Server) React(id int64, login, content string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.comments[id]
+	if c == nil || c.deleted {
+		return fmt.Errorf("fakegithub: no comment %d", id)
+	}
+	if !slices.Contains(reactionContents, content) {
+		return fmt.Errorf("fakegithub: unknown reaction %q", content)
+	}
+	u := s.user(login, "")
+	for _, r := range c.reactions {
+		if r.user == u && r.content == content {
+			return nil
+		}
+	}
+	c.reactions = append(c.reactions, &reaction{id: s.newID(), user: u, content: content, created: s.now()})
+	return nil
+}

@@ -41,9 +41,10 @@ func (r Request) ListedIDs() []int64 {
 }
 
 // IsMutation reports whether the request asked to change state (anything
-// but GET/HEAD, not counting App token minting).
+// but GET/HEAD, not counting App token minting nor GraphQL, where the fake
+// serves one query and no mutation).
 func (r Request) IsMutation() bool {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Path == "/graphql" {
 		return false
 	}
 	return !strings.HasPrefix(r.Path, "/app/")

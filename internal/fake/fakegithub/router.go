@@ -24,6 +24,7 @@ func buildRoutes() []route {
 		h               handlerFunc
 	}{
 		{"GET", "/user", false, (*Server).getAuthUser},
+		{"POST", "/graphql", false, (*Server).graphql},
 		{"GET", rp, false, (*Server).getRepo},
 		{"GET", rp + "/issues", false, (*Server).listIssues},
 		{"GET", rp + "/issues/comments/{id}", false, (*Server).getComment},

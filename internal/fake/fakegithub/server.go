@@ -143,6 +143,8 @@ type reply struct {
 	body   any // JSON-encoded unless raw is set
 	raw    []byte
 	header http.Header
+	// listed overrides the ids listedIDs finds (a GraphQL page).
+	listed string
 }
 
 func (r *reply) set(k, v string) {
@@ -163,6 +165,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
 	if p, ok := strings.CutPrefix(escaped, "/api/v3"); ok && (p == "" || p[0] == '/') {
 		escaped = p
+	}
+	if escaped == "/api/graphql" { // GHES's GraphQL endpoint
+		escaped = "/graphql"
 	}
 	segs := splitPath(escaped)
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
@@ -202,6 +207,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	entry.Status = rep.status
 	entry.Listed = listedIDs(rep)
+	if rep.listed != "" {
+		entry.Listed = rep.listed
+	}
 	s.record(entry)
 	writeReply(w, rep)
 }
@@ -242,7 +250,8 @@ func (s *Server) handle(r *http.Request, segs []string, body []byte, entry *Requ
 		return errorReply(http.StatusUnauthorized, "Bad credentials", docRoot)
 	}
 	c.who = s.user(c.tok.id.Login, c.tok.id.Type)
-	if rep, limited := s.limited(c.tok); limited {
+	gql := len(segs) == 1 && segs[0] == "graphql" // a bucket of its own on GitHub
+	if rep, limited := s.limitedIn(c.tok, gql); limited {
 		return rep
 	}
 	rep := s.scoped(c)
@@ -250,9 +259,9 @@ func (s *Server) handle(r *http.Request, segs []string, body []byte, entry *Requ
 		rep = finish(r, rt.h(s, c))
 	}
 	if rep.status != http.StatusNotModified {
-		c.tok.used++
+		*c.tok.bucket(gql)++
 	}
-	s.rateHeaders(c.tok, &rep)
+	s.bucketHeaders(c.tok, gql, &rep)
 	return rep
 }
 

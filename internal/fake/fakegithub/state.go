@@ -199,4 +199,14 @@ type token struct {
 	limit int
 	used  int
 	reset time.Time
+	// gqlUsed counts GraphQL requests, which GitHub budgets apart from
+	// REST (x-ratelimit-resource: graphql) in the same hourly window.
+	gqlUsed int
+}
+
+func (t *token) bucket(graphql bool) *int {
+	if graphql {
+		return &t.gqlUsed
+	}
+	return &t.used
 }

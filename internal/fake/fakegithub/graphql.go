@@ -1,0 +1,172 @@
+package fakegithub
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The GraphQL endpoint (POST /graphql; GHES: /api/graphql) answers one
+// document: the thread read the adapter sends, recognised by its operation
+// name. Anything else gets GitHub's error shape (HTTP 200, an "errors"
+// array), so a client that sends a document the fake does not model fails
+// loudly rather than reading an invented answer.
+
+// RecentCommentsOp is the operation name of the one query served.
+const RecentCommentsOp = "AutopilotRecentComments"
+
+// maxGraphQLPage is GitHub's bound on first/last of a connection.
+const maxGraphQLPage = 100
+
+// graphqlReactions maps REST reaction contents to GraphQL's ReactionContent.
+var graphqlReactions = map[string]string{
+	"+1": "THUMBS_UP", "-1": "THUMBS_DOWN", "laugh": "LAUGH", "hooray": "HOORAY",
+	"confused": "CONFUSED", "heart": "HEART", "rocket": "ROCKET", "eyes": "EYES",
+}
+
+func gqlErrors(data any, errs ...obj) reply {
+	body := obj{"errors": errs}
+	if data != nil {
+		body["data"] = data
+	}
+	return reply{status: http.StatusOK, body: body}
+}
+
+// graphql serves POST /graphql.
+func (s *Server) graphql(c *call) reply {
+	var in struct {
+		Query         string         `json:"query"`
+		OperationName string         `json:"operationName"`
+		Variables     map[string]any `json:"variables"`
+	}
+	if err := json.Unmarshal(c.body, &in); err != nil || in.Query == "" {
+		return errorReply(http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/graphql")
+	}
+	if in.OperationName != RecentCommentsOp || !strings.Contains(in.Query, "query "+RecentCommentsOp+"(") {
+		return gqlErrors(nil, obj{"message": "the fake GitHub serves only the " + RecentCommentsOp + " query",
+			"locations": []obj{{"line": 1, "column": 1}}})
+	}
+	return s.recentComments(c, in.Variables)
+}
+
+// recentComments answers repository(owner,name){issue(number){comments(
+// last, before, orderBy UPDATED_AT ASC)}}: the page of comments just
+// before the cursor (the newest when there is none), least recently
+// updated first, with pageInfo.
+func (s *Server) recentComments(c *call, v map[string]any) reply {
+	owner, _ := v["owner"].(string)
+	name, _ := v["name"].(string)
+	num, _ := v["number"].(float64)
+	last, _ := v["last"].(float64)
+	if last < 1 || last > maxGraphQLPage {
+		return gqlErrors(nil, obj{"message": fmt.Sprintf("Requesting %v records on the `comments` connection exceeds the `last` limit of 100 records.", last),
+			"path": []string{"repository", "issue", "comments"}})
+	}
+	full := owner + "/" + name
+	rp := s.repos[strings.ToLower(full)]
+	if rp == nil || !c.tok.id.canSee(full) {
+		return gqlErrors(obj{"repository": nil}, obj{"type": "NOT_FOUND", "path": []string{"repository"},
+			"message": fmt.Sprintf("Could not resolve to a Repository with the name '%s'.", full)})
+	}
+	is := rp.issues[int(num)]
+	if is == nil || is.pull != nil {
+		return gqlErrors(obj{"repository": obj{"issue": nil}}, obj{"type": "NOT_FOUND", "path": []string{"repository", "issue"},
+			"message": fmt.Sprintf("Could not resolve to an Issue with the number of %d.", int(num))})
+	}
+	var list []*comment
+	for _, cm := range is.comments {
+		if !cm.deleted {
+			list = append(list, cm)
+		}
+	}
+	slices.SortStableFunc(list, func(a, b *comment) int {
+		if d := a.updated.Compare(b.updated); d != 0 {
+			return d
+		}
+		return int(a.id - b.id)
+	})
+	hi := len(list)
+	if before, ok := v["before"].(string); ok && before != "" {
+		at, id, good := parseCursor(before)
+		if !good {
+			return gqlErrors(nil, obj{"message": "`$before` does not appear to be a valid cursor.",
+				"path": []string{"repository", "issue", "comments"}})
+		}
+		hi = 0
+		for i, cm := range list {
+			if cm.updated.Before(at) || cm.updated.Equal(at) && cm.id < id {
+				hi = i + 1
+			}
+		}
+	}
+	lo := max(hi-int(last), 0)
+	nodes := make([]obj, 0, hi-lo)
+	ids := make([]string, 0, hi-lo)
+	for _, cm := range list[lo:hi] {
+		nodes = append(nodes, s.commentNode(cm))
+		ids = append(ids, strconv.FormatInt(cm.id, 10))
+	}
+	var start any
+	if hi > lo {
+		start = cursor(list[lo])
+	}
+	page := obj{"hasPreviousPage": lo > 0, "hasNextPage": hi < len(list), "startCursor": start}
+	rep := ok(obj{"data": obj{"repository": obj{"issue": obj{"comments": obj{"pageInfo": page, "nodes": nodes}}}}})
+	rep.listed = strings.Join(ids, ",")
+	return rep
+}
+
+// commentNode renders an IssueComment as the query selects it. GraphQL
+// names a GitHub App's account without the "[bot]" REST appends.
+func (s *Server) commentNode(cm *comment) obj {
+	var author any
+	if u := cm.user; u != nil {
+		author = obj{"__typename": u.typ, "login": strings.TrimSuffix(u.login, "[bot]")}
+	}
+	counts := map[string]int{}
+	for _, r := range cm.reactions {
+		counts[r.content]++
+	}
+	var groups []obj
+	for _, k := range reactionContents {
+		groups = append(groups, obj{"content": graphqlReactions[k], "reactors": obj{"totalCount": counts[k]}})
+	}
+	rp := cm.repo
+	return obj{
+		"fullDatabaseId": strconv.FormatInt(cm.id, 10), "body": cm.body, "author": author,
+		"createdAt": stamp(cm.created), "updatedAt": stamp(cm.updated),
+		"url":            fmt.Sprintf("%s#issuecomment-%d", s.issueHTML(rp, rp.issues[cm.issue]), cm.id),
+		"reactionGroups": groups,
+	}
+}
+
+// cursor is an opaque position in the UPDATED_AT order.
+func cursor(cm *comment) string {
+	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "cursor:v2:%d:%d", cm.updated.Unix(), cm.id))
+}
+
+func parseCursor(s string) (time.Time, int64, bool) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return time.Time{}, 0, false
+	}
+	rest, ok := strings.CutPrefix(string(raw), "cursor:v2:")
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	secs, id, ok := strings.Cut(rest, ":")
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	sec, err1 := strconv.ParseInt(secs, 10, 64)
+	n, err2 := strconv.ParseInt(id, 10, 64)
+	if err1 != nil || err2 != nil {
+		return time.Time{}, 0, false
+	}
+	return time.Unix(sec, 0).UTC(), n, true
+}
