@@ -273,9 +273,13 @@ func TestSweepStopsEarlyWhenTheBudgetRunsLow(t *testing.T) {
 		r.event("start", "issues", r.labeled(n, "maria"))
 		issues = append(issues, n)
 	}
-	// 52 requests left, 50 kept in reserve: the sweep lists the issues,
-	// reads the configuration, reconciles what fits and stops.
+	// 52 REST requests left (the sweep lists the issues and reads the
+	// configuration) and 51 GraphQL ones (one thread read per issue), 50
+	// of each kept in reserve: the sweep reconciles what fits and stops.
 	if err := r.gh.SetRateLimit(token, 1000, 52, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.gh.SetGraphQLRateLimit(token, 51); err != nil {
 		t.Fatal(err)
 	}
 	res := r.sweep()

@@ -1,6 +1,7 @@
 package action_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -15,18 +16,34 @@ import (
 // calls-per-answer figures.
 var threadLengths = []int{0, 150, 1000, 2500}
 
+// lateLabelled is the length of the thread an issue had when it was
+// labelled, in the row for an issue labelled late: its state comment is not
+// among the first 100 comments.
+const lateLabelled = 250
+
 // TestCallsByThreadLength prints the billed calls (a 304 is free) of a
 // start on an issue that already holds n comments, and of a plain chatter
 // comment and a gate answer on an issue that collected n comments since its
-// start, and fails over PRODUCT §13's budgets:
-// answer ≤ 6, chatter ≤ 3, start ≤ 8 at any length. CI runs it with -v so
-// the log shows the table (.ci/run).
+// start, plus a row for an issue labelled after it had lateLabelled
+// comments, and fails over PRODUCT §13's budgets: answer ≤ 6, chatter ≤ 3,
+// start ≤ 8 at any length. CI runs it with -v so the log shows the table
+// (.ci/run).
 func TestCallsByThreadLength(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds up to 2,500 comments")
 	}
-	type row struct{ n, start, chatter, answer, catchup int }
+	type row struct {
+		n                               string
+		start, chatter, answer, catchup int
+	}
 	var rows []row
+	check := func(t *testing.T, r row) {
+		t.Helper()
+		rows = append(rows, r)
+		if r.start > 8 || r.chatter > 3 || r.answer > 6 {
+			t.Errorf("%s comments: start %d (≤ 8), chatter %d (≤ 3), answer %d (≤ 6) billed calls", r.n, r.start, r.chatter, r.answer)
+		}
+	}
 	for _, n := range threadLengths {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			h := newHarness(t)
@@ -49,40 +66,49 @@ func TestCallsByThreadLength(t *testing.T) {
 			h.mustOK(r, "catch-up")
 			catchup := r.calls
 			h.assertNoPageTwice(is)
-			mark := len(h.gh.Requests())
-			r = h.run("issue_comment", h.comment(is, "devin", "sounds good to me"))
-			h.mustOK(r, "chatter")
-			chatter := r.calls
-			h.logCalls("chatter", mark)
-			mark = len(h.gh.Requests())
-			r = h.run("issue_comment", h.comment(is, "maria", "A"))
-			h.mustOK(r, "answer")
-			if r.outputs["decision"] != "A" {
-				t.Fatalf("answer not applied at %d comments: %v\n%s", n, r.outputs, r.stdout)
-			}
-			answer := r.calls
-			h.logCalls("answer", mark)
-			h.assertNoPageTwice(is)
-			rows = append(rows, row{n, startCalls, chatter, answer, catchup})
-			// Beyond one page, finding the state comment (first page) and
-			// reading what is new (since the watermark) are two requests:
-			// an Action run keeps nothing between runs, so nothing tells it
-			// the watermark before it has read the state. That read is the
-			// one call over §13's 6 for an answer (docs/reliability.md).
-			answerBudget := 6
-			if n > 0 {
-				answerBudget = 7
-			}
-			if startCalls > 8 || chatter > 3 || answer > answerBudget {
-				t.Errorf("%d comments: start %d (≤ 8), chatter %d (≤ 3), answer %d (≤ %d) billed calls", n, startCalls, chatter, answer, answerBudget)
-			}
+			chatter, answer := h.chatterAndAnswer(is, n)
+			check(t, row{fmt.Sprint(n), startCalls, chatter, answer, catchup})
 		})
 	}
-	t.Log("billed API calls by thread length (PRODUCT §13: start ≤ 8, chatter ≤ 3, answer ≤ 6; 7 past the first page):")
+	t.Run(fmt.Sprintf("labelled after %d", lateLabelled), func(t *testing.T) {
+		// Its state comment is not on the first page of the thread: each
+		// event must still read only what is new.
+		h := newHarness(t)
+		h.startRunAfter("Warm-up", 0)
+		is := h.startRunAfter("Labelled late", lateLabelled)
+		startCalls := h.last.calls
+		h.toGate(is)
+		h.assertNoPageTwice(is)
+		chatter, answer := h.chatterAndAnswer(is, lateLabelled)
+		check(t, row{fmt.Sprintf("%d+late", lateLabelled), startCalls, chatter, answer, 0})
+	})
+	t.Log("billed API calls by thread length (PRODUCT §13: start ≤ 8, chatter ≤ 3, answer ≤ 6):")
 	t.Logf("%10s %6s %8s %7s %14s", "comments", "start", "chatter", "answer", "catch-up(n new)")
 	for _, r := range rows {
-		t.Logf("%10d %6d %8d %7d %14d", r.n, r.start, r.chatter, r.answer, r.catchup)
+		t.Logf("%10s %6d %8d %7d %14d", r.n, r.start, r.chatter, r.answer, r.catchup)
 	}
+}
+
+// chatterAndAnswer runs a plain chatter comment and then a gate answer on
+// issue is (at the gate), checks that neither lists what earlier runs read,
+// and returns their billed calls.
+func (h *harness) chatterAndAnswer(is, n int) (chatter, answer int) {
+	h.t.Helper()
+	mark := len(h.gh.Requests())
+	r := h.run("issue_comment", h.comment(is, "devin", "sounds good to me"))
+	h.mustOK(r, "chatter")
+	chatter = r.calls
+	h.logCalls("chatter", mark)
+	mark = len(h.gh.Requests())
+	r = h.run("issue_comment", h.comment(is, "maria", "A"))
+	h.mustOK(r, "answer")
+	if r.outputs["decision"] != "A" {
+		h.t.Fatalf("answer not applied at %d comments: %v\n%s", n, r.outputs, r.stdout)
+	}
+	answer = r.calls
+	h.logCalls("answer", mark)
+	h.assertNoPageTwice(is)
+	return chatter, answer
 }
 
 // startRunAfter creates an issue with n comments by people, then labels it
@@ -126,9 +152,10 @@ func (h *harness) logCalls(what string, from int) {
 
 // assertNoPageTwice fails when a run lists a page of the issue's comments
 // that an earlier run already processed: every comment on it (but the state
-// comment, which each write edits) was read by an earlier run. The first
-// page of the thread (where the state comment lives) is exempt; a 304 is
-// free and carries nothing.
+// comment, which each write edits) was read by an earlier run. Through REST
+// the first page of the thread (where the state comment lives) is exempt; a
+// 304 is free and carries nothing. Through GraphQL (most recently updated
+// first) no page is exempt: the first one holds what is new.
 func (h *harness) assertNoPageTwice(n int) {
 	h.t.Helper()
 	path := fmt.Sprintf("/repos/%s/issues/%d/comments", repo, n)
@@ -150,22 +177,41 @@ func (h *harness) assertNoPageTwice(n int) {
 			}
 			current = nil
 		}
-		if q.Method != "GET" || q.Path != path || q.Status != 200 {
+		what := ""
+		switch {
+		case q.Method == "POST" && q.Path == "/graphql" && q.Status == 200:
+			var body struct {
+				Variables struct {
+					Number int    `json:"number"`
+					Before string `json:"before"`
+				} `json:"variables"`
+			}
+			if json.Unmarshal([]byte(q.Body), &body) != nil || body.Variables.Number != n {
+				continue
+			}
+			what = "GraphQL page"
+			if body.Variables.Before != "" {
+				what += " before " + body.Variables.Before
+			}
+		case q.Method == "GET" && q.Path == path && q.Status == 200:
+			v, _ := url.ParseQuery(q.Query)
+			if v.Get("since") == "" && (v.Get("page") == "" || v.Get("page") == "1") {
+				current = append(current, q.ListedIDs()...)
+				continue
+			}
+			what = q.Query
+		default:
 			continue
 		}
 		current = append(current, q.ListedIDs()...)
-		v, _ := url.ParseQuery(q.Query)
-		if v.Get("since") == "" && (v.Get("page") == "" || v.Get("page") == "1") {
-			continue
-		}
-		fresh := false
+		fresh := len(q.ListedIDs()) == 0 // an empty thread: nothing to skip
 		for _, id := range q.ListedIDs() {
 			if id != stateID && !read[id] {
 				fresh = true
 			}
 		}
 		if !fresh {
-			h.t.Errorf("run %d lists a page of #%d's comments that earlier runs already read (%s, %d comments)", run+1, n, q.Query, len(q.ListedIDs()))
+			h.t.Errorf("run %d lists a page of #%d's comments that earlier runs already read (%s, %d comments)", run+1, n, what, len(q.ListedIDs()))
 		}
 	}
 }

@@ -35,7 +35,7 @@ func TestRevokedTokenIsMintedAgainOnce(t *testing.T) {
 	}
 
 	// Refused again after the re-mint: one retry, then the job fails.
-	r.gh.Script("GET", "/repos/*/*/issues/*/comments", fakegithub.Step{Status: http.StatusUnauthorized}, fakegithub.Step{Status: http.StatusUnauthorized})
+	r.gh.Script("POST", "/graphql", fakegithub.Step{Status: http.StatusUnauthorized}, fakegithub.Step{Status: http.StatusUnauthorized})
 	from = len(r.gh.Requests())
 	err := r.process(r.gh.Say(repo, n, apptest.Writer, "/autopilot done research done"))
 	if err == nil || !strings.Contains(err.Error(), "unauthorized") {

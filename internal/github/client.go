@@ -95,8 +95,17 @@ type Stats struct {
 	RateRemaining int
 	// RateReset is the last x-ratelimit-reset seen.
 	RateReset time.Time
+	// GraphQLRemaining is the last x-ratelimit-remaining seen on a GraphQL
+	// answer (a budget of its own), -1 before any.
+	GraphQLRemaining int
 
-	rateSeen bool
+	rateSeen, gqlSeen bool
+}
+
+// Low reports that a budget seen so far (REST's or GraphQL's) is below
+// floor: with GraphQL spent, every thread read falls back to REST.
+func (s Stats) Low(floor int) bool {
+	return s.RateRemaining >= 0 && s.RateRemaining < floor || s.GraphQLRemaining >= 0 && s.GraphQLRemaining < floor
 }
 
 // Client is a forge.Forge bound to one repository. It is safe for

@@ -327,11 +327,19 @@ func (t *transport) openWindow(kind string, l limit) {
 // into a certain 403.
 func (t *transport) observeRate(h http.Header) {
 	rem := h.Get("X-RateLimit-Remaining")
-	if rem == "" || otherBucket(h) {
+	if rem == "" {
 		return
 	}
 	n, err := strconv.Atoi(rem)
 	if err != nil {
+		return
+	}
+	if otherBucket(h) {
+		if strings.EqualFold(h.Get("X-RateLimit-Resource"), "graphql") {
+			t.mu.Lock()
+			t.stats.GraphQLRemaining, t.stats.gqlSeen = n, true
+			t.mu.Unlock()
+		}
 		return
 	}
 	reset, hasReset := parseReset(h.Get("X-RateLimit-Reset"))
@@ -380,6 +388,9 @@ func (t *transport) snapshot() Stats {
 	}
 	if !s.rateSeen {
 		s.RateRemaining = -1
+	}
+	if !s.gqlSeen {
+		s.GraphQLRemaining = -1
 	}
 	return s
 }

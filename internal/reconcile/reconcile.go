@@ -129,6 +129,10 @@ type Trigger struct {
 	// AuthorEdit is an issue_comment.edited delivery whose sender is the
 	// comment's author: the proof that the author wrote that text.
 	AuthorEdit *forge.Comment
+	// Comment is the comment an issue_comment.created delivery carries:
+	// when it could act, its author's permission is asked before the
+	// thread is read (prefetch).
+	Comment *forge.Comment
 	// Issue is the issue snapshot from the event payload, when there is one;
 	// it saves a read (labels are only ever added or removed one by one, so
 	// a slightly stale snapshot cannot clobber anyone's label).
@@ -282,6 +286,9 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 			*own = ru.wroteBody
 		}
 	}()
+	if err := ru.prefetch(t); err != nil {
+		return Outcome{Issue: number}, err
+	}
 	ld, err := r.load(ctx, number, t.Issue, t.Start || t.adopt)
 	if err != nil {
 		return Outcome{Issue: number}, err
@@ -324,6 +331,23 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 		return ru.outcome(), err
 	}
 	return ru.outcome(), nil
+}
+
+// prefetch asks for the permission of the trigger comment's author, when
+// the comment could act, before the thread is read: the lookup an answer
+// needs then comes before the load, which can stand in for the version
+// re-read before the write (loadIsReread). Refused credentials end the
+// pass here (App mode mints a new token); other failures fail closed when
+// the comment is classified, as any lookup does.
+func (ru *run) prefetch(t Trigger) error {
+	for _, c := range []*forge.Comment{t.Comment, t.AuthorEdit} {
+		if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
+			if p := ru.permission(c.Author.Login); errors.Is(p.err, forge.ErrUnauthorized) {
+				return fmt.Errorf("permission of @%s: %w", c.Author.Login, p.err)
+			}
+		}
+	}
+	return nil
 }
 
 func (ru *run) outcome() Outcome {

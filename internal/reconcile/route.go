@@ -196,7 +196,7 @@ func (r *Reconciler) issueComment(ctx context.Context, ev *ghevent.Event) ([]Out
 	if !r.hasTrigger(ev.Labels) {
 		return r.unmanaged(ctx, ev)
 	}
-	out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev)})
+	out, err := r.Issue(ctx, ev.Issue, Trigger{Issue: snapshot(ev), Comment: c})
 	return []Outcome{out}, err
 }
 

@@ -304,9 +304,12 @@ func (ru *run) write() error {
 		ru.stored(c, s, body)
 		return nil
 	}
-	// Re-read before writing: a concurrent run may have written meanwhile.
+	// Re-read before writing: a concurrent run may have written meanwhile
+	// (the load is that re-read when nothing was sent since).
 	reread := r.o.Now()
-	if err := ru.checkVersion(prev); err != nil {
+	if ru.loadIsReread() {
+		reread = ru.loaded.win.at
+	} else if err := ru.checkVersion(prev); err != nil {
 		return err
 	}
 	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.stateComment.ID, body)

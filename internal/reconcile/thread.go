@@ -13,14 +13,21 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// Reading a thread costs the same at 10 and 10,000 comments: the first page
-// (which holds the state comment, posted when the run began) and the
-// comments updated since the state's watermark (State.Since). Every comment
-// updated before the watermark was read by the pass that wrote it, and an
-// edit brings a comment back (GitHub's since filters on updated_at), so
-// nothing is skipped. Repeated reads in one pass (the re-read before the
-// write, the read-back) send the same requests, which cost nothing when
-// nothing changed (ETag, 304).
+// Reading a thread costs the same at 10 and 10,000 comments. Through
+// GraphQL (forge.RecentReader) the comments come most recently updated
+// first: every state write edits the state comment, so the first page
+// holds it and every comment updated since the state's watermark
+// (State.Since), and earlier pages are read only while they still hold
+// comments updated since (or until the state comment is found). Without
+// it (or when that read fails), through REST: the first page (which holds
+// the state comment, posted when the run began) and the comments updated
+// since the watermark. Every comment updated before the watermark was read
+// by the pass that wrote it, and an edit brings a comment back (both
+// orders and GitHub's since go by updated_at), so nothing is skipped.
+// Repeated REST reads in one pass send the same requests, which cost
+// nothing when nothing changed (ETag, 304); a GraphQL read cannot be
+// conditional, so a load with nothing sent after it stands in for the
+// version re-read before the write (loadIsReread).
 
 // threadSlack keeps the watermark this far behind the newest comment a pass
 // read: a comment GitHub stamped earlier but listed later (a write in
@@ -37,6 +44,13 @@ type window struct {
 	// fresh: a first start read only the first page of a longer thread;
 	// since is when it began.
 	fresh bool
+	// recent: read through forge.RecentReader, back to since (to the
+	// thread's start when since is zero).
+	recent bool
+	// at and requests: when a recent read ended and the forge's request
+	// count then (loadIsReread).
+	at       time.Time
+	requests int64
 }
 
 // readThread reads what a pass needs of issue n's thread: the first page
@@ -46,6 +60,13 @@ type window struct {
 // cannot read part of a thread, a state from before watermarks, or a run
 // begun after 100 comments, whose state comment is not on the first page).
 func (r *Reconciler) readThread(ctx context.Context, n int, fresh bool) ([]forge.Comment, window, error) {
+	if rr, ok := r.o.Forge.(forge.RecentReader); ok {
+		cs, w, err := r.readRecent(ctx, rr, n, fresh, time.Time{})
+		if err == nil || !restInstead(ctx, err) {
+			return cs, w, err
+		}
+		r.o.Logger.Warn("reading the thread through GraphQL failed; reading it through REST", "issue", n, "err", err)
+	}
 	tr, ok := r.o.Forge.(forge.ThreadReader)
 	if !ok {
 		cs, err := r.o.Forge.ListComments(ctx, n)
@@ -75,6 +96,64 @@ func (r *Reconciler) readThread(ctx context.Context, n int, fresh bool) ([]forge
 	return mergeComments(head, rest), window{since: since}, nil
 }
 
+// readRecent reads issue n's thread most recently updated first, back to
+// since when it is known (a re-read), else back to the watermark of the
+// newest trusted state on the first page that holds one (the whole thread
+// when none does: a state from before watermarks, or none at all). A first
+// start (fresh) reads one page: what is older is history from before the
+// run, and its watermark starts now (less the slack).
+func (r *Reconciler) readRecent(ctx context.Context, rr forge.RecentReader, n int, fresh bool, since time.Time) ([]forge.Comment, window, error) {
+	known := !since.IsZero()
+	cs, all, err := rr.ListCommentsRecent(ctx, n, func(page []forge.Comment) bool {
+		if !known {
+			if w := r.watermark(page, n); !w.IsZero() {
+				since, known = w, true
+			}
+		}
+		if !known {
+			return !fresh
+		}
+		return len(page) > 0 && !page[0].UpdatedAt.Before(since)
+	})
+	if err != nil {
+		return nil, window{}, err
+	}
+	w := window{recent: true, at: r.o.Now(), requests: rr.Requests()}
+	switch {
+	case all:
+		w.headOnly = true
+	case !known:
+		w.since, w.fresh = r.o.Now().Add(-threadSlack).UTC().Truncate(time.Second), true
+	default:
+		w.since = since
+	}
+	return mergeComments(cs, nil), w, nil
+}
+
+// restInstead reports a failed GraphQL read worth repeating through REST:
+// anything but a cancelled job, refused credentials (REST refuses them
+// too; App mode mints a new token) or a secondary rate limit (which holds
+// every request back). A spent primary budget is GraphQL's own.
+func restInstead(ctx context.Context, err error) bool {
+	var rl *forge.RateLimitError
+	return ctx.Err() == nil && !errors.Is(err, forge.ErrUnauthorized) && !(errors.As(err, &rl) && rl.Secondary)
+}
+
+// loadIsReread reports that the load can stand in for the version re-read
+// before a state write: it was a recent read (a GraphQL read is never a
+// free 304), the forge has sent no request since, and it is at most
+// readBackGap old, the window a re-read leaves before its PATCH; the gap
+// to the PATCH is then noted from the load (noteGap), so a slow write is
+// read back (verify) as after a re-read.
+func (ru *run) loadIsReread() bool {
+	w := ru.loaded.win
+	rr, ok := ru.r.o.Forge.(forge.RecentReader)
+	if !ok || !w.recent || w.requests < 0 {
+		return false
+	}
+	return rr.Requests() == w.requests && ru.r.o.Now().Sub(w.at) <= readBackGap
+}
+
 // reread lists the same window again: for the version re-read before a
 // write and the read-back after it. A since window needs only the comments
 // since (the state comment was updated after its own watermark); after a
@@ -84,6 +163,25 @@ func (ru *run) reread() ([]forge.Comment, error) {
 	r, ctx, n, w := ru.r, ru.ctx, ru.number, ru.loaded.win
 	if sc := ru.loaded.stateComment; w.fresh && sc != nil && !sc.CreatedAt.IsZero() {
 		w.since = sc.CreatedAt.Add(-threadSlack).UTC().Truncate(time.Second)
+	}
+	if rr, ok := r.o.Forge.(forge.RecentReader); ok && w.recent {
+		// What a re-read looks for (a write, a duplicate, an input) came
+		// after the load: back to the newest comment it read (GitHub's
+		// clock) less the slack is enough, and costs one page.
+		since := w.since
+		for _, c := range ru.loaded.comments {
+			if b := c.UpdatedAt.Add(-threadSlack); b.After(since) {
+				since = b
+			}
+		}
+		cs, _, err := r.readRecent(ctx, rr, n, false, since.UTC().Truncate(time.Second))
+		if err == nil || !restInstead(ctx, err) {
+			return cs, err
+		}
+		r.o.Logger.Warn("re-reading the thread through GraphQL failed; reading it through REST", "issue", n, "err", err)
+		if w.since.IsZero() {
+			return r.o.Forge.ListComments(ctx, n)
+		}
 	}
 	tr, ok := r.o.Forge.(forge.ThreadReader)
 	switch {

@@ -111,14 +111,14 @@ func (w Wiring) trackerFor() func(config.Jira) (tracker.Tracker, error) {
 	return func(j config.Jira) (tracker.Tracker, error) { return build(in, j) }
 }
 
-// BudgetLow reports that the rate budget last seen on c is nearly spent;
-// false before any response (and for a nil client).
+// BudgetLow reports that a rate budget last seen on c (REST's or
+// GraphQL's) is nearly spent; false before any response (and for a nil
+// client).
 func BudgetLow(c *gh.Client) bool {
 	if c == nil {
 		return false
 	}
-	st := c.Stats()
-	return st.RateRemaining >= 0 && st.RateRemaining < BudgetFloor
+	return c.Stats().Low(BudgetFloor)
 }
 
 // JiraTracker builds the go-jira tracker from the inputs (credentials) and

@@ -127,6 +127,20 @@ func (s *Server) SetRateLimit(tok string, limit, remaining int, reset time.Time)
 	return nil
 }
 
+// SetGraphQLRateLimit is SetRateLimit for the token's GraphQL budget
+// (the window is shared; limit is the same).
+func (s *Server) SetGraphQLRateLimit(tok string, remaining int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tokens[tok]
+	if t == nil {
+		return fmt.Errorf("fakegithub: unknown token")
+	}
+	s.window(t)
+	t.gqlUsed = max(t.limit-remaining, 0)
+	return nil
+}
+
 // tokenFor resolves the Authorization header. Called with s.mu held.
 func (s *Server) tokenFor(r *http.Request) *token {
 	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
