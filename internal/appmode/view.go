@@ -108,25 +108,29 @@ func (v *view) ListCommentsSince(ctx context.Context, number int, since time.Tim
 	return cs, nil
 }
 
-// ListCommentsRecent implements forge.RecentReader when the adapter does
-// (the view must not hide it: reconcile would read whole threads).
-func (v *view) ListCommentsRecent(ctx context.Context, number int, more func([]forge.Comment) bool) ([]forge.Comment, bool, error) {
+// ReadRecent implements forge.RecentReader when the adapter does (the
+// view must not hide it: reconcile would read whole threads).
+func (v *view) ReadRecent(ctx context.Context, number int, more func(forge.Issue, []forge.Comment) bool) (forge.Recent, error) {
 	rr, ok := v.Forge.(forge.RecentReader)
 	if !ok {
+		is, err := v.GetIssue(ctx, number)
+		if err != nil {
+			return forge.Recent{}, err
+		}
 		cs, err := v.ListComments(ctx, number)
-		return cs, true, err
+		return forge.Recent{Issue: is, Comments: cs, All: true}, err
 	}
-	cs, all, err := rr.ListCommentsRecent(ctx, number, func(page []forge.Comment) bool {
+	rec, err := rr.ReadRecent(ctx, number, func(is forge.Issue, page []forge.Comment) bool {
 		for i := range page {
 			v.adopt(&page[i])
 		}
-		return more(page)
+		return more(is, page)
 	})
 	if err != nil {
-		return nil, false, err
+		return forge.Recent{}, err
 	}
-	v.seen(cs, number)
-	return cs, all, nil
+	v.seen(rec.Comments, number)
+	return rec, nil
 }
 
 // Requests implements forge.RecentReader (-1, "not counted", when the

@@ -39,6 +39,9 @@ type Issue struct {
 	Author    User      `json:"author"`
 	URL       string    `json:"url"` // html_url
 	CreatedAt time.Time `json:"created_at"`
+	// Comments is how many comments GitHub reported with the issue (the
+	// REST field comments); 0 when not known.
+	Comments int `json:"comments,omitempty"`
 }
 
 // HasLabel reports whether the issue carries the label (exact match).
@@ -196,16 +199,25 @@ type ThreadReader interface {
 // and so is every comment new or edited since: a read costs what changed,
 // not the thread's length.
 type RecentReader interface {
-	// ListCommentsRecent reads the issue's comments a page at a time, most
-	// recently updated page first, and asks more(page) after each page
-	// whether to read the one before it (page is ordered by updated time,
-	// least recent first). all reports that it reached the thread's first
-	// comment, so cs is the whole thread. cs is in no particular order.
-	ListCommentsRecent(ctx context.Context, number int, more func(page []Comment) bool) (cs []Comment, all bool, err error)
+	// ReadRecent reads the issue and its comments a page at a time, most
+	// recently updated page first, and asks more(issue, page) after each
+	// page whether to read the one before it (page is ordered by updated
+	// time, least recent first). The issue comes with the first page.
+	ReadRecent(ctx context.Context, number int, more func(is Issue, page []Comment) bool) (Recent, error)
 	// Requests counts the requests the forge has sent so far (of any
 	// kind): equal counts at two moments mean nothing was asked in between.
 	// A negative count means the forge does not count.
 	Requests() int64
+}
+
+// Recent is what a RecentReader read.
+type Recent struct {
+	Issue Issue
+	// Comments are in no particular order.
+	Comments []Comment
+	// All: the read reached the thread's first comment (Comments is the
+	// whole thread).
+	All bool
 }
 
 // Errors returned by Forge implementations. Use errors.Is / errors.As.

@@ -29,6 +29,14 @@ const recentPage = 100
 const recentQuery = `query AutopilotRecentComments($owner: String!, $name: String!, $number: Int!, $last: Int!, $before: String) {
   repository(owner: $owner, name: $name) {
     issue(number: $number) {
+      number
+      title
+      body
+      state
+      url
+      createdAt
+      author { __typename login }
+      labels(first: 100) { nodes { name } }
       comments(last: $last, before: $before, orderBy: {field: UPDATED_AT, direction: ASC}) {
         pageInfo { hasPreviousPage startCursor }
         nodes {
@@ -47,11 +55,8 @@ const recentQuery = `query AutopilotRecentComments($owner: String!, $name: Strin
 
 // gqlComment is one node of recentQuery.
 type gqlComment struct {
-	FullDatabaseID string `json:"fullDatabaseId"`
-	Author         *struct {
-		Typename string `json:"__typename"`
-		Login    string `json:"login"`
-	} `json:"author"`
+	FullDatabaseID string    `json:"fullDatabaseId"`
+	Author         *gqlActor `json:"author"`
 	Body           string    `json:"body"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
@@ -64,6 +69,24 @@ type gqlComment struct {
 	} `json:"reactionGroups"`
 }
 
+type gqlActor struct {
+	Typename string `json:"__typename"`
+	Login    string `json:"login"`
+}
+
+// user converts an author: a GitHub App's account gets REST's "[bot]"
+// suffix back, a deleted one (null) is REST's "ghost".
+func (a *gqlActor) user() forge.User {
+	if a == nil {
+		return forge.User{Login: "ghost", Type: "User"}
+	}
+	u := forge.User{Login: a.Login, Type: a.Typename}
+	if a.Typename == "Bot" && !strings.HasSuffix(a.Login, "[bot]") {
+		u.Login += "[bot]"
+	}
+	return u
+}
+
 type gqlError struct {
 	Type    string `json:"type"`
 	Message string `json:"message"`
@@ -73,6 +96,18 @@ type gqlRecentAnswer struct {
 	Data *struct {
 		Repository *struct {
 			Issue *struct {
+				Number    int       `json:"number"`
+				Title     string    `json:"title"`
+				Body      string    `json:"body"`
+				State     string    `json:"state"`
+				URL       string    `json:"url"`
+				CreatedAt time.Time `json:"createdAt"`
+				Author    *gqlActor `json:"author"`
+				Labels    struct {
+					Nodes []struct {
+						Name string `json:"name"`
+					} `json:"nodes"`
+				} `json:"labels"`
 				Comments struct {
 					PageInfo struct {
 						HasPreviousPage bool   `json:"hasPreviousPage"`
@@ -101,13 +136,14 @@ func graphqlURL(rest string) string {
 	return rest + "graphql"
 }
 
-// ListCommentsRecent implements forge.RecentReader. Each page is one
-// POST to the GraphQL endpoint through the same transport as REST (the
-// same token, retries and rate-limit windows); it is a read, so neither
-// paced as a mutation nor held back by dry-run.
-func (c *Client) ListCommentsRecent(ctx context.Context, number int, more func([]forge.Comment) bool) ([]forge.Comment, bool, error) {
-	what := fmt.Sprintf("read recent comments of #%d (GraphQL)", number)
-	var out []forge.Comment
+// ReadRecent implements forge.RecentReader. Each page is one POST to the
+// GraphQL endpoint through the same transport as REST (the same token,
+// retries and rate-limit windows); it is a read, so neither paced as a
+// mutation nor held back by dry-run. The issue comes with every page (a
+// few fields; later pages are rare).
+func (c *Client) ReadRecent(ctx context.Context, number int, more func(forge.Issue, []forge.Comment) bool) (forge.Recent, error) {
+	what := fmt.Sprintf("read #%d and its recent comments (GraphQL)", number)
+	var out forge.Recent
 	before := ""
 	for range maxPages {
 		vars := map[string]any{"owner": c.owner, "name": c.name, "number": number, "last": recentPage}
@@ -118,33 +154,40 @@ func (c *Client) ListCommentsRecent(ctx context.Context, number int, more func([
 		_, err := c.do(ctx, op{kind: "POST graphql", read: true}, http.MethodPost, c.gqlURL,
 			map[string]any{"query": recentQuery, "operationName": "AutopilotRecentComments", "variables": vars}, &ans, "")
 		if err != nil {
-			return nil, false, c.mapErr(what, err)
+			return forge.Recent{}, c.mapErr(what, err)
 		}
 		if err := gqlFailure(ans.Errors); err != nil {
-			return nil, false, fmt.Errorf("github %s: %w", what, err)
+			return forge.Recent{}, fmt.Errorf("github %s: %w", what, err)
 		}
 		if ans.Data == nil || ans.Data.Repository == nil || ans.Data.Repository.Issue == nil {
-			return nil, false, fmt.Errorf("github %s: %w: no issue in the answer", what, forge.ErrNotFound)
+			return forge.Recent{}, fmt.Errorf("github %s: %w: no issue in the answer", what, forge.ErrNotFound)
 		}
-		conn := ans.Data.Repository.Issue.Comments
+		gi := ans.Data.Repository.Issue
+		out.Issue = forge.Issue{Number: gi.Number, Title: gi.Title, Body: gi.Body, State: strings.ToLower(gi.State),
+			Author: gi.Author.user(), URL: gi.URL, CreatedAt: gi.CreatedAt, Labels: []string{}}
+		for _, l := range gi.Labels.Nodes {
+			out.Issue.Labels = append(out.Issue.Labels, l.Name)
+		}
+		conn := gi.Comments
 		page := make([]forge.Comment, 0, len(conn.Nodes))
 		for _, n := range conn.Nodes {
 			cm, err := c.gqlToComment(n, number)
 			if err != nil {
-				return nil, false, fmt.Errorf("github %s: %w", what, err)
+				return forge.Recent{}, fmt.Errorf("github %s: %w", what, err)
 			}
 			page = append(page, cm)
 		}
-		out = append(out, page...)
+		out.Comments = append(out.Comments, page...)
 		if !conn.PageInfo.HasPreviousPage || conn.PageInfo.StartCursor == "" {
-			return out, true, nil
+			out.All = true
+			return out, nil
 		}
-		if !more(page) {
-			return out, false, nil
+		if !more(out.Issue, page) {
+			return out, nil
 		}
 		before = conn.PageInfo.StartCursor
 	}
-	return nil, false, fmt.Errorf("github %s: more than %d pages, stopping", what, maxPages)
+	return forge.Recent{}, fmt.Errorf("github %s: more than %d pages, stopping", what, maxPages)
 }
 
 // gqlFailure turns a GraphQL errors array (sent with HTTP 200) into an
@@ -178,13 +221,7 @@ func (c *Client) gqlToComment(n gqlComment, issue int) (forge.Comment, error) {
 	if err != nil || id <= 0 {
 		return forge.Comment{}, fmt.Errorf("comment id %q: not a database id", n.FullDatabaseID)
 	}
-	author := forge.User{Login: "ghost", Type: "User"} // REST's name for a deleted account
-	if a := n.Author; a != nil {
-		author = forge.User{Login: a.Login, Type: a.Typename}
-		if a.Typename == "Bot" && !strings.HasSuffix(a.Login, "[bot]") {
-			author.Login += "[bot]"
-		}
-	}
+	author := n.Author.user()
 	out := forge.Comment{ID: id, IssueNumber: issue, Author: author, Body: n.Body,
 		CreatedAt: n.CreatedAt, UpdatedAt: n.UpdatedAt, URL: n.URL, Reactions: map[string]int{}}
 	if c.appID != 0 && author.IsBot() && c.botLogin != "" && strings.EqualFold(author.Login, c.botLogin) {

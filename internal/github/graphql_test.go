@@ -24,7 +24,7 @@ func gqlWorld(t *testing.T, prefix string) (*fakegithub.Server, *Client, *fakeCl
 		t.Fatal(err)
 	}
 	srv.AddActionsToken("ghs_x", repo)
-	n, err := srv.CreateIssue(repo, "maria", "Long", "body", nil)
+	n, err := srv.CreateIssue(repo, "maria", "Long", "body", []string{"autopilot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func gqlWorld(t *testing.T, prefix string) (*fakegithub.Server, *Client, *fakeCl
 	return srv, c, clock, n
 }
 
-func TestListCommentsRecentReadsNewestPagesBackwards(t *testing.T) {
+func TestReadRecentReadsNewestPagesBackwards(t *testing.T) {
 	for _, prefix := range []string{"", "/api/v3"} {
 		t.Run("base"+prefix, func(t *testing.T) {
 			srv, c, clock, n := gqlWorld(t, prefix)
@@ -65,9 +65,13 @@ func TestListCommentsRecentReadsNewestPagesBackwards(t *testing.T) {
 			}
 			before := c.Stats()
 			pages := 0
-			cs, all, err := c.ListCommentsRecent(ctx, n, func(page []forge.Comment) bool { pages++; return false })
+			rec, err := c.ReadRecent(ctx, n, func(_ forge.Issue, page []forge.Comment) bool { pages++; return false })
 			if err != nil {
 				t.Fatal(err)
+			}
+			cs, all := rec.Comments, rec.All
+			if is := rec.Issue; is.Number != n || is.Title != "Long" || is.State != "open" || is.Author.Login != "maria" || len(is.Labels) != 1 || is.Labels[0] != "autopilot" {
+				t.Errorf("issue as read: %+v", is)
 			}
 			if all || pages != 1 || len(cs) != 100 {
 				t.Fatalf("one page asked: got %d comments, all=%v, %d pages", len(cs), all, pages)
@@ -92,8 +96,8 @@ func TestListCommentsRecentReadsNewestPagesBackwards(t *testing.T) {
 				t.Errorf("requests %d (want 1), REST budget %d → %d (GraphQL has its own)", after.Total-before.Total, before.RateRemaining, after.RateRemaining)
 			}
 			// Reading on to the start returns the whole thread once.
-			cs, all, err = c.ListCommentsRecent(ctx, n, func([]forge.Comment) bool { return true })
-			if err != nil || !all || len(cs) != 251 {
+			rec, err = c.ReadRecent(ctx, n, func(forge.Issue, []forge.Comment) bool { return true })
+			if cs, all = rec.Comments, rec.All; err != nil || !all || len(cs) != 251 {
 				t.Fatalf("whole thread: %d comments, all=%v, err %v", len(cs), all, err)
 			}
 			seen := map[int64]bool{}
@@ -110,20 +114,20 @@ func TestListCommentsRecentReadsNewestPagesBackwards(t *testing.T) {
 	}
 }
 
-func TestListCommentsRecentErrors(t *testing.T) {
+func TestReadRecentErrors(t *testing.T) {
 	srv, c, _, _ := gqlWorld(t, "")
 	ctx := context.Background()
-	if _, _, err := c.ListCommentsRecent(ctx, 999, func([]forge.Comment) bool { return true }); !errors.Is(err, forge.ErrNotFound) {
+	if _, err := c.ReadRecent(ctx, 999, func(forge.Issue, []forge.Comment) bool { return true }); !errors.Is(err, forge.ErrNotFound) {
 		t.Errorf("missing issue: %v, want ErrNotFound", err)
 	}
 	// GraphQL reports failure with HTTP 200 and an errors array.
 	srv.Script("POST", "/graphql", fakegithub.Step{Status: http.StatusOK, Body: `{"errors":[{"message":"Something went wrong while executing your query."}]}`})
-	_, _, err := c.ListCommentsRecent(ctx, 1, func([]forge.Comment) bool { return true })
+	_, err := c.ReadRecent(ctx, 1, func(forge.Issue, []forge.Comment) bool { return true })
 	if err == nil || !strings.Contains(err.Error(), "Something went wrong") {
 		t.Errorf("errors array: %v", err)
 	}
 	srv.Script("POST", "/graphql", fakegithub.Step{Status: http.StatusOK, Body: `{"errors":[{"type":"RATE_LIMITED","message":"API rate limit exceeded"}]}`})
-	_, _, err = c.ListCommentsRecent(ctx, 1, func([]forge.Comment) bool { return true })
+	_, err = c.ReadRecent(ctx, 1, func(forge.Issue, []forge.Comment) bool { return true })
 	var rl *forge.RateLimitError
 	if !errors.As(err, &rl) {
 		t.Errorf("RATE_LIMITED: %v, want a *forge.RateLimitError", err)
@@ -134,10 +138,10 @@ func TestListCommentsRecentErrors(t *testing.T) {
 	}
 }
 
-func TestListCommentsRecentInDryRun(t *testing.T) {
+func TestReadRecentInDryRun(t *testing.T) {
 	_, c, _, n := gqlWorld(t, "")
 	c.dryRun, c.t.dryRun = true, true
-	if _, _, err := c.ListCommentsRecent(context.Background(), n, func([]forge.Comment) bool { return true }); err != nil {
+	if _, err := c.ReadRecent(context.Background(), n, func(forge.Issue, []forge.Comment) bool { return true }); err != nil {
 		t.Errorf("a GraphQL read in dry-run: %v", err)
 	}
 }

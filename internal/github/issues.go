@@ -54,6 +54,7 @@ func toIssue(is *gh.Issue) forge.Issue {
 		Author:    toUser(is.User),
 		URL:       is.GetHTMLURL(),
 		CreatedAt: is.GetCreatedAt().Time,
+		Comments:  is.GetComments(),
 	}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())

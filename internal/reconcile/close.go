@@ -51,6 +51,7 @@ func (ru *run) closeJira() error {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would move %d Jira issue(s) of #%d to done", open, ru.number))
 		return nil
 	}
+	ru.outside = true
 	maxWait := ru.r.o.JiraMaxWait
 	if isSubIssues(ru.tracker) {
 		maxWait = -1

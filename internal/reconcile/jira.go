@@ -42,6 +42,7 @@ func (ru *run) jira() error {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(s)))
 		return nil
 	}
+	ru.outside = true
 	tasks := s.Tasks
 	if plan.Retry {
 		tasks = tracker.RetryFailed(tasks)

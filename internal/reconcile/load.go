@@ -62,30 +62,16 @@ func (r *Reconciler) trusted(c forge.Comment) bool {
 }
 
 // load reads the issue (unless the trigger carries a fresh snapshot) and
-// all its comments, and finds the newest trusted state.
+// what is new in its thread (readThread), and finds the newest trusted
+// state.
 //
 // starting: the trigger starts a run; on an issue that carries none of the
 // bot's labels (so no run ever wrote a state) only the first page is read,
-// and what follows it is history from before the run.
+// and what lies beyond it is history from before the run.
 func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue, starting bool) (*loaded, error) {
-	var is forge.Issue
-	if snap != nil {
-		is = *snap
-	} else {
-		var err error
-		if is, err = r.o.Forge.GetIssue(ctx, number); err != nil {
-			return nil, fmt.Errorf("read issue #%d: %w", number, err)
-		}
-	}
-	fresh := starting
-	for _, l := range is.Labels {
-		if managed(l) {
-			fresh = false
-		}
-	}
-	cs, win, err := r.readThread(ctx, number, fresh)
+	is, cs, win, err := r.readThread(ctx, number, snap, starting)
 	if err != nil {
-		return nil, fmt.Errorf("list comments of #%d: %w", number, err)
+		return nil, err
 	}
 	ld := &loaded{issue: is, comments: cs, markers: map[string]forge.Comment{}, snapshot: snap != nil, seen: map[int64]bool{}, win: win}
 	want := state.Want{Repo: r.o.Forge.Repo(), Issue: number, Key: r.o.StateKey}

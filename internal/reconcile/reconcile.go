@@ -272,6 +272,10 @@ type run struct {
 	last bool
 	// parsed caches each comment's reply (parse).
 	parsed map[int64]parsedBody
+	// outside: the pass sent requests elsewhere than the forge (the
+	// tracker), which the forge's request count does not show
+	// (loadIsReread).
+	outside bool
 }
 
 type permResult struct {

@@ -94,6 +94,7 @@ func (ru *run) answer() error {
 			case engine.QJiraAuth:
 				ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
 				if tr := ru.tracker; tr != nil {
+					ru.outside = true
 					var ae *tracker.AuthError
 					switch err := tr.CheckAuth(ru.ctx); {
 					case err == nil:

@@ -29,6 +29,13 @@ import (
 // conditional, so a load with nothing sent after it stands in for the
 // version re-read before the write (loadIsReread).
 
+// restPage is the REST API's longest page of comments. A thread known to
+// fit on one page is read through REST, whose repeated reads in a pass
+// (the re-read before the write, the read-back) cost nothing while
+// nothing changed (304); a longer one, or one of unknown length, through
+// GraphQL, which also brings the issue when the event carried none.
+const restPage = 100
+
 // threadSlack keeps the watermark this far behind the newest comment a pass
 // read: a comment GitHub stamped earlier but listed later (a write in
 // flight during the read; equal timestamps) is read again, never skipped.
@@ -53,20 +60,59 @@ type window struct {
 	requests int64
 }
 
-// readThread reads what a pass needs of issue n's thread: the first page
+// readThread reads issue n (unless snap is the event's copy of it) and
+// what a pass needs of its thread. Through GraphQL (forge.RecentReader):
+// readRecent, the issue included. Otherwise through REST: the first page
 // alone when it holds everything (or fresh: a run's first start, on an
 // issue no run ever labelled), the first page plus the comments since the
 // watermark of the state found there, and all of it otherwise (the forge
 // cannot read part of a thread, a state from before watermarks, or a run
 // begun after 100 comments, whose state comment is not on the first page).
-func (r *Reconciler) readThread(ctx context.Context, n int, fresh bool) ([]forge.Comment, window, error) {
-	if rr, ok := r.o.Forge.(forge.RecentReader); ok {
-		cs, w, err := r.readRecent(ctx, rr, n, fresh, time.Time{})
-		if err == nil || !restInstead(ctx, err) {
-			return cs, w, err
+// starting: the trigger starts a run.
+func (r *Reconciler) readThread(ctx context.Context, n int, snap *forge.Issue, starting bool) (forge.Issue, []forge.Comment, window, error) {
+	if rr, ok := r.o.Forge.(forge.RecentReader); ok && (snap == nil || snap.Comments == 0 || snap.Comments > restPage) {
+		is, cs, w, err := r.readRecent(ctx, rr, n, snap, starting, time.Time{})
+		if err == nil {
+			return is, cs, w, nil
+		}
+		if !restInstead(ctx, err) {
+			return forge.Issue{}, nil, window{}, fmt.Errorf("read #%d and its comments: %w", n, err)
 		}
 		r.o.Logger.Warn("reading the thread through GraphQL failed; reading it through REST", "issue", n, "err", err)
 	}
+	var is forge.Issue
+	if snap != nil {
+		is = *snap
+	} else {
+		var err error
+		if is, err = r.o.Forge.GetIssue(ctx, n); err != nil {
+			return forge.Issue{}, nil, window{}, fmt.Errorf("read issue #%d: %w", n, err)
+		}
+	}
+	cs, w, err := r.readREST(ctx, n, fresh(is, starting))
+	if err != nil {
+		return forge.Issue{}, nil, window{}, fmt.Errorf("list comments of #%d: %w", n, err)
+	}
+	return is, cs, w, nil
+}
+
+// fresh: a start on an issue that carries none of the bot's labels, so no
+// run ever wrote a state there; what the thread holds is history from
+// before the run.
+func fresh(is forge.Issue, starting bool) bool {
+	if !starting {
+		return false
+	}
+	for _, l := range is.Labels {
+		if managed(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// readREST reads the thread through REST (see readThread).
+func (r *Reconciler) readREST(ctx context.Context, n int, fresh bool) ([]forge.Comment, window, error) {
 	tr, ok := r.o.Forge.(forge.ThreadReader)
 	if !ok {
 		cs, err := r.o.Forge.ListComments(ctx, n)
@@ -96,38 +142,46 @@ func (r *Reconciler) readThread(ctx context.Context, n int, fresh bool) ([]forge
 	return mergeComments(head, rest), window{since: since}, nil
 }
 
-// readRecent reads issue n's thread most recently updated first, back to
-// since when it is known (a re-read), else back to the watermark of the
-// newest trusted state on the first page that holds one (the whole thread
-// when none does: a state from before watermarks, or none at all). A first
-// start (fresh) reads one page: what is older is history from before the
-// run, and its watermark starts now (less the slack).
-func (r *Reconciler) readRecent(ctx context.Context, rr forge.RecentReader, n int, fresh bool, since time.Time) ([]forge.Comment, window, error) {
+// readRecent reads issue n (unless snap is the event's copy of it) and
+// its thread most recently updated first, back to since when it is known
+// (a re-read), else back to the watermark of the newest trusted state on
+// the first page that holds one (the whole thread when none does: a state
+// from before watermarks, or none at all). A first start (fresh) reads one
+// page: what is older is history from before the run, and its watermark
+// starts now (less the slack).
+func (r *Reconciler) readRecent(ctx context.Context, rr forge.RecentReader, n int, snap *forge.Issue, starting bool, since time.Time) (forge.Issue, []forge.Comment, window, error) {
 	known := !since.IsZero()
-	cs, all, err := rr.ListCommentsRecent(ctx, n, func(page []forge.Comment) bool {
+	rec, err := rr.ReadRecent(ctx, n, func(is forge.Issue, page []forge.Comment) bool {
+		if snap != nil {
+			is = *snap
+		}
 		if !known {
 			if w := r.watermark(page, n); !w.IsZero() {
 				since, known = w, true
 			}
 		}
 		if !known {
-			return !fresh
+			return !fresh(is, starting)
 		}
 		return len(page) > 0 && !page[0].UpdatedAt.Before(since)
 	})
 	if err != nil {
-		return nil, window{}, err
+		return forge.Issue{}, nil, window{}, err
+	}
+	is := rec.Issue
+	if snap != nil {
+		is = *snap
 	}
 	w := window{recent: true, at: r.o.Now(), requests: rr.Requests()}
 	switch {
-	case all:
+	case rec.All:
 		w.headOnly = true
 	case !known:
 		w.since, w.fresh = r.o.Now().Add(-threadSlack).UTC().Truncate(time.Second), true
 	default:
 		w.since = since
 	}
-	return mergeComments(cs, nil), w, nil
+	return is, mergeComments(rec.Comments, nil), w, nil
 }
 
 // restInstead reports a failed GraphQL read worth repeating through REST:
@@ -141,14 +195,15 @@ func restInstead(ctx context.Context, err error) bool {
 
 // loadIsReread reports that the load can stand in for the version re-read
 // before a state write: it was a recent read (a GraphQL read is never a
-// free 304), the forge has sent no request since, and it is at most
+// free 304), neither the forge nor the tracker was asked anything since,
+// and it is at most
 // readBackGap old, the window a re-read leaves before its PATCH; the gap
 // to the PATCH is then noted from the load (noteGap), so a slow write is
 // read back (verify) as after a re-read.
 func (ru *run) loadIsReread() bool {
 	w := ru.loaded.win
 	rr, ok := ru.r.o.Forge.(forge.RecentReader)
-	if !ok || !w.recent || w.requests < 0 {
+	if !ok || !w.recent || w.requests < 0 || ru.outside {
 		return false
 	}
 	return rr.Requests() == w.requests && ru.r.o.Now().Sub(w.at) <= readBackGap
@@ -174,7 +229,7 @@ func (ru *run) reread() ([]forge.Comment, error) {
 				since = b
 			}
 		}
-		cs, _, err := r.readRecent(ctx, rr, n, false, since.UTC().Truncate(time.Second))
+		_, cs, _, err := r.readRecent(ctx, rr, n, &ru.loaded.issue, false, since.UTC().Truncate(time.Second))
 		if err == nil || !restInstead(ctx, err) {
 			return cs, err
 		}

@@ -44,13 +44,13 @@ func TestFoundBugs(t *testing.T) {
 		secondRead := make(chan struct{})
 		var once sync.Once
 		w.OnCall(func(c Call, _ []byte) ([]byte, bool) {
-			if c.Run == 2 && c.Method == "GET" && strings.HasSuffix(c.Path, "/comments") {
+			if c.Run == 2 && c.ListsComments() {
 				once.Do(func() { close(secondRead) })
 			}
 			return nil, false
 		})
 		w.BeforeCall(func(c Call) {
-			if c.Run == 1 && c.Method == "POST" {
+			if c.Run == 1 && c.Method == "POST" && c.Mutation() {
 				select {
 				case <-secondRead:
 				case <-time.After(2 * time.Second):

@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -44,8 +45,57 @@ type Call struct {
 	Sent, Answered int64
 }
 
-// Mutation reports whether the call asked to change something.
-func (c Call) Mutation() bool { return c.Method != http.MethodGet && c.Method != http.MethodHead }
+// Mutation reports whether the call asked to change something (a GraphQL
+// request is the thread read, a query).
+func (c Call) Mutation() bool {
+	return c.Method != http.MethodGet && c.Method != http.MethodHead && !c.GraphQL()
+}
+
+// GraphQL reports a request to the GraphQL endpoint (the thread read).
+func (c Call) GraphQL() bool { return strings.HasSuffix(c.Path, "/graphql") }
+
+// ListsComments reports a listing of comments: a REST page or a GraphQL
+// page (the adapter reads threads through GraphQL, REST when that fails).
+func (c Call) ListsComments() bool {
+	return c.Method == http.MethodGet && strings.HasSuffix(c.Path, "/comments") || c.GraphQL()
+}
+
+// editListed calls f on every comment a listing's answer carries (REST:
+// an array of comments; GraphQL: the page's nodes, whose id is
+// fullDatabaseId) with its id, and returns the answer re-encoded.
+func editListed(body []byte, f func(id int64, m map[string]any)) ([]byte, bool) {
+	var cs []map[string]any
+	if json.Unmarshal(body, &cs) == nil {
+		for _, m := range cs {
+			id, _ := m["id"].(float64)
+			f(int64(id), m)
+		}
+		b, err := json.Marshal(cs)
+		return b, err == nil
+	}
+	var g map[string]any
+	if json.Unmarshal(body, &g) != nil {
+		return nil, false
+	}
+	conn, _ := dig(g, "data", "repository", "issue", "comments").(map[string]any)
+	nodes, _ := conn["nodes"].([]any)
+	for _, n := range nodes {
+		if m, ok := n.(map[string]any); ok {
+			id, _ := strconv.ParseInt(fmt.Sprint(m["fullDatabaseId"]), 10, 64)
+			f(id, m)
+		}
+	}
+	b, err := json.Marshal(g)
+	return b, err == nil && nodes != nil
+}
+
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
 
 // Costs reports whether the call counts against GitHub's budget (a 304 is
 // free).
@@ -145,7 +195,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r.token == "" {
 		c.Token = "jira"
 	}
-	if c.Mutation() {
+	if c.Mutation() || c.GraphQL() {
 		c.Body = string(body)
 	}
 	if b := r.hooks.getBefore(); b != nil {

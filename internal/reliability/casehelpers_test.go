@@ -143,7 +143,7 @@ func (w *World) mutations() int {
 // posts counts GitHub and Jira POSTs sent so far.
 func (w *World) posts() (gh, jira int) {
 	for _, c := range w.Calls() {
-		if c.Method != "POST" {
+		if c.Method != "POST" || !c.Mutation() {
 			continue
 		}
 		if c.Service == ServiceGitHub {

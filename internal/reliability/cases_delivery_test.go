@@ -1,7 +1,7 @@
 package reliability
 
 import (
-	"encoding/json"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"io"
 	"net/http"
 	"regexp"
@@ -120,20 +120,18 @@ func case08(t *testing.T) {
 		a := w.Say(n, Maria, "A")
 		staleRuns := map[int]bool{}
 		w.OnCall(func(c Call, body []byte) ([]byte, bool) {
-			if c.Method != "GET" || !strings.HasSuffix(c.Path, "/issues/1/comments") || staleRuns[c.Run] || c.Status != 200 {
+			if !(c.Method == "GET" && strings.HasSuffix(c.Path, "/issues/1/comments") || c.GraphQL()) || staleRuns[c.Run] || c.Status != 200 {
 				return nil, false
 			}
 			staleRuns[c.Run] = true // the first read of a run hits a stale replica
-			var cs []map[string]any
-			if json.Unmarshal(body, &cs) != nil {
-				return nil, false
-			}
-			for _, m := range cs {
-				if id, _ := m["id"].(float64); int64(id) == sc.ID {
+			b, ok := editListed(body, func(id int64, m map[string]any) {
+				if id == sc.ID {
 					m["body"] = previous
 				}
+			})
+			if !ok {
+				return nil, false
 			}
-			b, _ := json.Marshal(cs)
 			return b, false
 		})
 		w.MustRun(w.CommentDelivery(a, "created"))
@@ -178,6 +176,13 @@ func case08(t *testing.T) {
 // conditional (ETag) and answered 304 when unchanged.
 func case09(t *testing.T) {
 	w, n := started(t, Options{})
+	// The thread is read through REST here (GraphQL answers with an error,
+	// as it may), whose GETs are conditional; a GraphQL read cannot be.
+	gqlDown := make([]fakegithub.Step, 200)
+	for i := range gqlDown {
+		gqlDown[i] = fakegithub.Step{Status: http.StatusOK, Body: `{"errors":[{"message":"Something went wrong while executing your query."}]}`}
+	}
+	w.GH.Script("POST", "/graphql", gqlDown...)
 	w.Clock.Advance(time.Minute)
 	chat := w.Say(n, Reader, "Looks good to me.")
 	stale := w.CommentDelivery(chat, "created") // labels: step problem

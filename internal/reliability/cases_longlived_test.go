@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/rand/v2"
@@ -25,11 +26,23 @@ import (
 // Cases 28–31 (issue 15: issues that live for months): beyond RELIABILITY.md
 // §6's 27, numbered on in the same style; docs/reliability.md lists them.
 
-// commentListings counts a run's billed listings of issue n's comments.
+// commentListings counts a run's billed listings of issue n's comments:
+// REST pages and GraphQL pages.
 func (w *World) commentListings(run, n int) int {
 	k := 0
 	for _, c := range w.runCalls(run) {
-		if c.Method == http.MethodGet && c.Path == fmt.Sprintf("/repos/%s/issues/%d/comments", Repo, n) && c.Costs() {
+		if !c.Costs() {
+			continue
+		}
+		if c.Method == http.MethodGet && c.Path == fmt.Sprintf("/repos/%s/issues/%d/comments", Repo, n) {
+			k++
+		}
+		var q struct {
+			Variables struct {
+				Number int `json:"number"`
+			} `json:"variables"`
+		}
+		if c.GraphQL() && json.Unmarshal([]byte(c.Body), &q) == nil && q.Variables.Number == n {
 			k++
 		}
 	}
@@ -81,13 +94,13 @@ func case28(t *testing.T) {
 	}
 	t.Logf("billed calls: chatter %d on a short thread, %d at 1,200 comments; answer %d", w.billed(shortRun), w.billed(chat), w.billed(answer))
 	if l := w.commentListings(chat, n); l > 2 {
-		t.Errorf("a chatter comment at 1,200 comments listed the thread %d times (first page + since: 2)", l)
+		t.Errorf("a chatter comment at 1,200 comments listed the thread %d times (GraphQL: one page; REST: first page + since)", l)
 	}
 	if b := w.billed(chat); b > 3 {
 		t.Errorf("a chatter comment at 1,200 comments cost %d billed calls, want ≤ 3", b)
 	}
-	if b := w.billed(answer); b > 7 {
-		t.Errorf("a gate answer at 1,200 comments cost %d billed calls, want ≤ 7 (6 + the first page)", b)
+	if b := w.billed(answer); b > 6 {
+		t.Errorf("a gate answer at 1,200 comments cost %d billed calls, want ≤ 6", b)
 	}
 	if s.LedgerFloor == 0 || len(s.Ledger) > 400 {
 		t.Errorf("ledger of %d entries, floor %d: the oldest entries were not folded", len(s.Ledger), s.LedgerFloor)
@@ -104,6 +117,44 @@ func case28(t *testing.T) {
 	}
 	_ = short
 	check(t, w, CheckOptions{Issue: n, Budget: -1})
+}
+
+// case36: an issue labelled after it had 250 comments, so the state
+// comment posted at the start is not on the thread's first page. No event
+// after the start reads the whole thread (each lists at most two pages,
+// GraphQL's first one in practice), a chatter comment costs ≤ 3 billed
+// calls and a gate answer ≤ 6, as on a short thread.
+func case36(t *testing.T) {
+	w := NewWorld(t, Options{})
+	n := w.NewIssue("Add CSV export", "Users want to export reports as CSV.")
+	w.chatter(n, 250)
+	w.Clock.Advance(time.Minute)
+	w.Label(n, "autopilot")
+	w.MustRun(w.LabelDelivery(n, "labeled", "autopilot", Maria))
+	from := len(w.Runs())
+	w.toGate(n)
+	w.post(n, Devin, "Looks fine to me.")
+	chat := w.Runs()[len(w.Runs())-1].ID
+	w.Clock.Advance(time.Minute)
+	ans := w.post(n, Maria, "A")
+	answer := w.Runs()[len(w.Runs())-1].ID
+	s := w.mustState(n)
+	if len(s.Decisions) != 1 || s.Decisions[0].CommentID != ans.ID {
+		t.Fatalf("the answer on an issue labelled late was not applied: decisions %s", decisions(s))
+	}
+	for _, r := range w.Runs()[from:] {
+		if l := w.commentListings(r.ID, n); l > 2 {
+			t.Errorf("run %d listed #%d's comments %d times: it read the whole thread of %d comments", r.ID, n, l, len(w.GH.Comments(Repo, n)))
+		}
+	}
+	t.Logf("billed calls on an issue labelled after 250 comments: chatter %d, answer %d", w.billed(chat), w.billed(answer))
+	if b := w.billed(chat); b > 3 {
+		t.Errorf("a chatter comment cost %d billed calls, want ≤ 3", b)
+	}
+	if b := w.billed(answer); b > 6 {
+		t.Errorf("a gate answer cost %d billed calls, want ≤ 6", b)
+	}
+	check(t, w, CheckOptions{Issue: n})
 }
 
 // bigDecompose is a decompose report declaring k tasks with descriptions of
@@ -292,7 +343,7 @@ func case31(t *testing.T) {
 		t.Errorf("metric %q, want the re-mint counted once", got)
 	}
 	// Refused twice: one re-mint, then the job fails.
-	w.GH.Script("GET", "/repos/*/*/issues/*/comments", fakegithub.Step{Status: http.StatusUnauthorized}, fakegithub.Step{Status: http.StatusUnauthorized})
+	w.GH.Script("POST", "/graphql", fakegithub.Step{Status: http.StatusUnauthorized}, fakegithub.Step{Status: http.StatusUnauthorized}) // the thread read
 	from := len(w.GH.Requests())
 	w.Clock.Advance(time.Minute)
 	c = w.Say(n, Devin, "/autopilot done research")

@@ -54,6 +54,8 @@ var reliabilityCases = []relCase{
 	{33, "subissue_lost_create", "subissue-lost-create", case33},
 	{34, "subissue_crash_before_link", "subissue-crash-before-link", case34},
 	{35, "subissue_secondary_limit_storm", "subissue-secondary-limit-storm", case35},
+	// Issue 15, continued: an issue labelled after a long discussion.
+	{36, "labelled_late", "labelled-late", case36},
 }
 
 // TestReliability runs the 27 cases of RELIABILITY.md §6, each asserting

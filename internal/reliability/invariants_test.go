@@ -495,12 +495,14 @@ func (w *World) CheckPolite(budget int) []Violation {
 				// A sweep is one pass over every issue: held to the
 				// budget per issue (docs/reliability.md, "Sweeps").
 				v = append(v, violation("I6", "sweep run %d made %d API calls for %d issue(s), budget %d per issue", r.ID, perIssue[r.ID], issues, budget))
+
 			}
 			if r.Delivery.Event == "schedule" || faulted[r.ID] || busy[r.ID] || overlapped[r.ID] {
 				continue
 			}
 			if perRun[r.ID] > budget {
 				v = append(v, violation("I6", "run %d for %s made %d API calls, budget %d", r.ID, r.Delivery, perRun[r.ID], budget))
+
 			}
 		}
 	}

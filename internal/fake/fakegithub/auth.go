@@ -163,11 +163,8 @@ func (s *Server) window(t *token) {
 	}
 }
 
-// limited answers 403 when the token's budget is spent.
-func (s *Server) limited(t *token) (reply, bool) { return s.limitedIn(t, false) }
-
-// limitedIn checks the REST or the GraphQL budget. GraphQL's spent budget
-// is an HTTP 200 whose errors say RATE_LIMITED.
+// limitedIn answers when the token's REST or GraphQL budget is spent:
+// REST with 403, GraphQL with an HTTP 200 whose errors say RATE_LIMITED.
 func (s *Server) limitedIn(t *token, graphql bool) (reply, bool) {
 	s.window(t)
 	if *t.bucket(graphql) < t.limit {

@@ -54,8 +54,9 @@ func (s *Server) graphql(c *call) reply {
 	return s.recentComments(c, in.Variables)
 }
 
-// recentComments answers repository(owner,name){issue(number){comments(
-// last, before, orderBy UPDATED_AT ASC)}}: the page of comments just
+// recentComments answers repository(owner,name){issue(number){number
+// title body state url createdAt author labels comments(last, before,
+// orderBy UPDATED_AT ASC)}}: the issue and the page of comments just
 // before the cursor (the newest when there is none), least recently
 // updated first, with pageInfo.
 func (s *Server) recentComments(c *call, v map[string]any) reply {
@@ -116,7 +117,17 @@ func (s *Server) recentComments(c *call, v map[string]any) reply {
 		start = cursor(list[lo])
 	}
 	page := obj{"hasPreviousPage": lo > 0, "hasNextPage": hi < len(list), "startCursor": start}
-	rep := ok(obj{"data": obj{"repository": obj{"issue": obj{"comments": obj{"pageInfo": page, "nodes": nodes}}}}})
+	labels := make([]obj, 0, len(is.labels))
+	for _, l := range is.labels {
+		labels = append(labels, obj{"name": l.name})
+	}
+	issue := obj{
+		"number": is.number, "title": is.title, "body": is.body, "state": strings.ToUpper(is.state),
+		"url": s.issueHTML(rp, is), "createdAt": stamp(is.created), "author": actorNode(is.user),
+		"labels":   obj{"nodes": labels},
+		"comments": obj{"pageInfo": page, "nodes": nodes},
+	}
+	rep := ok(obj{"data": obj{"repository": obj{"issue": issue}}})
 	rep.listed = strings.Join(ids, ",")
 	return rep
 }
@@ -124,10 +135,7 @@ func (s *Server) recentComments(c *call, v map[string]any) reply {
 // commentNode renders an IssueComment as the query selects it. GraphQL
 // names a GitHub App's account without the "[bot]" REST appends.
 func (s *Server) commentNode(cm *comment) obj {
-	var author any
-	if u := cm.user; u != nil {
-		author = obj{"__typename": u.typ, "login": strings.TrimSuffix(u.login, "[bot]")}
-	}
+	author := actorNode(cm.user)
 	counts := map[string]int{}
 	for _, r := range cm.reactions {
 		counts[r.content]++
@@ -143,6 +151,15 @@ func (s *Server) commentNode(cm *comment) obj {
 		"url":            fmt.Sprintf("%s#issuecomment-%d", s.issueHTML(rp, rp.issues[cm.issue]), cm.id),
 		"reactionGroups": groups,
 	}
+}
+
+// actorNode renders an author as author{__typename login}: a GitHub App's
+// account without "[bot]", a deleted one as null.
+func actorNode(u *user) any {
+	if u == nil {
+		return nil
+	}
+	return obj{"__typename": u.typ, "login": strings.TrimSuffix(u.login, "[bot]")}
 }
 
 // cursor is an opaque position in the UPDATED_AT order.

@@ -9,7 +9,7 @@ import (
 )
 
 const testRecentQuery = `query AutopilotRecentComments($owner: String!, $name: String!, $number: Int!, $last: Int!, $before: String) {
-  repository(owner: $owner, name: $name) { issue(number: $number) { comments(last: $last, before: $before, orderBy: {field: UPDATED_AT, direction: ASC}) {
+  repository(owner: $owner, name: $name) { issue(number: $number) { number title body state url createdAt author { __typename login } labels(first: 100) { nodes { name } } comments(last: $last, before: $before, orderBy: {field: UPDATED_AT, direction: ASC}) {
     pageInfo { hasPreviousPage startCursor } nodes { fullDatabaseId author { __typename login } body createdAt updatedAt url reactionGroups { content reactors { totalCount } } } } } }
 }`
 
@@ -37,6 +37,8 @@ func TestGraphQLRecentComments(t *testing.T) {
 			Data struct {
 				Repository struct {
 					Issue struct {
+						Title    string
+						State    string
 						Comments struct {
 							PageInfo struct {
 								HasPreviousPage bool
@@ -56,6 +58,9 @@ func TestGraphQLRecentComments(t *testing.T) {
 			}
 		}
 		must(t, json.Unmarshal(b, &ans))
+		if is := ans.Data.Repository.Issue; is.Title != "long" || is.State != "OPEN" {
+			t.Errorf("issue %q %s, want long OPEN", is.Title, is.State)
+		}
 		c := ans.Data.Repository.Issue.Comments
 		if len(c.Nodes) != 2 || !c.PageInfo.HasPreviousPage || c.PageInfo.StartCursor == "" {
 			t.Fatalf("page: %s", b)
