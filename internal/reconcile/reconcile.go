@@ -344,11 +344,10 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 // pass here (App mode mints a new token); other failures fail closed when
 // the comment is classified, as any lookup does.
 func (ru *run) prefetch(t Trigger) error {
-	for _, c := range []*forge.Comment{t.Comment, t.AuthorEdit} {
-		if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
-			if p := ru.permission(c.Author.Login); errors.Is(p.err, forge.ErrUnauthorized) {
-				return fmt.Errorf("permission of @%s: %w", c.Author.Login, p.err)
-			}
+	c := t.Comment // an edit is usually of a comment already handled: not asked
+	if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
+		if p := ru.permission(c.Author.Login); errors.Is(p.err, forge.ErrUnauthorized) {
+			return fmt.Errorf("permission of @%s: %w", c.Author.Login, p.err)
 		}
 	}
 	return nil
