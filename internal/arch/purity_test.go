@@ -205,18 +205,11 @@ func clockViolations(t *testing.T, p pkg) []string {
 // imports "time" as; time as a type (time.Time, time.Duration) is fine.
 func clockInFile(t *testing.T, path, src string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
+	fset, f := parseSrc(t, path, src)
 	name := ""
-	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == "time" {
-			name = "time"
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
+	for local, p := range importNames(f) {
+		if p == "time" {
+			name = local
 		}
 	}
 	if name == "" {
@@ -234,6 +227,31 @@ func clockInFile(t *testing.T, path, src string) []string {
 		return true
 	})
 	return bad
+}
+
+// parseSrc parses one Go file.
+func parseSrc(t *testing.T, path, src string) (*token.FileSet, *ast.File) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	return fset, f
+}
+
+// importNames maps each name a file imports a package under to its path.
+func importNames(f *ast.File) map[string]string {
+	names := map[string]string{}
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		name := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		names[name] = p
+	}
+	return names
 }
 
 func names(pkgs []pkg) []string {

@@ -3,11 +3,10 @@ package arch
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,20 +60,8 @@ var c = gh.Stats{}
 // optionLiterals lists composite literals of a builtOnce type in src.
 func optionLiterals(t *testing.T, path, src string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
-	if err != nil {
-		t.Fatalf("parse %s: %v", path, err)
-	}
-	names := map[string]string{} // local name -> import path
-	for _, imp := range f.Imports {
-		p, _ := strconv.Unquote(imp.Path.Value)
-		name := p[strings.LastIndex(p, "/")+1:]
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-		names[name] = p
-	}
+	fset, f := parseSrc(t, path, src)
+	names := importNames(f) // local name -> import path
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
 		lit, ok := n.(*ast.CompositeLit)
@@ -91,4 +78,31 @@ func optionLiterals(t *testing.T, path, src string) []string {
 		return true
 	})
 	return out
+}
+
+// TestAppModeDoesNotImportTheAction: what both modes share lives in wiring,
+// so App mode builds without the Action's entry point.
+func TestAppModeDoesNotImportTheAction(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Dir}}", module+"/internal/appmode").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var deps []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, dir, _ := strings.Cut(line, " ")
+		deps = append(deps, path)
+		if strings.HasPrefix(path, module+"/") {
+			// Read through os so go test's cache covers the module's
+			// packages: go list runs where the cache cannot see.
+			if _, err := os.ReadDir(dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !slices.Contains(deps, module+"/internal/wiring") {
+		t.Fatalf("appmode's dependencies lack wiring: %v", deps)
+	}
+	if slices.Contains(deps, module+"/internal/action") {
+		t.Error("internal/appmode depends on internal/action: move what both need to internal/wiring")
+	}
 }
