@@ -63,6 +63,7 @@ func Run(t *testing.T, newRepo func(t *testing.T) Repo) {
 		{"comment limits and errors", commentErrors},
 		{"reactions", reactions},
 		{"thread reader", threadReader},
+		{"recent reader", recentReader},
 		{"labels", labels},
 		{"open issues by label", openIssues},
 		{"permission", permission},
@@ -205,6 +206,41 @@ func threadReader(t *testing.T, r Repo) {
 	got := must(tr.ListCommentsSince(ctx, n, since))(t)
 	if len(got) != 1 || got[0].ID != late {
 		t.Errorf("since: %+v, want only the late comment", got)
+	}
+}
+
+// recentReader: the issue and its comments, most recently updated first,
+// 100 a page, one request each; reading on reaches the whole thread.
+func recentReader(t *testing.T, r Repo) {
+	rr, ok := r.Forge.(forge.RecentReader)
+	if !ok {
+		t.Skip("this forge does not read threads most recently updated first")
+	}
+	n := r.Issue("alice", "Build it", "")
+	var ids []int64
+	for i := 0; i < 150; i++ {
+		r.Advance(time.Second)
+		ids = append(ids, r.Comment("alice", n, "c"))
+	}
+	before := rr.Requests()
+	pages := 0
+	rec := must(rr.ReadRecent(ctx, n, func(forge.Issue, []forge.Comment) bool { pages++; return false }))(t)
+	if rec.All || len(rec.Comments) != 100 || pages != 1 || rec.Issue.Number != n || rec.Issue.Title != "Build it" || rec.Issue.State != "open" {
+		t.Errorf("one page: %d comments, all %v, %d pages asked, issue %+v", len(rec.Comments), rec.All, pages, rec.Issue)
+	}
+	if got := rr.Requests() - before; got != 1 {
+		t.Errorf("one page took %d requests", got)
+	}
+	read := map[int64]bool{}
+	for _, c := range rec.Comments {
+		read[c.ID] = true
+	}
+	if !read[ids[149]] || !read[ids[50]] || read[ids[49]] {
+		t.Errorf("the page is not the 100 most recently updated comments")
+	}
+	rec = must(rr.ReadRecent(ctx, n, func(forge.Issue, []forge.Comment) bool { return true }))(t)
+	if !rec.All || len(rec.Comments) != 150 {
+		t.Errorf("reading on: %d comments, all %v, want the 150", len(rec.Comments), rec.All)
 	}
 }
 
