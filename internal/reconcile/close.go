@@ -59,19 +59,7 @@ func (ru *run) closeJira() error {
 	res := tracker.CloseTasks(ru.ctx, closer, s.Tasks, tracker.SyncOptions{
 		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: maxWait, NotBefore: s.JiraRetryAt,
 	})
-	log := ru.r.o.Logger
-	log.Info("jira transition on close", "issue", ru.number, "closed", res.Closed, "left", res.Left,
-		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
-	for _, f := range res.Failures {
-		log.Warn("jira issue not moved to done", "issue", ru.number, "jira", f.Key, "err", f.Err)
-		ru.notes = append(ru.notes, "jira: "+f.String())
-	}
-	switch {
-	case res.Paused == tracker.PausedAuth:
-		ru.notes = append(ru.notes, "jira: transition on close paused: authentication failed")
-	case res.Left > len(res.Failures):
-		ru.notes = append(ru.notes, fmt.Sprintf("jira: %d issue(s) left to move to done: %s", res.Left-len(res.Failures), res.Note))
-	}
+	ru.noteClosed(res)
 	// ru.changed may already hold this pass's changes: the write below
 	// carries them.
 	// The engine pauses Jira and says so once on a refused token.
@@ -86,4 +74,21 @@ func (ru *run) closeJira() error {
 		return fmt.Errorf("record jira transitions of #%d: %w", ru.number, err)
 	}
 	return nil
+}
+
+// noteClosed logs and notes what moving the tasks to done did.
+func (ru *run) noteClosed(res tracker.CloseResult) {
+	log := ru.r.o.Logger
+	log.Info("jira transition on close", "issue", ru.number, "closed", res.Closed, "left", res.Left,
+		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
+	for _, f := range res.Failures {
+		log.Warn("jira issue not moved to done", "issue", ru.number, "jira", f.Key, "err", f.Err)
+		ru.notes = append(ru.notes, "jira: "+f.String())
+	}
+	switch {
+	case res.Paused == tracker.PausedAuth:
+		ru.notes = append(ru.notes, "jira: transition on close paused: authentication failed")
+	case res.Left > len(res.Failures):
+		ru.notes = append(ru.notes, fmt.Sprintf("jira: %d issue(s) left to move to done: %s", res.Left-len(res.Failures), res.Note))
+	}
 }

@@ -47,8 +47,40 @@ func (ru *run) jira() error {
 	if plan.Retry {
 		tasks = tracker.RetryFailed(tasks)
 	}
+	res, err := tracker.Sync(ru.ctx, tr, tasks, ru.syncOptions(plan))
+	if err != nil {
+		return fmt.Errorf("jira sync of #%d: %w", ru.number, err)
+	}
+	if res.Note != "" {
+		ru.r.o.Logger.Info("jira sync", "issue", ru.number, "created", res.Created, "found", res.Found,
+			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
+	}
+	// The Tasks section already says "Jira sync pending (n)"; the note
+	// says why they wait.
+	note := ""
+	if res.Waiting > 0 {
+		note = res.Note
+		if note == "" {
+			note = "waiting for the next sync"
+		}
+	}
+	// Persist wrote the state before any create: write again only when the
+	// outcome (or this pass, if nothing was created) changed it.
+	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt, Enable: plan.Enable}); err != nil {
+		return err
+	}
+	if ru.changed {
+		ru.changed = false
+		return ru.write()
+	}
+	return nil
+}
+
+// syncOptions are a sync's bounds; its Persist writes the state that
+// claims the creates before any is sent (and waits for the claim to stand).
+func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 	opts := tracker.SyncOptions{
-		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: s.JiraRetryAt,
+		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: ru.st.JiraRetryAt,
 		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
 		Persist: func(ts []state.Task) error {
 			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: ru.st.JiraNote, RetryAt: ru.st.JiraRetryAt, Enable: plan.Enable}); err != nil {
@@ -61,39 +93,13 @@ func (ru *run) jira() error {
 			return ru.claim()
 		},
 	}
-	if isSubIssues(tr) {
+	if isSubIssues(ru.tracker) {
 		// GitHub lists are consistent reads (a short lag covers a create
 		// still in flight), and the flow never waits out a GitHub limit:
 		// the window is recorded and the next run goes on from it.
 		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
 	}
-	res, err := tracker.Sync(ru.ctx, tr, tasks, opts)
-	if err != nil {
-		return fmt.Errorf("jira sync of #%d: %w", ru.number, err)
-	}
-	// The Tasks section already says "Jira sync pending (n)"; the note
-	// says why they wait.
-	note := ""
-	if res.Waiting > 0 {
-		note = res.Note
-		if note == "" {
-			note = "waiting for the next sync"
-		}
-	}
-	if res.Note != "" {
-		ru.r.o.Logger.Info("jira sync", "issue", ru.number, "created", res.Created, "found", res.Found,
-			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
-	}
-	// Persist wrote the state before any create: write again only when the
-	// outcome (or this pass, if nothing was created) changed it.
-	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt, Enable: plan.Enable}); err != nil {
-		return err
-	}
-	if ru.changed {
-		ru.changed = false
-		return ru.write()
-	}
-	return nil
+	return opts
 }
 
 // DefaultClaimSettle is how long a pass waits, after recording Jira creates

@@ -45,30 +45,10 @@ func (ru *run) verify() error {
 		r.o.Logger.Warn("could not read comments back after writing", "issue", ru.number, "err", err)
 		return nil
 	}
-	want := state.Want{Repo: r.o.Forge.Repo(), Issue: ru.number, Key: r.o.StateKey}
-	first := map[string]int64{} // marker -> lowest id of the bot's comments
+	first := ru.firstByMarker(cs)
 	byID := map[int64]forge.Comment{}
 	for _, c := range cs {
 		byID[c.ID] = c
-		if !r.trusted(c) {
-			continue
-		}
-		m := firstLine(c.Body)
-		if !strings.HasPrefix(m, "<!-- autopilot:") {
-			continue
-		}
-		if m == state.Marker {
-			// Only a state that verifies and is at least as new as ours
-			// competes (an old or broken one stays beside a new run's
-			// state, e.g. the Action's during a migration to the App).
-			s, err := state.Parse(c.Body, want)
-			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || ru.loaded.state == nil || s.Version < ru.loaded.state.Version {
-				continue
-			}
-		}
-		if id, ok := first[m]; !ok || c.ID < id {
-			first[m] = c.ID
-		}
 	}
 	again := false
 	ids := make([]int64, 0, len(ru.posted))
@@ -104,6 +84,36 @@ func (ru *run) verify() error {
 		return errRecheck
 	}
 	return nil
+}
+
+// firstByMarker maps each marker of the bot's comments read back to the
+// lowest comment id carrying it (the one that stands).
+func (ru *run) firstByMarker(cs []forge.Comment) map[string]int64 {
+	r := ru.r
+	want := state.Want{Repo: r.o.Forge.Repo(), Issue: ru.number, Key: r.o.StateKey}
+	first := map[string]int64{}
+	for _, c := range cs {
+		if !r.trusted(c) {
+			continue
+		}
+		m := firstLine(c.Body)
+		if !strings.HasPrefix(m, "<!-- autopilot:") {
+			continue
+		}
+		if m == state.Marker {
+			// Only a state that verifies and is at least as new as ours
+			// competes (an old or broken one stays beside a new run's
+			// state, e.g. the Action's during a migration to the App).
+			s, err := state.Parse(c.Body, want)
+			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || ru.loaded.state == nil || s.Version < ru.loaded.state.Version {
+				continue
+			}
+		}
+		if id, ok := first[m]; !ok || c.ID < id {
+			first[m] = c.ID
+		}
+	}
+	return first
 }
 
 // unseenInput reports a comment that could act, posted after the load and
