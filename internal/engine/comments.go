@@ -46,6 +46,9 @@ func (m *machine) comment(c Comment) error {
 		return nil
 	}
 	r := c.parsed()
+	if answeredReadOnly(c, r) && c.Perm == "" && !c.PermErr {
+		c.Perm = m.set.AnswerPermission // permitted when it was answered (NeedsPerm)
+	}
 	if !r.Acts() {
 		m.ledger(c.ID, OutNotCommand)
 		return nil

@@ -110,9 +110,11 @@ type Comment struct {
 	// Reply is Body as the caller parsed it (once per pass); nil: the
 	// engine parses Body.
 	Reply *reply.Result
-	At    time.Time
-	URL   string
-	OnPR  int
+	// Replied: the bot's reply to this comment is on the thread.
+	Replied bool
+	At      time.Time
+	URL     string
+	OnPR    int
 	// Declared holds epics/tasks parsed from autopilot-epics/-tasks blocks.
 	Declared    []state.Task
 	DeclaredErr string
@@ -129,6 +131,28 @@ type Comment struct {
 	// edited a comment; an issue_comment.edited delivery sent by the
 	// author is the proof). Such a comment is refused once, never applied.
 	EditUnproven bool
+}
+
+// NeedsPerm reports whether classifying c needs its author's permission
+// (the caller looks it up into Perm, or sets PermErr). Bots never act, so
+// theirs is never asked; configured agents pass the check too (package
+// comment). A status or help command the bot already replied to was
+// answered by an earlier pass that wrote nothing (read-only commands are
+// not kept in the ledger on their own): it was permitted then, and its
+// reaction and reply exist, so it is classified again without a lookup.
+func NeedsPerm(c Comment) bool {
+	r := c.parsed()
+	switch {
+	case !r.Acts(), c.Bot && !c.Agent:
+		return false
+	case answeredReadOnly(c, r):
+		return false
+	}
+	return true
+}
+
+func answeredReadOnly(c Comment, r reply.Result) bool {
+	return c.Replied && r.Kind == reply.Command && ReadOnlyReply(r)
 }
 
 // parsed is the comment's reply, parsed once.

@@ -99,3 +99,33 @@ func TestPlanSync(t *testing.T) {
 		}
 	}
 }
+
+func TestNeedsPerm(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Comment
+		want bool
+	}{
+		{"discussion", Comment{Author: "maria", Body: "looks good"}, false},
+		{"an answer", Comment{Author: "maria", Body: "A"}, true},
+		{"a bot", Comment{Author: "ci[bot]", Bot: true, Body: "/autopilot done"}, false},
+		{"an agent", Comment{Author: "claude[bot]", Bot: true, Agent: true, Body: "/autopilot done"}, true},
+		{"status, replied already", Comment{Author: "maria", Body: "/autopilot status", Replied: true}, false},
+		{"status, not replied", Comment{Author: "maria", Body: "/autopilot status"}, true},
+		{"an answer replied to (refused before)", Comment{Author: "eve", Body: "A", Replied: true}, true},
+	} {
+		if got := NeedsPerm(tc.c); got != tc.want {
+			t.Errorf("%s: NeedsPerm = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestAnsweredStatusIsClassifiedWithoutALookup(t *testing.T) {
+	h := newHarness(t, "")
+	h.start("greenfield")
+	c := h.comment("maria", "", "/autopilot status")
+	c.Replied = true
+	res := h.apply(c)
+	want(t, "classified as permitted", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "no refusal", hasBody(res.Effects, "only people with"), false)
+}

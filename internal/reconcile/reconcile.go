@@ -641,8 +641,9 @@ func linked(s *state.State, pr int) bool {
 	return false
 }
 
-// commentEvent builds the engine's view of a comment: permission (looked up
-// only for comments that could act), agent status and declared tasks.
+// commentEvent builds the engine's view of a comment: the author's
+// permission (looked up when engine.NeedsPerm says so), agent status and
+// declared tasks.
 func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	cfg := ru.set.Config
 	ev := engine.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: cfg.IsAgent(c.Author.Login),
@@ -652,19 +653,8 @@ func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	}
 	ev.EditUnproven = ru.editUnproven(c)
 	res := ru.parse(c)
-	ev.Reply = &res
-	acts := res.Acts()
-	switch {
-	case !acts || ev.Bot && !ev.Agent:
-		// Bots never act, so their permission is never asked; configured
-		// agents pass the permission check too (engine package comment).
-	case res.Kind == reply.Command && engine.ReadOnlyReply(res) && ru.replied(c.ID):
-		// A status or help command answered by an earlier run that wrote
-		// nothing (read-only commands are not kept in the ledger on their
-		// own): it was permitted then, and its reaction and reply exist, so
-		// classifying it again needs no permission lookup.
-		ev.Perm = ru.set.AnswerPermission
-	default:
+	ev.Reply, ev.Replied = &res, ru.replied(c.ID)
+	if engine.NeedsPerm(ev) {
 		p := ru.permission(c.Author.Login)
 		ev.Perm, ev.PermErr = p.p, p.err != nil
 	}
