@@ -285,8 +285,14 @@ func (ru *run) write() error {
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	s.WriteID = r.o.WriteID()
 	s.Since = ru.nextSince()
-	ru.foldLedger()
-	ru.foldCompleted()
+	var read []int64
+	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
+		for _, c := range list {
+			read = append(read, c.ID)
+		}
+	}
+	ru.st = engine.Compact(s, read)
+	s = ru.st
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)

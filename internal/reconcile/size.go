@@ -5,14 +5,14 @@ import (
 	"sort"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // The state never outgrows one comment. Input that would make it too large
 // is refused where it enters (a task declaration, checked here because only
 // a render can measure it), and detail that grows with time is kept compact:
-// the ledger folds its oldest entries under State.LedgerFloor.
+// the ledger folds its oldest entries under State.LedgerFloor
+// (engine.Compact).
 
 // applyComment feeds a comment to the engine; a report whose declared tasks
 // would leave the machine block over state.DeclareBudget is refused with a
@@ -62,66 +62,4 @@ func (ru *run) fits(s *state.State) bool {
 	}
 	n, err := state.MachineSize(s, len(ru.r.o.StateKey) > 0)
 	return err == nil && n <= state.DeclareBudget
-}
-
-// Ledger folding: past ledgerFoldAbove entries, all but the newest
-// ledgerKeep are folded under State.LedgerFloor (applied ones excepted).
-const (
-	ledgerFoldAbove = 400
-	ledgerKeep      = 200
-)
-
-// Completed steps: past completedFoldAbove rows, the newest completedKeep
-// stay and the rest are counted in State.CompletedFolded. (The retry log
-// needs no folding: a step's entries are cleared when it succeeds.)
-const (
-	completedFoldAbove = 60
-	completedKeep      = 50
-)
-
-// foldCompleted folds the oldest completed-step rows before a write.
-func (ru *run) foldCompleted() {
-	s := ru.st
-	if s == nil || len(s.Completed) <= completedFoldAbove {
-		return
-	}
-	drop := len(s.Completed) - completedKeep
-	s.Completed = append([]state.CompletedStep(nil), s.Completed[drop:]...)
-	s.CompletedFolded += drop
-}
-
-// foldLedger folds the oldest ledger entries before a write. The floor
-// stays below every comment this pass read and left unhandled (a deferred
-// answer, a failed permission lookup), which GitHub numbers above every
-// comment created before them.
-func (ru *run) foldLedger() {
-	s := ru.st
-	if s == nil || len(s.Ledger) <= ledgerFoldAbove {
-		return
-	}
-	ids := make([]int64, len(s.Ledger))
-	for i, e := range s.Ledger {
-		ids[i] = e.CommentID
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	floor := ids[len(ids)-ledgerKeep-1]
-	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
-		for _, c := range list {
-			if c.ID <= floor && !engine.Handled(s, c.ID) {
-				floor = c.ID - 1
-			}
-		}
-	}
-	if floor <= s.LedgerFloor {
-		return
-	}
-	keep := s.Ledger[:0:0]
-	for _, e := range s.Ledger {
-		// Applied entries stay listed: they are few (each moved the run)
-		// and a decision never leaves the ledger (I5).
-		if e.CommentID > floor || e.Outcome == engine.OutApplied {
-			keep = append(keep, e)
-		}
-	}
-	s.Ledger, s.LedgerFloor = keep, floor
 }

@@ -1,11 +1,10 @@
-package reconcile
+package engine
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -28,9 +27,7 @@ func TestFoldsKeepTheStateInOneComment(t *testing.T) {
 		}
 		s.Ledger = append(s.Ledger, state.LedgerEntry{CommentID: id, Outcome: o})
 	}
-	ru := &run{st: s, loaded: &loaded{human: []forge.Comment{{ID: 250}}}}
-	ru.foldCompleted()
-	ru.foldLedger()
+	s = Compact(s, []int64{250})
 	if len(s.Completed) != 50 || s.CompletedFolded != 20 || s.Completed[0].Outcome != "20" {
 		t.Errorf("completed: %d rows from %q, %d folded; want the newest 50 and 20 folded", len(s.Completed), s.Completed[0].Outcome, s.CompletedFolded)
 	}
