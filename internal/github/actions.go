@@ -11,6 +11,7 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // dispatchRequest is the workflow_dispatch body. return_run_details asks
@@ -34,7 +35,7 @@ func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inp
 		return 0, nil
 	}
 	p := c.repoPath("actions", "workflows", workflow, "dispatches")
-	o := op{kind: "POST dispatch", noRetry: true}
+	o := transport.Op{Kind: "POST dispatch", NoRetry: true}
 	var res struct {
 		WorkflowRunID int64 `json:"workflow_run_id"`
 	}
@@ -86,7 +87,7 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, workflow string, since ti
 		var batch struct {
 			WorkflowRuns []apiRun `json:"workflow_runs"`
 		}
-		resp, err := c.do(ctx, op{kind: "GET workflow-runs"}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET workflow-runs"}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
 		for _, r := range batch.WorkflowRuns {
 			path, _, _ := strings.Cut(r.Path, "@") // ".github/workflows/x.yml@main"
 			wr := forge.WorkflowRun{

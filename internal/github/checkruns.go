@@ -7,6 +7,7 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // CreateCheckRun creates a check run (POST /repos/{o}/{r}/check-runs; the
@@ -32,7 +33,7 @@ func (c *Client) CreateCheckRun(ctx context.Context, in forge.CheckRunOut) (int6
 	for _, a := range in.Actions {
 		opt.Actions = append(opt.Actions, &gh.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
 	}
-	run, _, err := c.gh.Checks.CreateCheckRun(withOp(ctx, op{kind: "POST check-run", noRetry: true}), c.owner, c.name, opt)
+	run, _, err := c.gh.Checks.CreateCheckRun(transport.WithOp(ctx, transport.Op{Kind: "POST check-run", NoRetry: true}), c.owner, c.name, opt)
 	if err != nil {
 		return 0, c.mapErr(fmt.Sprintf("create check run %q on %s", in.Name, in.HeadSHA), err)
 	}

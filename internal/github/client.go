@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // DefaultBaseURL is GitHub.com's REST API root.
@@ -76,43 +77,23 @@ type Options struct {
 	AppID int64
 }
 
-// Stats counts what a Client sent, for budgets and metrics.
-type Stats struct {
-	// Requests counts requests sent by kind, e.g. "GET issue", "POST comment".
-	Requests map[string]int
-	// Total is every request sent, 304s included.
-	Total int
-	// ConditionalHits counts 304 answers served from the ETag cache; they
-	// do not count against the rate limit (Total-ConditionalHits does).
-	ConditionalHits int
-	// RateLimited counts rate-limit answers (403/429) received.
-	RateLimited int
-	// Retries counts transient retries.
-	Retries int
-	// Waited is the time spent sitting out rate-limit windows.
-	Waited time.Duration
-	// RateRemaining is the last x-ratelimit-remaining seen, -1 before any.
-	RateRemaining int
-	// RateReset is the last x-ratelimit-reset seen.
-	RateReset time.Time
-	// GraphQLRemaining is the last x-ratelimit-remaining seen on a GraphQL
-	// answer (a budget of its own), -1 before any.
-	GraphQLRemaining int
+// Stats counts what a Client sent, for budgets and metrics; Pacer spaces
+// the mutations of the clients of one token. Both live with the transport
+// that keeps them; the aliases let callers configure and read the client
+// through this package alone.
+type (
+	Stats = transport.Stats
+	Pacer = transport.Pacer
+)
 
-	rateSeen, gqlSeen bool
-}
-
-// Low reports that a budget seen so far (REST's or GraphQL's) is below
-// floor: with GraphQL spent, every thread read falls back to REST.
-func (s Stats) Low(floor int) bool {
-	return s.RateRemaining >= 0 && s.RateRemaining < floor || s.GraphQLRemaining >= 0 && s.GraphQLRemaining < floor
-}
+// NewPacer returns a Pacer for one token.
+func NewPacer() *Pacer { return transport.NewPacer() }
 
 // Client is a forge.Forge bound to one repository. It is safe for
 // concurrent use; mutations are serialised and spaced.
 type Client struct {
 	gh          *gh.Client
-	t           *transport
+	t           *transport.Transport
 	owner, name string
 	log         *slog.Logger
 	now         func() time.Time
@@ -166,14 +147,11 @@ func New(o Options) (*Client, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	t := &transport{
-		next: next, now: o.Now, sleep: o.Sleep, rand: o.Rand, log: o.Logger,
-		gap: o.MinMutationGap, maxWait: o.MaxWait, maxRetries: o.MaxRetries, dryRun: o.DryRun,
-		timeout: timeout, pace: o.Pacer,
-	}
-	if t.pace == nil {
-		t.pace = NewPacer()
-	}
+	t := transport.New(transport.Config{
+		Next: next, Now: o.Now, Sleep: o.Sleep, Rand: o.Rand, Log: o.Logger,
+		Gap: o.MinMutationGap, MaxWait: o.MaxWait, MaxRetries: o.MaxRetries, DryRun: o.DryRun,
+		Timeout: timeout, Pacer: o.Pacer,
+	})
 	wrapped := *hc
 	wrapped.Transport = t
 	wrapped.Timeout = 0
@@ -231,7 +209,7 @@ func realSleep(ctx context.Context, d time.Duration) error {
 func (c *Client) Repo() string { return c.owner + "/" + c.name }
 
 // Stats returns a copy of the request counters.
-func (c *Client) Stats() Stats { return c.t.snapshot() }
+func (c *Client) Stats() Stats { return c.t.Stats() }
 
 // repoPath joins escaped path segments under repos/{owner}/{name}/.
 func (c *Client) repoPath(segments ...string) string {
@@ -244,7 +222,7 @@ func (c *Client) repoPath(segments ...string) string {
 
 // do sends one raw request through go-github's NewRequest/Do, decoding the
 // answer into v (nil to discard, an io.Writer for raw bytes).
-func (c *Client) do(ctx context.Context, o op, method, path string, body, v any, accept string) (*gh.Response, error) {
+func (c *Client) do(ctx context.Context, o transport.Op, method, path string, body, v any, accept string) (*gh.Response, error) {
 	req, err := c.gh.NewRequest(method, path, body)
 	if err != nil {
 		return nil, err
@@ -252,7 +230,7 @@ func (c *Client) do(ctx context.Context, o op, method, path string, body, v any,
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	return c.gh.Do(withOp(ctx, o), req, v)
+	return c.gh.Do(transport.WithOp(ctx, o), req, v)
 }
 
 // maxPages stops a list that never ends (100 pages of 100 items).
@@ -335,7 +313,7 @@ func statusErr(er *gh.ErrorResponse) error {
 	if er.Response != nil {
 		status = er.Response.StatusCode
 	}
-	msg := errorDetail(er)
+	msg := transport.ErrorDetail(er)
 	switch {
 	case status == http.StatusNotFound:
 		return fmt.Errorf("%w: %s", forge.ErrNotFound, msg)
@@ -349,25 +327,6 @@ func statusErr(er *gh.ErrorResponse) error {
 		return &forge.TransientError{Status: status, Err: errors.New(msg)}
 	}
 	return fmt.Errorf("status %d: %s", status, msg)
-}
-
-// errorDetail renders GitHub's message plus its per-field errors.
-func errorDetail(er *gh.ErrorResponse) string {
-	var b strings.Builder
-	b.WriteString(er.Message)
-	if b.Len() == 0 && er.Response != nil {
-		b.WriteString(er.Response.Status)
-	}
-	for _, e := range er.Errors {
-		b.WriteString("; ")
-		switch {
-		case e.Message != "":
-			b.WriteString(e.Message)
-		default:
-			fmt.Fprintf(&b, "%s.%s %s", e.Resource, e.Field, e.Code)
-		}
-	}
-	return b.String()
 }
 
 // statusOf returns the HTTP status behind a go-github error, 0 if none.

@@ -15,6 +15,7 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // MaxCommentRunes is GitHub's limit on a comment body, in characters.
@@ -71,7 +72,7 @@ func (c *Client) ListComments(ctx context.Context, number int) ([]forge.Comment,
 	p := c.repoPath("issues", strconv.Itoa(number), "comments")
 	err := paginate(func(page int) (*gh.Response, error) {
 		var batch []apiComment
-		resp, err := c.do(ctx, op{kind: "GET comments", etag: true}, http.MethodGet, p+listQuery(nil, page), nil, &batch, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET comments", ETag: true}, http.MethodGet, p+listQuery(nil, page), nil, &batch, "")
 		for _, a := range batch {
 			out = append(out, a.toComment(number))
 		}
@@ -88,7 +89,7 @@ func (c *Client) ListComments(ctx context.Context, number int) ([]forge.Comment,
 func (c *Client) ListCommentsHead(ctx context.Context, number int) ([]forge.Comment, bool, error) {
 	var batch []apiComment
 	p := c.repoPath("issues", strconv.Itoa(number), "comments")
-	resp, err := c.do(ctx, op{kind: "GET comments", etag: true}, http.MethodGet, p+listQuery(nil, 0), nil, &batch, "")
+	resp, err := c.do(ctx, transport.Op{Kind: "GET comments", ETag: true}, http.MethodGet, p+listQuery(nil, 0), nil, &batch, "")
 	if err != nil {
 		return nil, false, c.mapErr(fmt.Sprintf("list comments of #%d", number), err)
 	}
@@ -108,7 +109,7 @@ func (c *Client) ListCommentsSince(ctx context.Context, number int, since time.T
 	q := url.Values{"since": {since.UTC().Truncate(time.Second).Format(time.RFC3339)}}
 	err := paginate(func(page int) (*gh.Response, error) {
 		var batch []apiComment
-		resp, err := c.do(ctx, op{kind: "GET comments", etag: true}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET comments", ETag: true}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
 		for _, a := range batch {
 			out = append(out, a.toComment(number))
 		}
@@ -123,7 +124,7 @@ func (c *Client) ListCommentsSince(ctx context.Context, number int, since time.T
 // GetComment reads one issue comment, conditionally on its ETag.
 func (c *Client) GetComment(ctx context.Context, id int64) (forge.Comment, error) {
 	var a apiComment
-	_, err := c.do(ctx, op{kind: "GET comment", etag: true}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET comment", ETag: true}, http.MethodGet,
 		c.repoPath("issues", "comments", strconv.FormatInt(id, 10)), nil, &a, "")
 	if err != nil {
 		return forge.Comment{}, c.mapErr(fmt.Sprintf("get comment %d", id), err)
@@ -149,7 +150,7 @@ func (c *Client) CreateComment(ctx context.Context, number int, body string) (fo
 	marker := hiddenMarker(body)
 	for attempt := 0; ; attempt++ {
 		var a apiComment
-		_, err := c.do(ctx, op{kind: "POST comment", noRetry: true}, http.MethodPost,
+		_, err := c.do(ctx, transport.Op{Kind: "POST comment", NoRetry: true}, http.MethodPost,
 			c.repoPath("issues", strconv.Itoa(number), "comments"), map[string]string{"body": body}, &a, "")
 		if err == nil {
 			out := a.toComment(number)
@@ -169,7 +170,7 @@ func (c *Client) CreateComment(ctx context.Context, number int, body string) (fo
 			c.log.Info("github comment POST failed but had committed; adopting it", "issue", number, "comment", found.ID, "err", mapped)
 			return found, nil
 		}
-		if err := c.t.backoff(ctx, "POST comment", attempt+1, te.Status, te); err != nil {
+		if err := c.t.Backoff(ctx, "POST comment", attempt+1, te.Status, te); err != nil {
 			return forge.Comment{}, err
 		}
 	}
@@ -186,7 +187,7 @@ func (c *Client) EditComment(ctx context.Context, id int64, body string) (forge.
 		return forge.Comment{ID: id, Author: c.self(), Body: body, UpdatedAt: c.now()}, nil
 	}
 	var a apiComment
-	_, err := c.do(ctx, op{kind: "PATCH comment"}, http.MethodPatch,
+	_, err := c.do(ctx, transport.Op{Kind: "PATCH comment"}, http.MethodPatch,
 		c.repoPath("issues", "comments", strconv.FormatInt(id, 10)), map[string]string{"body": body}, &a, "")
 	if err != nil {
 		return forge.Comment{}, c.mapErr(what, err)
@@ -203,7 +204,7 @@ func (c *Client) DeleteIssueComment(ctx context.Context, id int64) error {
 		c.dry("DELETE comment", "comment", id)
 		return nil
 	}
-	_, err := c.do(ctx, op{kind: "DELETE comment"}, http.MethodDelete,
+	_, err := c.do(ctx, transport.Op{Kind: "DELETE comment"}, http.MethodDelete,
 		c.repoPath("issues", "comments", strconv.FormatInt(id, 10)), nil, nil, "")
 	if statusOf(err) == http.StatusNotFound {
 		return nil
@@ -225,7 +226,7 @@ func (c *Client) React(ctx context.Context, commentID int64, content string) err
 		c.dry("POST reaction", "comment", commentID, "content", content)
 		return nil
 	}
-	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(withOp(ctx, op{kind: "POST reaction"}), c.owner, c.name, commentID, content)
+	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(transport.WithOp(ctx, transport.Op{Kind: "POST reaction"}), c.owner, c.name, commentID, content)
 	return c.mapErr(what, err)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // DefaultBranch returns the repository's default branch (default_branch of
@@ -14,7 +16,7 @@ func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	var repo struct {
 		DefaultBranch string `json:"default_branch"`
 	}
-	if _, err := c.do(ctx, op{kind: "GET repository", etag: true}, http.MethodGet, c.repoPath(), nil, &repo, ""); err != nil {
+	if _, err := c.do(ctx, transport.Op{Kind: "GET repository", ETag: true}, http.MethodGet, c.repoPath(), nil, &repo, ""); err != nil {
 		return "", c.mapErr("read repository", err)
 	}
 	if repo.DefaultBranch == "" {

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // maxDirEntries bounds a directory listing: GitHub's contents API returns
@@ -37,7 +39,7 @@ func (c *Client) ListDir(ctx context.Context, dir string) ([]string, bool, error
 		p = c.repoPath(append([]string{"contents"}, segments...)...)
 	}
 	var raw json.RawMessage
-	_, err := c.do(ctx, op{kind: "GET contents", etag: true}, http.MethodGet, p, nil, &raw, "")
+	_, err := c.do(ctx, transport.Op{Kind: "GET contents", ETag: true}, http.MethodGet, p, nil, &raw, "")
 	if statusOf(err) == http.StatusNotFound {
 		return nil, false, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // The thread read through GraphQL (forge.RecentReader). The REST comments
@@ -151,7 +152,7 @@ func (c *Client) ReadRecent(ctx context.Context, number int, more func(forge.Iss
 			vars["before"] = before
 		}
 		var ans gqlRecentAnswer
-		_, err := c.do(ctx, op{kind: "POST graphql", read: true}, http.MethodPost, c.gqlURL,
+		_, err := c.do(ctx, transport.Op{Kind: "POST graphql", Read: true}, http.MethodPost, c.gqlURL,
 			map[string]any{"query": recentQuery, "operationName": "AutopilotRecentComments", "variables": vars}, &ans, "")
 		if err != nil {
 			return forge.Recent{}, c.mapErr(what, err)
@@ -238,9 +239,7 @@ func (c *Client) gqlToComment(n gqlComment, issue int) (forge.Comment, error) {
 // Requests implements forge.RecentReader: every request sent, 304s and
 // retries included.
 func (c *Client) Requests() int64 {
-	c.t.mu.Lock()
-	defer c.t.mu.Unlock()
-	return int64(c.t.stats.Total)
+	return int64(c.t.Total())
 }
 
 var _ forge.RecentReader = (*Client)(nil)

@@ -139,8 +139,12 @@ func TestReadRecentErrors(t *testing.T) {
 }
 
 func TestReadRecentInDryRun(t *testing.T) {
-	_, c, _, n := gqlWorld(t, "")
-	c.dryRun, c.t.dryRun = true, true
+	srv, _, clock, n := gqlWorld(t, "")
+	c, err := New(Options{Repo: "acme/widgets", Token: "ghs_x", BaseURL: srv.URL(), Now: clock.Now, Sleep: clock.Sleep,
+		MinMutationGap: -1, BotLogin: fakegithub.ActionsBotLogin, AppID: fakegithub.ActionsAppID, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.ReadRecent(context.Background(), n, func(forge.Issue, []forge.Comment) bool { return true }); err != nil {
 		t.Errorf("a GraphQL read in dry-run: %v", err)
 	}

@@ -10,12 +10,13 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // GetIssue reads an issue (or PR as an issue), conditionally on its ETag.
 func (c *Client) GetIssue(ctx context.Context, number int) (forge.Issue, error) {
 	var is gh.Issue
-	_, err := c.do(ctx, op{kind: "GET issue", etag: true}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET issue", ETag: true}, http.MethodGet,
 		c.repoPath("issues", strconv.Itoa(number)), nil, &is, "")
 	if err != nil {
 		return forge.Issue{}, c.mapErr(fmt.Sprintf("get issue #%d", number), err)
@@ -29,7 +30,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, label string) ([]forge.Issu
 	var out []forge.Issue
 	err := paginate(func(page int) (*gh.Response, error) {
 		opts.Page = page
-		issues, resp, err := c.gh.Issues.ListByRepo(withOp(ctx, op{kind: "GET issues"}), c.owner, c.name, opts)
+		issues, resp, err := c.gh.Issues.ListByRepo(transport.WithOp(ctx, transport.Op{Kind: "GET issues"}), c.owner, c.name, opts)
 		for _, is := range issues {
 			if is.IsPullRequest() {
 				continue
@@ -87,7 +88,7 @@ func (c *Client) AddLabels(ctx context.Context, number int, labels []forge.Label
 		c.dry("POST labels", "issue", number, "labels", names)
 		return nil
 	}
-	got, _, err := c.gh.Issues.AddLabelsToIssue(withOp(ctx, op{kind: "POST labels"}), c.owner, c.name, number, names)
+	got, _, err := c.gh.Issues.AddLabelsToIssue(transport.WithOp(ctx, transport.Op{Kind: "POST labels"}), c.owner, c.name, number, names)
 	if err != nil {
 		return c.mapErr(fmt.Sprintf("add labels %v to #%d", names, number), err)
 	}
@@ -117,7 +118,7 @@ func createdGrey(got []*gh.Label, name string) bool {
 func (c *Client) paintLabel(ctx context.Context, l forge.Label) error {
 	body := map[string]string{"color": strings.TrimPrefix(l.Color, "#"), "description": l.Description}
 	// go-github v60 does not escape the label name; ours contain '/' and ':'.
-	_, err := c.do(ctx, op{kind: "PATCH label"}, http.MethodPatch, c.repoPath("labels", l.Name), body, nil, "")
+	_, err := c.do(ctx, transport.Op{Kind: "PATCH label"}, http.MethodPatch, c.repoPath("labels", l.Name), body, nil, "")
 	return c.mapErr(fmt.Sprintf("set the colour of label %q", l.Name), err)
 }
 
@@ -128,7 +129,7 @@ func (c *Client) RemoveLabel(ctx context.Context, number int, label string) erro
 		return nil
 	}
 	// go-github v60 does not escape the label name; ours contain '/' and ':'.
-	_, err := c.do(ctx, op{kind: "DELETE label"}, http.MethodDelete,
+	_, err := c.do(ctx, transport.Op{Kind: "DELETE label"}, http.MethodDelete,
 		c.repoPath("issues", strconv.Itoa(number), "labels", label), nil, nil, "")
 	if statusOf(err) == http.StatusNotFound {
 		return nil

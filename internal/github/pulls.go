@@ -9,11 +9,12 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // GetPull reads a pull request.
 func (c *Client) GetPull(ctx context.Context, number int) (forge.Pull, error) {
-	pr, _, err := c.gh.PullRequests.Get(withOp(ctx, op{kind: "GET pull"}), c.owner, c.name, number)
+	pr, _, err := c.gh.PullRequests.Get(transport.WithOp(ctx, transport.Op{Kind: "GET pull"}), c.owner, c.name, number)
 	if err != nil {
 		return forge.Pull{}, c.mapErr(fmt.Sprintf("get pull #%d", number), err)
 	}
@@ -47,7 +48,7 @@ func (c *Client) ListReviews(ctx context.Context, pr int) ([]forge.Review, error
 	p := c.repoPath("pulls", strconv.Itoa(pr), "reviews")
 	err := paginate(func(page int) (*gh.Response, error) {
 		var batch []*gh.PullRequestReview
-		resp, err := c.do(ctx, op{kind: "GET reviews", etag: true}, http.MethodGet, p+listQuery(nil, page), nil, &batch, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET reviews", ETag: true}, http.MethodGet, p+listQuery(nil, page), nil, &batch, "")
 		for _, r := range batch {
 			out = append(out, forge.Review{
 				ID:          r.GetID(),
@@ -75,7 +76,7 @@ func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, err
 	runOpts := &gh.ListCheckRunsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	err := paginate(func(page int) (*gh.Response, error) {
 		runOpts.Page = page
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(withOp(ctx, op{kind: "GET check-runs"}), c.owner, c.name, sha, runOpts)
+		res, resp, err := c.gh.Checks.ListCheckRunsForRef(transport.WithOp(ctx, transport.Op{Kind: "GET check-runs"}), c.owner, c.name, sha, runOpts)
 		if res != nil {
 			for _, r := range res.CheckRuns {
 				url := r.GetHTMLURL()
@@ -93,7 +94,7 @@ func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, err
 	statusOpts := &gh.ListOptions{PerPage: 100}
 	err = paginate(func(page int) (*gh.Response, error) {
 		statusOpts.Page = page
-		res, resp, err := c.gh.Repositories.GetCombinedStatus(withOp(ctx, op{kind: "GET statuses"}), c.owner, c.name, sha, statusOpts)
+		res, resp, err := c.gh.Repositories.GetCombinedStatus(transport.WithOp(ctx, transport.Op{Kind: "GET statuses"}), c.owner, c.name, sha, statusOpts)
 		if res != nil {
 			for _, s := range res.Statuses {
 				out = append(out, statusCheck(s))

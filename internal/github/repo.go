@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // Permission returns the user's permission on the repository from
@@ -24,7 +25,7 @@ func (c *Client) Permission(ctx context.Context, login string) (access.Level, er
 		Permission string `json:"permission"`
 		RoleName   string `json:"role_name"`
 	}
-	_, err := c.do(ctx, op{kind: "GET permission"}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET permission"}, http.MethodGet,
 		c.repoPath("collaborators", login, "permission"), nil, &p, "")
 	if statusOf(err) == http.StatusNotFound {
 		return access.None, nil
@@ -54,7 +55,7 @@ func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, bool, error
 		}
 	}
 	var buf bytes.Buffer
-	_, err := c.do(ctx, op{kind: "GET contents"}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET contents"}, http.MethodGet,
 		c.repoPath(append([]string{"contents"}, segments...)...), nil, &buf, "application/vnd.github.raw+json")
 	if statusOf(err) == http.StatusNotFound {
 		return nil, false, nil

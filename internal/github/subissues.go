@@ -12,6 +12,7 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -74,7 +75,7 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []s
 	}
 	in := map[string]any{"title": title, "body": body, "labels": labels}
 	var is gh.Issue
-	_, err := c.do(ctx, op{kind: "POST issue", noRetry: true, noWait: true}, http.MethodPost, c.repoPath("issues"), in, &is, "")
+	_, err := c.do(ctx, transport.Op{Kind: "POST issue", NoRetry: true, NoWait: true}, http.MethodPost, c.repoPath("issues"), in, &is, "")
 	if err != nil {
 		return tracker.GHIssue{}, c.trackerErr("create issue", err)
 	}
@@ -87,7 +88,7 @@ func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, 
 	var out []tracker.GHIssue
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*gh.Issue
-		resp, err := c.do(ctx, op{kind: "GET sub-issues"}, http.MethodGet,
+		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues"}, http.MethodGet,
 			c.repoPath("issues", strconv.Itoa(parent), "sub_issues")+listQuery(nil, page), nil, &list, "")
 		for _, is := range list {
 			out = append(out, ghIssue(is))
@@ -108,7 +109,7 @@ func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) err
 		return nil
 	}
 	in := map[string]any{"sub_issue_id": childID}
-	_, err := c.do(ctx, op{kind: "POST sub-issue", noRetry: true, noWait: true}, http.MethodPost,
+	_, err := c.do(ctx, transport.Op{Kind: "POST sub-issue", NoRetry: true, NoWait: true}, http.MethodPost,
 		c.repoPath("issues", strconv.Itoa(parent), "sub_issues"), in, nil, "")
 	return c.trackerErr(fmt.Sprintf("add sub-issue to #%d", parent), err)
 }
@@ -122,7 +123,7 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 		return nil
 	}
 	in := map[string]any{"issue_id": blockerID}
-	_, err := c.do(ctx, op{kind: "POST dependency", noRetry: true, noWait: true}, http.MethodPost,
+	_, err := c.do(ctx, transport.Op{Kind: "POST dependency", NoRetry: true, NoWait: true}, http.MethodPost,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by"), in, nil, "")
 	if statusOf(err) == http.StatusNotFound {
 		return tracker.ErrNoDependencies
@@ -134,7 +135,7 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 // means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
 	var list []*gh.Issue
-	_, err := c.do(ctx, op{kind: "GET dependencies"}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies"}, http.MethodGet,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by")+listQuery(nil, 0), nil, &list, "")
 	if statusOf(err) == http.StatusNotFound {
 		return nil, tracker.ErrNoDependencies
@@ -159,7 +160,7 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 	}
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*gh.Issue
-		resp, err := c.do(ctx, op{kind: "GET issues"}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET issues"}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
 		for _, is := range list {
 			if !is.IsPullRequest() {
 				out = append(out, ghIssue(is))
@@ -176,7 +177,7 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 // ReadIssue reads one issue for the tracker (GET /repos/{o}/{r}/issues/{n}).
 func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) {
 	var is gh.Issue
-	_, err := c.do(ctx, op{kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
+	_, err := c.do(ctx, transport.Op{Kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
 	if err != nil {
 		return tracker.GHIssue{}, c.trackerErr(fmt.Sprintf("read #%d", n), err)
 	}
@@ -189,7 +190,7 @@ func (c *Client) CloseIssue(ctx context.Context, n int) error {
 		c.dry("PATCH issue", "issue", n, "state", "closed")
 		return nil
 	}
-	_, err := c.do(ctx, op{kind: "PATCH issue", noWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
+	_, err := c.do(ctx, transport.Op{Kind: "PATCH issue", NoWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
 		map[string]any{"state": "closed"}, nil, "")
 	return c.trackerErr(fmt.Sprintf("close #%d", n), err)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 const commentPath = "/repos/octocat/Hello-World/issues/comments/1"
@@ -203,8 +204,8 @@ func TestTransportRefusesMutationsInDryRunAsBackstop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client.gh.Do(context.Background(), req, nil); !errors.Is(err, errDryRun) {
-		t.Errorf("err = %v, want errDryRun", err)
+	if _, err := e.client.gh.Do(context.Background(), req, nil); !errors.Is(err, transport.ErrDryRun) {
+		t.Errorf("err = %v, want transport.ErrDryRun", err)
 	}
 	if n := len(e.requests()); n != 0 {
 		t.Errorf("%d requests sent", n)

@@ -1,4 +1,12 @@
-package github
+// Package transport is the http.RoundTripper under the GitHub adapter
+// (internal/github): the one place where GitHub's limits and politeness
+// rules are enforced, for typed go-github calls, raw requests and GraphQL
+// alike. Conditional GETs with ETags, one mutation at a time spaced by a
+// gap (shared per token through a Pacer), no request inside a rate-limit
+// window, jittered retries of transient failures, no repeat of a request
+// GitHub rejected with 422, and a dry-run backstop. It decides nothing about
+// a run and knows no endpoint: requests say what they are with an Op.
+package transport
 
 import (
 	"bytes"
@@ -16,40 +24,41 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
-// op tells the transport what a request is: its name in Stats and the
-// policies that apply to it. It travels in the request context.
-type op struct {
-	kind string // "GET issue", "POST comment", ...
-	// etag makes a GET conditional on the cached ETag for its URL.
-	etag bool
-	// noRetry returns transient failures (5xx, network) at once instead of
+// Op tells the transport what a request is: its name in Stats and the
+// policies that apply to it. It travels in the request context (WithOp).
+type Op struct {
+	Kind string // "GET issue", "POST comment", ...
+	// ETag makes a GET conditional on the cached ETag for its URL.
+	ETag bool
+	// NoRetry returns transient failures (5xx, network) at once instead of
 	// retrying: for POSTs that are not idempotent. Rate-limit answers are
 	// still waited out, because GitHub did not process the request.
-	noRetry bool
-	// noWait returns a rate-limit answer, or an open window, at once as
+	NoRetry bool
+	// NoWait returns a rate-limit answer, or an open window, at once as
 	// *forge.RateLimitError instead of waiting it out (tracker creates: the
 	// flow never waits for the tracker).
-	noWait bool
-	// read: a POST that changes nothing (a GraphQL query): not paced as a
+	NoWait bool
+	// Read: a POST that changes nothing (a GraphQL query): not paced as a
 	// mutation, sent in dry-run, and its rate-limit headers describe
 	// GraphQL's own budget.
-	read bool
+	Read bool
 }
 
 type opKey struct{}
 
-func withOp(ctx context.Context, o op) context.Context { return context.WithValue(ctx, opKey{}, o) }
+// WithOp attaches o to the requests made with ctx.
+func WithOp(ctx context.Context, o Op) context.Context { return context.WithValue(ctx, opKey{}, o) }
 
-func opFrom(req *http.Request) op {
-	if o, ok := req.Context().Value(opKey{}).(op); ok {
+func opFrom(req *http.Request) Op {
+	if o, ok := req.Context().Value(opKey{}).(Op); ok {
 		return o
 	}
-	return op{kind: req.Method + " " + req.URL.Path}
+	return Op{Kind: req.Method + " " + req.URL.Path}
 }
 
-// errDryRun is returned by the transport if a mutation reaches it in dry-run
-// mode; the Client's methods short-circuit before that, this is the backstop.
-var errDryRun = errors.New("dry run: mutating request not sent")
+// ErrDryRun is returned by the transport if a mutation reaches it in dry-run
+// mode; the client's methods short-circuit before that, this is the backstop.
+var ErrDryRun = errors.New("dry run: mutating request not sent")
 
 // Cache bounds: entries and body bytes kept for conditional requests.
 const (
@@ -77,11 +86,45 @@ type Pacer struct {
 // NewPacer returns a Pacer for one token.
 func NewPacer() *Pacer { return &Pacer{} }
 
-// transport is the one place where GitHub's limits are enforced. It sits
+// Config configures a Transport; the adapter fills in every field.
+type Config struct {
+	// Next sends each attempt.
+	Next  http.RoundTripper
+	Now   func() time.Time
+	Sleep func(context.Context, time.Duration) error
+	// Rand returns a float in [0,1) for backoff jitter.
+	Rand func() float64
+	Log  *slog.Logger
+	// Gap spaces mutations; MaxWait is the longest rate-limit wait sat
+	// out; MaxRetries bounds retries and re-sends per request.
+	Gap        time.Duration
+	MaxWait    time.Duration
+	MaxRetries int
+	DryRun     bool
+	// Timeout bounds each attempt.
+	Timeout time.Duration
+	// Pacer is shared by the clients of one token; nil: a new one.
+	Pacer *Pacer
+}
+
+// New builds a Transport.
+func New(c Config) *Transport {
+	t := &Transport{
+		next: c.Next, now: c.Now, sleep: c.Sleep, rand: c.Rand, log: c.Log,
+		gap: c.Gap, maxWait: c.MaxWait, maxRetries: c.MaxRetries, dryRun: c.DryRun,
+		timeout: c.Timeout, pace: c.Pacer,
+	}
+	if t.pace == nil {
+		t.pace = NewPacer()
+	}
+	return t
+}
+
+// Transport is the one place where GitHub's limits are enforced. It sits
 // under go-github's http.Client and is the only authority on rate-limit
 // windows: it strips the x-ratelimit-* headers from what it hands up so
 // go-github's own wall-clock bookkeeping never second-guesses it.
-type transport struct {
+type Transport struct {
 	next       http.RoundTripper
 	now        func() time.Time
 	sleep      func(context.Context, time.Duration) error
@@ -112,16 +155,16 @@ type transport struct {
 
 // RoundTrip sends req under the client's policies. Errors it returns are
 // *forge.RateLimitError, *forge.TransientError, a forge.ErrValidation
-// wrapper (identical request already rejected), errDryRun or ctx errors.
-func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+// wrapper (identical request already rejected), ErrDryRun or ctx errors.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		defer req.Body.Close() // a RoundTripper must close the request body
 	}
 	ctx := req.Context()
 	o := opFrom(req)
-	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead && !o.read
+	mutating := req.Method != http.MethodGet && req.Method != http.MethodHead && !o.Read
 	if mutating && t.dryRun {
-		return nil, errDryRun
+		return nil, ErrDryRun
 	}
 	body, err := readBody(req)
 	if err != nil {
@@ -141,14 +184,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, ctx.Err()
 			}
 			var rl *forge.RateLimitError
-			if errors.As(err, &rl) || errors.Is(err, errDryRun) {
+			if errors.As(err, &rl) || errors.Is(err, ErrDryRun) {
 				return nil, err
 			}
-			if o.noRetry || transient >= t.maxRetries {
-				return nil, &forge.TransientError{Err: fmt.Errorf("%s: %w", o.kind, err)}
+			if o.NoRetry || transient >= t.maxRetries {
+				return nil, &forge.TransientError{Err: fmt.Errorf("%s: %w", o.Kind, err)}
 			}
 			transient++
-			if err := t.backoff(ctx, o.kind, transient, 0, err); err != nil {
+			if err := t.Backoff(ctx, o.Kind, transient, 0, err); err != nil {
 				return nil, err
 			}
 			continue
@@ -171,19 +214,19 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// GraphQL's own budget is spent; REST's may not be.
 				return nil, &forge.RateLimitError{Until: l.until, Msg: l.msg}
 			}
-			t.openWindow(o.kind, l)
-			if limited >= t.maxRetries || o.noWait {
+			t.openWindow(o.Kind, l)
+			if limited >= t.maxRetries || o.NoWait {
 				return nil, &forge.RateLimitError{Until: l.until, Secondary: l.secondary, Msg: l.msg}
 			}
 			limited++
 			continue // the next send waits the window out, or gives up if too long
 		case status >= 500:
-			if o.noRetry || transient >= t.maxRetries {
+			if o.NoRetry || transient >= t.maxRetries {
 				return stripRate(resp), nil
 			}
 			drain(resp)
 			transient++
-			if err := t.backoff(ctx, o.kind, transient, status, nil); err != nil {
+			if err := t.Backoff(ctx, o.Kind, transient, status, nil); err != nil {
 				return nil, err
 			}
 			continue
@@ -195,9 +238,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.mu.Lock()
 			t.secondaryStreak = 0
 			t.mu.Unlock()
-			if o.etag && req.Method == http.MethodGet {
+			if o.ETag && req.Method == http.MethodGet {
 				if err := t.store(key, resp); err != nil {
-					return nil, &forge.TransientError{Status: status, Err: fmt.Errorf("%s: read body: %w", o.kind, err)}
+					return nil, &forge.TransientError{Status: status, Err: fmt.Errorf("%s: read body: %w", o.Kind, err)}
 				}
 			}
 			return stripRate(resp), nil
@@ -212,13 +255,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // send waits for any open window (and, for a mutation, its slot), then
 // sends one attempt.
-func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating bool, body []byte, key string) (*http.Response, error) {
+func (t *Transport) send(ctx context.Context, req *http.Request, o Op, mutating bool, body []byte, key string) (*http.Response, error) {
 	if mutating {
 		t.pace.mu.Lock()
 		defer t.pace.mu.Unlock()
 	}
 	for {
-		if err := t.awaitWindow(ctx, o.kind, o.noWait); err != nil {
+		if err := t.awaitWindow(ctx, o.Kind, o.NoWait); err != nil {
 			return nil, err
 		}
 		if !mutating {
@@ -240,7 +283,7 @@ func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating 
 		attempt.Body = io.NopCloser(bytes.NewReader(body))
 		attempt.ContentLength = int64(len(body))
 	}
-	if o.etag && req.Method == http.MethodGet {
+	if o.ETag && req.Method == http.MethodGet {
 		if etag := t.cachedETag(key); etag != "" {
 			attempt.Header.Set("If-None-Match", etag)
 		}
@@ -253,7 +296,7 @@ func (t *transport) send(ctx context.Context, req *http.Request, o op, mutating 
 	if t.stats.Requests == nil {
 		t.stats.Requests = map[string]int{}
 	}
-	t.stats.Requests[o.kind]++
+	t.stats.Requests[o.Kind]++
 	t.stats.Total++
 	t.mu.Unlock()
 	actx, cancel := context.WithTimeout(ctx, t.timeout)
@@ -280,7 +323,7 @@ func (b *cancelOnClose) Close() error {
 
 // awaitWindow blocks until no rate-limit window is open, or returns a
 // *forge.RateLimitError at once when the wait would exceed maxWait.
-func (t *transport) awaitWindow(ctx context.Context, kind string, noWait bool) error {
+func (t *Transport) awaitWindow(ctx context.Context, kind string, noWait bool) error {
 	for {
 		t.mu.Lock()
 		until, secondary, msg := t.blockedUntil, t.blockSecondary, t.blockMsg
@@ -302,14 +345,14 @@ func (t *transport) awaitWindow(ctx context.Context, kind string, noWait bool) e
 	}
 }
 
-func (t *transport) limitFor(status int, h http.Header, body []byte) (limit, bool) {
+func (t *Transport) limitFor(status int, h http.Header, body []byte) (limit, bool) {
 	t.mu.Lock()
 	streak := t.secondaryStreak
 	t.mu.Unlock()
 	return classifyLimit(status, h, body, t.now(), streak)
 }
 
-func (t *transport) openWindow(kind string, l limit) {
+func (t *Transport) openWindow(kind string, l limit) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stats.RateLimited++
@@ -325,7 +368,7 @@ func (t *transport) openWindow(kind string, l limit) {
 // observeRate records x-ratelimit-remaining/reset and, when the budget is
 // spent, opens a window until the reset so the next request is not sent
 // into a certain 403.
-func (t *transport) observeRate(h http.Header) {
+func (t *Transport) observeRate(h http.Header) {
 	rem := h.Get("X-RateLimit-Remaining")
 	if rem == "" {
 		return
@@ -363,9 +406,9 @@ func otherBucket(h http.Header) bool {
 	return r != "" && !strings.EqualFold(r, "core")
 }
 
-// backoff sleeps before transient retry n (1-based): exponential with
-// jitter in [d/2, d).
-func (t *transport) backoff(ctx context.Context, kind string, n, status int, cause error) error {
+// Backoff sleeps before transient retry n (1-based): exponential with
+// jitter in [d/2, d). The adapter calls it between its own retries.
+func (t *Transport) Backoff(ctx context.Context, kind string, n, status int, cause error) error {
 	d := backoffBase << (n - 1)
 	if d > backoffCap || d <= 0 {
 		d = backoffCap
@@ -378,7 +421,15 @@ func (t *transport) backoff(ctx context.Context, kind string, n, status int, cau
 	return t.sleep(ctx, d)
 }
 
-func (t *transport) snapshot() Stats {
+// Total is Stats().Total without copying the counters.
+func (t *Transport) Total() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stats.Total
+}
+
+// Stats returns a copy of what the transport sent.
+func (t *Transport) Stats() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.stats

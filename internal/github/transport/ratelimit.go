@@ -1,4 +1,4 @@
-package github
+package transport
 
 import (
 	"encoding/json"

@@ -1,13 +1,15 @@
-package github
+package transport
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 
 	gh "github.com/google/go-github/v60/github"
 )
@@ -16,7 +18,7 @@ import (
 // 304 back into the cached answer, and the set of requests GitHub rejected
 // with 422, which are never sent again unchanged.
 
-func (t *transport) cachedETag(key string) string {
+func (t *Transport) cachedETag(key string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c := t.cache[key]; c != nil {
@@ -27,7 +29,7 @@ func (t *transport) cachedETag(key string) string {
 
 // conditionalHit answers a 304 from the cache as a 200, or returns nil when
 // nothing is cached for the URL.
-func (t *transport) conditionalHit(req *http.Request, resp *http.Response, key string) *http.Response {
+func (t *Transport) conditionalHit(req *http.Request, resp *http.Response, key string) *http.Response {
 	t.mu.Lock()
 	c := t.cache[key]
 	if c != nil {
@@ -53,7 +55,7 @@ func (t *transport) conditionalHit(req *http.Request, resp *http.Response, key s
 }
 
 // store caches a 200's body under its ETag (it reads and replaces the body).
-func (t *transport) store(key string, resp *http.Response) error {
+func (t *Transport) store(key string, resp *http.Response) error {
 	etag := resp.Header.Get("ETag")
 	if etag == "" {
 		return nil
@@ -92,7 +94,7 @@ func (t *transport) store(key string, resp *http.Response) error {
 	return nil
 }
 
-func (t *transport) forget(key string) {
+func (t *Transport) forget(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c := t.cache[key]; c != nil {
@@ -102,14 +104,14 @@ func (t *transport) forget(key string) {
 	}
 }
 
-func (t *transport) rejectedBefore(fp string) (string, bool) {
+func (t *Transport) rejectedBefore(fp string) (string, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	msg, ok := t.rejected[fp]
 	return msg, ok
 }
 
-func (t *transport) rememberRejected(fp, msg string) {
+func (t *Transport) rememberRejected(fp, msg string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rejected == nil {
@@ -131,7 +133,7 @@ func rejectionDetail(body []byte) string {
 	if json.Unmarshal(body, &er) != nil {
 		return string(body)
 	}
-	return errorDetail(&er)
+	return ErrorDetail(&er)
 }
 
 // fingerprint identifies a request by method, URL and body.
@@ -143,4 +145,23 @@ func fingerprint(req *http.Request, body []byte) string {
 	h.Write([]byte{0})
 	h.Write(body)
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ErrorDetail renders GitHub's message plus its per-field errors.
+func ErrorDetail(er *gh.ErrorResponse) string {
+	var b strings.Builder
+	b.WriteString(er.Message)
+	if b.Len() == 0 && er.Response != nil {
+		b.WriteString(er.Response.Status)
+	}
+	for _, e := range er.Errors {
+		b.WriteString("; ")
+		switch {
+		case e.Message != "":
+			b.WriteString(e.Message)
+		default:
+			fmt.Fprintf(&b, "%s.%s %s", e.Resource, e.Field, e.Code)
+		}
+	}
+	return b.String()
 }
