@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/github/gql"
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
@@ -160,7 +161,7 @@ func New(o Options) (*Client, error) {
 	return &Client{
 		gh: client, t: t, owner: owner, name: name, log: o.Logger, now: o.Now,
 		dryRun: o.DryRun, maxRetries: o.MaxRetries, botLogin: o.BotLogin, appID: o.AppID,
-		gqlURL: graphqlURL(baseURL.String()),
+		gqlURL: gql.URL(baseURL.String()),
 	}, nil
 }
 
