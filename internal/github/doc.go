@@ -6,7 +6,7 @@
 // and network failures, duplicate-free comment creation after a lost
 // response, and dry-run mode.
 //
-// The reliability rules live in one http.RoundTripper (transport.go) placed
+// The reliability rules live in one http.RoundTripper (package transport) placed
 // under go-github, so the typed service methods and the raw
 // NewRequest/Do calls (for fields go-github v60 lacks) share them.
 //
