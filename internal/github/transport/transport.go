@@ -174,83 +174,102 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if msg, seen := t.rejectedBefore(fp); seen {
 		return nil, fmt.Errorf("%w: identical request was already rejected, not repeating it: %s", forge.ErrValidation, msg)
 	}
-	key := req.URL.String()
-
-	limited, transient := 0, 0
+	a := &attempts{req: req, o: o, key: req.URL.String(), fp: fp}
 	for {
-		resp, err := t.send(ctx, req, o, mutating, body, key)
+		resp, err := t.send(ctx, req, o, mutating, body, a.key)
+		var retry bool
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			var rl *forge.RateLimitError
-			if errors.As(err, &rl) || errors.Is(err, ErrDryRun) {
-				return nil, err
-			}
-			if o.NoRetry || transient >= t.maxRetries {
-				return nil, &forge.TransientError{Err: fmt.Errorf("%s: %w", o.Kind, err)}
-			}
-			transient++
-			if err := t.Backoff(ctx, o.Kind, transient, 0, err); err != nil {
-				return nil, err
-			}
-			continue
+			retry, err = t.failed(ctx, a, err)
+		} else {
+			t.observeRate(resp.Header)
+			resp, retry, err = t.answered(ctx, a, resp)
 		}
-		t.observeRate(resp.Header)
-
-		switch status := resp.StatusCode; {
-		case status == http.StatusNotModified:
-			if hit := t.conditionalHit(req, resp, key); hit != nil {
-				return hit, nil
-			}
-			return stripRate(resp), nil
-		case status == http.StatusForbidden || status == http.StatusTooManyRequests:
-			errBody := bufferBody(resp)
-			l, isLimit := t.limitFor(status, resp.Header, errBody)
-			if !isLimit {
-				return stripRate(resp), nil
-			}
-			if otherBucket(resp.Header) && !l.secondary {
-				// GraphQL's own budget is spent; REST's may not be.
-				return nil, &forge.RateLimitError{Until: l.until, Msg: l.msg}
-			}
-			t.openWindow(o.Kind, l)
-			if limited >= t.maxRetries || o.NoWait {
-				return nil, &forge.RateLimitError{Until: l.until, Secondary: l.secondary, Msg: l.msg}
-			}
-			limited++
-			continue // the next send waits the window out, or gives up if too long
-		case status >= 500:
-			if o.NoRetry || transient >= t.maxRetries {
-				return stripRate(resp), nil
-			}
-			drain(resp)
-			transient++
-			if err := t.Backoff(ctx, o.Kind, transient, status, nil); err != nil {
-				return nil, err
-			}
-			continue
-		case status == http.StatusUnprocessableEntity:
-			errBody := bufferBody(resp)
-			t.rememberRejected(fp, rejectionDetail(errBody))
-			return stripRate(resp), nil
-		case status >= 200 && status < 300:
-			t.mu.Lock()
-			t.secondaryStreak = 0
-			t.mu.Unlock()
-			if o.ETag && req.Method == http.MethodGet {
-				if err := t.store(key, resp); err != nil {
-					return nil, &forge.TransientError{Status: status, Err: fmt.Errorf("%s: read body: %w", o.Kind, err)}
-				}
-			}
-			return stripRate(resp), nil
-		default:
-			if status == http.StatusNotFound {
-				t.forget(key)
-			}
-			return stripRate(resp), nil
+		if !retry {
+			return resp, err
 		}
 	}
+}
+
+// attempts is one request's state across its attempts.
+type attempts struct {
+	req     *http.Request
+	o       Op
+	key, fp string // cache key (the URL); fingerprint (method, URL, body)
+	// limited and transient count the rate-limit answers and the transient
+	// failures so far.
+	limited, transient int
+}
+
+// failed decides what follows an attempt that got no answer: a retry after
+// a backoff (retry true), or the error to return.
+func (t *Transport) failed(ctx context.Context, a *attempts, err error) (retry bool, _ error) {
+	if ctx.Err() != nil {
+		return false, ctx.Err()
+	}
+	var rl *forge.RateLimitError
+	if errors.As(err, &rl) || errors.Is(err, ErrDryRun) {
+		return false, err
+	}
+	if a.o.NoRetry || a.transient >= t.maxRetries {
+		return false, &forge.TransientError{Err: fmt.Errorf("%s: %w", a.o.Kind, err)}
+	}
+	a.transient++
+	if err := t.Backoff(ctx, a.o.Kind, a.transient, 0, err); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// answered decides what follows an answer: hand it up (a 304 as the cached
+// answer), retry (a rate limit waited out, a 5xx after a backoff), or
+// return an error.
+func (t *Transport) answered(ctx context.Context, a *attempts, resp *http.Response) (_ *http.Response, retry bool, _ error) {
+	o := a.o
+	switch status := resp.StatusCode; {
+	case status == http.StatusNotModified:
+		if hit := t.conditionalHit(a.req, resp, a.key); hit != nil {
+			return hit, false, nil
+		}
+	case status == http.StatusForbidden || status == http.StatusTooManyRequests:
+		l, isLimit := t.limitFor(status, resp.Header, bufferBody(resp))
+		if !isLimit {
+			break
+		}
+		if otherBucket(resp.Header) && !l.secondary {
+			// GraphQL's own budget is spent; REST's may not be.
+			return nil, false, &forge.RateLimitError{Until: l.until, Msg: l.msg}
+		}
+		t.openWindow(o.Kind, l)
+		if a.limited >= t.maxRetries || o.NoWait {
+			return nil, false, &forge.RateLimitError{Until: l.until, Secondary: l.secondary, Msg: l.msg}
+		}
+		a.limited++
+		return nil, true, nil // the next send waits the window out, or gives up if too long
+	case status >= 500:
+		if o.NoRetry || a.transient >= t.maxRetries {
+			break
+		}
+		drain(resp)
+		a.transient++
+		if err := t.Backoff(ctx, o.Kind, a.transient, status, nil); err != nil {
+			return nil, false, err
+		}
+		return nil, true, nil
+	case status == http.StatusUnprocessableEntity:
+		t.rememberRejected(a.fp, rejectionDetail(bufferBody(resp)))
+	case status >= 200 && status < 300:
+		t.mu.Lock()
+		t.secondaryStreak = 0
+		t.mu.Unlock()
+		if o.ETag && a.req.Method == http.MethodGet {
+			if err := t.store(a.key, resp); err != nil {
+				return nil, false, &forge.TransientError{Status: status, Err: fmt.Errorf("%s: read body: %w", o.Kind, err)}
+			}
+		}
+	case status == http.StatusNotFound:
+		t.forget(a.key)
+	}
+	return stripRate(resp), false, nil
 }
 
 // send waits for any open window (and, for a mutation, its slot), then
