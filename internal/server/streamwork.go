@@ -66,54 +66,15 @@ func (q *streamQueue) claimEvery() time.Duration {
 // readLoop takes entries until ctx ends.
 func (q *streamQueue) readLoop(ctx context.Context) {
 	log := q.s.log
-	cursor := "0-0"
-	nextClaim := time.Now().Add(q.claimEvery())
+	cur := readCursor{id: "0-0", nextClaim: time.Now().Add(q.claimEvery())}
 	nextConsumerSweep := time.Now().Add(consumerSweepEvery)
 	wait := 100 * time.Millisecond
 	for {
-		select {
-		case q.tokens <- struct{}{}:
-		case <-ctx.Done():
+		n, ok := q.takeTokens(ctx)
+		if !ok {
 			return
 		}
-		n := 1
-	more:
-		for n < streamBatch {
-			select {
-			case q.tokens <- struct{}{}:
-				n++
-			default:
-				break more
-			}
-		}
-		taken := 0
-		var err error
-		if !time.Now().Before(nextClaim) {
-			var es []entry
-			var gone []string
-			es, cursor, gone, err = q.store.claim(ctx, cursor, q.idle, n)
-			if err == nil {
-				if cursor == "0-0" {
-					nextClaim = time.Now().Add(q.claimEvery())
-				}
-				if len(gone) > 0 {
-					q.s.metrics.queueLost.Add(float64(len(gone)))
-					log.Error("queue entries deleted before they were acknowledged; the sweep catches their issues up",
-						"entries", gone)
-				}
-				taken += q.accept(es, true)
-			}
-		}
-		if err == nil && taken < n {
-			var es []entry
-			var lostGroup bool
-			es, lostGroup, err = q.store.read(ctx, n-taken, streamReadBlock)
-			if lostGroup {
-				q.s.metrics.queueLost.Inc()
-				log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
-			}
-			taken += q.accept(es, false)
-		}
+		taken, err := q.fetch(ctx, &cur, n)
 		for range n - taken {
 			<-q.tokens
 		}
@@ -137,6 +98,66 @@ func (q *streamQueue) readLoop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// takeTokens waits for one free worker slot, then takes the others free
+// now, up to streamBatch; false when ctx ended.
+func (q *streamQueue) takeTokens(ctx context.Context) (int, bool) {
+	select {
+	case q.tokens <- struct{}{}:
+	case <-ctx.Done():
+		return 0, false
+	}
+	n := 1
+	for n < streamBatch {
+		select {
+		case q.tokens <- struct{}{}:
+			n++
+		default:
+			return n, true
+		}
+	}
+	return n, true
+}
+
+// readCursor is where the reader's claims of idle entries resume, and
+// when the next claim pass is due.
+type readCursor struct {
+	id        string
+	nextClaim time.Time
+}
+
+// fetch takes up to n entries: idle ones claimed from stopped consumers
+// when a claim pass is due, then new ones. It returns how many it took.
+func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken int, err error) {
+	log := q.s.log
+	if !time.Now().Before(cur.nextClaim) {
+		var es []entry
+		var gone []string
+		es, cur.id, gone, err = q.store.claim(ctx, cur.id, q.idle, n)
+		if err != nil {
+			return 0, err
+		}
+		if cur.id == "0-0" {
+			cur.nextClaim = time.Now().Add(q.claimEvery())
+		}
+		if len(gone) > 0 {
+			q.s.metrics.queueLost.Add(float64(len(gone)))
+			log.Error("queue entries deleted before they were acknowledged; the sweep catches their issues up",
+				"entries", gone)
+		}
+		taken += q.accept(es, true)
+	}
+	if taken < n {
+		es, lostGroup, err := q.store.read(ctx, n-taken, streamReadBlock)
+		if lostGroup {
+			q.s.metrics.queueLost.Inc()
+			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
+		}
+		taken += q.accept(es, false)
+		return taken, err
+	}
+	return taken, nil
 }
 
 // accept puts entries into the local queue and returns how many it took
