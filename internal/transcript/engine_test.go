@@ -49,7 +49,7 @@ func TestTranscriptEngine(t *testing.T) {
 
 func newEngineDriver(t *testing.T) *engineDriver {
 	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
-		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}}
+		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}, posted: map[string]bool{}}
 }
 
 // engineDriver is one engine scenario: settings, the state so far, a
@@ -66,6 +66,9 @@ type engineDriver struct {
 	checks string
 	// buttons: check runs offer buttons (App mode).
 	buttons bool
+	// posted are the markers of the comments and dispatches performed: the
+	// thread shows them from the next pass on.
+	posted map[string]bool
 	// applied are the engine event types applied and actions the gate
 	// actions taken (for the coverage test).
 	applied, actions map[string]bool
@@ -112,11 +115,7 @@ func (d *engineDriver) do(c *transcript.Case) string {
 			}
 		}
 	}
-	out := d.engineOutput(res)
-	if res.State != nil {
-		d.st = res.State
-	}
-	return out
+	return d.engineOutput(res)
 }
 
 // config sets the configuration file (the input) and the settings that
@@ -412,25 +411,38 @@ func (d *engineDriver) jiraSynced(c *transcript.Case) engine.JiraSynced {
 	return ev
 }
 
-// engineOutput renders one result: the state fields that changed, the writes in order (the state first,
-// then the effects) and the labels when they changed.
+// engineOutput renders one event as one pass: the engine's result settled
+// into the pass's Ready (engine.Settle, every comment posted so far seen
+// on the thread), then the state fields the write changes, the writes in
+// order (the state with its outbox first, then the effects), what else
+// the result asks, the PR check runs wanted and the labels when they
+// changed.
 func (d *engineDriver) engineOutput(res engine.Result) string {
 	var b strings.Builder
 	if res.Decision != "" {
 		fmt.Fprintf(&b, "decision: %s\n", res.Decision)
 	}
-	if res.State != nil && res.Changed {
+	classified := res.State != nil && (d.st == nil || len(res.State.Ledger) > len(d.st.Ledger))
+	rd := engine.Settle(res.State, res.Effects, engine.Seen{Markers: d.posted}, res.Changed, classified)
+	written := rd.State != nil && (rd.Write || classified)
+	if written && (res.Changed || classified) {
 		b.WriteString("state:\n")
-		for _, l := range stateChanges(flatten(d.st), flatten(res.State)) {
+		for _, l := range stateChanges(flatten(d.st), flatten(rd.State)) {
 			b.WriteString("  " + l + "\n")
 		}
 	}
 	var writes []string
-	if res.Changed {
+	if rd.Write {
 		writes = append(writes, "write state")
 	}
-	for _, e := range res.Effects {
+	for _, e := range rd.Effects {
 		writes = append(writes, effectText(e))
+		if e.Marker != "" {
+			d.posted[e.Marker] = true
+		}
+	}
+	if written && !rd.Write {
+		writes = append(writes, "write state")
 	}
 	if len(writes) == 0 {
 		b.WriteString("no writes\n")
@@ -441,12 +453,18 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 		}
 	}
 	b.WriteString(otherFields(res))
-	if cs := checkRuns(d.set, res.State, d.buttons); cs != d.checks {
+	if written {
+		d.st = rd.State
+	}
+	if cs := checkRuns(d.set, d.st, d.buttons); cs != d.checks {
 		b.WriteString(cs)
 		d.checks = cs
 	}
-	if res.State != nil {
-		ls := engine.Labels(res.State)
+	if d.st != nil {
+		ls := append([]string(nil), rd.Labels...)
+		if !written {
+			ls = engine.Labels(d.st)
+		}
 		sort.Strings(ls)
 		if strings.Join(ls, " ") != strings.Join(d.labels, " ") {
 			fmt.Fprintf(&b, "labels: %s\n", strings.Join(ls, " "))
@@ -621,8 +639,8 @@ func walk(raw json.RawMessage, path string, out *[]field) {
 				panic(err)
 			}
 			key := k.(string)
-			if path == "" && key == "updated_at" {
-				continue
+			if path == "" && key == "updated_at" || strings.HasPrefix(path, "outbox[") && (key == "body" || key == "inputs") {
+				continue // outbox bodies and inputs are in the writes
 			}
 			p := key
 			if path != "" {
