@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 
@@ -143,6 +144,13 @@ func Labels(s *state.State) []string {
 		out = append(out, "autopilot/jira:pending")
 	}
 	return out
+}
+
+// Managed reports whether a label is one of autopilot's (Labels derives
+// them); no other label is ever added or removed.
+func Managed(l string) bool {
+	return strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") ||
+		strings.HasPrefix(l, "autopilot/flow:") || l == "autopilot/jira:pending"
 }
 
 // LabelColor returns the colour and description for an autopilot label.

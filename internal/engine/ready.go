@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/autopilot-dev/autopilot/internal/state"
+import (
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
 
 // Seen is what the caller found on the issue that says which announced
 // writes are still owed.
@@ -77,4 +81,44 @@ func announced(outbox []state.Effect, marker string) bool {
 		}
 	}
 	return false
+}
+
+// Rollup is a comment's reaction counts as listed with it; nil: unknown.
+type Rollup struct {
+	ID        int64
+	Reactions map[string]int
+}
+
+// OwedReactions are the reactions the stored ledger announced that the
+// comments read do not show (a run that died after its state write): 👍
+// for an applied comment, 😕 for a rejected one (PRODUCT §7). The ledger
+// is written before any reaction is sent, so it is the reactions' outbox;
+// each comment's rollup says what happened (a person's identical reaction
+// counts too). Comments whose rollup is unknown are left alone.
+func OwedReactions(stored *state.State, read []Rollup) []state.Effect {
+	if stored == nil {
+		return nil
+	}
+	outcomes := map[int64]string{}
+	for _, e := range stored.Ledger {
+		outcomes[e.CommentID] = e.Outcome
+	}
+	var out []state.Effect
+	for _, c := range read {
+		o, ok := outcomes[c.ID]
+		if !ok || c.Reactions == nil {
+			continue
+		}
+		want := ""
+		switch {
+		case o == OutApplied:
+			want = reactUp
+		case strings.HasPrefix(o, "rejected:"):
+			want = reactConfuse
+		}
+		if want != "" && c.Reactions[want] == 0 {
+			out = append(out, state.Effect{Kind: state.EffReact, Target: c.ID, Reaction: want, Owed: true})
+		}
+	}
+	return out
 }

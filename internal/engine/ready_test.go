@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -47,4 +48,32 @@ func TestDispatchedSettlesItsOutboxEntry(t *testing.T) {
 	res = h.apply(Dispatched{Session: session, RunID: 777})
 	want(t, "entry settled", announced(res.State.Outbox, session), false)
 	want(t, "written", res.Changed, true)
+}
+
+func TestOwedReactions(t *testing.T) {
+	stored := &state.State{Ledger: []state.LedgerEntry{{CommentID: 1, Outcome: OutApplied}, {CommentID: 2, Outcome: "rejected:unauthorized"},
+		{CommentID: 3, Outcome: OutNotCommand}, {CommentID: 4, Outcome: OutApplied}, {CommentID: 5, Outcome: OutApplied}}}
+	read := []Rollup{
+		{ID: 1, Reactions: map[string]int{}},           // 👍 owed
+		{ID: 2, Reactions: map[string]int{"+1": 1}},    // 😕 owed
+		{ID: 3, Reactions: map[string]int{}},           // nothing owed
+		{ID: 4, Reactions: map[string]int{reactUp: 2}}, // shown
+		{ID: 5},                              // rollup unknown: left alone
+		{ID: 6, Reactions: map[string]int{}}, // not in the ledger
+	}
+	var got []string
+	for _, e := range OwedReactions(stored, read) {
+		got = append(got, fmt.Sprintf("%d %s %v", e.Target, e.Reaction, e.Owed))
+	}
+	wantDeep(t, "owed", got, []string{"1 +1 true", "2 confused true"})
+	want(t, "no stored state", len(OwedReactions(nil, read)), 0)
+}
+
+func TestManagedLabels(t *testing.T) {
+	for _, l := range Labels(&state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield", Tasks: []state.Task{{Jira: state.JiraPending}}}) {
+		want(t, l+" managed", Managed(l), true)
+	}
+	for _, l := range []string{"autopilot", "bug", "autopilot/other"} {
+		want(t, l+" managed", Managed(l), false)
+	}
 }

@@ -592,10 +592,7 @@ func labelDefs(names []string) []forge.Label {
 	return defs
 }
 
-func managed(l string) bool {
-	return strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") ||
-		strings.HasPrefix(l, "autopilot/flow:") || l == "autopilot/jira:pending"
-}
+func managed(l string) bool { return engine.Managed(l) }
 
 func removeAll(xs, drop []string) []string {
 	var out []string

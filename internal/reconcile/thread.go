@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -360,42 +359,16 @@ func (ru *run) listPR(pr int) ([]forge.Comment, error) {
 	return ru.r.o.Forge.ListComments(ru.ctx, pr)
 }
 
-// owedReactions are the reactions the stored ledger announced that the
-// comments read do not show (a run that died after its state write): 👍
-// for an applied comment, 😕 for a rejected one (PRODUCT §7). The ledger
-// is written before any reaction is sent, so it is the reactions' outbox;
-// each comment's reaction rollup, listed with it, says what happened (a
-// person's identical reaction counts too). Comments whose rollup is unknown
-// are left alone.
+// owedReactions are the reactions the stored ledger names that the
+// comments read do not show (engine.OwedReactions decides).
 func (ru *run) owedReactions() []state.Effect {
-	ld := ru.loaded
-	if ld.state == nil {
-		return nil
-	}
-	outcomes := map[int64]string{}
-	for _, e := range ld.state.Ledger {
-		outcomes[e.CommentID] = e.Outcome
-	}
-	var out []state.Effect
-	for _, list := range [][]forge.Comment{ld.human, ru.prSeen} {
+	var read []engine.Rollup
+	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
 		for _, c := range list {
-			o, ok := outcomes[c.ID]
-			if !ok || c.Reactions == nil {
-				continue
-			}
-			want := ""
-			switch {
-			case o == engine.OutApplied:
-				want = "+1"
-			case strings.HasPrefix(o, "rejected:"):
-				want = "confused"
-			}
-			if want != "" && c.Reactions[want] == 0 {
-				out = append(out, state.Effect{Kind: state.EffReact, Target: c.ID, Reaction: want, Owed: true})
-			}
+			read = append(read, engine.Rollup{ID: c.ID, Reactions: c.Reactions})
 		}
 	}
-	return out
+	return engine.OwedReactions(ru.loaded.state, read)
 }
 
 // readBackGap is the re-read-to-PATCH gap above which a pass that posted
