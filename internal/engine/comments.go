@@ -171,10 +171,7 @@ func (m *machine) gateKey() string {
 func (m *machine) choice(c Comment, letter, reason string) {
 	g := m.s.Gate
 	if g == nil || m.s.Run == state.RunStopped {
-		if d, ok := m.decidedFor(c); ok {
-			m.ledger(c.ID, "rejected:already-decided")
-			m.react(c.ID, reactConfuse)
-			m.replyOnce(c, "decided", fmt.Sprintf("already decided by @\u200b%s: %s", textsafe.Escape(d.By), d.Option))
+		if m.alreadyDecided(c) {
 			return
 		}
 		if c.At.After(m.s.UpdatedAt) && !m.s.UpdatedAt.IsZero() && m.s.Run != state.RunStopped {
@@ -190,10 +187,7 @@ func (m *machine) choice(c Comment, letter, reason string) {
 		opened = c.GatePostedAt
 	}
 	if before(c.At, opened) {
-		if d, ok := m.decidedFor(c); ok {
-			m.ledger(c.ID, "rejected:already-decided")
-			m.react(c.ID, reactConfuse)
-			m.replyOnce(c, "decided", fmt.Sprintf("already decided by @\u200b%s: %s", textsafe.Escape(d.By), d.Option))
+		if m.alreadyDecided(c) {
 			return
 		}
 		m.ledger(c.ID, "rejected:stale")

@@ -18,6 +18,8 @@ type Seen struct {
 	// Owed are the reactions the stored ledger names and the thread does
 	// not show (the ledger is the reactions' outbox).
 	Owed []state.Effect
+	// Links maps markers to the comments' links (for archive comments).
+	Links map[string]string
 }
 
 // Ready is what one pass writes once the engine's queries are answered,
@@ -45,7 +47,7 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 		return Ready{Effects: effects}
 	}
 	s = clone(s)
-	effects = append([]state.Effect(nil), effects...)
+	effects = append(settleArchives(s, seen), effects...)
 	for _, e := range s.Outbox {
 		switch e.Kind {
 		case state.EffComment:
@@ -68,10 +70,16 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 			continue
 		}
 		if !announced(s.Outbox, e.Marker) {
-			s.Outbox = append(s.Outbox, state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs})
+			s.Outbox = append(s.Outbox, outboxEntry(e))
 		}
 	}
-	return Ready{State: s, Write: changed || classified && len(effects) > 0, Effects: effects, Labels: Labels(s)}
+	write := changed || classified && len(effects) > 0
+	if write {
+		if e, ok := archiveNext(s); ok {
+			effects = append(effects, e)
+		}
+	}
+	return Ready{State: s, Write: write, Effects: effects, Labels: Labels(s)}
 }
 
 func announced(outbox []state.Effect, marker string) bool {

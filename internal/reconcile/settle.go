@@ -256,9 +256,10 @@ func (ru *run) currentStep() flow.Step {
 // the bot's comment markers, the outbox comments GitHub refused, and the
 // reactions the stored ledger names that the comments lack.
 func (ru *run) seen() engine.Seen {
-	sn := engine.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions()}
-	for m := range ru.loaded.markers {
+	sn := engine.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions(), Links: map[string]string{}}
+	for m, c := range ru.loaded.markers {
 		sn.Markers[m] = true
+		sn.Links[m] = c.URL
 	}
 	for _, e := range ru.st.Outbox {
 		if e.Kind == state.EffComment && ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve))) {
@@ -394,7 +395,7 @@ func (ru *run) perform() error {
 	for i := 0; i < len(ru.effects); i++ {
 		e := ru.effects[i]
 		switch e.Kind {
-		case state.EffComment:
+		case state.EffComment, state.EffArchive:
 			if _, done := ru.loaded.markers[e.Marker]; done {
 				continue
 			}

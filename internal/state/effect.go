@@ -9,6 +9,7 @@ const (
 	EffComment  EffectKind = "comment"
 	EffReact    EffectKind = "react"
 	EffDispatch EffectKind = "dispatch"
+	EffArchive  EffectKind = "archive"
 )
 
 // EffectSpec describes one kind of effect.
@@ -30,6 +31,8 @@ var EffectKinds = map[EffectKind]EffectSpec{
 		By: "reconcile reacts on the comment; not kept in the outbox: the ledger names the reaction each comment is owed"},
 	EffDispatch: {Carries: "Marker (the session token), Workflow, Ref, Inputs", Outbox: true,
 		By: "reconcile sends workflow_dispatch; a retried one first adopts a run whose title carries the token"},
+	EffArchive: {Carries: "Marker (the decisions it holds), Body (not stored: rendered again from the decisions, which stay until it is seen)", Outbox: true,
+		By: "reconcile posts it as a comment unless a bot comment starting with Marker exists"},
 }
 
 // Effect is a write the engine announces. Comments and dispatches are kept

@@ -173,6 +173,13 @@ func (g gen) rest(s *State) {
 		s.Since = g.time()
 		s.LedgerFloor = int64(g.n(1000))
 		s.CompletedFolded = g.n(100)
+		from := g.n(40) + 1
+		for i := g.n(3); i >= 0; i-- {
+			to := from + g.n(30)
+			s.Archives = append(s.Archives, DecisionArchive{From: from, To: to, URL: g.link(), Opened: g.time()})
+			from = to + 1
+		}
+		s.DecisionsArchived = from - 1
 	}
 	if g.n(1) == 0 {
 		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),

@@ -188,24 +188,32 @@ func completed(b *strings.Builder, s *State, lim budget) {
 }
 
 func decisions(b *strings.Builder, s *State, lim budget) {
+	archived(b, s)
+	if len(s.Decisions) == 0 && s.DecisionsArchived > 0 {
+		return
+	}
 	rows(b, "", "decisions", len(s.Decisions), lim, func(i int) string {
-		d := s.Decisions[i]
-		q := d.Question
-		if q == "" {
-			q = d.Gate
-		}
-		// The login is validated ([A-Za-z0-9-] and "[bot]"); the ZWSP after
-		// "@" keeps it from pinging.
-		line := fmt.Sprintf("- **%s** → %s) %s — by @%s%s on %s", inline(q, lim), d.Option, inline(d.OptionText, lim),
-			textsafe.ZWSP, inline(d.By, lim), minute(d.At))
-		if d.Link != "" {
-			line += " ([comment](" + d.Link + "))"
-		}
-		if d.Reason != "" {
-			line += " — reason: " + inline(d.Reason, lim)
-		}
-		return line
+		return decisionLine(s.Decisions[i], lim)
 	})
+}
+
+// decisionLine renders one decision as a list item.
+func decisionLine(d Decision, lim budget) string {
+	q := d.Question
+	if q == "" {
+		q = d.Gate
+	}
+	// The login is validated ([A-Za-z0-9-] and "[bot]"); the ZWSP after
+	// "@" keeps it from pinging.
+	line := fmt.Sprintf("- **%s** → %s) %s — by @%s%s on %s", inline(q, lim), d.Option, inline(d.OptionText, lim),
+		textsafe.ZWSP, inline(d.By, lim), minute(d.At))
+	if d.Link != "" {
+		line += " ([comment](" + d.Link + "))"
+	}
+	if d.Reason != "" {
+		line += " — reason: " + inline(d.Reason, lim)
+	}
+	return line
 }
 
 func lastSession(b *strings.Builder, s *State, lim budget) {

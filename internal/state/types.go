@@ -55,12 +55,17 @@ type State struct {
 	Completed []CompletedStep `json:"completed,omitempty"`
 	// CompletedFolded counts the oldest Completed rows folded away (a run
 	// that loops for months keeps the newest rows; see reconcile).
-	CompletedFolded int          `json:"completed_folded,omitempty"`
-	Decisions       []Decision   `json:"decisions,omitempty"`
-	LastSession     Session      `json:"last_session"`
-	RetryLog        []RetryEntry `json:"retry_log,omitempty"`
-	Blockers        []string     `json:"blockers,omitempty"`
-	Tasks           []Task       `json:"tasks,omitempty"`
+	CompletedFolded int        `json:"completed_folded,omitempty"`
+	Decisions       []Decision `json:"decisions,omitempty"`
+	// DecisionsArchived counts the oldest decisions moved to archive
+	// comments (Archives lists the newest of those); Decisions holds the
+	// rest, numbered from DecisionsArchived+1.
+	DecisionsArchived int               `json:"decisions_archived,omitempty"`
+	Archives          []DecisionArchive `json:"archives,omitempty"`
+	LastSession       Session           `json:"last_session"`
+	RetryLog          []RetryEntry      `json:"retry_log,omitempty"`
+	Blockers          []string          `json:"blockers,omitempty"`
+	Tasks             []Task            `json:"tasks,omitempty"`
 
 	// JiraEnabled is nil until the Jira gate has been passed or declined.
 	JiraEnabled *bool `json:"jira_enabled,omitempty"`

@@ -78,7 +78,7 @@ func Valid(s *State) error {
 	if s == nil {
 		return bad("state", "missing")
 	}
-	checks := []func(*State) error{validHeader, validCurrent, validHistory, validTasks, validGate, validRest}
+	checks := []func(*State) error{validHeader, validCurrent, validHistory, validArchives, validTasks, validGate, validRest}
 	for _, check := range checks {
 		if err := check(s); err != nil {
 			return err

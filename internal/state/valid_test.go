@@ -51,6 +51,19 @@ func TestValid(t *testing.T) {
 		{"decision comment id", func(s *State) { s.Decisions[0].CommentID = -1 }, "decisions[0].comment_id"},
 		{"decision javascript link", func(s *State) { s.Decisions[0].Link = "javascript:alert(1)" }, "decisions[0].link"},
 		{"decision link breaking markdown", func(s *State) { s.Decisions[0].Link = "https://x.example/a)(b" }, "decisions[0].link"},
+		{"archived decisions", func(s *State) { archivedTwo(s) }, ""},
+		{"archived negative", func(s *State) { s.DecisionsArchived = -1 }, "decisions_archived"},
+		{"archived without archives", func(s *State) { s.DecisionsArchived = 3 }, "archives"},
+		{"archive range", func(s *State) { archivedTwo(s); s.Archives[0].To = 0 }, "archives[0]"},
+		{"archive gap", func(s *State) { archivedTwo(s); s.Archives[1].From = 12 }, "archives[1].from"},
+		{"archive count", func(s *State) { archivedTwo(s); s.DecisionsArchived = 25 }, "archives[1].to"},
+		{"archive link", func(s *State) { archivedTwo(s); s.Archives[1].URL = "javascript:x" }, "archives[1].url"},
+		{"too many archives", func(s *State) {
+			for i := range MaxArchives + 1 {
+				s.Archives = append(s.Archives, DecisionArchive{From: i + 1, To: i + 1})
+			}
+			s.DecisionsArchived = MaxArchives + 1
+		}, "archives"},
 		{"retry attempt", func(s *State) { s.RetryLog[0].Attempt = 0 }, "retry_log[0].attempt"},
 		{"retry step", func(s *State) { s.RetryLog[0].Step = -1 }, "retry_log[0].step"},
 		{"task id", func(s *State) { s.Tasks[0].ID = "" }, "tasks[0].id"},

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// words is n characters of random lower-case words (compresses about as
+// badly as prose, a pessimistic measure).
+func words(rnd *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		for range 3 + rnd.IntN(7) {
+			b.WriteByte(byte('a' + rnd.IntN(26)))
+		}
+		b.WriteByte(' ')
+	}
+	return strings.TrimSpace(b.String()[:n])
+}
+
+// atTaskLimit is a run at its session-boundary gate holding the largest
+// task list a declaration may leave: 141 tasks of 300-character
+// descriptions (reliability case 29).
+func atTaskLimit(t *testing.T, rnd *rand.Rand) *harness {
+	h := atBoundary(t, "")
+	s := clone(h.st)
+	s.Tasks = nil
+	for i := 1; i <= 141; i++ {
+		s.Tasks = append(s.Tasks, state.Task{ID: fmt.Sprintf("%02d", i), Kind: state.KindTask,
+			Title: fmt.Sprintf("Task number %d of the CSV export", i), Description: words(rnd, 300),
+			Step: "decompose", IdemKey: fmt.Sprintf("ap-%d-%02d", testIssue, i), Jira: state.JiraLocal})
+	}
+	h.st = s
+	return h
+}
+
+// openGate opens a gate of realistic size (a 250-character question,
+// options of 200) on the run, as a review loop does for every round.
+func openGate(h *harness, rnd *rand.Rand, i int) {
+	s := clone(h.st)
+	s.Gate = &state.Gate{ID: fmt.Sprintf("review-round-%d", i), Kind: "review",
+		Title: "DECISION REQUIRED: " + words(rnd, 250),
+		Options: []state.Option{{Letter: "A", Text: words(rnd, 200), Action: state.ActStay},
+			{Letter: "B", Text: words(rnd, 200), Action: state.ActAbort}},
+		Recommend: "A", Reason: "keep going", OpenedAt: h.now()}
+	s.Run = state.RunAwaitingDecision
+	h.st = s
+}
+
+// TestDecisionsArchiveKeepsTheStateInOneComment answers 300 gates of
+// realistic size on a run at the task limit, settling and rendering each
+// pass as reconcile does: the state stays within textsafe.SafeBody, the
+// oldest decisions move to archive comments (each posted once, even when a
+// run dies right after the write that announced one), and a late answer to
+// an archived gate is told where its decision is.
+func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(15, 6))
+	h := atTaskLimit(t, rnd)
+	seen := Seen{Markers: map[string]bool{}, Links: map[string]string{}}
+	posted := map[string]int{}
+	var gateTimes []int64
+	largest, crashed, before := 0, false, len(h.st.Decisions)
+	const answers = 300
+	for i := 1; i <= answers; i++ {
+		h.advance(time.Hour)
+		openGate(h, rnd, i)
+		gateTimes = append(gateTimes, h.now().Unix())
+		res := h.apply(h.comment("maria", access.Write, "A — "+words(rnd, 150)))
+		r := Settle(res.State, res.Effects, seen, res.Changed, true)
+		if !r.Write {
+			t.Fatalf("answer %d: no state write", i)
+		}
+		body, err := state.Render(r.State, state.View{}, nil)
+		if err != nil {
+			t.Fatalf("answer %d (%d decisions in the state, %d archived): %v", i, len(r.State.Decisions), r.State.DecisionsArchived, err)
+		}
+		ms, _ := state.MachineSize(r.State, false)
+		largest = max(largest, ms)
+		if n := textsafe.Len(body); n > textsafe.SafeBody {
+			t.Fatalf("answer %d: state comment of %d characters, over %d", i, n, textsafe.SafeBody)
+		}
+		h.st = r.State
+		for _, e := range r.Effects {
+			if e.Kind != state.EffArchive {
+				continue
+			}
+			if !crashed {
+				crashed = true // the run dies after the write: nothing posted
+				break
+			}
+			if n := textsafe.Len(e.Body); n > textsafe.SafeBody || !strings.HasPrefix(e.Body, e.Marker+"\n") {
+				t.Fatalf("archive %s: %d characters, or its marker is not its first line", e.Marker, n)
+			}
+			posted[e.Marker]++
+			seen.Markers[e.Marker] = true
+			seen.Links[e.Marker] = fmt.Sprintf("https://github.com/acme/widgets/issues/%d#issuecomment-%d", testIssue, 9000+len(posted))
+		}
+	}
+	s := h.st
+	if got := s.DecisionsArchived + len(s.Decisions); got != answers+before {
+		t.Fatalf("%d decisions kept or archived, want %d", got, answers+before)
+	}
+	if s.DecisionsArchived < answers-archiveAbove {
+		t.Errorf("%d decisions archived, want at least %d", s.DecisionsArchived, answers-archiveAbove)
+	}
+	next := 1
+	for m, n := range posted {
+		if n != 1 {
+			t.Errorf("archive %s posted %d times", m, n)
+		}
+	}
+	for _, a := range s.Archives {
+		if a.URL == "" {
+			t.Errorf("archive %d–%d has no link", a.From, a.To)
+		}
+	}
+	for next <= s.DecisionsArchived {
+		found := false
+		for m := range posted {
+			if from, to, _ := state.ParseArchiveMarker(m); from == next {
+				next, found = to+1, true
+			}
+		}
+		if !found {
+			t.Fatalf("no archive starts at decision %d", next)
+		}
+	}
+	body, _ := state.Render(s, state.View{}, nil)
+	wantLines(t, "state comment", body, fmt.Sprintf("_%d earlier decisions in archive comments: ", s.DecisionsArchived), s.Archives[len(s.Archives)-1].URL)
+	t.Logf("%d answers: largest machine block %d characters; %d decisions archived in %d comments, %d kept", answers, largest, s.DecisionsArchived, len(posted), len(s.Decisions))
+
+	// A second answer to a gate whose decision was archived, written while
+	// that gate was open, is told where the decision is.
+	a := s.Archives[len(s.Archives)-1]
+	late := h.comment("bob", access.Write, "B")
+	late.At = time.Unix(gateTimes[a.From], 0).Add(time.Minute)
+	res := h.apply(late)
+	want(t, "late answer", ledgerOf(res.State, late.ID), "rejected:already-decided")
+	if !hasBody(res.Effects, fmt.Sprintf("archived with decisions %d–%d: %s", a.From, a.To, a.URL)) {
+		t.Errorf("late answer's reply: %q", bodies(res.Effects))
+	}
+}
