@@ -56,6 +56,8 @@ var reliabilityCases = []relCase{
 	{35, "subissue_secondary_limit_storm", "subissue-secondary-limit-storm", case35},
 	// Issue 15, continued: an issue labelled after a long discussion.
 	{36, "labelled_late", "labelled-late", case36},
+	// Issue 15, continued: key decisions past one state comment.
+	{37, "decisions_archive", "decisions-archive", case37},
 }
 
 // TestReliability runs the 27 cases of RELIABILITY.md §6, each asserting
