@@ -36,9 +36,10 @@ type Ready struct {
 // Ready. Writes announced in the stored outbox and not seen done are
 // carried out again: comments first (newest entry first), and a dispatch
 // whose step still waits for its run is retried (Effect.Retry); reactions
-// the ledger owes follow. Every comment and dispatch of the pass is then
-// announced in the outbox, which the state write carries before any of
-// them is performed. changed: the events changed the state; classified:
+// the ledger owes follow. Archives of the oldest decisions are settled
+// the same way (settleArchives, archiveNext). Every comment and dispatch
+// of the pass is then announced in the outbox, which the state write
+// carries before any of them is performed. changed: the events changed the state; classified:
 // the ledger grew, which is written with the pass's effects when there
 // are any (a write of its own at the end otherwise). Settle never mutates
 // s.
