@@ -54,7 +54,7 @@ func openGate(h *harness, rnd *rand.Rand, i int) {
 	h.st = s
 }
 
-// TestDecisionsArchiveKeepsTheStateInOneComment answers 300 gates of
+// TestDecisionsArchiveKeepsTheStateInOneComment answers 120 gates of
 // realistic size on a run at the task limit, settling and rendering each
 // pass as reconcile does: the state stays within textsafe.SafeBody, the
 // oldest decisions move to archive comments (each posted once, even when a
@@ -67,7 +67,7 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 	posted := map[string]int{}
 	var gateTimes []int64
 	largest, crashed, before := 0, false, len(h.st.Decisions)
-	const answers = 300
+	const answers = 120
 	for i := 1; i <= answers; i++ {
 		h.advance(time.Hour)
 		openGate(h, rnd, i)
