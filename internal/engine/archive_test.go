@@ -147,3 +147,29 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 		t.Errorf("late answer's reply: %q", bodies(res.Effects))
 	}
 }
+
+// A late answer to a gate older than every archive the state still lists
+// (the oldest listings folded away) is told its decision is in an older
+// archive; one to a gate before any decision is stale, as before.
+func TestLateAnswerBeforeTheListedArchives(t *testing.T) {
+	h := atBoundary(t, "")
+	s := clone(h.st)
+	s.Decisions = nil
+	s.DecisionsArchived = 60
+	s.Archives = []state.DecisionArchive{{From: 41, To: 60, URL: "https://github.com/acme/widgets/issues/12#issuecomment-77", Opened: s.StartedAt.Add(2 * time.Minute)}}
+	h.st = s
+	late := h.comment("bob", access.Write, "B")
+	late.At = s.StartedAt.Add(time.Minute)
+	res := h.apply(late)
+	want(t, "late answer", ledgerOf(res.State, late.ID), "rejected:already-decided")
+	if !hasBody(res.Effects, "in an older archive of decisions") {
+		t.Errorf("reply: %q", bodies(res.Effects))
+	}
+	s = clone(h.st)
+	s.Archives[0].From, s.DecisionsArchived = 1, 60
+	h.st = s
+	late = h.comment("bob", access.Write, "B")
+	late.At = s.StartedAt.Add(time.Minute)
+	res = h.apply(late)
+	want(t, "answer before every gate", ledgerOf(res.State, late.ID), "rejected:stale")
+}
