@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -28,7 +29,7 @@ const appStartAttempts = 5
 // until ctx ends (SIGTERM), then drains. Exit codes: 0 after a clean
 // shutdown, 1 when serving failed, 2 for a configuration error.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	cfg, err := server.LoadConfig(args, getenv)
+	cfg, err := settings.Load(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, strings.TrimPrefix(err.Error(), flag.ErrHelp.Error()+"\n"))
 		return 0

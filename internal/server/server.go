@@ -127,7 +127,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.WebhookSecret == "" {
 		return nil, errors.New("server: WEBHOOK_SECRET is required")
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	deps, owned, err := deps.withDefaults(cfg)
 	if err != nil {
 		return nil, err
@@ -154,35 +154,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.pingers = pingersOf(deps.Deduper, deps.Locker, deps.Queue)
 	s.handler = s.routes()
 	return s, nil
-}
-
-// withDefaults fills in what the configuration left at zero.
-func (cfg Config) withDefaults() Config {
-	if cfg.WebhookPath == "" {
-		cfg.WebhookPath = DefaultWebhookPath
-	}
-	if cfg.QueueSize <= 0 {
-		cfg.QueueSize = DefaultQueueSize
-	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = DefaultWorkers
-	}
-	if cfg.ShutdownTimeout <= 0 {
-		cfg.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if cfg.LockTTL <= 0 {
-		cfg.LockTTL = DefaultLockTTL
-	}
-	if cfg.DedupeTTL <= 0 {
-		cfg.DedupeTTL = MinDedupeTTL
-	}
-	if cfg.QueueMax <= 0 {
-		cfg.QueueMax = DefaultQueueMax
-	}
-	if cfg.QueueClaimIdle <= 0 {
-		cfg.QueueClaimIdle = DefaultQueueClaimIdle
-	}
-	return cfg
 }
 
 // withDefaults fills in the missing dependencies: the stores from a Redis

@@ -24,6 +24,14 @@ func TestNewRequiresProcessorAndSecret(t *testing.T) {
 	}
 }
 
+func TestNewRefusesBadRedisURL(t *testing.T) {
+	cfg := testConfig()
+	cfg.RedisURL = "http://not-redis:6379"
+	if _, err := New(cfg, Deps{Processor: newRecorder()}); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
+		t.Fatalf("err = %v, want it to name REDIS_URL", err)
+	}
+}
+
 func TestShutdownDrainsQueuedJobsAndRefusesNewOnes(t *testing.T) {
 	cfg := testConfig()
 	cfg.Workers = 1

@@ -1,4 +1,4 @@
-package server
+package settings
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // repoFile reads a file from the module root.
 func repoFile(t *testing.T, rel string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", rel))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func knownEnv(name string) bool {
 	if strings.HasPrefix(name, "AUTOPILOT_") {
 		return true
 	}
-	for _, s := range settings() {
+	for _, s := range all() {
 		if s.env == name {
 			return true
 		}
@@ -135,7 +135,7 @@ func TestComposeExampleRunsTwoReplicasWithRedis(t *testing.T) {
 
 func TestAppDocNamesEverySetting(t *testing.T) {
 	doc := string(repoFile(t, "docs/app.md"))
-	for _, s := range settings() {
+	for _, s := range all() {
 		if !strings.Contains(doc, "`"+s.env+"`") {
 			t.Errorf("docs/app.md does not document %s", s.env)
 		}

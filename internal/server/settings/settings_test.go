@@ -1,4 +1,4 @@
-package server
+package settings
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func requiredEnv() map[string]string {
 }
 
 func TestLoadConfigDefaults(t *testing.T) {
-	c, err := LoadConfig(nil, envOf(requiredEnv()))
+	c, err := Load(nil, envOf(requiredEnv()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestLoadConfigFlagsOverrideEnv(t *testing.T) {
 	env["HOST"] = "0.0.0.0"
 	env["GITHUB_API_URL"] = "https://ghe.example.com/api/v3/"
 	env["REDIS_URL"] = "redis://env:6379/0"
-	c, err := LoadConfig([]string{"--port", "8080", "--host=127.0.0.1", "--redis-url", "redis://flag:6379/1",
+	c, err := Load([]string{"--port", "8080", "--host=127.0.0.1", "--redis-url", "redis://flag:6379/1",
 		"--webhook-path", "/hooks", "--queue-size", "10", "--workers", "2", "--sweep-interval", "0",
 		"--shutdown-timeout", "3s", "--app-id", "7", "--queue-max", "50", "--queue-claim-idle", "2s",
 		"--redis-prefix", "ap2:"}, envOf(env))
@@ -116,7 +116,7 @@ func TestLoadConfigNamesWhatIsMissingOrWrong(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := LoadConfig(tt.args, envOf(tt.env))
+			_, err := Load(tt.args, envOf(tt.env))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
 			}
@@ -129,7 +129,7 @@ func TestLoadConfigReadsKeyFileAndUnescapesInlineKey(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(testPEM), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LoadConfig(nil, envOf(map[string]string{"APP_ID": "1", "WEBHOOK_SECRET": "x", "PRIVATE_KEY_PATH": keyFile}))
+	c, err := Load(nil, envOf(map[string]string{"APP_ID": "1", "WEBHOOK_SECRET": "x", "PRIVATE_KEY_PATH": keyFile}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestLoadConfigReadsKeyFileAndUnescapesInlineKey(t *testing.T) {
 		t.Fatalf("key from file = %q (path %q)", c.PrivateKey, c.PrivateKeyPath)
 	}
 	oneLine := strings.ReplaceAll(testPEM, "\n", `\n`)
-	c, err = LoadConfig(nil, envOf(map[string]string{"APP_ID": "1", "WEBHOOK_SECRET": "x", "PRIVATE_KEY": oneLine}))
+	c, err = Load(nil, envOf(map[string]string{"APP_ID": "1", "WEBHOOK_SECRET": "x", "PRIVATE_KEY": oneLine}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,21 +147,13 @@ func TestLoadConfigReadsKeyFileAndUnescapesInlineKey(t *testing.T) {
 }
 
 func TestLoadConfigHelpListsEveryFlag(t *testing.T) {
-	_, err := LoadConfig([]string{"-h"}, envOf(nil))
+	_, err := Load([]string{"-h"}, envOf(nil))
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("err = %v, want flag.ErrHelp", err)
 	}
-	for _, s := range settings() {
+	for _, s := range all() {
 		if !strings.Contains(err.Error(), "-"+flagName(s.env)) || !strings.Contains(err.Error(), s.env) {
 			t.Errorf("usage lacks --%s (env %s)", flagName(s.env), s.env)
 		}
-	}
-}
-
-func TestNewRefusesBadRedisURL(t *testing.T) {
-	cfg := testConfig()
-	cfg.RedisURL = "http://not-redis:6379"
-	if _, err := New(cfg, Deps{Processor: newRecorder()}); err == nil || !strings.Contains(err.Error(), "REDIS_URL") {
-		t.Fatalf("err = %v, want it to name REDIS_URL", err)
 	}
 }
