@@ -1,10 +1,10 @@
 package transcript_test
 
-// The coverage test: every flow, gate kind, gate action, command, engine
-// event, step attribute, executor kind and stop reason the code defines
+// The coverage test: every flow, gate kind, gate action, effect kind,
+// command, engine event, step attribute, executor kind and stop reason the code defines
 // has a transcript that exercises it. The lists are read from the code
 // (the flow set, the engine's openGate calls and event types, its help
-// reply, the gate action table, the flow schema, the constants), so adding one without a
+// reply, the gate action and effect tables, the flow schema, the constants), so adding one without a
 // transcript fails here.
 
 import (
@@ -71,7 +71,7 @@ func TestTranscriptCoverage(t *testing.T) {
 			t.Errorf("no transcript stops a run with %s", reason)
 		}
 	}
-	applied, actions := map[string]bool{}, map[string]bool{}
+	applied, actions, effects := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		d := newEngineDriver(t)
 		for _, c := range f.Cases {
@@ -82,6 +82,14 @@ func TestTranscriptCoverage(t *testing.T) {
 		}
 		for k := range d.actions {
 			actions[k] = true
+		}
+		for k := range d.effects {
+			effects[k] = true
+		}
+	}
+	for k := range state.EffectKinds {
+		if !effects[string(k)] {
+			t.Errorf("no transcript writes an effect of kind %s", k)
 		}
 	}
 	for _, a := range state.ActionKinds() {

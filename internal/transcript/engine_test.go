@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -49,7 +50,8 @@ func TestTranscriptEngine(t *testing.T) {
 
 func newEngineDriver(t *testing.T) *engineDriver {
 	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
-		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}, posted: map[string]bool{}}
+		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}, posted: map[string]bool{},
+		effects: map[string]int{}}
 }
 
 // engineDriver is one engine scenario: settings, the state so far, a
@@ -66,6 +68,8 @@ type engineDriver struct {
 	checks string
 	// buttons: check runs offer buttons (App mode).
 	buttons bool
+	// effects counts the effects written, by kind.
+	effects map[string]int
 	// posted are the markers of the comments and dispatches performed: the
 	// thread shows them from the next pass on.
 	posted map[string]bool
@@ -96,6 +100,8 @@ func (d *engineDriver) do(c *transcript.Case) string {
 		return d.pull(c)
 	case "show":
 		return d.show(c)
+	case "comments":
+		return d.comments(c)
 	}
 	ev, err := d.engineEvent(c)
 	if err != nil {
@@ -116,6 +122,44 @@ func (d *engineDriver) do(c *transcript.Case) string {
 		}
 	}
 	return d.engineOutput(res)
+}
+
+// comments posts each input line in turn as a comment by the first
+// argument's login, times=<n> rounds, and prints a summary instead of each
+// output: for long runs (many decisions) whose steps are all alike.
+func (d *engineDriver) comments(c *transcript.Case) string {
+	n, _ := strconv.Atoi(c.Or("times", "1"))
+	lines := strings.Split(c.Input, "\n")
+	kinds := map[string]int{}
+	before := maps.Clone(d.effects)
+	for i := 0; i < n; i++ {
+		for _, l := range lines {
+			out := d.do(&transcript.Case{Cmd: "comment", Args: c.Args[:1], Input: l})
+			if strings.HasPrefix(out, "error: ") || strings.HasPrefix(out, "engine error: ") {
+				return fmt.Sprintf("round %d, %q: %s", i+1, l, out)
+			}
+		}
+	}
+	for k, v := range d.effects {
+		if v-before[k] > 0 {
+			kinds[k] = v - before[k]
+		}
+	}
+	var parts []string
+	for _, k := range sortedKeys(kinds) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, kinds[k]))
+	}
+	return fmt.Sprintf("posted %d comments; effects: %s\nnow: %s, %s %s, %d decisions in the state",
+		n*len(lines), strings.Join(parts, ", "), d.st.Run, d.st.Slug, d.st.Status, len(d.st.Decisions))
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // config sets the configuration file (the input) and the settings that
@@ -436,6 +480,7 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 		writes = append(writes, "write state")
 	}
 	for _, e := range rd.Effects {
+		d.effects[fmt.Sprint(e.Kind)]++
 		writes = append(writes, effectText(e))
 		if e.Marker != "" {
 			d.posted[e.Marker] = true
