@@ -36,6 +36,23 @@ func (m *machine) ledger(id int64, outcome string) {
 	m.s.Ledger = append(m.s.Ledger, state.LedgerEntry{CommentID: id, Outcome: outcome})
 }
 
+// agentComment applies a configured agent's comment: agents may report
+// on the step they execute, nothing else.
+func (m *machine) agentComment(c Comment, r reply.Result) {
+	switch {
+	case !agentMay(r):
+		m.ledger(c.ID, OutNotCommand)
+	case c.PermErr:
+		// fail closed: not classified, retried on the next reconcile
+	case !agentPermitted(c, m.set.AnswerPermission):
+		m.refuseUnauthorized(c)
+	case c.EditUnproven && !ReadOnlyReply(r):
+		m.refuseEdited(c)
+	default:
+		m.command(c, r)
+	}
+}
+
 // comment classifies one comment exactly once and applies it.
 func (m *machine) comment(c Comment) error {
 	if Handled(m.s, c.ID) {
@@ -58,23 +75,7 @@ func (m *machine) comment(c Comment) error {
 		return nil
 	}
 	if c.Agent {
-		// Agents may report on the step they execute, nothing else.
-		if !agentMay(r) {
-			m.ledger(c.ID, OutNotCommand)
-			return nil
-		}
-		if c.PermErr {
-			return nil // fail closed: not classified, retried on the next reconcile
-		}
-		if !agentPermitted(c, m.set.AnswerPermission) {
-			m.refuseUnauthorized(c)
-			return nil
-		}
-		if c.EditUnproven && !ReadOnlyReply(r) {
-			m.refuseEdited(c)
-			return nil
-		}
-		m.command(c, r)
+		m.agentComment(c, r)
 		return nil
 	}
 	if c.PermErr {

@@ -286,13 +286,7 @@ func (ru *run) write() error {
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	s.WriteID = r.o.WriteID()
 	s.Since = ru.nextSince()
-	var read []int64
-	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
-		for _, c := range list {
-			read = append(read, c.ID)
-		}
-	}
-	ru.st = engine.Compact(s, read)
+	ru.st = engine.Compact(s, ru.readIDs())
 	s = ru.st
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
@@ -333,6 +327,18 @@ func (ru *run) write() error {
 	}
 	ru.stored(c, s, body)
 	return nil
+}
+
+// readIDs are the ids of the comments this pass read (engine.Compact keeps
+// the ledger's floor below the unhandled ones).
+func (ru *run) readIDs() []int64 {
+	var ids []int64
+	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
+		for _, c := range list {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
 }
 
 // stored records a successful state write.
