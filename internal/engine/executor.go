@@ -17,7 +17,6 @@ const MaxRetries = 3
 
 // executorReport handles /autopilot done|fail|progress for the current step.
 func (m *machine) executorReport(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	st := m.step()
 	switch r.Cmd {
 	case "progress":
 		if r.Phase < m.s.SubStep.Phase {
@@ -37,51 +36,57 @@ func (m *machine) executorReport(c Comment, r reply.Result, accept func(), refus
 		accept()
 		m.fail(r.Text)
 	case "done":
-		if st.Evidence != "" {
-			refuse("needs-evidence", m.evidenceNeeded(st.Evidence))
-			return
-		}
-		if c.DeclaredErr != "" {
-			refuse("bad-task-block", "the task block could not be read, so nothing was recorded: "+textsafe.Escape(c.DeclaredErr))
-			return
-		}
-		if c.DeclaredTooLarge != "" {
-			refuse("state-full", "nothing was recorded: "+c.DeclaredTooLarge)
-			return
-		}
-		if st.Interview && strings.TrimSpace(r.Text) == "" {
-			refuse("rationale-required", "leaving the interview needs a recorded rationale: `/autopilot done <why the requirements are complete>`.")
-			return
-		}
-		accept()
-		if r.Confidence != nil {
-			m.s.Limits.LastConfidence = *r.Confidence
-			m.s.Limits.HasConfidence = true
-		}
-		m.addTasks(c.Declared, st.Slug)
-		summary := strings.TrimSpace(r.Text)
-		if summary == "" {
-			summary = "reported done by @" + c.Author
-		}
-		if m.s.Review != nil {
-			m.handoff(st.Slug, summary, c.URL)
-		}
-		if st.Interview && m.s.Review != nil {
-			m.s.Review.InterviewRationale = oneLine(summary, 300)
-		}
-		if st.Consensus {
-			m.planReported()
-			return
-		}
-		if st.Gate == "approval" {
-			m.openApprovalGate(st)
-			return
-		}
-		if n := len(c.Declared); n > 0 {
-			summary = fmt.Sprintf("%s (%d %s declared)", summary, n, plural(n, st.Jira))
-		}
-		m.complete(summary)
+		m.doneReport(c, r, accept, refuse)
 	}
+}
+
+// doneReport applies `/autopilot done`: refused while the step waits for
+// evidence or its report cannot be recorded, otherwise the step completes
+// (or goes on to its consensus or approval).
+func (m *machine) doneReport(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	st := m.step()
+	switch {
+	case st.Evidence != "":
+		refuse("needs-evidence", m.evidenceNeeded(st.Evidence))
+		return
+	case c.DeclaredErr != "":
+		refuse("bad-task-block", "the task block could not be read, so nothing was recorded: "+textsafe.Escape(c.DeclaredErr))
+		return
+	case c.DeclaredTooLarge != "":
+		refuse("state-full", "nothing was recorded: "+c.DeclaredTooLarge)
+		return
+	case st.Interview && strings.TrimSpace(r.Text) == "":
+		refuse("rationale-required", "leaving the interview needs a recorded rationale: `/autopilot done <why the requirements are complete>`.")
+		return
+	}
+	accept()
+	if r.Confidence != nil {
+		m.s.Limits.LastConfidence = *r.Confidence
+		m.s.Limits.HasConfidence = true
+	}
+	m.addTasks(c.Declared, st.Slug)
+	summary := strings.TrimSpace(r.Text)
+	if summary == "" {
+		summary = "reported done by @" + c.Author
+	}
+	if m.s.Review != nil {
+		m.handoff(st.Slug, summary, c.URL)
+	}
+	if st.Interview && m.s.Review != nil {
+		m.s.Review.InterviewRationale = oneLine(summary, 300)
+	}
+	if st.Consensus {
+		m.planReported()
+		return
+	}
+	if st.Gate == "approval" {
+		m.openApprovalGate(st)
+		return
+	}
+	if n := len(c.Declared); n > 0 {
+		summary = fmt.Sprintf("%s (%d %s declared)", summary, n, plural(n, st.Jira))
+	}
+	m.complete(summary)
 }
 
 func plural(n int, kind string) string {
