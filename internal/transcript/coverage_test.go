@@ -12,6 +12,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -33,30 +34,53 @@ const customFlow = "custom"
 
 func TestTranscriptCoverage(t *testing.T) {
 	files := readTranscripts(t, "testdata/engine")
-	for _, name := range append(config.Default().All.Names(), customFlow) {
-		t.Run("flow "+name, func(t *testing.T) {
-			f := files["flow-"+name]
-			switch {
-			case f == nil:
-				t.Errorf("flow %s has no transcript testdata/engine/flow-%s.txt", name, name)
-			case name == customFlow && !strings.Contains(f.String(), "\nflows:"):
-				t.Errorf("flow-%s.txt defines no flow in its config", name)
-			case name != customFlow && !strings.Contains(f.String(), `+ flow = "`+name+`"`):
-				t.Errorf("flow-%s.txt never runs the %s flow", name, name)
+	t.Run("files", func(t *testing.T) { coverFiles(t, files) })
+	t.Run("outputs", func(t *testing.T) { coverOutputs(t, files) })
+	t.Run("runs", func(t *testing.T) { coverRuns(t, files) })
+	t.Run("inputs", func(t *testing.T) {
+		said := commandsSaid(files)
+		for _, cmd := range commands(t) {
+			if !said[cmd] {
+				t.Errorf("no transcript sends /autopilot %s", cmd)
 			}
-		})
+		}
+		used := attributesUsed(t, files)
+		for _, a := range attributes(t) {
+			if !used[a] {
+				t.Errorf("no transcript runs a flow with %s", a)
+			}
+		}
+	})
+}
+
+// coverFiles: a transcript per flow (flow-<name>.txt, flow-custom.txt for
+// a flow of the config) and per gate kind (gate-<kind>.txt).
+func coverFiles(t *testing.T, files map[string]*transcript.File) {
+	for _, name := range append(config.Default().All.Names(), customFlow) {
+		f := files["flow-"+name]
+		switch {
+		case f == nil:
+			t.Errorf("flow %s has no transcript testdata/engine/flow-%s.txt", name, name)
+		case name == customFlow && !strings.Contains(f.String(), "\nflows:"):
+			t.Errorf("flow-%s.txt defines no flow in its config", name)
+		case name != customFlow && !strings.Contains(f.String(), `+ flow = "`+name+`"`):
+			t.Errorf("flow-%s.txt never runs the %s flow", name, name)
+		}
 	}
 	for _, kind := range gateKinds(t) {
-		t.Run("gate "+kind, func(t *testing.T) {
-			f := files["gate-"+kind]
-			if f == nil {
-				t.Fatalf("gate kind %s has no transcript testdata/engine/gate-%s.txt", kind, kind)
-			}
-			if !regexp.MustCompile(`autopilot:gate g[0-9]+-` + regexp.QuoteMeta(kind)).MatchString(f.String()) {
-				t.Errorf("gate-%s.txt never opens a %s gate", kind, kind)
-			}
-		})
+		f := files["gate-"+kind]
+		switch {
+		case f == nil:
+			t.Errorf("gate kind %s has no transcript testdata/engine/gate-%s.txt", kind, kind)
+		case !regexp.MustCompile(`autopilot:gate g[0-9]+-` + regexp.QuoteMeta(kind)).MatchString(f.String()):
+			t.Errorf("gate-%s.txt never opens a %s gate", kind, kind)
+		}
 	}
+}
+
+// coverOutputs: every executor kind and stop reason shows in some
+// transcript's state changes.
+func coverOutputs(t *testing.T, files map[string]*transcript.File) {
 	var all strings.Builder
 	for _, f := range files {
 		all.WriteString(f.String())
@@ -71,18 +95,20 @@ func TestTranscriptCoverage(t *testing.T) {
 			t.Errorf("no transcript stops a run with %s", reason)
 		}
 	}
+}
+
+// coverRuns plays the transcripts again and checks that every engine
+// event type is applied, every gate action taken and every effect kind
+// written.
+func coverRuns(t *testing.T, files map[string]*transcript.File) {
 	applied, actions, effects := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, f := range files {
 		d := newEngineDriver(t)
 		for _, c := range f.Cases {
 			d.do(c)
 		}
-		for k := range d.applied {
-			applied[k] = true
-		}
-		for k := range d.actions {
-			actions[k] = true
-		}
+		maps.Copy(applied, d.applied)
+		maps.Copy(actions, d.actions)
 		for k := range d.effects {
 			effects[k] = true
 		}
@@ -100,18 +126,6 @@ func TestTranscriptCoverage(t *testing.T) {
 	for _, ev := range eventTypes(t) {
 		if !applied["engine."+ev] {
 			t.Errorf("no transcript applies the engine event %s", ev)
-		}
-	}
-	said := commandsSaid(files)
-	for _, cmd := range commands(t) {
-		if !said[cmd] {
-			t.Errorf("no transcript sends /autopilot %s", cmd)
-		}
-	}
-	used := attributesUsed(t, files)
-	for _, a := range attributes(t) {
-		if !used[a] {
-			t.Errorf("no transcript runs a flow with %s", a)
 		}
 	}
 }

@@ -243,8 +243,46 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 		return engine.Closed{Actor: c.Or("by", "maria")}, nil
 	case "comment":
 		return d.comment(c, at), nil
+	case "review", "pull-read", "checks", "pr-linked", "pull-seen", "check-shown", "click":
+		return d.pullEvent(c, at)
+	case "dispatched", "run-completed":
+		return d.runEvent(c), nil
+	case "jira-auth":
+		return engine.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
+	case "jira-synced":
+		return d.jiraSynced(c), nil
+	case "tick":
+		return engine.Tick{BudgetLow: c.Has("budget-low")}, nil
+	case "recovered":
+		ev := engine.Recovered{Restored: c.Has("restored"), Lost: c.Has("lost"), Deleted: c.Has("deleted")}
+		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
+		ev.Version, _ = strconv.ParseInt(c.Or("version", "0"), 10, 64)
+		return ev, nil
+	case "config-read":
+		return engine.ConfigRead{YAML: c.Input}, nil
+	case "refused":
+		return engine.Refused{Request: c.Args[0].Key}, nil
+	case "unmanaged":
+		d.nextID++
+		ev := engine.Unmanaged{ID: d.nextID, Author: c.Args[0].Key, Bot: c.Has("bot"), Body: c.Input}
+		if v, ok := c.Get("perm"); ok {
+			p := engine.PermRead{}
+			setStr(&p.Perm, v)
+			ev.Perms = map[string]engine.PermRead{ev.Author: p}
+		}
+		return ev, nil
+	}
+	return nil, fmt.Errorf("unknown directive %q", c.Cmd)
+}
+
+// pullEvent maps a directive about a linked PR: its reviews, checks, link,
+// reads, PR check and clicks.
+func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event, error) {
+	switch c.Cmd {
 	case "review":
 		return d.review(c, at)
+	case "pull-read":
+		return d.pullRead(c, at)
 	case "checks":
 		p, err := d.pr(c)
 		if err != nil {
@@ -261,23 +299,6 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 	case "pr-linked":
 		n, _ := strconv.Atoi(c.Or("pr", "40"))
 		return engine.PRLinked{PR: n, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", n)}, nil
-	case "dispatched":
-		ev := engine.Dispatched{Err: c.Input}
-		if d.st != nil && d.st.Exec != nil {
-			ev.Session = d.st.Exec.Session
-		}
-		if v, ok := c.Get("run"); ok {
-			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
-		}
-		return ev, nil
-	case "run-completed":
-		ev := engine.RunCompleted{Conclusion: c.Or("conclusion", "success"), URL: "https://github.com/acme/widgets/actions/runs/1"}
-		if v, ok := c.Get("run"); ok {
-			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
-		} else if d.st != nil && d.st.Exec != nil {
-			ev.RunID = d.st.Exec.RunID
-		}
-		return ev, nil
 	case "pull-seen":
 		p, err := d.pr(c)
 		if err != nil {
@@ -305,34 +326,32 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 			PermErr: c.Has("permerr"), At: at, URL: "https://github.com/acme/widgets/runs/9100"}
 		setStr(&ev.Perm, c.Or("perm", "write"))
 		return ev, nil
-	case "jira-auth":
-		return engine.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
-	case "jira-synced":
-		return d.jiraSynced(c), nil
-	case "tick":
-		return engine.Tick{BudgetLow: c.Has("budget-low")}, nil
-	case "pull-read":
-		return d.pullRead(c, at)
-	case "recovered":
-		ev := engine.Recovered{Restored: c.Has("restored"), Lost: c.Has("lost"), Deleted: c.Has("deleted")}
-		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
-		ev.Version, _ = strconv.ParseInt(c.Or("version", "0"), 10, 64)
-		return ev, nil
-	case "config-read":
-		return engine.ConfigRead{YAML: c.Input}, nil
-	case "refused":
-		return engine.Refused{Request: c.Args[0].Key}, nil
-	case "unmanaged":
-		d.nextID++
-		ev := engine.Unmanaged{ID: d.nextID, Author: c.Args[0].Key, Bot: c.Has("bot"), Body: c.Input}
-		if v, ok := c.Get("perm"); ok {
-			p := engine.PermRead{}
-			setStr(&p.Perm, v)
-			ev.Perms = map[string]engine.PermRead{ev.Author: p}
-		}
-		return ev, nil
 	}
 	return nil, fmt.Errorf("unknown directive %q", c.Cmd)
+}
+
+// runEvent maps a directive about a dispatched workflow run.
+func (d *engineDriver) runEvent(c *transcript.Case) engine.Event {
+	switch c.Cmd {
+	case "dispatched":
+		ev := engine.Dispatched{Err: c.Input}
+		if d.st != nil && d.st.Exec != nil {
+			ev.Session = d.st.Exec.Session
+		}
+		if v, ok := c.Get("run"); ok {
+			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
+		}
+		return ev
+	case "run-completed":
+		ev := engine.RunCompleted{Conclusion: c.Or("conclusion", "success"), URL: "https://github.com/acme/widgets/actions/runs/1"}
+		if v, ok := c.Get("run"); ok {
+			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
+		} else if d.st != nil && d.st.Exec != nil {
+			ev.RunID = d.st.Exec.RunID
+		}
+		return ev
+	}
+	return nil
 }
 
 // pullRead is a PR read for its evidence: one review per input line

@@ -172,20 +172,10 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 	if len(c.Args) > 0 {
 		who = c.Args[0].Key
 	}
+	if out, ok := d.arrange(c, who); ok {
+		return nil, out
+	}
 	switch c.Cmd {
-	case "config":
-		d.sb.SetFile(".github/autopilot.yml", []byte(c.Input))
-		return nil, "wrote .github/autopilot.yml"
-	case "issue":
-		d.issue = d.sb.CreateIssue("maria", "Add CSV export to reports", "Users want CSV downloads.").Number
-		return nil, fmt.Sprintf("opened #%d", d.issue)
-	case "advance":
-		dur, err := time.ParseDuration(who)
-		if err != nil {
-			return nil, "error: " + err.Error()
-		}
-		d.tick(dur)
-		return nil, "now " + d.now().Format("2006-01-02 15:04")
 	case "label":
 		d.sb.LabelIssue(who, d.issue, c.Or("name", "autopilot"))
 		ev := d.event("issues", "labeled", d.issue, who)
@@ -235,6 +225,39 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 		ev := d.event("pull_request_review", "submitted", n, who)
 		ev.Pull, ev.Review, ev.LinkedIssues = &p, &rv, []int{d.issue}
 		return ev, ""
+	case "run-completes":
+		runs := d.sb.Runs()
+		if len(runs) == 0 {
+			return nil, "error: no workflow run"
+		}
+		r, _ := d.sb.CompleteRun(runs[len(runs)-1].ID, c.Or("conclusion", "success"))
+		return &ghevent.Event{Name: "workflow_run", Action: "completed", Repo: repo, Handled: true, Sender: d.sb.User(botLogin),
+			WorkflowRun: &forge.WorkflowRun{ID: r.ID, DisplayTitle: r.DisplayTitle, Conclusion: r.Conclusion, URL: r.URL}}, ""
+	case "click":
+		return d.click(c, who)
+	case "sweep":
+		return &ghevent.Event{Name: c.Or("event", "schedule"), Handled: true, Sweep: true, Repo: repo}, ""
+	}
+	return nil, fmt.Sprintf("error: unknown directive %q", c.Cmd)
+}
+
+// arrange carries out a directive that changes the repository or the clock
+// without a delivery (ok false: the directive is a delivery).
+func (d *reconcileDriver) arrange(c *transcript.Case, who string) (out string, ok bool) {
+	switch c.Cmd {
+	case "config":
+		d.sb.SetFile(".github/autopilot.yml", []byte(c.Input))
+		return "wrote .github/autopilot.yml", true
+	case "issue":
+		d.issue = d.sb.CreateIssue("maria", "Add CSV export to reports", "Users want CSV downloads.").Number
+		return fmt.Sprintf("opened #%d", d.issue), true
+	case "advance":
+		dur, err := time.ParseDuration(who)
+		if err != nil {
+			return "error: " + err.Error(), true
+		}
+		d.tick(dur)
+		return "now " + d.now().Format("2006-01-02 15:04"), true
 	case "checks":
 		var cs []forge.Check
 		for _, a := range c.Args {
@@ -245,27 +268,15 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 			cs = append(cs, forge.Check{Name: a.Key, Status: status, Conclusion: conclusion})
 		}
 		d.sb.SetChecks(c.Or("sha", "abc1234"), cs...)
-		return nil, "checks set"
-	case "run-completes":
-		runs := d.sb.Runs()
-		if len(runs) == 0 {
-			return nil, "error: no workflow run"
-		}
-		r, _ := d.sb.CompleteRun(runs[len(runs)-1].ID, c.Or("conclusion", "success"))
-		return &ghevent.Event{Name: "workflow_run", Action: "completed", Repo: repo, Handled: true, Sender: d.sb.User(botLogin),
-			WorkflowRun: &forge.WorkflowRun{ID: r.ID, DisplayTitle: r.DisplayTitle, Conclusion: r.Conclusion, URL: r.URL}}, ""
+		return "checks set", true
 	case "jira-auth":
 		if d.tr == nil {
-			return nil, "error: no Jira (setup jira)"
+			return "error: no Jira (setup jira)", true
 		}
 		d.tr.SetAuth(who == "ok")
-		return nil, "jira credentials: " + who
-	case "click":
-		return d.click(c, who)
-	case "sweep":
-		return &ghevent.Event{Name: c.Or("event", "schedule"), Handled: true, Sweep: true, Repo: repo}, ""
+		return "jira credentials: " + who, true
 	}
-	return nil, fmt.Sprintf("error: unknown directive %q", c.Cmd)
+	return "", false
 }
 
 // click presses the button for letter=<L> on the newest check run on PR
@@ -308,6 +319,39 @@ func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, b
 	for _, c := range changes {
 		b.WriteString(d.changeText(c) + "\n")
 	}
+	b.WriteString(d.sideWrites(before))
+	for _, o := range outs {
+		fmt.Fprintf(&b, "outcome: #%d %s %s→%s %s", o.Issue, o.Flow, o.StepBefore, o.Step, o.Status)
+		if o.Decision != "" {
+			fmt.Fprintf(&b, " decision=%s", o.Decision)
+		}
+		if o.Stop != "" {
+			fmt.Fprintf(&b, " stop=%s", o.Stop)
+		}
+		if o.Wrote {
+			fmt.Fprintf(&b, " wrote v%d", o.Version)
+		}
+		b.WriteString("\n")
+		for _, n := range o.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
+	}
+	after := d.sb.Calls()
+	var calls []string
+	for k, v := range after {
+		if n := v - before.calls[k]; n > 0 {
+			calls = append(calls, fmt.Sprintf("%s ×%d", k, n))
+		}
+	}
+	sort.Strings(calls)
+	fmt.Fprintf(&b, "calls: %s\n", strings.Join(calls, ", "))
+	return b.String()
+}
+
+// sideWrites are the check runs the pass created and the Jira calls it
+// made (neither shows as a sandbox change).
+func (d *reconcileDriver) sideWrites(before counts) string {
+	var b strings.Builder
 	heads := make([]string, 0, len(d.pulls))
 	for _, p := range d.pulls {
 		heads = append(heads, p.HeadSHA)
@@ -339,31 +383,6 @@ func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, b
 			b.WriteString("\n")
 		}
 	}
-	for _, o := range outs {
-		fmt.Fprintf(&b, "outcome: #%d %s %s→%s %s", o.Issue, o.Flow, o.StepBefore, o.Step, o.Status)
-		if o.Decision != "" {
-			fmt.Fprintf(&b, " decision=%s", o.Decision)
-		}
-		if o.Stop != "" {
-			fmt.Fprintf(&b, " stop=%s", o.Stop)
-		}
-		if o.Wrote {
-			fmt.Fprintf(&b, " wrote v%d", o.Version)
-		}
-		b.WriteString("\n")
-		for _, n := range o.Notes {
-			fmt.Fprintf(&b, "  note: %s\n", n)
-		}
-	}
-	after := d.sb.Calls()
-	var calls []string
-	for k, v := range after {
-		if n := v - before.calls[k]; n > 0 {
-			calls = append(calls, fmt.Sprintf("%s ×%d", k, n))
-		}
-	}
-	sort.Strings(calls)
-	fmt.Fprintf(&b, "calls: %s\n", strings.Join(calls, ", "))
 	return b.String()
 }
 
