@@ -176,6 +176,8 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 		return nil, out
 	}
 	switch c.Cmd {
+	case "comment", "edit":
+		return d.commentEvent(c, who)
 	case "label":
 		d.sb.LabelIssue(who, d.issue, c.Or("name", "autopilot"))
 		ev := d.event("issues", "labeled", d.issue, who)
@@ -185,28 +187,6 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 		d.sb.UnlabelIssue(who, d.issue, c.Or("name", "autopilot"))
 		ev := d.event("issues", "unlabeled", d.issue, who)
 		ev.Label = c.Or("name", "autopilot")
-		return ev, ""
-	case "comment":
-		cm, err := d.sb.Comment(who, d.issue, c.Input)
-		if err != nil {
-			return nil, "error: " + err.Error()
-		}
-		d.last = cm
-		ev := d.event("issue_comment", "created", d.issue, who)
-		ev.Comment = &cm
-		return ev, ""
-	case "edit":
-		// The last comment, edited by who; the delivery proves who wrote
-		// the new text.
-		if err := d.sb.EditAs(who, d.last.ID, c.Input); err != nil {
-			return nil, "error: " + err.Error()
-		}
-		cm, err := d.sb.GetComment(context.Background(), d.last.ID)
-		if err != nil {
-			return nil, "error: " + err.Error()
-		}
-		ev := d.event("issue_comment", "edited", d.issue, who)
-		ev.Comment = &cm
 		return ev, ""
 	case "merge-queue":
 		n, _ := strconv.Atoi(c.Or("pr", "2"))
@@ -239,6 +219,36 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 		return &ghevent.Event{Name: c.Or("event", "schedule"), Handled: true, Sweep: true, Repo: repo}, ""
 	}
 	return nil, fmt.Sprintf("error: unknown directive %q", c.Cmd)
+}
+
+// commentEvent posts a comment (or edits the last one) and returns its
+// issue_comment delivery.
+func (d *reconcileDriver) commentEvent(c *transcript.Case, who string) (*ghevent.Event, string) {
+	switch c.Cmd {
+	case "comment":
+		cm, err := d.sb.Comment(who, d.issue, c.Input)
+		if err != nil {
+			return nil, "error: " + err.Error()
+		}
+		d.last = cm
+		ev := d.event("issue_comment", "created", d.issue, who)
+		ev.Comment = &cm
+		return ev, ""
+	case "edit":
+		// The last comment, edited by who; the delivery proves who wrote
+		// the new text.
+		if err := d.sb.EditAs(who, d.last.ID, c.Input); err != nil {
+			return nil, "error: " + err.Error()
+		}
+		cm, err := d.sb.GetComment(context.Background(), d.last.ID)
+		if err != nil {
+			return nil, "error: " + err.Error()
+		}
+		ev := d.event("issue_comment", "edited", d.issue, who)
+		ev.Comment = &cm
+		return ev, ""
+	}
+	return nil, ""
 }
 
 // arrange carries out a directive that changes the repository or the clock
