@@ -74,7 +74,7 @@ func (s *Server) checkStore(ctx context.Context) error {
 	if s.storeDown.Swap(false) {
 		s.log.Info("store reachable again; taking deliveries")
 	}
-	s.metrics.storeUp.Set(1)
+	s.metrics.SetStoreUp(true)
 	return nil
 }
 
@@ -84,7 +84,7 @@ func (s *Server) noteStore(err error) {
 	if !s.storeDown.Swap(true) {
 		s.log.Error("store unreachable; refusing deliveries with 503", "err", err)
 	}
-	s.metrics.storeUp.Set(0)
+	s.metrics.SetStoreUp(false)
 }
 
 // probeStore pings the store every storeProbeInterval until ctx ends.

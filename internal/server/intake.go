@@ -18,6 +18,20 @@ import (
 // retryAfter is the Retry-After (seconds) sent with every 503.
 const retryAfter = 5
 
+// Delivery outcomes, the "outcome" label of autopilot_webhook_deliveries_total.
+const (
+	OutcomeAccepted     = "accepted"     // 202, queued
+	OutcomeDuplicate    = "duplicate"    // 200, delivery id seen before
+	OutcomeIgnored      = "ignored"      // 200, event/action not handled
+	OutcomeOwnBot       = "own_bot"      // 200, sent by the App's own bot
+	OutcomePing         = "ping"         // 200
+	OutcomeUnauthorized = "unauthorized" // 401
+	OutcomeBadRequest   = "bad_request"  // 400
+	OutcomeTooLarge     = "too_large"    // 413
+	OutcomeQueueFull    = "queue_full"   // 503
+	OutcomeUnavailable  = "unavailable"  // 503, draining or store down
+)
+
 // storeTimeout bounds a dedupe call made while a delivery waits for its answer.
 const storeTimeout = 2 * time.Second
 
@@ -64,8 +78,7 @@ func (a *responder) answer(code int, outcome, msg string) {
 	a.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	a.w.WriteHeader(code)
 	_, _ = io.WriteString(a.w, msg+"\n")
-	a.s.metrics.delivery(a.event, outcome)
-	a.s.metrics.ack.Observe(time.Since(a.start).Seconds())
+	a.s.metrics.Delivery(a.event, outcome, time.Since(a.start))
 }
 
 // readVerified reads the body and checks the signature, the event and

@@ -14,9 +14,7 @@ import (
 func (s *Server) redeliveryOptions() redelivery.Options {
 	return redelivery.Options{
 		API: s.deps.Deliveries, Claims: s.deps.Deduper, Clock: s.now, Logger: s.log,
-		Metrics: redelivery.Metrics{
-			Requested: s.metrics.redeliveries, Unrecoverable: s.metrics.unrecoverable, OldestAge: s.metrics.undeliveredAge,
-		},
+		Metrics: s.metrics.Redelivery(),
 	}
 }
 
@@ -40,7 +38,7 @@ func (s *Server) redeliveryTick(ctx context.Context) {
 		return
 	case taken:
 		// The replica running this interval reports the age.
-		s.metrics.undeliveredAge.Set(0)
+		s.metrics.RedeliverySkipped()
 		return
 	}
 	outcome := "ok"
@@ -51,5 +49,5 @@ func (s *Server) redeliveryTick(ctx context.Context) {
 		outcome = "error"
 		s.log.Warn("redelivery pass stopped; the next pass retries", "err", err)
 	}
-	s.metrics.redeliveryPasses.WithLabelValues(outcome).Inc()
+	s.metrics.RedeliveryPass(outcome)
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
 )
 
@@ -145,11 +146,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
-	s.queue = newQueue(cfg.QueueSize, cfg.Workers, func(n int) { s.metrics.queue.local.Store(int64(n)) })
+	s.queue = newQueue(cfg.QueueSize, cfg.Workers, s.metrics.SetLocalQueue)
 	if deps.Queue != nil {
 		s.stream = newStreamQueue(s, deps.Queue)
-		stats := func(ctx context.Context) (QueueStats, error) { return deps.Queue.queueStats(ctx, time.Now()) }
-		s.metrics.queue.stats.Store(&stats)
+		stats := func(ctx context.Context) (metrics.QueueStats, error) { return deps.Queue.queueStats(ctx, time.Now()) }
+		s.metrics.SetQueueStats(stats)
 	}
 	s.pingers = pingersOf(deps.Deduper, deps.Locker, deps.Queue)
 	s.handler = s.routes()

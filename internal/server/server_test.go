@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -374,7 +375,7 @@ func (s *sweepRecorder) sorted() string {
 	slices.Sort(ids)
 	parts := make([]string, len(ids))
 	for i, id := range ids {
-		parts[i] = instLabel(id)
+		parts[i] = strconv.FormatInt(id, 10)
 	}
 	return strings.Join(parts, ",")
 }

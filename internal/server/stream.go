@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 )
 
 // The work queue in Redis (PRODUCT §11): one stream read by one consumer
@@ -270,20 +271,9 @@ func (s *RedisStore) handBack(ctx context.Context, id string) (bool, error) {
 	return n == 1, nil
 }
 
-// QueueStats is the stream's state for /metrics.
-type QueueStats struct {
-	// Length is the number of entries not yet acknowledged.
-	Length int64
-	// Pending is how many of them a consumer has read.
-	Pending int64
-	// OldestPending is the age of the oldest pending entry (since it was
-	// appended); 0 when none.
-	OldestPending time.Duration
-}
-
 // queueStats reads the stream's length and pending summary in one round
 // trip.
-func (s *RedisStore) queueStats(ctx context.Context, now time.Time) (QueueStats, error) {
+func (s *RedisStore) queueStats(ctx context.Context, now time.Time) (metrics.QueueStats, error) {
 	var xlen *redis.IntCmd
 	var pend *redis.XPendingCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -291,7 +281,7 @@ func (s *RedisStore) queueStats(ctx context.Context, now time.Time) (QueueStats,
 		pend = p.XPending(ctx, s.streamKey(), streamGroup)
 		return nil
 	})
-	var st QueueStats
+	var st metrics.QueueStats
 	if err != nil && !strings.HasPrefix(err.Error(), "NOGROUP") {
 		return st, fmt.Errorf("redis queue stats: %w", err)
 	}

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
@@ -27,7 +27,7 @@ func streamServer(t *testing.T, u, prefix string, cfg Config, rec *recorder) (*S
 }
 
 // streamStats reads the queue's stats through store.
-func streamStats(t *testing.T, store *RedisStore) QueueStats {
+func streamStats(t *testing.T, store *RedisStore) metrics.QueueStats {
 	t.Helper()
 	st, err := store.queueStats(context.Background(), time.Now())
 	if err != nil {
@@ -103,7 +103,7 @@ func TestStreamQueueProcessesEachOnceAndAcknowledges(t *testing.T) {
 		t.Fatalf("redelivered id = %d, want 200", code)
 	}
 	rec.waitDone(t, n)
-	eventually(t, "acknowledged", func() bool { return value(t, s.metrics.queueAcked) == n })
+	eventually(t, "acknowledged", func() bool { return value(t, s.metrics, "autopilot_queue_acked_total") == n })
 	for i := range n {
 		if c := rec.count(fmt.Sprintf("s-%d", i)); c != 1 {
 			t.Errorf("s-%d processed %d times", i, c)
@@ -187,13 +187,13 @@ func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 		t.Errorf("claimed after %s, before QUEUE_CLAIM_IDLE %s", took, cfg.QueueClaimIdle)
 	}
 	t.Logf("entries left by a dead consumer processed %s after the replica started (claim idle %s)", took, cfg.QueueClaimIdle)
-	eventually(t, "acknowledged", func() bool { return value(t, s.metrics.queueAcked) == n })
+	eventually(t, "acknowledged", func() bool { return value(t, s.metrics, "autopilot_queue_acked_total") == n })
 	for i := range n {
 		if c := rec.count(fmt.Sprintf("dead-%d", i)); c != 1 {
 			t.Errorf("dead-%d processed %d times, want 1", i, c)
 		}
 	}
-	if got := value(t, s.metrics.queueClaims); got != n {
+	if got := value(t, s.metrics, "autopilot_queue_claims_total"); got != n {
 		t.Errorf("claims = %v, want %d", got, n)
 	}
 	if st := streamStats(t, store); st.Length != 0 || st.Pending != 0 {
@@ -214,14 +214,14 @@ func TestStreamQueueSlowJobIsNotClaimed(t *testing.T) {
 	if code, _ := issueDelivery(t, "slow", 1).send(t, srv.url); code != http.StatusAccepted {
 		t.Fatalf("delivery = %d", code)
 	}
-	eventually(t, "the slow job to start", func() bool { return value(t, a.metrics.inFlight) == 1 })
+	eventually(t, "the slow job to start", func() bool { return value(t, a.metrics, "autopilot_jobs_in_flight") == 1 })
 	b, _, _ := streamServer(t, u, prefix, cfg, rec)
 	rec.waitDone(t, 1)
 	time.Sleep(3 * cfg.QueueClaimIdle)
 	if c := rec.count("slow"); c != 1 {
 		t.Fatalf("slow job processed %d times, want 1", c)
 	}
-	if got := value(t, b.metrics.queueClaims); got != 0 {
+	if got := value(t, b.metrics, "autopilot_queue_claims_total"); got != 0 {
 		t.Fatalf("the second replica claimed %v entries of a live one", got)
 	}
 }
@@ -244,11 +244,11 @@ func TestStreamQueueShutdownHandsBackWaitingEntries(t *testing.T) {
 		}
 	}
 	eventually(t, "one running, one waiting", func() bool {
-		return value(t, a.metrics.inFlight) == 1 && a.queue.len() == 1
+		return value(t, a.metrics, "autopilot_jobs_in_flight") == 1 && a.queue.len() == 1
 	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.stop() }()
-	eventually(t, "the waiting entry handed back", func() bool { return value(t, a.metrics.queueHandedBack) == 1 })
+	eventually(t, "the waiting entry handed back", func() bool { return value(t, a.metrics, "autopilot_queue_handed_back_total") == 1 })
 	rec.gate <- struct{}{} // the running job finishes within the deadline
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
@@ -337,27 +337,34 @@ func TestStreamQueueTwoReplicasUnderLoad(t *testing.T) {
 		t.Errorf("%d times a job started on an issue another job was running on", overlaps)
 	}
 	for i, s := range servers {
-		if got := value(t, s.metrics.queueAcked); got == 0 {
+		if got := value(t, s.metrics, "autopilot_queue_acked_total"); got == 0 {
 			t.Errorf("replica %d acknowledged nothing: the stream was not shared", i)
 		}
 	}
 }
 
-// value reads a counter or gauge (through a registry of its own, so the
-// test needs no import of Prometheus's data model).
-func value(t *testing.T, c prometheus.Collector) float64 {
+// value reads the counter or gauge named name from m's registry.
+func value(t *testing.T, m *Metrics, name string) float64 {
 	t.Helper()
-	r := prometheus.NewRegistry()
-	r.MustRegister(c)
-	fams, err := r.Gather()
-	if err != nil || len(fams) != 1 || len(fams[0].GetMetric()) != 1 {
-		t.Fatalf("gathering %v: %v", fams, err)
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatalf("gathering: %v", err)
 	}
-	m := fams[0].GetMetric()[0]
-	if m.GetCounter() != nil {
-		return m.GetCounter().GetValue()
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		if len(f.GetMetric()) != 1 {
+			t.Fatalf("%s has %d series, want 1", name, len(f.GetMetric()))
+		}
+		m := f.GetMetric()[0]
+		if m.GetCounter() != nil {
+			return m.GetCounter().GetValue()
+		}
+		return m.GetGauge().GetValue()
 	}
-	return m.GetGauge().GetValue()
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 // TestStreamQueueGivesUpAnEntryThatKillsEveryReplica: an entry handed out
@@ -392,7 +399,7 @@ func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 	cfg.QueueClaimIdle = 200 * time.Millisecond
 	s, _, store := streamServer(t, u, prefix, cfg, rec)
 	rec.waitDone(t, 1)
-	eventually(t, "the poison entry dropped", func() bool { return value(t, s.metrics.queueLost) == 1 })
+	eventually(t, "the poison entry dropped", func() bool { return value(t, s.metrics, "autopilot_queue_lost_total") == 1 })
 	if rec.count("poison") != 0 || rec.count("fresh") != 1 {
 		t.Fatalf("poison ran %d times, fresh %d; want 0 and 1", rec.count("poison"), rec.count("fresh"))
 	}

@@ -142,7 +142,7 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 			cur.nextClaim = time.Now().Add(q.claimEvery())
 		}
 		if len(gone) > 0 {
-			q.s.metrics.queueLost.Add(float64(len(gone)))
+			q.s.metrics.QueueLost(len(gone))
 			log.Error("queue entries deleted before they were acknowledged; the sweep catches their issues up",
 				"entries", gone)
 		}
@@ -151,7 +151,7 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 	if taken < n {
 		es, lostGroup, err := q.store.read(ctx, n-taken, streamReadBlock)
 		if lostGroup {
-			q.s.metrics.queueLost.Inc()
+			q.s.metrics.QueueLost(1)
 			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
 		}
 		taken += q.accept(es, false)
@@ -167,7 +167,7 @@ func (q *streamQueue) accept(es []entry, claimed bool) int {
 	taken := 0
 	for _, e := range es {
 		if e.bad != nil {
-			q.s.metrics.queueLost.Inc()
+			q.s.metrics.QueueLost(1)
 			q.s.log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.id, "err", e.bad)
 			q.ack(e.id)
 			continue
@@ -186,14 +186,14 @@ func (q *streamQueue) accept(es []entry, claimed bool) int {
 			q.mu.Lock()
 			delete(q.held, e.id)
 			q.mu.Unlock()
-			q.s.metrics.queueLost.Inc()
+			q.s.metrics.QueueLost(1)
 			q.s.log.Error("delivery given up: every replica that ran it died; the sweep catches its issue up",
 				"delivery", e.job.Delivery, "entry", e.id, "deliveries", e.deliveries)
 			q.ack(e.id)
 			continue
 		}
 		if claimed {
-			q.s.metrics.queueClaims.Inc()
+			q.s.metrics.QueueClaimed()
 			q.s.log.Info("claimed a delivery left pending by another replica", "delivery", e.job.Delivery,
 				"entry", e.id, "idle_over", q.idle.String())
 		}
@@ -229,7 +229,7 @@ func (q *streamQueue) giveBack(w work) {
 		q.s.log.Warn("could not hand a delivery back; another replica claims it after QUEUE_CLAIM_IDLE",
 			"delivery", w.job.Delivery, "entry", w.entry, "err", err)
 	case ok:
-		q.s.metrics.queueHandedBack.Inc()
+		q.s.metrics.QueueHandedBack()
 	}
 	q.mu.Lock()
 	delete(q.held, w.entry)
@@ -301,7 +301,7 @@ func (q *streamQueue) ackLoop(ctx context.Context) {
 				continue
 			}
 			wait = 100 * time.Millisecond
-			q.s.metrics.queueAcked.Add(float64(n))
+			q.s.metrics.QueueAcked(n)
 			now := time.Now()
 			q.mu.Lock()
 			for _, id := range batch[:n] {

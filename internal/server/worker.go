@@ -120,7 +120,7 @@ func (s *Server) run(ctx context.Context, w work) {
 		log = s.log.With("delivery", w.job.Delivery, "event", ev.Name, "installation", ev.Installation,
 			"repo", ev.Repo, "issue", issue)
 	}
-	s.metrics.inFlight.Inc()
+	s.metrics.JobStarted()
 	start := time.Now()
 	outcome := "ok"
 	defer func() {
@@ -128,11 +128,7 @@ func (s *Server) run(ctx context.Context, w work) {
 			outcome = "panic"
 			log.Error("job panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
-		// Counted before in-flight drops, so "nothing in flight" implies
-		// every finished job is counted.
-		s.metrics.jobs.WithLabelValues(name, outcome).Inc()
-		s.metrics.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
-		s.metrics.inFlight.Dec()
+		s.metrics.JobDone(name, outcome, time.Since(start))
 	}()
 
 	jc := &jobCtx{srv: s, log: log}
@@ -141,7 +137,7 @@ func (s *Server) run(ctx context.Context, w work) {
 	if w.sweep != 0 {
 		err = s.deps.Sweeper.Sweep(ctx, w.sweep)
 		if err == nil {
-			s.metrics.lastSweep.WithLabelValues(instLabel(w.sweep)).Set(float64(s.now().Unix()))
+			s.metrics.SweepDone(w.sweep, s.now())
 		}
 	} else {
 		err = s.holding(ctx, jc, w.locks, 0, func(ctx context.Context) error {
