@@ -1,7 +1,9 @@
 package reliability
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -179,4 +181,24 @@ func productBug(t *testing.T, id, what string) {
 		return
 	}
 	t.Skip("product bug " + id + ": " + what + " — see report")
+}
+
+// runKilledAfterStateWrite runs d as an Action run that dies right after
+// GitHub accepted its state write (the first PATCH answered 200), as a
+// cancelled or crashed run would, and fails t unless it died there.
+func (w *World) runKilledAfterStateWrite(t *testing.T, d Delivery) {
+	t.Helper()
+	killed := false
+	w.OnCall(func(c Call, b []byte) ([]byte, bool) {
+		if !killed && c.Method == http.MethodPatch && c.Status == http.StatusOK {
+			killed = true
+			return nil, true
+		}
+		return nil, false
+	})
+	r := w.ActionRun(context.Background(), d)
+	w.OnCall(nil)
+	if r.Err == nil || !killed {
+		t.Fatal("the run was not killed after the state write")
+	}
 }

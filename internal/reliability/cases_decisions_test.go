@@ -1,10 +1,8 @@
 package reliability
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -73,19 +71,7 @@ func case37(t *testing.T) {
 			// This answer's write announces the first archive: the run
 			// dies right after it, and the next run posts the archive.
 			crashed = true
-			killed := false
-			w.OnCall(func(c Call, b []byte) ([]byte, bool) {
-				if !killed && c.Method == http.MethodPatch && c.Status == http.StatusOK {
-					killed = true
-					return nil, true
-				}
-				return nil, false
-			})
-			r := w.ActionRun(context.Background(), w.CommentDelivery(a, "created"))
-			w.OnCall(nil)
-			if r.Err == nil || !killed {
-				t.Fatal("the run was not killed after the state write")
-			}
+			w.runKilledAfterStateWrite(t, w.CommentDelivery(a, "created"))
 			s := w.mustState(n)
 			if len(s.Outbox) == 0 || archives(w.markers(n)) != 0 {
 				t.Fatalf("the killed run's write announced no archive (outbox %v) or one was posted", s.Outbox)

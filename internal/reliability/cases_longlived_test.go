@@ -247,19 +247,7 @@ func case30(t *testing.T) {
 	refused := w.Say(n, Reader, "A")
 	w.Clock.Advance(5 * time.Second)
 	accepted := w.Say(n, Maria, "A")
-	killed := false
-	w.OnCall(func(c Call, b []byte) ([]byte, bool) {
-		if !killed && c.Method == http.MethodPatch && c.Status == http.StatusOK {
-			killed = true
-			return nil, true
-		}
-		return nil, false
-	})
-	r := w.ActionRun(context.Background(), w.CommentDelivery(accepted, "created"))
-	w.OnCall(nil)
-	if r.Err == nil || !killed {
-		t.Fatal("the run was not killed after the state write")
-	}
+	w.runKilledAfterStateWrite(t, w.CommentDelivery(accepted, "created"))
 	if s := w.mustState(n); len(s.Decisions) != 1 {
 		t.Fatalf("the state write did not record the answer: %s", decisions(s))
 	}

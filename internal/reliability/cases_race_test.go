@@ -325,21 +325,9 @@ func case04(t *testing.T) {
 	})
 	t.Run("after_state_write", func(t *testing.T) {
 		w, n := started(t, Options{})
-		killed := false
-		w.OnCall(func(c Call, b []byte) ([]byte, bool) {
-			if !killed && c.Method == "PATCH" && c.Status == 200 {
-				killed = true
-				return nil, true
-			}
-			return nil, false
-		})
 		w.Clock.Advance(time.Minute)
 		c := w.Say(n, Devin, "/autopilot done problem")
-		r := w.ActionRun(context.Background(), w.CommentDelivery(c, "created"))
-		w.OnCall(nil)
-		if r.Err == nil || !killed {
-			t.Fatal("the run was not killed after the state write")
-		}
+		w.runKilledAfterStateWrite(t, w.CommentDelivery(c, "created"))
 		if s := w.mustState(n); s.Slug != "research" {
 			t.Fatalf("state at %s after the write, want research", s.Slug)
 		}
