@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -296,8 +297,8 @@ func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
 	want(t, "gate still open", h.st.Gate != nil && h.st.Gate.Kind == "flow-select", true)
 	want(t, "budget tick stopped it at the question", h.st.Stop != nil && h.st.Stop.Reason == KillResource, true)
 	want(t, "resume", h.say("maria", "/autopilot resume").State.Run, state.RunAwaitingDecision)
-	if !strings.Contains(Banner(h.set.Config.All, h.st), "no flow selected") {
-		t.Errorf("banner = %q", Banner(h.set.Config.All, h.st))
+	if !strings.Contains(prose.Banner(h.set.Config.All, h.st), "no flow selected") {
+		t.Errorf("banner = %q", prose.Banner(h.set.Config.All, h.st))
 	}
 	want(t, "answerable", h.say("maria", "B").State.Flow, "review-loop")
 }

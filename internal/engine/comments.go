@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -255,7 +256,7 @@ func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse f
 	if reason == "" {
 		reason = "no reason given"
 	}
-	details := []string{"Reason: " + textsafe.Code(oneLine(reason, 200))}
+	details := []string{"Reason: " + textsafe.Code(prose.OneLine(reason, 200))}
 	if deps := m.dependents(); deps != "" {
 		details = append(details, "Warning: later steps ("+deps+") may depend on its output.")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -28,9 +29,9 @@ func (m *machine) executorReport(c Comment, r reply.Result, accept func(), refus
 			return
 		}
 		accept()
-		m.s.SubStep = state.SubStep{Phase: r.Phase, Name: r.Name, Detail: oneLine(r.Text, 120)}
+		m.s.SubStep = state.SubStep{Phase: r.Phase, Name: r.Name, Detail: prose.OneLine(r.Text, 120)}
 		if i := m.s.Step - 1; i >= 0 && r.Text != "" {
-			m.s.Steps[i].Note = oneLine(r.Text, 40)
+			m.s.Steps[i].Note = prose.OneLine(r.Text, 40)
 		}
 	case "fail":
 		accept()
@@ -73,7 +74,7 @@ func (m *machine) doneReport(c Comment, r reply.Result, accept func(), refuse fu
 		m.handoff(st.Slug, summary, c.URL)
 	}
 	if st.Interview && m.s.Review != nil {
-		m.s.Review.InterviewRationale = oneLine(summary, 300)
+		m.s.Review.InterviewRationale = prose.OneLine(summary, 300)
 	}
 	if st.Consensus {
 		m.planReported()
@@ -84,19 +85,9 @@ func (m *machine) doneReport(c Comment, r reply.Result, accept func(), refuse fu
 		return
 	}
 	if n := len(c.Declared); n > 0 {
-		summary = fmt.Sprintf("%s (%d %s declared)", summary, n, plural(n, st.Jira))
+		summary = fmt.Sprintf("%s (%d %s declared)", summary, n, prose.Plural(n, st.Jira))
 	}
 	m.complete(summary)
-}
-
-func plural(n int, kind string) string {
-	if kind == "" {
-		kind = "items"
-	}
-	if n == 1 {
-		return strings.TrimSuffix(kind, "s")
-	}
-	return kind
 }
 
 // addTasks appends declared epics/tasks, numbered after the existing ones.
@@ -117,19 +108,12 @@ func (m *machine) addTasks(ts []state.Task, step string) {
 		m.s.Tasks = append(m.s.Tasks, t)
 	}
 	if i := m.s.Step - 1; i >= 0 {
-		m.s.Steps[i].Note = fmt.Sprintf("%d %s", len(ts), plural(len(ts), kindWord(ts[0].Kind)))
+		m.s.Steps[i].Note = fmt.Sprintf("%d %s", len(ts), prose.Plural(len(ts), prose.KindWord(ts[0].Kind)))
 		m.s.Steps[i].Declared = true
 	}
 	if m.s.JiraEnabled != nil && *m.s.JiraEnabled {
 		m.ask(Query{Kind: QJiraSync})
 	}
-}
-
-func kindWord(k string) string {
-	if k == state.KindEpic {
-		return "epics"
-	}
-	return "tasks"
 }
 
 // IdemKey is the idempotency key of a task: stable across runs (so a
@@ -141,7 +125,7 @@ func IdemKey(repo string, issue int, id string, cycle int) string {
 // fail runs the retry protocol of seed 002.
 func (m *machine) fail(reason string) {
 	st := m.step()
-	reason = oneLine(reason, 200)
+	reason = prose.OneLine(reason, 200)
 	if reason == "" {
 		reason = "no reason given"
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -38,7 +39,7 @@ func TestDispatchExecutorEmitsDispatchWithInputs(t *testing.T) {
 	}
 	want(t, "executor", s.Exec.Executor, "dispatch")
 	want(t, "dispatched at", s.Exec.DispatchedAt, h.now())
-	want(t, "action", NextAction(s), "waiting for the dispatched workflow run")
+	want(t, "action", prose.NextAction(s), "waiting for the dispatched workflow run")
 	if !hasBody(res.Effects, "dispatched workflow `impl.yml` (session `"+session+"`)") {
 		t.Errorf("announcement = %q", bodies(res.Effects))
 	}
@@ -208,7 +209,7 @@ func TestBannerAndNextAction(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.start("greenfield")
 	h.say("devin", "/autopilot progress 2 batch-loop batch 1 of 3")
-	b := Banner(h.set.Config.All, h.st)
+	b := prose.Banner(h.set.Config.All, h.st)
 	wantLines(t, "banner", b, "AUTOPILOT STATUS (greenfield)", "Problem", "Research", "batch-loop")
 	tests := []struct {
 		s    *state.State
@@ -221,25 +222,14 @@ func TestBannerAndNextAction(t *testing.T) {
 		{&state.State{Run: state.RunInProgress, Name: "Plan"}, "waiting for the executor's report on Plan"},
 	}
 	for _, tc := range tests {
-		want(t, "NextAction", NextAction(tc.s), tc.want)
+		want(t, "NextAction", prose.NextAction(tc.s), tc.want)
 	}
 	// The status reply of a finished run says so.
 	h.runTo("greenfield", "deploy")
 	h.done("shipped")
-	if !strings.Contains(Banner(h.set.Config.All, h.st), "nothing — the run is complete") {
-		t.Errorf("done banner = %s", Banner(h.set.Config.All, h.st))
+	if !strings.Contains(prose.Banner(h.set.Config.All, h.st), "nothing — the run is complete") {
+		t.Errorf("done banner = %s", prose.Banner(h.set.Config.All, h.st))
 	}
-}
-
-func TestOneLineAndPoints(t *testing.T) {
-	want(t, "collapses", oneLine("a\n  b\tc", 10), "a b c")
-	want(t, "truncates", oneLine("abcdefghij", 5), "abcd…")
-	want(t, "whole points", pts(3), "3")
-	want(t, "half points", pts(2.5), "2.5")
-	want(t, "plural", plural(1, "tasks"), "task")
-	want(t, "items", plural(2, ""), "items")
-	want(t, "short sha", short("abc"), "abc")
-	want(t, "first line of empty", firstLine("\n \n"), "(no details)")
 }
 
 func TestReviewerWithoutPermissionCannotRequestChanges(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/choose"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -81,7 +82,7 @@ func (m *machine) openJiraFailed(detail string) {
 	if m.set.SubIssues && m.s.Tracker == "" {
 		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: state.ActTrackerGitHub})
 	}
-	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(oneLine(detail, 160))},
+	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))},
 		opts, "A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
 	m.s.Gate.Next = m.s.Slug
 }
@@ -91,7 +92,7 @@ func (m *machine) nextLine() string {
 	st := m.step()
 	line := fmt.Sprintf("Then: %s — %s", m.f.LabelOf(m.s.Step), st.Name)
 	if st.Produces != "" {
-		line += ": " + textsafe.Escape(oneLine(st.Produces, 110))
+		line += ": " + textsafe.Escape(prose.OneLine(st.Produces, 110))
 	}
 	return line
 }
@@ -123,7 +124,7 @@ const awaitingReview = "awaiting-human-review"
 func (m *machine) openApprovalGate(st flow.Step) {
 	m.s.Status = state.InProgress
 	m.setProgress(state.InProgress)
-	m.s.SubStep = state.SubStep{Phase: 0, Name: awaitingReview, Detail: oneLine(st.Produces, 120)}
+	m.s.SubStep = state.SubStep{Phase: 0, Name: awaitingReview, Detail: prose.OneLine(st.Produces, 120)}
 	m.openGate("approval-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Code(st.Produces)},
 		[]state.Option{{Letter: "A", Text: "Approve and continue", Action: state.ActApprove}, {Letter: "B", Text: "Request changes (the executor revises, then this asks again)", Action: state.ActChanges}, {Letter: "C", Text: "Abort the run", Action: state.ActAbort}},
 		"A", "approve once the configuration matches the repositories you mean to change")
@@ -137,7 +138,7 @@ func (m *machine) answer(c Comment, letter, reason string) {
 	m.decision = letter
 	m.s.Decisions = append(m.s.Decisions, state.Decision{
 		Gate: g.ID, Question: g.Title, Option: letter, OptionText: opt.Text, By: c.Author, At: c.At,
-		Link: c.URL, CommentID: c.ID, Reason: oneLine(strings.TrimLeft(reason, "—–-:). \t"), 200), GateOpenedAt: g.OpenedAt,
+		Link: c.URL, CommentID: c.ID, Reason: prose.OneLine(strings.TrimLeft(reason, "—–-:). \t"), 200), GateOpenedAt: g.OpenedAt,
 	})
 	m.changed = true
 	m.react(c.ID, reactUp)
@@ -245,10 +246,10 @@ func (m *machine) confirmSkip(reason, requester string, c Comment) {
 	}
 	if rl := m.s.Review; rl != nil {
 		if st.Interview {
-			rl.InterviewSkipped = oneLine(reason, 200) + " (requested by @" + requester + ", confirmed by @" + c.Author + ")"
+			rl.InterviewSkipped = prose.OneLine(reason, 200) + " (requested by @" + requester + ", confirmed by @" + c.Author + ")"
 		}
 		if st.Evidence == "checks" {
-			rl.QAVerdict = &state.Verdict{Clean: true, Skipped: true, Reason: oneLine(reason, 200), Evidence: c.URL}
+			rl.QAVerdict = &state.Verdict{Clean: true, Skipped: true, Reason: prose.OneLine(reason, 200), Evidence: c.URL}
 			m.handoff(st.Slug, "skipped: "+reason, c.URL)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -41,7 +42,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.NotStarted)
 	want(t, "auth effects", len(queriesOf(res.Queries, QJiraAuth)), 1)
-	want(t, "action", NextAction(s), "checking Jira authentication")
+	want(t, "action", prose.NextAction(s), "checking Jira authentication")
 
 	// Failure opens the gate with the detail.
 	res = h.apply(JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -161,7 +162,7 @@ func DesiredChecks(set Settings, s *state.State, o CheckOptions) []CheckRun {
 func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions) CheckRun {
 	c := CheckRun{PR: r.PR, HeadSHA: r.Head, Name: CheckName(set.Config), ExternalID: ExternalID(s.Issue), Status: CheckCompleted}
 	if set.Config != nil {
-		c.Banner = Banner(set.Config.All, s)
+		c.Banner = prose.Banner(set.Config.All, s)
 	}
 	c.Step = s.Name
 	if s.Run == state.RunDone {
@@ -171,7 +172,7 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 	switch {
 	case s.Gate != nil && (s.Run == state.RunAwaitingDecision || s.Run == state.RunFailed):
 		c.Conclusion = CheckActionRequired
-		c.Title = oneLine(s.Gate.Title, 120)
+		c.Title = prose.OneLine(s.Gate.Title, 120)
 		c.Waiting = fmt.Sprintf("an answer (%s) from someone with at least %s permission", strings.Join(strings.Split(s.Gate.Letters(), ""), ", "), set.AnswerPermission)
 		c.Gate = s.Gate.ID
 		if o.Buttons {
@@ -180,8 +181,8 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 					break
 				}
 				c.Actions = append(c.Actions, CheckAction{
-					Label:       clip(op.Letter+": "+op.Text, 20),
-					Description: clip(op.Text, 40),
+					Label:       prose.Clip(op.Letter+": "+op.Text, 20),
+					Description: prose.Clip(op.Text, 40),
 					Identifier:  GateToken(s.Gate.ID) + "." + op.Letter,
 				})
 			}
@@ -193,9 +194,9 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 	case passed:
 		c.Conclusion = CheckFailure
 		c.Title = "Not reviewed: the head changed after the merge gate passed"
-		c.Waiting = "a review of this head (" + short(r.Head) + ")"
+		c.Waiting = "a review of this head (" + prose.Short(r.Head) + ")"
 		if slug := MergeGateStep(set, s.Flow); s.Review == nil && s.Flow != "review-loop" && slug != "" {
-			c.Waiting = "the merge gate step " + slug + " passing again on this head (" + short(r.Head) + "): `/autopilot back " + slug + "`"
+			c.Waiting = "the merge gate step " + slug + " passing again on this head (" + prose.Short(r.Head) + "): `/autopilot back " + slug + "`"
 		}
 	case s.Run == state.RunFailed || s.Run == state.RunStopped:
 		c.Conclusion = CheckFailure
@@ -203,7 +204,7 @@ func desiredCheck(set Settings, s *state.State, r state.PRCheck, o CheckOptions)
 		if s.Stop != nil {
 			c.Title += ": " + s.Stop.Reason
 		}
-		c.Waiting = oneLine(NextAction(s), 160)
+		c.Waiting = prose.OneLine(prose.NextAction(s), 160)
 	case s.Run == state.RunDone:
 		c.Conclusion = CheckNeutral
 		c.Title = "The run finished without reaching the merge gate"
@@ -228,7 +229,7 @@ func waitingFor(set Settings, s *state.State) string {
 	case "checks":
 		return "green checks on the PR's head"
 	}
-	return oneLine(NextAction(s), 160)
+	return prose.OneLine(prose.NextAction(s), 160)
 }
 
 // mergeGate reports whether the run passed its merge gate and whether it
@@ -300,14 +301,6 @@ func MergeGateStep(set Settings, flowName string) string {
 		return f.Steps[impl+1].Slug
 	}
 	return ""
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // PullSeen records a linked PR as read: its head and whether it is trusted

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -46,7 +47,7 @@ func (m *machine) handoff(slug, summary string, links ...string) {
 	if m.s.Review.Snapshot != "" {
 		ls = append(ls, "snapshot:"+m.s.Review.Snapshot)
 	}
-	m.s.Review.Handoffs[slug] = state.Handoff{Summary: oneLine(summary, 300), Links: ls, At: m.now}
+	m.s.Review.Handoffs[slug] = state.Handoff{Summary: prose.OneLine(summary, 300), Links: ls, At: m.now}
 	m.changed = true
 }
 
@@ -78,9 +79,9 @@ func (m *machine) consensus(c Comment, r reply.Result, accept func(), refuse fun
 	if r.Cmd == "reject" {
 		accept()
 		m.s.Review.Architect, m.s.Review.Critic = nil, nil
-		m.s.Review.ReturnToPlanReason = oneLine(r.Text, 300)
-		m.s.SubStep = state.SubStep{Phase: 2, Name: "plan-rejected", Detail: oneLine(role+": "+r.Text, 120)}
-		m.post("announce", fmt.Sprintf("The %s rejected the plan: %s\nRevise the plan and report it again with `/autopilot done`.", role, textsafe.Escape(oneLine(r.Text, 300))))
+		m.s.Review.ReturnToPlanReason = prose.OneLine(r.Text, 300)
+		m.s.SubStep = state.SubStep{Phase: 2, Name: "plan-rejected", Detail: prose.OneLine(role+": "+r.Text, 120)}
+		m.post("announce", fmt.Sprintf("The %s rejected the plan: %s\nRevise the plan and report it again with `/autopilot done`.", role, textsafe.Escape(prose.OneLine(r.Text, 300))))
 		return
 	}
 	if !m.awaitingConsensus() {
@@ -117,7 +118,7 @@ const (
 )
 
 func (m *machine) approve(role, by, link, note string) {
-	a := &state.Approval{By: by, At: m.now, Link: link, Note: oneLine(note, 200)}
+	a := &state.Approval{By: by, At: m.now, Link: link, Note: prose.OneLine(note, 200)}
 	if role == "architect" {
 		m.s.Review.Architect = a
 		m.s.SubStep = state.SubStep{Phase: 2, Name: subCritic, Detail: "architect approved"}
@@ -170,7 +171,7 @@ func (m *machine) review(e Review) {
 			// A push after the approval: the approved code is not the code
 			// under review (GitHub's "dismiss stale approvals").
 			m.note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
-				textsafe.Escape(e.Reviewer), e.PR, short(e.CommitSHA), short(e.Pull.HeadSHA)))
+				textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
 			return
 		}
 		v := &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer}
@@ -184,7 +185,7 @@ func (m *machine) review(e Review) {
 		if !e.Perm.AtLeast(m.set.AnswerPermission) {
 			return
 		}
-		m.notClean("review", "changes requested by @"+e.Reviewer+": "+firstLine(e.Body), e.URL)
+		m.notClean("review", "changes requested by @"+e.Reviewer+": "+prose.FirstLine(e.Body), e.URL)
 	}
 }
 
@@ -219,13 +220,13 @@ func (m *machine) checks(e Checks) {
 	switch e.State {
 	case "success":
 		if m.s.Review != nil {
-			m.s.Review.QAVerdict = &state.Verdict{Clean: true, Evidence: e.URL, Reason: "all checks green on " + short(e.SHA)}
+			m.s.Review.QAVerdict = &state.Verdict{Clean: true, Evidence: e.URL, Reason: "all checks green on " + prose.Short(e.SHA)}
 		}
-		m.handoff(st.Slug, "all checks green on "+short(e.SHA), e.URL)
+		m.handoff(st.Slug, "all checks green on "+prose.Short(e.SHA), e.URL)
 		m.evidenceRef(st.Slug, e.PR, e.SHA, 0, e.IDs)
-		m.complete("clean QA: all checks green on " + short(e.SHA))
+		m.complete("clean QA: all checks green on " + prose.Short(e.SHA))
 	case "failure":
-		m.notClean("qa", "checks failed on "+short(e.SHA)+": "+strings.Join(e.Failed, ", "), e.URL)
+		m.notClean("qa", "checks failed on "+prose.Short(e.SHA)+": "+strings.Join(e.Failed, ", "), e.URL)
 	}
 }
 
@@ -233,7 +234,7 @@ func (m *machine) checks(e Checks) {
 // runs the retry protocol when the step has none.
 func (m *machine) notClean(kind, finding, link string) {
 	st := m.step()
-	finding = oneLine(finding, 300)
+	finding = prose.OneLine(finding, 300)
 	v := &state.Verdict{Clean: false, Reason: finding, Evidence: link}
 	if st.ReturnTo == "" || m.s.Review == nil {
 		m.fail(finding)
@@ -248,7 +249,7 @@ func (m *machine) notClean(kind, finding, link string) {
 	rl.ReviewCycle++
 	rl.Iteration++
 	rl.ReturnToPlanReason = finding
-	rl.FailureHistory = append(rl.FailureHistory, normalise(finding))
+	rl.FailureHistory = append(rl.FailureHistory, prose.Normalise(finding))
 	m.s.Status = state.Failed
 	m.setProgress(state.Failed)
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "NOT CLEAN — " + finding, Cycle: m.s.Cycle})
@@ -284,28 +285,4 @@ func (m *machine) note(key, text string) {
 	if m.owed("note:" + key) {
 		m.post("reply", text)
 	}
-}
-
-func normalise(s string) string {
-	s = strings.ToLower(s)
-	if i := strings.Index(s, ":"); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.Join(strings.Fields(s), " ")
-}
-
-func firstLine(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		if t := strings.TrimSpace(l); t != "" {
-			return t
-		}
-	}
-	return "(no details)"
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

@@ -104,20 +104,6 @@ func TestReviewLoopStartRecordsSnapshotAndSlug(t *testing.T) {
 	want(t, "step", s.Slug, "interview")
 }
 
-func TestTaskSlug(t *testing.T) {
-	for in, out := range map[string]string{
-		"Add CSV export":                 "add-csv-export",
-		"  --Fix: #12!! ":                "fix-12",
-		"日本語":                            "task",
-		"":                               "task",
-		strings.Repeat("abcdefghij ", 8): "abcdefghij-abcdefghij-abcdefghij-abcdefg",
-	} {
-		if got := taskSlug(in); got != out {
-			t.Errorf("taskSlug(%q) = %q, want %q", in, got, out)
-		}
-	}
-}
-
 func TestInterviewNeedsRationaleOrReasonedSkip(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	h.start("review-loop")

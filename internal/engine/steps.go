@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -43,7 +44,7 @@ func (m *machine) start(e Start) error {
 			if i == 4 {
 				break
 			}
-			opts = append(opts, state.Option{Letter: letter(i), Text: "Run the " + c + " flow", Action: state.ActFlow.With(c)})
+			opts = append(opts, state.Option{Letter: prose.Letter(i), Text: "Run the " + c + " flow", Action: state.ActFlow.With(c)})
 		}
 		m.openGate("flow-select", "DECISION REQUIRED: Which flow should autopilot run on this issue?", nil, opts,
 			"A", "the repository's contents match more than one flow; the first match is the usual one")
@@ -68,13 +69,13 @@ func (m *machine) begin(f *flow.Flow, e Start) {
 	m.s.Limits.Sessions = 1
 	if f.ReviewLoop {
 		m.s.Review = &state.ReviewLoop{
-			Slug:          taskSlug(e.Title),
+			Slug:          prose.TaskSlug(e.Title),
 			Iteration:     1,
 			MaxIterations: m.set.Config.MaxIterations,
 		}
 		marker := m.nextMarker("snapshot")
 		m.s.Review.Snapshot = marker
-		m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + snapshotText(m.s.Review.Slug, e)})
+		m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + prose.Snapshot(m.s.Review.Slug, e.Body)})
 	}
 	m.s.LastSession = state.Session{Date: m.now, EndedAt: "Step 1 " + f.Steps[0].Name, Reason: "started", Notes: "run started" + by(e.Actor)}
 	m.enter(1)
@@ -231,7 +232,7 @@ func (m *machine) complete(outcome string) {
 	if i := m.s.Step - 1; i >= 0 && m.s.Steps[i].Note != "" && !m.s.Steps[i].Declared {
 		m.s.Steps[i].Note = "" // progress notes describe work in flight only
 	}
-	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: oneLine(outcome, 200), Cycle: m.s.Cycle})
+	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: prose.OneLine(outcome, 200), Cycle: m.s.Cycle})
 	m.gatePassed(st.Slug)
 	m.lastFailure = m.lastFailureOf(m.s.Step)
 	m.clearRetryLog(m.s.Step)
@@ -252,8 +253,8 @@ func (m *machine) skipStep(reason string) {
 	st := m.step()
 	m.s.Status = state.Skipped
 	m.setProgress(state.Skipped)
-	m.s.Steps[m.s.Step-1].Note = "skipped: " + oneLine(reason, 80)
-	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "SKIPPED — " + oneLine(reason, 180), Cycle: m.s.Cycle})
+	m.s.Steps[m.s.Step-1].Note = "skipped: " + prose.OneLine(reason, 80)
+	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "SKIPPED — " + prose.OneLine(reason, 180), Cycle: m.s.Cycle})
 	m.gatePassed(st.Slug)
 	m.lastFailure = m.lastFailureOf(m.s.Step)
 	m.clearRetryLog(m.s.Step)
@@ -300,7 +301,7 @@ func (m *machine) proceed(done flow.Step) {
 		m.s.LastSession = m.session("session boundary", done.Name+" complete, "+nst.Name+" ready")
 		summary := []string{}
 		if n := m.countTasks(state.KindTask); n > 0 {
-			summary = append(summary, fmt.Sprintf("Tasks: %d (%s points)", n, pts(m.totalPoints())))
+			summary = append(summary, fmt.Sprintf("Tasks: %d (%s points)", n, prose.Points(m.totalPoints())))
 		}
 		summary = append(summary, m.nextLine())
 		work := nst.Work()
@@ -471,46 +472,4 @@ func (m *machine) totalPoints() float64 {
 		}
 	}
 	return p
-}
-
-func pts(p float64) string {
-	if p == float64(int64(p)) {
-		return fmt.Sprint(int64(p))
-	}
-	return fmt.Sprintf("%.1f", p)
-}
-
-func letter(i int) string { return string(rune('A' + i)) }
-
-// oneLine trims text to one line of at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// taskSlug derives a kebab-case slug from an issue title (seed 003).
-func taskSlug(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(title) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	if s == "" {
-		s = "task"
-	}
-	return s
 }

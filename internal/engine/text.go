@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
-	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -60,106 +59,5 @@ func (m *machine) promptText(st flow.Step, agent, tmpl string, attempt int) stri
 	return out
 }
 
-// snapshotText renders the review loop's context snapshot (seed 003).
-func snapshotText(slug string, e Start) string {
-	sec := sections(e.Body)
-	get := func(keys ...string) string {
-		for _, k := range keys {
-			if v, ok := sec[k]; ok && strings.TrimSpace(v) != "" {
-				return textsafe.Escape(strings.TrimSpace(v))
-			}
-		}
-		return "—"
-	}
-	prompt := textsafe.Escape(strings.TrimSpace(e.Body))
-	if prompt == "" {
-		prompt = "—"
-	}
-	return fmt.Sprintf(`### Context snapshot: %s
-
-Every later handoff links here. The seed is the issue text (the activation prompt), not prior conversation.
-
-**Activation prompt** (status: activation-prompt)
-%s
-
-**Desired outcome:** %s
-**Known facts:** %s
-**Constraints:** %s
-**Open questions:** %s`, slug, quoteBlock(prompt), get("desired outcome", "outcome", "goal"), get("known facts", "facts", "context"), get("constraints"), get("open questions", "questions", "unknowns"))
-}
-
-func quoteBlock(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = "> " + l
-	}
-	return strings.Join(lines, "\n")
-}
-
-// sections splits Markdown by headings ("## Constraints") into lower-case keys.
-func sections(body string) map[string]string {
-	out := map[string]string{}
-	cur := ""
-	for _, l := range strings.Split(body, "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "#") {
-			cur = strings.ToLower(strings.TrimSpace(strings.TrimLeft(t, "#")))
-			cur = strings.TrimSuffix(cur, ":")
-			continue
-		}
-		if cur != "" {
-			out[cur] += l + "\n"
-		}
-	}
-	return out
-}
-
 // banner renders the status banner of the current state.
-func (m *machine) banner() string { return Banner(m.set.Config.All, m.s) }
-
-// Banner renders the seed-002 status summary of a state.
-func Banner(flows flow.Set, s *state.State) string {
-	f := flows[s.Flow]
-	if f == nil {
-		return "AUTOPILOT STATUS: no flow selected yet"
-	}
-	rows := make([]choose.Row, len(f.Steps))
-	for i, st := range f.Steps {
-		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: state.NotStarted}
-		if i < len(s.Steps) {
-			r.Status, r.Retries, r.Note = s.Steps[i].Status, s.Steps[i].Retries, s.Steps[i].Note
-		}
-		rows[i] = r
-	}
-	cur := choose.Current{Name: "Done", Action: NextAction(s)}
-	if s.Step > 0 {
-		cur.Label, cur.Name = f.LabelOf(s.Step), s.Name
-		cur.Phase, cur.SubStep = s.SubStep.Phase, s.SubStep.Name
-		cur.Retry = s.RetryCount
-	}
-	return choose.Banner(f.Name, rows, cur)
-}
-
-// NextAction says in words what happens next.
-func NextAction(s *state.State) string {
-	switch s.Run {
-	case state.RunDone:
-		return "nothing — the run is complete"
-	case state.RunStopped:
-		if s.Stop != nil {
-			return "stopped (" + s.Stop.Reason + "); /autopilot resume continues"
-		}
-		return "stopped; /autopilot resume continues"
-	case state.RunAwaitingDecision, state.RunFailed:
-		if s.Gate != nil {
-			return "waiting for a decision: " + oneLine(s.Gate.Title, 80)
-		}
-	}
-	if s.PendingJiraCheck {
-		return "checking Jira authentication"
-	}
-	if s.Exec != nil && s.Exec.Executor == "dispatch" {
-		return "waiting for the dispatched workflow run"
-	}
-	return "waiting for the executor's report on " + s.Name
-}
+func (m *machine) banner() string { return prose.Banner(m.set.Config.All, m.s) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -386,7 +387,7 @@ func (ru *run) checkVersion(prev int64) error {
 
 func (ru *run) view() state.View {
 	f := ru.set.Config.All[ru.st.Flow]
-	v := state.View{Action: engine.NextAction(ru.st)}
+	v := state.View{Action: prose.NextAction(ru.st)}
 	if f != nil {
 		for i, st := range f.Steps {
 			v.Steps = append(v.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})

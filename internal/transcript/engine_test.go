@@ -21,6 +21,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
@@ -202,7 +203,7 @@ func (d *engineDriver) show(c *transcript.Case) string {
 	}
 	switch c.Args[0].Key {
 	case "banner":
-		return engine.Banner(d.set.Config.All, d.st)
+		return prose.Banner(d.set.Config.All, d.st)
 	case "comment":
 		s := *d.st
 		body, err := state.Render(&s, stateView(d.set.Config, &s), nil)
@@ -216,7 +217,7 @@ func (d *engineDriver) show(c *transcript.Case) string {
 }
 
 func stateView(cfg *config.Config, s *state.State) state.View {
-	v := state.View{Action: engine.NextAction(s)}
+	v := state.View{Action: prose.NextAction(s)}
 	if f := cfg.All[s.Flow]; f != nil {
 		for i, st := range f.Steps {
 			v.Steps = append(v.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})

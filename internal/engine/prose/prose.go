@@ -1,0 +1,216 @@
+// Package prose holds the engine's pure text helpers: the status banner,
+// the next-action line, the context snapshot and the small formatting
+// rules (one line, short SHA, plurals) every engine message shares.
+package prose
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// Snapshot renders the review loop's context snapshot (seed 003).
+func Snapshot(slug, body string) string {
+	sec := Sections(body)
+	get := func(keys ...string) string {
+		for _, k := range keys {
+			if v, ok := sec[k]; ok && strings.TrimSpace(v) != "" {
+				return textsafe.Escape(strings.TrimSpace(v))
+			}
+		}
+		return "—"
+	}
+	prompt := textsafe.Escape(strings.TrimSpace(body))
+	if prompt == "" {
+		prompt = "—"
+	}
+	return fmt.Sprintf(`### Context snapshot: %s
+
+Every later handoff links here. The seed is the issue text (the activation prompt), not prior conversation.
+
+**Activation prompt** (status: activation-prompt)
+%s
+
+**Desired outcome:** %s
+**Known facts:** %s
+**Constraints:** %s
+**Open questions:** %s`, slug, QuoteBlock(prompt), get("desired outcome", "outcome", "goal"), get("known facts", "facts", "context"), get("constraints"), get("open questions", "questions", "unknowns"))
+}
+
+// QuoteBlock quotes every line of s in Markdown.
+func QuoteBlock(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = "> " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Sections splits Markdown by headings ("## Constraints") into lower-case keys.
+func Sections(body string) map[string]string {
+	out := map[string]string{}
+	cur := ""
+	for _, l := range strings.Split(body, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			cur = strings.ToLower(strings.TrimSpace(strings.TrimLeft(t, "#")))
+			cur = strings.TrimSuffix(cur, ":")
+			continue
+		}
+		if cur != "" {
+			out[cur] += l + "\n"
+		}
+	}
+	return out
+}
+
+// Banner renders the seed-002 status summary of a state.
+func Banner(flows flow.Set, s *state.State) string {
+	f := flows[s.Flow]
+	if f == nil {
+		return "AUTOPILOT STATUS: no flow selected yet"
+	}
+	rows := make([]choose.Row, len(f.Steps))
+	for i, st := range f.Steps {
+		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: state.NotStarted}
+		if i < len(s.Steps) {
+			r.Status, r.Retries, r.Note = s.Steps[i].Status, s.Steps[i].Retries, s.Steps[i].Note
+		}
+		rows[i] = r
+	}
+	cur := choose.Current{Name: "Done", Action: NextAction(s)}
+	if s.Step > 0 {
+		cur.Label, cur.Name = f.LabelOf(s.Step), s.Name
+		cur.Phase, cur.SubStep = s.SubStep.Phase, s.SubStep.Name
+		cur.Retry = s.RetryCount
+	}
+	return choose.Banner(f.Name, rows, cur)
+}
+
+// NextAction says in words what happens next.
+func NextAction(s *state.State) string {
+	switch s.Run {
+	case state.RunDone:
+		return "nothing — the run is complete"
+	case state.RunStopped:
+		if s.Stop != nil {
+			return "stopped (" + s.Stop.Reason + "); /autopilot resume continues"
+		}
+		return "stopped; /autopilot resume continues"
+	case state.RunAwaitingDecision, state.RunFailed:
+		if s.Gate != nil {
+			return "waiting for a decision: " + OneLine(s.Gate.Title, 80)
+		}
+	}
+	if s.PendingJiraCheck {
+		return "checking Jira authentication"
+	}
+	if s.Exec != nil && s.Exec.Executor == "dispatch" {
+		return "waiting for the dispatched workflow run"
+	}
+	return "waiting for the executor's report on " + s.Name
+}
+
+// Points writes story points: whole numbers without a decimal.
+func Points(p float64) string {
+	if p == float64(int64(p)) {
+		return fmt.Sprint(int64(p))
+	}
+	return fmt.Sprintf("%.1f", p)
+}
+
+// Letter is the option letter of index i (0 → A).
+func Letter(i int) string { return string(rune('A' + i)) }
+
+// OneLine trims text to one line of at most n runes.
+func OneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// TaskSlug derives a kebab-case slug from an issue title (seed 003).
+func TaskSlug(title string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(title) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" {
+		s = "task"
+	}
+	return s
+}
+
+// Normalise reduces a finding to its words after any "kind:" prefix, in
+// lower case, so repeated findings compare equal.
+func Normalise(s string) string {
+	s = strings.ToLower(s)
+	if i := strings.Index(s, ":"); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// FirstLine is the first non-blank line of s.
+func FirstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if t := strings.TrimSpace(l); t != "" {
+			return t
+		}
+	}
+	return "(no details)"
+}
+
+// Short is a commit SHA's 7-character form.
+func Short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+// Plural is kind ("items" when empty) in the singular when n is 1.
+func Plural(n int, kind string) string {
+	if kind == "" {
+		kind = "items"
+	}
+	if n == 1 {
+		return strings.TrimSuffix(kind, "s")
+	}
+	return kind
+}
+
+// KindWord names a task kind in the plural ("epics" or "tasks").
+func KindWord(k string) string {
+	if k == state.KindEpic {
+		return "epics"
+	}
+	return "tasks"
+}
+
+// Clip trims s to at most n runes, marking a cut with an ellipsis.
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
