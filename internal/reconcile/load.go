@@ -10,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -44,7 +45,7 @@ type loaded struct {
 	// seen holds the ids of the comments read.
 	seen map[int64]bool
 	// win is how the thread was read (reread repeats it).
-	win window
+	win thread.Window
 }
 
 // trusted reports whether a comment was written by the configured bot: the
@@ -62,14 +63,14 @@ func (r *Reconciler) trusted(c forge.Comment) bool {
 }
 
 // load reads the issue (unless the trigger carries a fresh snapshot) and
-// what is new in its thread (readThread), and finds the newest trusted
+// what is new in its thread (thread.Reader.Read), and finds the newest trusted
 // state.
 //
 // starting: the trigger starts a run; on an issue that carries none of the
 // bot's labels (so no run ever wrote a state) only the first page is read,
 // and what lies beyond it is history from before the run.
 func (r *Reconciler) load(ctx context.Context, number int, snap *forge.Issue, starting bool) (*loaded, error) {
-	is, cs, win, err := r.readThread(ctx, number, snap, starting)
+	is, cs, win, err := r.reader().Read(ctx, number, snap, starting)
 	if err != nil {
 		return nil, err
 	}

@@ -311,7 +311,7 @@ func (ru *run) write() error {
 	// (the load is that re-read when nothing was sent since).
 	reread := r.o.Now()
 	if ru.loadIsReread() {
-		reread = ru.loaded.win.at
+		reread = ru.loaded.win.At
 	} else if err := ru.checkVersion(prev); err != nil {
 		return err
 	}
