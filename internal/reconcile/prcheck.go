@@ -8,7 +8,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
-	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 )
 
 // The PR check (PRODUCT §14): the engine decides what each trusted linked
@@ -84,7 +84,7 @@ func (ru *run) planChecks() error {
 	}
 	for _, c := range engine.DesiredChecks(ru.set, ru.st, engine.CheckOptions{Buttons: ru.r.o.CheckButtons}) {
 		h := c.Hash()
-		r, _ := record(ru.st.PRChecks, c.PR, c.HeadSHA)
+		r, _ := prcheck.Record(ru.st.PRChecks, c.PR, c.HeadSHA)
 		if r.Shown == h && !r.Pending {
 			continue
 		}
@@ -113,30 +113,19 @@ func (ru *run) publishChecks() error {
 		return nil
 	}
 	for _, c := range ru.checks {
-		links := engine.CheckLinks{}
+		var l prcheck.Links
 		if sc := ru.loaded.stateComment; sc != nil {
-			links.State = sc.URL
+			l.State = sc.URL
 		}
-		details := links.State
-		if c.Gate != "" {
-			if gc, ok := ru.loaded.markers[engine.GateMarker(c.Gate)]; ok {
-				links.Choose, details = gc.URL, gc.URL
-			}
+		if gc, ok := ru.loaded.markers[engine.GateMarker(c.Gate)]; ok && c.Gate != "" {
+			l.Gate, l.GateSet = gc.URL, true
 		}
-		out := forge.CheckRunOut{Name: c.Name, HeadSHA: c.HeadSHA, Status: c.Status, Conclusion: c.Conclusion, ExternalID: c.ExternalID,
-			DetailsURL: details, Title: c.Title, Summary: c.Summary(links)}
-		for _, a := range c.Actions {
-			out.Actions = append(out.Actions, forge.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
-		}
-		pending := false
-		if _, err := cw.CreateCheckRun(ru.ctx, out); err != nil {
+		pending, err := prcheck.Create(ru.ctx, cw, c, l)
+		if err != nil {
 			ru.r.o.Logger.Warn("PR check not shown", "issue", ru.number, "pr", c.PR, "head", c.HeadSHA, "err", err)
 			ru.notes = append(ru.notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
-			var te *forge.TransientError
-			var rl *forge.RateLimitError
-			pending = errors.As(err, &te) || errors.As(err, &rl) || ru.ctx.Err() != nil
 		}
-		if r, _ := record(ru.st.PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
+		if r, _ := prcheck.Record(ru.st.PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
 			if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
 				return err
 			}
@@ -147,21 +136,10 @@ func (ru *run) publishChecks() error {
 	return nil
 }
 
-// record is the state's record of PR pr on head.
-func record(rs []state.PRCheck, pr int, head string) (state.PRCheck, bool) {
-	for _, r := range rs {
-		if r.PR == pr && r.Head == head {
-			return r, true
-		}
-	}
-	return state.PRCheck{}, false
-}
-
-// mergeGroup answers a merge queue's request for checks: the queue's
-// commit gets an `autopilot` check run with the conclusion of the newest
-// one on the queued PR's head (success only when that is success), so a
-// required check does not stall the queue. Only check runs this App (in
-// Action mode, GitHub Actions) created count. No issue is touched.
+// mergeGroup answers a merge queue's request for checks
+// (prcheck.MergeGroup) with the configured check name. Only check runs
+// this App (in Action mode, GitHub Actions) created count. No issue is
+// touched.
 func (r *Reconciler) mergeGroup(ctx context.Context, ev *ghevent.Event) error {
 	mg := ev.MergeGroup
 	cw, ok := r.o.Forge.(forge.CheckWriter)
@@ -176,56 +154,5 @@ func (r *Reconciler) mergeGroup(ctx context.Context, ev *ghevent.Event) error {
 		}
 		cfg = sc.cfg
 	}
-	name := engine.CheckName(cfg)
-	pr, err := r.o.Forge.GetPull(ctx, mg.PR)
-	if errors.Is(err, forge.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read PR #%d of merge group %s: %w", mg.PR, mg.HeadSHA, err)
-	}
-	cs, err := r.o.Forge.ListChecks(ctx, pr.HeadSHA)
-	if err != nil {
-		return fmt.Errorf("checks of PR #%d: %w", mg.PR, err)
-	}
-	app := r.o.AppID
-	if app == 0 {
-		app = actionsAppID
-	}
-	var last *forge.Check
-	for i, c := range cs {
-		if c.Name == name && c.AppID == app && (last == nil || c.ID > last.ID) {
-			last = &cs[i]
-		}
-	}
-	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, Status: engine.CheckCompleted, Conclusion: engine.CheckFailure,
-		Title: fmt.Sprintf("PR #%d: no %s check on its head %s", mg.PR, name, short(pr.HeadSHA)), DetailsURL: pr.URL}
-	switch {
-	case last == nil:
-	case last.Status == engine.CheckCompleted && last.Conclusion == engine.CheckSuccess:
-		out.Conclusion = engine.CheckSuccess
-		out.Title = fmt.Sprintf("PR #%d passed its merge gate on %s", mg.PR, short(pr.HeadSHA))
-	default:
-		st := last.Status
-		if last.Conclusion != "" {
-			st = last.Conclusion
-		}
-		out.Title = fmt.Sprintf("PR #%d: the %s check on its head %s is %s", mg.PR, name, short(pr.HeadSHA), st)
-	}
-	out.Summary = out.Title + ".\n\nThe merge queue's commit carries the conclusion of the newest `" + name + "` check on the queued PR's head (" + pr.URL + ")."
-	if _, err := cw.CreateCheckRun(ctx, out); err != nil {
-		return fmt.Errorf("check on merge group %s: %w", mg.HeadSHA, err)
-	}
-	return nil
-}
-
-// actionsAppID is GitHub Actions' App id: GITHUB_TOKEN's check runs carry
-// it.
-const actionsAppID = 15368
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
+	return prcheck.MergeGroup(ctx, r.o.Forge, cw, engine.CheckName(cfg), r.o.AppID, mg)
 }
