@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -55,15 +56,7 @@ func (ru *run) jira() error {
 		ru.r.o.Logger.Info("jira sync", "issue", ru.number, "created", res.Created, "found", res.Found,
 			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
 	}
-	// The Tasks section already says "Jira sync pending (n)"; the note
-	// says why they wait.
-	note := ""
-	if res.Waiting > 0 {
-		note = res.Note
-		if note == "" {
-			note = "waiting for the next sync"
-		}
-	}
+	note := trackersync.WaitingNote(res)
 	// Persist wrote the state before any create: write again only when the
 	// outcome (or this pass, if nothing was created) changed it.
 	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt, Enable: plan.Enable}); err != nil {
@@ -93,12 +86,7 @@ func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 			return ru.claim()
 		},
 	}
-	if isSubIssues(ru.tracker) {
-		// GitHub lists are consistent reads (a short lag covers a create
-		// still in flight), and the flow never waits out a GitHub limit:
-		// the window is recorded and the next run goes on from it.
-		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
-	}
+	trackersync.Bound(ru.tracker, &opts)
 	return opts
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
@@ -312,10 +313,11 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 			perm = p
 		}
 	}
-	if ru.tracker, err = r.trackerFor(cfg, ru.st, number); err != nil {
+	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker}
+	if ru.tracker, err = src.For(cfg, ru.st, number); err != nil {
 		return Outcome{Issue: number}, &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: r.subIssueAPI() != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
+	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
 	if r.o.BudgetLow != nil {
 		ru.set.BudgetLow = r.o.BudgetLow()
 	}

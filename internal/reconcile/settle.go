@@ -12,9 +12,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // settle runs queries, writes the state, then performs the effects.
@@ -93,22 +93,10 @@ func (ru *run) answer() error {
 		for _, e := range q {
 			switch e.Kind {
 			case engine.QJiraAuth:
-				ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
-				if tr := ru.tracker; tr != nil {
+				if ru.tracker != nil {
 					ru.outside = true
-					var ae *tracker.AuthError
-					switch err := tr.CheckAuth(ru.ctx); {
-					case err == nil:
-						ev = engine.JiraAuth{OK: true}
-					case errors.As(err, &ae):
-						ev.Detail = err.Error()
-					default:
-						// Jira is down or slow, not refusing us: carry on and
-						// let the outbox retry; never block the GitHub side.
-						ru.r.o.Logger.Warn("jira auth check failed transiently", "issue", ru.number, "err", err)
-						ev = engine.JiraAuth{OK: true}
-					}
 				}
+				ev := trackersync.Auth(ru.ctx, ru.tracker, ru.r.o.Logger, ru.number)
 				if err := ru.apply(ev); err != nil {
 					return err
 				}

@@ -1,0 +1,172 @@
+// Package trackersync carries reconcile's side of the task trackers
+// (PRODUCT §10): which tracker an issue uses, the bounds of a sync, the
+// auth check's answer for the engine, and moving tasks to done when the
+// issue closes. The engine decides whether to sync (engine.PlanSync); the
+// outbox itself is tracker.Sync.
+package trackersync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
+)
+
+// Source builds an issue's tracker.
+type Source struct {
+	// SubIssues is the forge's sub-issue API (nil when it has none).
+	SubIssues tracker.SubIssueAPI
+	Now       func() time.Time
+	// TrackerFor, when set, builds the tracker from the repository's
+	// jira: settings; it overrides Tracker.
+	TrackerFor func(config.Jira) (tracker.Tracker, error)
+	// Tracker is the Jira tracker (nil when Jira is not configured).
+	Tracker tracker.Tracker
+}
+
+// For picks issue number's tracker (PRODUCT §10 "Trackers"): GitHub
+// sub-issues when the config says tracker: github or someone chose them at
+// the Jira authentication gate (State.Tracker), none for tracker: local,
+// else Jira when it is configured. nil means tasks stay in the issue.
+func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.Tracker, error) {
+	kind := cfg.Tracker
+	if st != nil && st.Tracker == config.TrackerGitHub {
+		kind = config.TrackerGitHub
+	}
+	switch kind {
+	case config.TrackerLocal:
+		return nil, nil
+	case config.TrackerGitHub:
+		if src.SubIssues == nil {
+			return nil, nil
+		}
+		var tasks []state.Task
+		if st != nil {
+			tasks = st.Tasks
+		}
+		return subissues.New(src.SubIssues, number, tasks, src.Now), nil
+	}
+	if src.TrackerFor != nil {
+		return src.TrackerFor(cfg.Jira)
+	}
+	return src.Tracker, nil
+}
+
+// IsSubIssues reports whether tr is the GitHub sub-issue tracker, whose
+// reads are consistent and whose waits the flow never sits out.
+func IsSubIssues(tr tracker.Tracker) bool {
+	_, ok := tr.(*subissues.Tracker)
+	return ok
+}
+
+// SubIssueAPI is f's sub-issue API, nil when it has none.
+func SubIssueAPI(f forge.Forge) tracker.SubIssueAPI {
+	if sf, ok := f.(tracker.SubIssueForge); ok {
+		return sf.SubIssueTracker()
+	}
+	return nil
+}
+
+// Bound gives a sync on the sub-issue tracker its bounds: GitHub lists
+// are consistent reads (a short lag covers a create still in flight), and
+// the flow never waits out a GitHub limit: the window is recorded and the
+// next run goes on from it. Other trackers keep opts.
+func Bound(tr tracker.Tracker, opts *tracker.SyncOptions) {
+	if IsSubIssues(tr) {
+		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
+	}
+}
+
+// WaitingNote is what the state says about tasks a sync left waiting (the
+// Tasks section already says "Jira sync pending (n)"; the note says why).
+func WaitingNote(res tracker.SyncResult) string {
+	if res.Waiting == 0 {
+		return ""
+	}
+	if res.Note == "" {
+		return "waiting for the next sync"
+	}
+	return res.Note
+}
+
+// Auth answers the engine's Jira auth query with tr (nil: not
+// configured). Only a refusal (tracker.AuthError) fails it: Jira down or
+// slow is not refusing us, so the run carries on and the outbox retries;
+// the GitHub side is never blocked.
+func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) engine.JiraAuth {
+	ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
+	if tr == nil {
+		return ev
+	}
+	var ae *tracker.AuthError
+	switch err := tr.CheckAuth(ctx); {
+	case err == nil:
+		ev = engine.JiraAuth{OK: true}
+	case errors.As(err, &ae):
+		ev.Detail = err.Error()
+	default:
+		log.Warn("jira auth check failed transiently", "issue", issue, "err", err)
+		ev = engine.JiraAuth{OK: true}
+	}
+	return ev
+}
+
+// Closing is what moving the tasks to done when the GitHub issue closed
+// needs (jira.transition_on_close, or close_children for the sub-issue
+// tracker): the tracker's Closer and how many tasks are still open. It
+// is nil (nothing to do) unless the option is on, the tracker is enabled
+// for the run and not paused by a refused token, it can transition, the
+// issue (issueState as loaded) is closed and some task is still open.
+func Closing(cfg *config.Config, tr tracker.Tracker, s *state.State, issueState string) (tracker.Closer, int) {
+	want := cfg.Jira.TransitionOnClose
+	if IsSubIssues(tr) {
+		want = cfg.CloseChildren
+	}
+	if s == nil || tr == nil || !want {
+		return nil, 0
+	}
+	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == engine.PausedAuth || issueState != "closed" {
+		return nil, 0
+	}
+	closer, ok := tr.(tracker.Closer)
+	if !ok {
+		return nil, 0
+	}
+	open := 0
+	for _, t := range s.Tasks {
+		if tracker.Closable(t) {
+			open++
+		}
+	}
+	if open == 0 {
+		return nil, 0
+	}
+	return closer, open
+}
+
+// CloseNotes logs what moving the tasks of issue to done did and returns
+// the notes for the outcome.
+func CloseNotes(log *slog.Logger, issue int, res tracker.CloseResult) []string {
+	log.Info("jira transition on close", "issue", issue, "closed", res.Closed, "left", res.Left,
+		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
+	var notes []string
+	for _, f := range res.Failures {
+		log.Warn("jira issue not moved to done", "issue", issue, "jira", f.Key, "err", f.Err)
+		notes = append(notes, "jira: "+f.String())
+	}
+	switch {
+	case res.Paused == tracker.PausedAuth:
+		notes = append(notes, "jira: transition on close paused: authentication failed")
+	case res.Left > len(res.Failures):
+		notes = append(notes, fmt.Sprintf("jira: %d issue(s) left to move to done: %s", res.Left-len(res.Failures), res.Note))
+	}
+	return notes
+}
