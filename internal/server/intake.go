@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 )
 
 // retryAfter is the Retry-After (seconds) sent with every 503.
@@ -215,7 +216,7 @@ func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, a
 func (s *Server) enqueue(r *http.Request, job Job, log func() *slog.Logger,
 	answer func(code int, outcome, msg string)) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-	res, err := s.stream.store.enqueue(ctx, job, s.cfg.QueueMax)
+	res, err := s.stream.store.Enqueue(ctx, job, s.cfg.QueueMax)
 	cancel()
 	switch {
 	case err != nil:
@@ -224,12 +225,12 @@ func (s *Server) enqueue(r *http.Request, job Job, log func() *slog.Logger,
 		}
 		log().Error("queueing failed; delivery refused", "err", err)
 		answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
-	case res == enqueuedFull:
+	case res == redisq.EnqueuedFull:
 		if s.fullWarned.CompareAndSwap(false, true) {
 			log().Warn("queue full; refusing deliveries with 503 until there is room", "queue_max", s.cfg.QueueMax)
 		}
 		answer(http.StatusServiceUnavailable, OutcomeQueueFull, "queue full; redeliver later")
-	case res == enqueuedDuplicate:
+	case res == redisq.EnqueuedDuplicate:
 		answer(http.StatusOK, OutcomeDuplicate, "duplicate delivery")
 	default:
 		if s.fullWarned.Load() {

@@ -2,14 +2,15 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 )
 
 // ErrLeaseLost is returned by Renew and Release when the lease expired or
 // was taken over: the holder must stop writing.
-var ErrLeaseLost = errors.New("lease lost")
+var ErrLeaseLost = job.ErrLeaseLost
 
 // Locker hands out exclusive leases on keys ("owner/repo#12"), so that two
 // jobs for the same issue never run at once, across replicas when the
@@ -20,44 +21,8 @@ type Locker interface {
 	Lock(ctx context.Context, key string) (Lease, error)
 }
 
-// Lease is a held lock. Token is a fencing token: it grows with every lease
-// granted, so a write stamped with it can be refused when a later holder
-// has written already.
-type Lease struct {
-	// Key is the locked key.
-	Key string
-	// Token is the fencing token, strictly increasing across all leases of
-	// the Locker's store.
-	Token int64
-	// Owner identifies this holder in the store.
-	Owner string
-
-	h leaseHandle
-}
-
-// leaseHandle is the store side of a lease.
-type leaseHandle interface {
-	renew(ctx context.Context, l Lease) error
-	release(ctx context.Context, l Lease) error
-}
-
-// Renew extends the lease by the Locker's TTL; ErrLeaseLost when it is no
-// longer held by this owner.
-func (l Lease) Renew(ctx context.Context) error {
-	if l.h == nil {
-		return nil
-	}
-	return l.h.renew(ctx, l)
-}
-
-// Release gives the lease up. Only its owner can release it: after a
-// takeover, Release returns ErrLeaseLost and leaves the new holder alone.
-func (l Lease) Release(ctx context.Context) error {
-	if l.h == nil {
-		return nil
-	}
-	return l.h.release(ctx, l)
-}
+// Lease is a held lock (package job, shared with the Redis store).
+type Lease = job.Lease
 
 // MemoryLocker is an in-process Locker for a single replica. Its leases do
 // not expire (a holder that dies takes the process with it).
@@ -87,7 +52,7 @@ func (m *MemoryLocker) Lock(ctx context.Context, key string) (Lease, error) {
 			h = &memHold{token: m.fence, released: make(chan struct{})}
 			m.held[key] = h
 			m.mu.Unlock()
-			return Lease{Key: key, Token: h.token, Owner: fmt.Sprint(h.token), h: m}, nil
+			return job.NewLease(key, h.token, fmt.Sprint(h.token), m), nil
 		}
 		wait := h.released
 		m.mu.Unlock()
@@ -99,7 +64,8 @@ func (m *MemoryLocker) Lock(ctx context.Context, key string) (Lease, error) {
 	}
 }
 
-func (m *MemoryLocker) renew(_ context.Context, l Lease) error {
+// RenewLease implements job.Holder.
+func (m *MemoryLocker) RenewLease(_ context.Context, l Lease) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if h := m.held[l.Key]; h == nil || h.token != l.Token {
@@ -108,7 +74,8 @@ func (m *MemoryLocker) renew(_ context.Context, l Lease) error {
 	return nil
 }
 
-func (m *MemoryLocker) release(_ context.Context, l Lease) error {
+// ReleaseLease implements job.Holder.
+func (m *MemoryLocker) ReleaseLease(_ context.Context, l Lease) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := m.held[l.Key]

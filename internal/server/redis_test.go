@@ -33,74 +33,11 @@ func newRedis(t *testing.T, rawURL string, opts RedisOptions) *RedisStore {
 	return s
 }
 
-func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
-	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a"})
-	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b"})
-	ctx := context.Background()
-	if seen, err := a.Seen(ctx, "d-1"); err != nil || seen {
-		t.Fatalf("first Seen on a = %v, %v; want false", seen, err)
-	}
-	if seen, err := b.Seen(ctx, "d-1"); err != nil || !seen {
-		t.Fatalf("Seen of the same id on b = %v, %v; want true", seen, err)
-	}
-	ttl, err := a.rdb.TTL(ctx, prefix+"delivery:d-1").Result()
-	if err != nil || ttl < 71*time.Hour {
-		t.Fatalf("dedupe key TTL = %s (%v), want at least 72h", ttl, err)
-	}
-}
-
 func TestRedisLockerExclusiveFencedOwnerOnly(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
 	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
 	lockerContract(t, a, b)
-}
-
-func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
-	ttl := 300 * time.Millisecond
-	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a", LockTTL: ttl})
-	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b", LockTTL: ttl, PollMax: 10 * time.Millisecond})
-	ctx := context.Background()
-	la, err := a.Lock(ctx, "o/r#9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Renewed past several TTLs, the lease stays a's.
-	for range 6 {
-		time.Sleep(ttl / 3)
-		if err := la.Renew(ctx); err != nil {
-			t.Fatalf("Renew: %v", err)
-		}
-	}
-	short, cancel := context.WithTimeout(ctx, ttl/2)
-	defer cancel()
-	if _, err := b.Lock(short, "o/r#9"); err == nil {
-		t.Fatal("b took a lease that was being renewed")
-	}
-	// Left alone, it expires and b takes it over with a larger token.
-	time.Sleep(ttl + 50*time.Millisecond)
-	lb, err := b.Lock(ctx, "o/r#9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lb.Token <= la.Token {
-		t.Fatalf("takeover token %d not above %d", lb.Token, la.Token)
-	}
-	if err := la.Renew(ctx); !errors.Is(err, ErrLeaseLost) {
-		t.Fatalf("Renew after takeover: err = %v, want ErrLeaseLost", err)
-	}
-	if err := la.Release(ctx); !errors.Is(err, ErrLeaseLost) {
-		t.Fatalf("Release after takeover: err = %v, want ErrLeaseLost", err)
-	}
-	owner, err := b.rdb.Get(ctx, b.lockKey("o/r#9")).Result()
-	if err != nil || owner != lb.Owner {
-		t.Fatalf("lock value = %q (%v), want b's owner id %q: a's stale release must not delete it", owner, err, lb.Owner)
-	}
-	if err := lb.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {

@@ -25,16 +25,13 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
 )
 
-// Job is one accepted delivery.
-type Job struct {
-	Delivery string
-	Event    *ghevent.Event
-	Received time.Time
-}
+// Job is one accepted delivery (package job, shared with the Redis store).
+type Job = job.Job
 
 // Processor turns a job into "reconcile issue N" (implemented by the
 // reconcile package).
@@ -149,7 +146,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.queue = newQueue(cfg.QueueSize, cfg.Workers, s.metrics.SetLocalQueue)
 	if deps.Queue != nil {
 		s.stream = newStreamQueue(s, deps.Queue)
-		stats := func(ctx context.Context) (metrics.QueueStats, error) { return deps.Queue.queueStats(ctx, time.Now()) }
+		stats := func(ctx context.Context) (metrics.QueueStats, error) { return deps.Queue.QueueStats(ctx, time.Now()) }
 		s.metrics.SetQueueStats(stats)
 	}
 	s.pingers = pingersOf(deps.Deduper, deps.Locker, deps.Queue)
@@ -357,7 +354,7 @@ func (s *Server) startStream(ctx context.Context) *streamLoops {
 		return l
 	}
 	gctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	if err := s.stream.store.ensureGroup(gctx); err != nil {
+	if err := s.stream.store.EnsureGroup(gctx); err != nil {
 		s.noteStore(err) // the reader creates it once Redis answers
 	}
 	cancel()

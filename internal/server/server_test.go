@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 )
 
 func TestNewRequiresProcessorAndSecret(t *testing.T) {
@@ -339,15 +341,14 @@ type scriptedLocker struct {
 
 func (l *scriptedLocker) Lock(ctx context.Context, key string) (Lease, error) {
 	lease, err := l.MemoryLocker.Lock(ctx, key)
-	lease.h = scriptedHandle{l}
-	return lease, err
+	return job.NewLease(lease.Key, lease.Token, lease.Owner, scriptedHandle{l}), err
 }
 
 type scriptedHandle struct{ l *scriptedLocker }
 
-func (h scriptedHandle) renew(context.Context, Lease) error { return h.l.renew() }
-func (h scriptedHandle) release(ctx context.Context, l Lease) error {
-	return h.l.MemoryLocker.release(ctx, l)
+func (h scriptedHandle) RenewLease(context.Context, Lease) error { return h.l.renew() }
+func (h scriptedHandle) ReleaseLease(ctx context.Context, l Lease) error {
+	return h.l.MemoryLocker.ReleaseLease(ctx, l)
 }
 
 type sweepRecorder struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
@@ -26,10 +27,23 @@ func streamServer(t *testing.T, u, prefix string, cfg Config, rec *recorder) (*S
 	return s, srv, store
 }
 
+// rawRedis is a client of the test Redis, to play a replica that died
+// mid-job.
+func rawRedis(t *testing.T, u string) *redis.Client {
+	t.Helper()
+	o, err := redis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(o)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
 // streamStats reads the queue's stats through store.
 func streamStats(t *testing.T, store *RedisStore) metrics.QueueStats {
 	t.Helper()
-	st, err := store.queueStats(context.Background(), time.Now())
+	st, err := store.QueueStats(context.Background(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +64,7 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	store := newRedis(t, u, RedisOptions{Prefix: prefix})
 	ctx := context.Background()
-	if err := store.ensureGroup(ctx); err != nil {
+	if err := store.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]Job{}
@@ -63,12 +77,12 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 			continue // not decodable: never queued
 		}
 		job := Job{Delivery: fmt.Sprintf("rt-%d", i), Event: ev, Received: time.UnixMilli(time.Now().UnixMilli())}
-		if res, err := store.enqueue(ctx, job, 1000); err != nil || res != enqueuedOK {
+		if res, err := store.Enqueue(ctx, job, 1000); err != nil || res != redisq.EnqueuedOK {
 			t.Fatalf("%s: enqueue = %d, %v", p.Name, res, err)
 		}
 		want[job.Delivery] = job
 	}
-	es, _, err := store.read(ctx, len(want)+1, -1)
+	es, _, err := store.Read(ctx, len(want)+1, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,12 +90,12 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 		t.Fatalf("read %d entries, want %d", len(es), len(want))
 	}
 	for _, e := range es {
-		if e.bad != nil {
-			t.Fatalf("entry %s: %v", e.id, e.bad)
+		if e.Bad != nil {
+			t.Fatalf("entry %s: %v", e.ID, e.Bad)
 		}
-		w := want[e.job.Delivery]
-		if !reflect.DeepEqual(e.job.Event, w.Event) || !e.job.Received.Equal(w.Received) {
-			t.Errorf("%s (%s): event changed through the stream:\n got %+v\nwant %+v", e.job.Delivery, w.Event.Name, e.job.Event, w.Event)
+		w := want[e.Job.Delivery]
+		if !reflect.DeepEqual(e.Job.Event, w.Event) || !e.Job.Received.Equal(w.Received) {
+			t.Errorf("%s (%s): event changed through the stream:\n got %+v\nwant %+v", e.Job.Delivery, w.Event.Name, e.Job.Event, w.Event)
 		}
 	}
 }
@@ -163,17 +177,17 @@ func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
-	if err := dead.ensureGroup(ctx); err != nil {
+	if err := dead.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	const n = 5
 	for i := range n {
 		ev := mustDecode(t, "issues", issueDelivery(t, "x", 1+i).body)
-		if res, err := dead.enqueue(ctx, Job{Delivery: fmt.Sprintf("dead-%d", i), Event: ev, Received: time.Now()}, 100); err != nil || res != enqueuedOK {
+		if res, err := dead.Enqueue(ctx, Job{Delivery: fmt.Sprintf("dead-%d", i), Event: ev, Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
 			t.Fatalf("enqueue = %d, %v", res, err)
 		}
 	}
-	if es, _, err := dead.read(ctx, n, -1); err != nil || len(es) != n {
+	if es, _, err := dead.Read(ctx, n, -1); err != nil || len(es) != n {
 		t.Fatalf("the dead consumer read %d entries (%v), want %d", len(es), err, n)
 	}
 	rec := newRecorder()
@@ -375,22 +389,23 @@ func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), testPrefix(t)
 	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
-	if err := dead.ensureGroup(ctx); err != nil {
+	if err := dead.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range []string{"poison", "fresh"} {
 		ev := mustDecode(t, "issues", issueDelivery(t, "x", 1+i).body)
-		if res, err := dead.enqueue(ctx, Job{Delivery: id, Event: ev, Received: time.Now()}, 100); err != nil || res != enqueuedOK {
+		if res, err := dead.Enqueue(ctx, Job{Delivery: id, Event: ev, Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
 			t.Fatalf("enqueue = %d, %v", res, err)
 		}
 	}
-	es, _, err := dead.read(ctx, 2, -1)
+	es, _, err := dead.Read(ctx, 2, -1)
 	if err != nil || len(es) != 2 {
 		t.Fatalf("read %d entries (%v)", len(es), err)
 	}
+	rdb := rawRedis(t, u)
 	for range maxDeliveries { // replicas that claimed it and died
-		if err := dead.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: dead.streamKey(), Group: streamGroup,
-			Consumer: "dead", Messages: []string{es[0].id}}).Err(); err != nil {
+		if err := rdb.XClaim(ctx, &redis.XClaimArgs{Stream: prefix + "queue", Group: "workers",
+			Consumer: "dead", Messages: []string{es[0].ID}}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -404,47 +419,4 @@ func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 		t.Fatalf("poison ran %d times, fresh %d; want 0 and 1", rec.count("poison"), rec.count("fresh"))
 	}
 	eventually(t, "stream empty", func() bool { st := streamStats(t, store); return st.Length == 0 && st.Pending == 0 })
-}
-
-// TestStreamDropsOnlyIdleConsumersHoldingNothing: consumers of stopped
-// replicas are removed from the group once idle, unless they still hold
-// entries (removing them would drop those entries from the group).
-func TestStreamDropsOnlyIdleConsumersHoldingNothing(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
-	ctx := context.Background()
-	stores := map[string]*RedisStore{}
-	for _, name := range []string{"live", "empty", "holding"} {
-		stores[name] = newRedis(t, u, RedisOptions{Prefix: prefix, Owner: name})
-	}
-	if err := stores["live"].ensureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ev := mustDecode(t, "issues", issueDelivery(t, "x", 1).body)
-	if _, err := stores["live"].enqueue(ctx, Job{Delivery: "held", Event: ev, Received: time.Now()}, 10); err != nil {
-		t.Fatal(err)
-	}
-	if es, _, err := stores["holding"].read(ctx, 1, -1); err != nil || len(es) != 1 {
-		t.Fatalf("holding read %d (%v)", len(es), err)
-	}
-	if _, _, err := stores["empty"].read(ctx, 1, -1); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if err := stores["live"].dropGoneConsumers(ctx, 10*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := stores["live"].rdb.XInfoConsumers(ctx, stores["live"].streamKey(), streamGroup).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range cs {
-		names = append(names, c.Name)
-	}
-	if len(names) != 1 || names[0] != "holding" {
-		t.Fatalf("consumers after the clean-up: %v, want only [holding] (live never read)", names)
-	}
-	if st := streamStats(t, stores["live"]); st.Pending != 1 {
-		t.Fatalf("pending %d after the clean-up, want 1 (holding's entry kept)", st.Pending)
-	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 )
 
 // streamRead bounds one read: the most entries taken at once, and how long
@@ -93,7 +95,7 @@ func (q *streamQueue) readLoop(ctx context.Context) {
 		wait = 100 * time.Millisecond
 		if time.Now().After(nextConsumerSweep) {
 			nextConsumerSweep = time.Now().Add(consumerSweepEvery)
-			if err := q.store.dropGoneConsumers(ctx, consumerGone); err != nil {
+			if err := q.store.DropGoneConsumers(ctx, consumerGone); err != nil {
 				log.Warn("removing stopped consumers", "err", err)
 			}
 		}
@@ -132,9 +134,9 @@ type readCursor struct {
 func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken int, err error) {
 	log := q.s.log
 	if !time.Now().Before(cur.nextClaim) {
-		var es []entry
+		var es []redisq.Entry
 		var gone []string
-		es, cur.id, gone, err = q.store.claim(ctx, cur.id, q.idle, n)
+		es, cur.id, gone, err = q.store.Claim(ctx, cur.id, q.idle, n)
 		if err != nil {
 			return 0, err
 		}
@@ -149,7 +151,7 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 		taken += q.accept(es, true)
 	}
 	if taken < n {
-		es, lostGroup, err := q.store.read(ctx, n-taken, streamReadBlock)
+		es, lostGroup, err := q.store.Read(ctx, n-taken, streamReadBlock)
 		if lostGroup {
 			q.s.metrics.QueueLost(1)
 			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
@@ -163,43 +165,43 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 // accept puts entries into the local queue and returns how many it took
 // (each keeps one of the reader's tokens). An entry it cannot decode is
 // acknowledged at once: its issue is left to the sweep.
-func (q *streamQueue) accept(es []entry, claimed bool) int {
+func (q *streamQueue) accept(es []redisq.Entry, claimed bool) int {
 	taken := 0
 	for _, e := range es {
-		if e.bad != nil {
+		if e.Bad != nil {
 			q.s.metrics.QueueLost(1)
-			q.s.log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.id, "err", e.bad)
-			q.ack(e.id)
+			q.s.log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
+			q.ack(e.ID)
 			continue
 		}
 		q.mu.Lock()
-		_, dup := q.held[e.id]
-		_, done := q.acked[e.id]
+		_, dup := q.held[e.ID]
+		_, done := q.acked[e.ID]
 		if !dup && !done {
-			q.held[e.id] = false
+			q.held[e.ID] = false
 		}
 		q.mu.Unlock()
 		if dup || done {
 			continue // ours already, or just acknowledged: the renewer fell behind
 		}
-		if claimed && e.deliveries > maxDeliveries {
+		if claimed && e.Deliveries > maxDeliveries {
 			q.mu.Lock()
-			delete(q.held, e.id)
+			delete(q.held, e.ID)
 			q.mu.Unlock()
 			q.s.metrics.QueueLost(1)
 			q.s.log.Error("delivery given up: every replica that ran it died; the sweep catches its issue up",
-				"delivery", e.job.Delivery, "entry", e.id, "deliveries", e.deliveries)
-			q.ack(e.id)
+				"delivery", e.Job.Delivery, "entry", e.ID, "deliveries", e.Deliveries)
+			q.ack(e.ID)
 			continue
 		}
 		if claimed {
 			q.s.metrics.QueueClaimed()
-			q.s.log.Info("claimed a delivery left pending by another replica", "delivery", e.job.Delivery,
-				"entry", e.id, "idle_over", q.idle.String())
+			q.s.log.Info("claimed a delivery left pending by another replica", "delivery", e.Job.Delivery,
+				"entry", e.ID, "idle_over", q.idle.String())
 		}
-		q.s.noteInstallation(e.job.Event.Installation)
-		key, locks := jobKeys(e.job.Event)
-		q.s.queue.push(work{job: e.job, key: key, locks: locks, entry: e.id, queued: time.Now()})
+		q.s.noteInstallation(e.Job.Event.Installation)
+		key, locks := jobKeys(e.Job.Event)
+		q.s.queue.push(work{job: e.Job, key: key, locks: locks, entry: e.ID, queued: time.Now()})
 		taken++
 	}
 	return taken
@@ -222,7 +224,7 @@ func (q *streamQueue) finish(ctx context.Context, w work) {
 // it after QUEUE_CLAIM_IDLE.
 func (q *streamQueue) giveBack(w work) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	ok, err := q.store.handBack(ctx, w.entry)
+	ok, err := q.store.HandBack(ctx, w.entry)
 	cancel()
 	switch {
 	case err != nil:
@@ -286,7 +288,7 @@ func (q *streamQueue) ackLoop(ctx context.Context) {
 		for len(batch) > 0 {
 			n := min(len(batch), 512)
 			actx, cancel := context.WithTimeout(ctx, storeTimeout)
-			err := q.store.ack(actx, batch[:n])
+			err := q.store.Ack(actx, batch[:n])
 			cancel()
 			if err != nil {
 				if ctx.Err() != nil {
@@ -323,7 +325,7 @@ func (q *streamQueue) renewLoop(ctx context.Context) {
 		for len(ids) > 0 {
 			n := min(len(ids), 512)
 			rctx, cancel := context.WithTimeout(ctx, storeTimeout)
-			lost, err := q.store.renewEntries(rctx, ids[:n])
+			lost, err := q.store.RenewEntries(rctx, ids[:n])
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
@@ -391,7 +393,7 @@ func (q *streamQueue) leave() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if _, err := q.store.dropConsumer(ctx, q.store.Consumer()); err != nil {
+	if _, err := q.store.DropConsumer(ctx, q.store.Consumer()); err != nil {
 		q.s.log.Warn("removing this replica's queue consumer", "err", err)
 	}
 }

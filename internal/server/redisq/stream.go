@@ -1,4 +1,4 @@
-package server
+package redisq
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 )
 
@@ -39,9 +40,9 @@ const (
 
 // Enqueue answers from the intake script.
 const (
-	enqueuedFull      = -1
-	enqueuedDuplicate = 0
-	enqueuedOK        = 1
+	EnqueuedFull      = -1
+	EnqueuedDuplicate = 0
+	EnqueuedOK        = 1
 )
 
 var (
@@ -86,28 +87,28 @@ redis.call('XDEL', KEYS[1], ARGV[3])
 return 1`)
 )
 
-// entry is one stream entry read back: its id, the job it carries, and why
-// it could not be decoded (then job is empty and the entry is dropped to
+// Entry is one stream entry read back: its id, the job it carries, and why
+// it could not be decoded (then Job is empty and the entry is dropped to
 // the sweep).
-type entry struct {
-	id  string
-	job Job
-	bad error
-	// deliveries is how often the group handed the entry out (claims
+type Entry struct {
+	ID  string
+	Job job.Job
+	Bad error
+	// Deliveries is how often the group handed the entry out (claims
 	// included); set for claimed entries only.
-	deliveries int64
+	Deliveries int64
 }
 
-func (s *RedisStore) streamKey() string { return s.opts.Prefix + "queue" }
+func (s *Store) streamKey() string { return s.opts.Prefix + "queue" }
 
 // Consumer is this store's consumer name in the group: its owner id, unique
 // per process.
-func (s *RedisStore) Consumer() string { return s.opts.Owner }
+func (s *Store) Consumer() string { return s.opts.Owner }
 
-// ensureGroup creates the consumer group (and the stream) unless they
+// EnsureGroup creates the consumer group (and the stream) unless they
 // exist. A new group starts at the stream's first entry, so entries added
 // while the group was missing (Redis lost its data) are still read.
-func (s *RedisStore) ensureGroup(ctx context.Context) error {
+func (s *Store) EnsureGroup(ctx context.Context) error {
 	err := s.rdb.XGroupCreateMkStream(ctx, s.streamKey(), streamGroup, "0").Err()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
 		return fmt.Errorf("redis queue group: %w", err)
@@ -115,28 +116,28 @@ func (s *RedisStore) ensureGroup(ctx context.Context) error {
 	return nil
 }
 
-// enqueue appends job unless the stream holds max entries (enqueuedFull)
-// or the delivery id was recorded before (enqueuedDuplicate). The id is
+// Enqueue appends job unless the stream holds max entries (EnqueuedFull)
+// or the delivery id was recorded before (EnqueuedDuplicate). The id is
 // recorded under the same key as Seen, for DedupeTTL.
-func (s *RedisStore) enqueue(ctx context.Context, job Job, max int) (int, error) {
-	ev, err := json.Marshal(job.Event)
+func (s *Store) Enqueue(ctx context.Context, j job.Job, max int) (int, error) {
+	ev, err := json.Marshal(j.Event)
 	if err != nil {
-		return 0, fmt.Errorf("queue entry for %s: %w", job.Delivery, err)
+		return 0, fmt.Errorf("queue entry for %s: %w", j.Delivery, err)
 	}
 	args := []any{max, s.opts.DedupeTTL.Milliseconds(),
-		fieldVersion, entryVersion, fieldDelivery, job.Delivery, fieldEvent, job.Event.Name,
-		fieldReceived, job.Received.UnixMilli(), fieldJSON, ev}
-	n, err := enqueueScript.Run(ctx, s.rdb, []string{s.streamKey(), s.opts.Prefix + "delivery:" + job.Delivery}, args...).Int()
+		fieldVersion, entryVersion, fieldDelivery, j.Delivery, fieldEvent, j.Event.Name,
+		fieldReceived, j.Received.UnixMilli(), fieldJSON, ev}
+	n, err := enqueueScript.Run(ctx, s.rdb, []string{s.streamKey(), s.opts.Prefix + "delivery:" + j.Delivery}, args...).Int()
 	if err != nil {
-		return 0, fmt.Errorf("redis enqueue %s: %w", job.Delivery, err)
+		return 0, fmt.Errorf("redis enqueue %s: %w", j.Delivery, err)
 	}
 	return n, nil
 }
 
-// read returns up to count entries no consumer has read yet, waiting up to
+// Read returns up to count entries no consumer has read yet, waiting up to
 // block for one (0: forever; negative: not at all). A missing group (Redis lost its data, or someone deleted
 // the key) is created again and reported through lostGroup.
-func (s *RedisStore) read(ctx context.Context, count int, block time.Duration) (es []entry, lostGroup bool, err error) {
+func (s *Store) Read(ctx context.Context, count int, block time.Duration) (es []Entry, lostGroup bool, err error) {
 	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: streamGroup, Consumer: s.Consumer(), Streams: []string{s.streamKey(), ">"},
 		Count: int64(count), Block: block,
@@ -146,7 +147,7 @@ func (s *RedisStore) read(ctx context.Context, count int, block time.Duration) (
 	}
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "NOGROUP") {
-			if gerr := s.ensureGroup(ctx); gerr != nil {
+			if gerr := s.EnsureGroup(ctx); gerr != nil {
 				return nil, false, gerr
 			}
 			return nil, true, nil
@@ -161,16 +162,16 @@ func (s *RedisStore) read(ctx context.Context, count int, block time.Duration) (
 	return es, false, nil
 }
 
-// claim takes up to count entries pending with any consumer for longer
+// Claim takes up to count entries pending with any consumer for longer
 // than idle (XAUTOCLAIM from cursor). It returns them, the next cursor, and
 // the ids that were pending but are no longer in the stream: deleted
 // before they were acknowledged (Redis drops them from the group then).
-func (s *RedisStore) claim(ctx context.Context, cursor string, idle time.Duration, count int) (es []entry, next string, gone []string, err error) {
+func (s *Store) Claim(ctx context.Context, cursor string, idle time.Duration, count int) (es []Entry, next string, gone []string, err error) {
 	raw, err := s.rdb.Do(ctx, "XAUTOCLAIM", s.streamKey(), streamGroup, s.Consumer(),
 		idle.Milliseconds(), cursor, "COUNT", count).Slice()
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "NOGROUP") {
-			return nil, "0-0", nil, s.ensureGroup(ctx)
+			return nil, "0-0", nil, s.EnsureGroup(ctx)
 		}
 		return nil, cursor, nil, fmt.Errorf("redis queue claim: %w", err)
 	}
@@ -179,6 +180,28 @@ func (s *RedisStore) claim(ctx context.Context, cursor string, idle time.Duratio
 	}
 	next, _ = raw[0].(string)
 	msgs, _ := raw[1].([]any)
+	es = claimedEntries(msgs)
+	if len(raw) > 2 {
+		ids, _ := raw[2].([]any)
+		for _, id := range ids {
+			if s, ok := id.(string); ok {
+				gone = append(gone, s)
+			}
+		}
+	}
+	if next == "" {
+		next = "0-0"
+	}
+	if len(es) > 0 {
+		s.countDeliveries(ctx, es)
+	}
+	return es, next, gone, nil
+}
+
+// claimedEntries decodes the entries of an XAUTOCLAIM reply, whose fields
+// come as a flat list (RESP2) or a map (RESP3).
+func claimedEntries(msgs []any) []Entry {
+	var es []Entry
 	for _, m := range msgs {
 		pair, ok := m.([]any)
 		if !ok || len(pair) != 2 {
@@ -202,39 +225,31 @@ func (s *RedisStore) claim(ctx context.Context, cursor string, idle time.Duratio
 		}
 		es = append(es, decodeEntry(id, vals))
 	}
-	if len(raw) > 2 {
-		ids, _ := raw[2].([]any)
-		for _, id := range ids {
-			if s, ok := id.(string); ok {
-				gone = append(gone, s)
-			}
-		}
-	}
-	if next == "" {
-		next = "0-0"
-	}
-	if len(es) > 0 {
-		// How often each was handed out, to give up on an entry whose job
-		// takes every replica running it down.
-		pend, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
-			Stream: s.streamKey(), Group: streamGroup, Start: es[0].id, End: es[len(es)-1].id,
-			Count: int64(len(es)) * 4, Consumer: s.Consumer(),
-		}).Result()
-		if err == nil {
-			n := make(map[string]int64, len(pend))
-			for _, p := range pend {
-				n[p.ID] = p.RetryCount
-			}
-			for i := range es {
-				es[i].deliveries = n[es[i].id]
-			}
-		}
-	}
-	return es, next, gone, nil
+	return es
 }
 
-// ack acknowledges and deletes entries in one transaction.
-func (s *RedisStore) ack(ctx context.Context, ids []string) error {
+// countDeliveries sets how often each claimed entry was handed out, to give
+// up on an entry whose job takes every replica running it down. When Redis
+// does not answer, the counts stay 0.
+func (s *Store) countDeliveries(ctx context.Context, es []Entry) {
+	pend, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+		Stream: s.streamKey(), Group: streamGroup, Start: es[0].ID, End: es[len(es)-1].ID,
+		Count: int64(len(es)) * 4, Consumer: s.Consumer(),
+	}).Result()
+	if err != nil {
+		return
+	}
+	n := make(map[string]int64, len(pend))
+	for _, p := range pend {
+		n[p.ID] = p.RetryCount
+	}
+	for i := range es {
+		es[i].Deliveries = n[es[i].ID]
+	}
+}
+
+// Ack acknowledges and deletes entries in one transaction.
+func (s *Store) Ack(ctx context.Context, ids []string) error {
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.XAck(ctx, s.streamKey(), streamGroup, ids...)
 		p.XDel(ctx, s.streamKey(), ids...)
@@ -246,9 +261,9 @@ func (s *RedisStore) ack(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// renewEntries keeps the entries this consumer works on from being claimed
+// RenewEntries keeps the entries this consumer works on from being claimed
 // and returns those another consumer claimed meanwhile.
-func (s *RedisStore) renewEntries(ctx context.Context, ids []string) ([]string, error) {
+func (s *Store) RenewEntries(ctx context.Context, ids []string) ([]string, error) {
 	args := make([]any, 0, len(ids)+2)
 	args = append(args, streamGroup, s.Consumer())
 	for _, id := range ids {
@@ -261,9 +276,9 @@ func (s *RedisStore) renewEntries(ctx context.Context, ids []string) ([]string, 
 	return lost, nil
 }
 
-// handBack gives an entry this consumer owns back to the group (see
+// HandBack gives an entry this consumer owns back to the group (see
 // handBackScript); true when it was handed back.
-func (s *RedisStore) handBack(ctx context.Context, id string) (bool, error) {
+func (s *Store) HandBack(ctx context.Context, id string) (bool, error) {
 	n, err := handBackScript.Run(ctx, s.rdb, []string{s.streamKey()}, streamGroup, s.Consumer(), id).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis queue hand back %s: %w", id, err)
@@ -271,9 +286,9 @@ func (s *RedisStore) handBack(ctx context.Context, id string) (bool, error) {
 	return n == 1, nil
 }
 
-// queueStats reads the stream's length and pending summary in one round
+// QueueStats reads the stream's length and pending summary in one round
 // trip.
-func (s *RedisStore) queueStats(ctx context.Context, now time.Time) (metrics.QueueStats, error) {
+func (s *Store) QueueStats(ctx context.Context, now time.Time) (metrics.QueueStats, error) {
 	var xlen *redis.IntCmd
 	var pend *redis.XPendingCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -305,8 +320,8 @@ if #p > 0 then return 0 end
 redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
 return 1`)
 
-// dropConsumer removes consumer from the group if it holds nothing.
-func (s *RedisStore) dropConsumer(ctx context.Context, consumer string) (bool, error) {
+// DropConsumer removes consumer from the group if it holds nothing.
+func (s *Store) DropConsumer(ctx context.Context, consumer string) (bool, error) {
 	n, err := dropConsumerScript.Run(ctx, s.rdb, []string{s.streamKey()}, streamGroup, consumer).Int()
 	if err != nil {
 		return false, fmt.Errorf("redis queue drop consumer %s: %w", consumer, err)
@@ -314,17 +329,17 @@ func (s *RedisStore) dropConsumer(ctx context.Context, consumer string) (bool, e
 	return n == 1, nil
 }
 
-// dropGoneConsumers removes the consumers (of stopped replicas) that hold
+// DropGoneConsumers removes the consumers (of stopped replicas) that hold
 // nothing and were idle for longer than idle; a live replica reads every
 // half second, so it is never idle that long.
-func (s *RedisStore) dropGoneConsumers(ctx context.Context, idle time.Duration) error {
+func (s *Store) DropGoneConsumers(ctx context.Context, idle time.Duration) error {
 	cs, err := s.rdb.XInfoConsumers(ctx, s.streamKey(), streamGroup).Result()
 	if err != nil {
 		return fmt.Errorf("redis queue consumers: %w", err)
 	}
 	for _, c := range cs {
 		if c.Pending == 0 && c.Idle > idle && c.Name != s.Consumer() {
-			if _, err := s.dropConsumer(ctx, c.Name); err != nil {
+			if _, err := s.DropConsumer(ctx, c.Name); err != nil {
 				return err
 			}
 		}
@@ -332,8 +347,8 @@ func (s *RedisStore) dropGoneConsumers(ctx context.Context, idle time.Duration) 
 	return nil
 }
 
-// queueLen is the number of entries not yet acknowledged.
-func (s *RedisStore) queueLen(ctx context.Context) (int64, error) {
+// QueueLen is the number of entries not yet acknowledged.
+func (s *Store) QueueLen(ctx context.Context) (int64, error) {
 	n, err := s.rdb.XLen(ctx, s.streamKey()).Result()
 	if err != nil {
 		return 0, fmt.Errorf("redis queue length: %w", err)
@@ -352,7 +367,7 @@ func entryMillis(id string) (int64, bool) {
 }
 
 // decodeEntry turns an entry's fields back into its job.
-func decodeEntry(id string, vals map[string]any) entry {
+func decodeEntry(id string, vals map[string]any) Entry {
 	str := func(k string) string {
 		switch v := vals[k].(type) {
 		case string:
@@ -362,20 +377,20 @@ func decodeEntry(id string, vals map[string]any) entry {
 		}
 		return ""
 	}
-	e := entry{id: id}
+	e := Entry{ID: id}
 	if v := str(fieldVersion); v != entryVersion {
-		e.bad = fmt.Errorf("queue entry %s: format %q, this replica reads %q", id, v, entryVersion)
+		e.Bad = fmt.Errorf("queue entry %s: format %q, this replica reads %q", id, v, entryVersion)
 		return e
 	}
-	e.job.Delivery = str(fieldDelivery)
+	e.Job.Delivery = str(fieldDelivery)
 	var ev ghevent.Event
-	if err := json.Unmarshal([]byte(str(fieldJSON)), &ev); err != nil || e.job.Delivery == "" || ev.Name != str(fieldEvent) {
-		e.bad = fmt.Errorf("queue entry %s (delivery %q): malformed event: %v", id, e.job.Delivery, err)
+	if err := json.Unmarshal([]byte(str(fieldJSON)), &ev); err != nil || e.Job.Delivery == "" || ev.Name != str(fieldEvent) {
+		e.Bad = fmt.Errorf("queue entry %s (delivery %q): malformed event: %v", id, e.Job.Delivery, err)
 		return e
 	}
-	e.job.Event = &ev
+	e.Job.Event = &ev
 	if ms, err := strconv.ParseInt(str(fieldReceived), 10, 64); err == nil {
-		e.job.Received = time.UnixMilli(ms)
+		e.Job.Received = time.UnixMilli(ms)
 	}
 	return e
 }

@@ -1,0 +1,191 @@
+// Package redisq is the App server's shared store on Redis: delivery
+// dedupe, per-issue leases, and the work queue (a stream read by one
+// consumer group shared by every replica).
+package redisq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
+)
+
+// Options tunes a Store. Zero values take the defaults.
+type Options struct {
+	// Prefix starts every key the store writes (default "autopilot:").
+	Prefix string
+	// DedupeTTL is how long delivery ids are kept (default and minimum 72h).
+	DedupeTTL time.Duration
+	// LockTTL is a lease's time to live until renewed (default 60s).
+	LockTTL time.Duration
+	// Owner names this replica in lock values (default: random hex).
+	Owner string
+	// PollMax caps the wait between attempts on a held lock (default 250ms).
+	PollMax time.Duration
+}
+
+// Store is a Deduper and Locker on one Redis, shared by every replica:
+// dedupe is SET NX with a TTL; a lease is a key holding its owner id with a
+// TTL, a fencing token from INCR, renewal by compare-and-pexpire and release
+// by compare-and-delete (Lua), so only the owner can extend or drop it.
+type Store struct {
+	rdb   *redis.Client
+	opts  Options
+	seq   atomic.Int64
+	owned bool // Close closes rdb
+}
+
+var (
+	lockScript = redis.NewScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return redis.call('INCR', KEYS[2])
+end
+return 0`)
+	renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`)
+	releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`)
+)
+
+// New connects to the redis:// (or rediss://) URL. Timeouts left
+// unset in the URL are kept short (1s) so that intake answers 503 quickly
+// when Redis is away instead of hanging the delivery.
+func New(url string, opts Options) (*Store, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout} {
+		if *d == 0 {
+			*d = time.Second
+		}
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 1
+	}
+	o.ContextTimeoutEnabled = true
+	s := NewClient(redis.NewClient(o), opts)
+	s.owned = true
+	return s, nil
+}
+
+// NewClient wraps an existing client; Close leaves it open.
+func NewClient(rdb *redis.Client, opts Options) *Store {
+	if opts.Prefix == "" {
+		opts.Prefix = "autopilot:"
+	}
+	if opts.DedupeTTL < settings.MinDedupeTTL {
+		opts.DedupeTTL = settings.MinDedupeTTL
+	}
+	if opts.LockTTL <= 0 {
+		opts.LockTTL = settings.DefaultLockTTL
+	}
+	if opts.PollMax <= 0 {
+		opts.PollMax = 250 * time.Millisecond
+	}
+	if opts.Owner == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		opts.Owner = hex.EncodeToString(b[:])
+	}
+	return &Store{rdb: rdb, opts: opts}
+}
+
+// Close closes the connection pool when the store opened it.
+func (s *Store) Close() error {
+	if !s.owned {
+		return nil
+	}
+	return s.rdb.Close()
+}
+
+// sleepCtx waits for d; false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Ping implements Pinger.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis ping: %w", err)
+	}
+	return nil
+}
+
+// Seen implements Deduper with SET NX EX.
+func (s *Store) Seen(ctx context.Context, id string) (bool, error) {
+	set, err := s.rdb.SetNX(ctx, s.opts.Prefix+"delivery:"+id, 1, s.opts.DedupeTTL).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis dedupe %s: %w", id, err)
+	}
+	return !set, nil
+}
+
+func (s *Store) lockKey(key string) string { return s.opts.Prefix + "{locks}:issue:" + key }
+func (s *Store) fenceKey() string          { return s.opts.Prefix + "{locks}:fence" }
+
+// Lock implements Locker: it polls (10ms doubling to PollMax) while another
+// owner holds the key, and returns at once on a Redis error.
+func (s *Store) Lock(ctx context.Context, key string) (job.Lease, error) {
+	owner := s.opts.Owner + ":" + strconv.FormatInt(s.seq.Add(1), 10)
+	wait := 10 * time.Millisecond
+	for {
+		token, err := lockScript.Run(ctx, s.rdb, []string{s.lockKey(key), s.fenceKey()},
+			owner, s.opts.LockTTL.Milliseconds()).Int64()
+		if err != nil {
+			return job.Lease{}, fmt.Errorf("redis lock %s: %w", key, err)
+		}
+		if token > 0 {
+			return job.NewLease(key, token, owner, s), nil
+		}
+		if !sleepCtx(ctx, wait) {
+			return job.Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
+		}
+		wait = min(2*wait, s.opts.PollMax)
+	}
+}
+
+// RenewLease implements job.Holder.
+func (s *Store) RenewLease(ctx context.Context, l job.Lease) error {
+	ok, err := renewScript.Run(ctx, s.rdb, []string{s.lockKey(l.Key)}, l.Owner, s.opts.LockTTL.Milliseconds()).Int64()
+	if err != nil {
+		return fmt.Errorf("redis renew %s: %w", l.Key, err)
+	}
+	if ok == 0 {
+		return fmt.Errorf("renew %s: %w", l.Key, job.ErrLeaseLost)
+	}
+	return nil
+}
+
+// ReleaseLease implements job.Holder.
+func (s *Store) ReleaseLease(ctx context.Context, l job.Lease) error {
+	n, err := releaseScript.Run(ctx, s.rdb, []string{s.lockKey(l.Key)}, l.Owner).Int64()
+	if err != nil {
+		return fmt.Errorf("redis release %s: %w", l.Key, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("release %s: %w", l.Key, job.ErrLeaseLost)
+	}
+	return nil
+}

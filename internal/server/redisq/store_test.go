@@ -1,0 +1,137 @@
+package redisq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+)
+
+// testPrefix isolates one test's keys.
+func testPrefix(t *testing.T) string {
+	return fmt.Sprintf("autopilot-test:%s:%d:", t.Name(), time.Now().UnixNano())
+}
+
+func newRedis(t *testing.T, rawURL string, opts Options) *Store {
+	t.Helper()
+	s, err := New(rawURL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("test Redis unreachable: %v", err)
+	}
+	return s
+}
+
+func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	a := newRedis(t, u, Options{Prefix: prefix, Owner: "a"})
+	b := newRedis(t, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	if seen, err := a.Seen(ctx, "d-1"); err != nil || seen {
+		t.Fatalf("first Seen on a = %v, %v; want false", seen, err)
+	}
+	if seen, err := b.Seen(ctx, "d-1"); err != nil || !seen {
+		t.Fatalf("Seen of the same id on b = %v, %v; want true", seen, err)
+	}
+	ttl, err := a.rdb.TTL(ctx, prefix+"delivery:d-1").Result()
+	if err != nil || ttl < 71*time.Hour {
+		t.Fatalf("dedupe key TTL = %s (%v), want at least 72h", ttl, err)
+	}
+}
+
+func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	ttl := 300 * time.Millisecond
+	a := newRedis(t, u, Options{Prefix: prefix, Owner: "a", LockTTL: ttl})
+	b := newRedis(t, u, Options{Prefix: prefix, Owner: "b", LockTTL: ttl, PollMax: 10 * time.Millisecond})
+	ctx := context.Background()
+	la, err := a.Lock(ctx, "o/r#9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewed past several TTLs, the lease stays a's.
+	for range 6 {
+		time.Sleep(ttl / 3)
+		if err := la.Renew(ctx); err != nil {
+			t.Fatalf("Renew: %v", err)
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, ttl/2)
+	defer cancel()
+	if _, err := b.Lock(short, "o/r#9"); err == nil {
+		t.Fatal("b took a lease that was being renewed")
+	}
+	// Left alone, it expires and b takes it over with a larger token.
+	time.Sleep(ttl + 50*time.Millisecond)
+	lb, err := b.Lock(ctx, "o/r#9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.Token <= la.Token {
+		t.Fatalf("takeover token %d not above %d", lb.Token, la.Token)
+	}
+	if err := la.Renew(ctx); !errors.Is(err, job.ErrLeaseLost) {
+		t.Fatalf("Renew after takeover: err = %v, want job.ErrLeaseLost", err)
+	}
+	if err := la.Release(ctx); !errors.Is(err, job.ErrLeaseLost) {
+		t.Fatalf("Release after takeover: err = %v, want job.ErrLeaseLost", err)
+	}
+	owner, err := b.rdb.Get(ctx, b.lockKey("o/r#9")).Result()
+	if err != nil || owner != lb.Owner {
+		t.Fatalf("lock value = %q (%v), want b's owner id %q: a's stale release must not delete it", owner, err, lb.Owner)
+	}
+	if err := lb.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamDropsOnlyIdleConsumersHoldingNothing: consumers of stopped
+// replicas are removed from the group once idle, unless they still hold
+// entries (removing them would drop those entries from the group).
+func TestStreamDropsOnlyIdleConsumersHoldingNothing(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	ctx := context.Background()
+	stores := map[string]*Store{}
+	for _, name := range []string{"live", "empty", "holding"} {
+		stores[name] = newRedis(t, u, Options{Prefix: prefix, Owner: name})
+	}
+	if err := stores["live"].EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := &ghevent.Event{Name: "issues", Action: "opened"}
+	if _, err := stores["live"].Enqueue(ctx, job.Job{Delivery: "held", Event: ev, Received: time.Now()}, 10); err != nil {
+		t.Fatal(err)
+	}
+	if es, _, err := stores["holding"].Read(ctx, 1, -1); err != nil || len(es) != 1 {
+		t.Fatalf("holding read %d (%v)", len(es), err)
+	}
+	if _, _, err := stores["empty"].Read(ctx, 1, -1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := stores["live"].DropGoneConsumers(ctx, 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := stores["live"].rdb.XInfoConsumers(ctx, stores["live"].streamKey(), streamGroup).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cs {
+		names = append(names, c.Name)
+	}
+	if len(names) != 1 || names[0] != "holding" {
+		t.Fatalf("consumers after the clean-up: %v, want only [holding] (live never read)", names)
+	}
+	if st, err := stores["live"].QueueStats(ctx, time.Now()); err != nil || st.Pending != 1 {
+		t.Fatalf("pending %d (%v) after the clean-up, want 1 (holding's entry kept)", st.Pending, err)
+	}
+}
