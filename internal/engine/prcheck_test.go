@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // onlyCheck returns the single desired check, failing otherwise.
-func onlyCheck(t *testing.T, h *harness, o CheckOptions) CheckRun {
+func onlyCheck(t *testing.T, h *harness, o checkview.CheckOptions) checkview.CheckRun {
 	t.Helper()
-	cs := DesiredChecks(h.set, h.st, o)
+	cs := checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, o)
 	if len(cs) != 1 {
 		t.Fatalf("%d desired checks, want 1: %+v", len(cs), cs)
 	}
@@ -26,12 +27,12 @@ func TestPRCheckAcrossTheReviewLoop(t *testing.T) {
 	reviewLoopTo(t, h, "review-loop", "execute")
 	h.done("implemented in #40")
 	h.apply(PRLinked{PR: 40, URL: prURL})
-	if cs := DesiredChecks(h.set, h.st, CheckOptions{}); len(cs) != 0 {
+	if cs := checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, checkview.CheckOptions{}); len(cs) != 0 {
 		t.Fatalf("a check before the PR was read: %+v", cs)
 	}
 	h.apply(PullSeen{Pull: linkedPR("devin")})
-	c := onlyCheck(t, h, CheckOptions{})
-	want(t, "status", c.Status, CheckInProgress)
+	c := onlyCheck(t, h, checkview.CheckOptions{})
+	want(t, "status", c.Status, checkview.CheckInProgress)
 	want(t, "head", c.HeadSHA, testHead)
 	want(t, "name", c.Name, "autopilot")
 	want(t, "external id", c.ExternalID, "autopilot#12")
@@ -41,23 +42,23 @@ func TestPRCheckAcrossTheReviewLoop(t *testing.T) {
 	inReview := c.Hash()
 
 	h.apply(approval("bob", "devin"))
-	c = onlyCheck(t, h, CheckOptions{})
-	want(t, "qa status", c.Status, CheckInProgress)
+	c = onlyCheck(t, h, checkview.CheckOptions{})
+	want(t, "qa status", c.Status, checkview.CheckInProgress)
 	want(t, "qa waits", c.Waiting, "green checks on the PR's head")
 	if c.Hash() == inReview {
 		t.Error("the check's hash did not change when the step did")
 	}
 	h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
-	c = onlyCheck(t, h, CheckOptions{})
+	c = onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "conclusion", c.Status+"/"+c.Conclusion, "completed/success")
 
 	pushed := linkedPR("devin")
 	pushed.HeadSHA = "fedcba9876543"
 	res := h.apply(PullSeen{Pull: pushed})
 	want(t, "push recorded", res.Changed, true)
-	c = onlyCheck(t, h, CheckOptions{})
+	c = onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "new head", c.HeadSHA, pushed.HeadSHA)
-	want(t, "new head conclusion", c.Conclusion, CheckFailure)
+	want(t, "new head conclusion", c.Conclusion, checkview.CheckFailure)
 	if h.st.PRChecks[0].Shown != "" {
 		t.Error("a new head kept the old head's shown hash")
 	}
@@ -71,12 +72,12 @@ func TestPRCheckNeedsATrustedPR(t *testing.T) {
 	p := linkedPR("randy")
 	p.AuthorPerm = access.Read
 	h.apply(PullSeen{Pull: p})
-	if cs := DesiredChecks(h.set, h.st, CheckOptions{}); len(cs) != 0 {
+	if cs := checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, checkview.CheckOptions{}); len(cs) != 0 {
 		t.Fatalf("untrusted PR got a check: %+v", cs)
 	}
 	p.Approvals = []PullApproval{{ID: 9, Reviewer: "bob", Perm: access.Write, CommitSHA: testHead}}
 	h.apply(PullSeen{Pull: p})
-	want(t, "after approval", len(DesiredChecks(h.set, h.st, CheckOptions{})), 1)
+	want(t, "after approval", len(checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, checkview.CheckOptions{})), 1)
 }
 
 // gateOpen runs greenfield to a Choose block and records PR 40 as trusted.
@@ -102,22 +103,22 @@ func TestPRCheckOffersTheOpenGate(t *testing.T) {
 	h := newHarness(t, "jira: {enabled: false}\n")
 	gateOpen(t, h)
 	g := h.st.Gate
-	c := onlyCheck(t, h, CheckOptions{Buttons: true})
+	c := onlyCheck(t, h, checkview.CheckOptions{Buttons: true})
 	want(t, "conclusion", c.Status+"/"+c.Conclusion, "completed/action_required")
 	want(t, "gate", c.Gate, g.ID)
-	if n := min(len(g.Options), MaxCheckActions); len(c.Actions) != n {
+	if n := min(len(g.Options), checkview.MaxCheckActions); len(c.Actions) != n {
 		t.Fatalf("%d actions for %d options", len(c.Actions), len(g.Options))
 	}
 	for i, a := range c.Actions {
 		if len(a.Identifier) > 20 || len([]rune(a.Label)) > 20 || len([]rune(a.Description)) > 40 {
 			t.Errorf("action %+v exceeds GitHub's limits", a)
 		}
-		want(t, "identifier", a.Identifier, GateToken(g.ID)+"."+g.Options[i].Letter)
+		want(t, "identifier", a.Identifier, checkview.GateToken(g.ID)+"."+g.Options[i].Letter)
 	}
-	if c := onlyCheck(t, h, CheckOptions{}); len(c.Actions) != 0 {
+	if c := onlyCheck(t, h, checkview.CheckOptions{}); len(c.Actions) != 0 {
 		t.Errorf("Action mode offered buttons: %+v", c.Actions)
 	}
-	if !strings.Contains(c.Summary(CheckLinks{Choose: "https://x/choose", State: "https://x/state"}), "https://x/choose") {
+	if !strings.Contains(c.Summary(checkview.CheckLinks{Choose: "https://x/choose", State: "https://x/state"}), "https://x/choose") {
 		t.Error("summary does not link the Choose comment")
 	}
 }
@@ -131,7 +132,7 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 	gateOpen(t, h)
 	g := h.st.Gate
 	letter := g.Options[0].Letter
-	id := GateToken(g.ID) + "." + letter
+	id := checkview.GateToken(g.ID) + "." + letter
 
 	res := h.apply(Click{Identifier: id, Sender: "rita", Perm: access.Read, URL: "https://x/runs/1"})
 	want(t, "reader decided", len(res.State.Decisions), 0)
@@ -163,19 +164,19 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 // step; merge_gate overrides it where the flow has that step; completing
 // it turns the check green.
 func TestMergeGateStep(t *testing.T) {
-	want(t, "greenfield default", MergeGateStep(settingsFor(t, ""), "greenfield"), "run-tests")
-	want(t, "meta-repo default", MergeGateStep(settingsFor(t, ""), "meta-repo"), "deploy")
+	want(t, "greenfield default", checkview.MergeGateStep(settingsFor(t, "").Config, "greenfield"), "run-tests")
+	want(t, "meta-repo default", checkview.MergeGateStep(settingsFor(t, "").Config, "meta-repo"), "deploy")
 	set := settingsFor(t, "merge_gate: security-audit\n")
-	want(t, "configured", MergeGateStep(set, "greenfield"), "security-audit")
-	want(t, "flow without it", MergeGateStep(set, "meta-repo"), "deploy")
+	want(t, "configured", checkview.MergeGateStep(set.Config, "greenfield"), "security-audit")
+	want(t, "flow without it", checkview.MergeGateStep(set.Config, "meta-repo"), "deploy")
 
 	h := newHarness(t, "jira: {enabled: false}\n")
 	h.runTo("greenfield", "run-tests")
 	h.apply(PRLinked{PR: 40, URL: prURL})
 	h.apply(PullSeen{Pull: linkedPR("devin")})
-	want(t, "before", onlyCheck(t, h, CheckOptions{}).Status, CheckInProgress)
+	want(t, "before", onlyCheck(t, h, checkview.CheckOptions{}).Status, checkview.CheckInProgress)
 	h.done("tests pass")
-	want(t, "after", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckSuccess)
+	want(t, "after", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 }
 
 // TestPRCheckConclusions: a stopped run fails the check; a run finished
@@ -186,16 +187,16 @@ func TestPRCheckConclusions(t *testing.T) {
 	h.apply(PRLinked{PR: 40, URL: prURL})
 	h.apply(PullSeen{Pull: linkedPR("devin")})
 	h.apply(LabelRemoved{Actor: "maria"})
-	want(t, "stopped", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckFailure)
-	c := onlyCheck(t, h, CheckOptions{})
+	want(t, "stopped", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckFailure)
+	c := onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "recorded", h.apply(CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, true)
 	want(t, "again", h.apply(CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, false)
 
 	s := h.st
 	done := *s
 	done.Run, done.Stop = state.RunDone, nil
-	cs := DesiredChecks(h.set, &done, CheckOptions{})
-	want(t, "done without gate", cs[0].Conclusion, CheckNeutral)
+	cs := checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, &done, checkview.CheckOptions{})
+	want(t, "done without gate", cs[0].Conclusion, checkview.CheckNeutral)
 }
 
 // TestPRCheckGateHeadEveryFlow: in a flow without a review loop, a push
@@ -209,12 +210,12 @@ func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 	h.apply(PullSeen{Pull: linkedPR("devin")})
 	h.done("tests pass")
 	want(t, "gate head", h.st.PRChecks[0].GateHead, testHead)
-	want(t, "on the gated head", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckSuccess)
+	want(t, "on the gated head", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 
 	pushed := linkedPR("devin")
 	pushed.HeadSHA = "fedcba9876543"
 	h.apply(PullSeen{Pull: pushed})
-	c := onlyCheck(t, h, CheckOptions{})
+	c := onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "pushed head", c.HeadSHA, pushed.HeadSHA)
 	want(t, "after the push", c.Status+"/"+c.Conclusion, "completed/failure")
 	if !strings.Contains(c.Title, "head changed after the merge gate passed") || !strings.Contains(c.Waiting, "/autopilot back run-tests") {
@@ -223,7 +224,7 @@ func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 	want(t, "gate head kept", h.st.PRChecks[0].GateHead, testHead)
 	// Back on the gated head (a force-push back): green again.
 	h.apply(PullSeen{Pull: linkedPR("devin")})
-	want(t, "back on the gated head", onlyCheck(t, h, CheckOptions{}).Conclusion, CheckSuccess)
+	want(t, "back on the gated head", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 
 	kept := newHarness(t, "jira: {enabled: false}\nkeep_stale_approvals: true\n")
 	kept.runTo("greenfield", "run-tests")
@@ -231,5 +232,5 @@ func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 	kept.apply(PullSeen{Pull: linkedPR("devin")})
 	kept.done("tests pass")
 	kept.apply(PullSeen{Pull: pushed})
-	want(t, "keep_stale_approvals", onlyCheck(t, kept, CheckOptions{}).Conclusion, CheckSuccess)
+	want(t, "keep_stale_approvals", onlyCheck(t, kept, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -125,7 +126,7 @@ func (m *machine) pullRead(e PullRead) {
 				State: r.State, Body: r.Body, At: r.At, URL: r.URL, CommitSHA: r.CommitSHA, Pull: head})
 		}
 	case "checks":
-		if c, ok := ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, CheckName(m.set.Config)); ok {
+		if c, ok := ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, checkview.CheckName(m.set.Config)); ok {
 			c.Pull = p
 			m.checks(c)
 		}

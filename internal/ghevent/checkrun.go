@@ -77,7 +77,7 @@ func (p *checkRunPayload) check(ev *Event) error {
 	return nil
 }
 
-// issueOfExternalID reads "autopilot#N" (engine.ExternalID's format).
+// issueOfExternalID reads "autopilot#N" (checkview.ExternalID's format).
 func issueOfExternalID(s string) (int, bool) {
 	const prefix = "autopilot#"
 	if len(s) <= len(prefix) || s[:len(prefix)] != prefix {

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 )
 
 // The PR check (PRODUCT §14): the engine decides what each trusted linked
-// PR's head shows (engine.DesiredChecks); this file only reads the PR facts
+// PR's head shows (checkview.DesiredChecks); this file only reads the PR facts
 // it needs and creates the check runs. What a check run last showed is
 // recorded in the state as a hash, so a pass where nothing shown changed
 // makes no call, and one that changed makes one per PR.
@@ -82,7 +83,7 @@ func (ru *run) planChecks() error {
 	if _, ok := ru.r.o.Forge.(forge.CheckWriter); !ok {
 		return nil
 	}
-	for _, c := range engine.DesiredChecks(ru.set, ru.st, engine.CheckOptions{Buttons: ru.r.o.CheckButtons}) {
+	for _, c := range checkview.DesiredChecks(ru.set.Config, ru.set.AnswerPermission, ru.st, checkview.CheckOptions{Buttons: ru.r.o.CheckButtons}) {
 		h := c.Hash()
 		r, _ := prcheck.Record(ru.st.PRChecks, c.PR, c.HeadSHA)
 		if r.Shown == h && !r.Pending {
@@ -154,5 +155,5 @@ func (r *Reconciler) mergeGroup(ctx context.Context, ev *ghevent.Event) error {
 		}
 		cfg = sc.cfg
 	}
-	return prcheck.MergeGroup(ctx, r.o.Forge, cw, engine.CheckName(cfg), r.o.AppID, mg)
+	return prcheck.MergeGroup(ctx, r.o.Forge, cw, checkview.CheckName(cfg), r.o.AppID, mg)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -263,7 +264,7 @@ type run struct {
 	// read back even if it posted nothing (verify).
 	slowWrite bool
 	// checks are the PR check runs planned before this pass's write.
-	checks []engine.CheckRun
+	checks []checkview.CheckRun
 	// checksMarked: publishChecks set or cleared a pending mark (a create
 	// failed, or one an earlier pass owed succeeded): one more write.
 	checksMarked bool

@@ -21,6 +21,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
@@ -312,7 +313,7 @@ func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event
 			return nil, err
 		}
 		ev := engine.CheckShown{PR: p.Number, Head: p.HeadSHA, Pending: c.Has("pending")}
-		for _, cr := range engine.DesiredChecks(d.set, d.st, engine.CheckOptions{Buttons: d.buttons}) {
+		for _, cr := range checkview.DesiredChecks(d.set.Config, d.set.AnswerPermission, d.st, checkview.CheckOptions{Buttons: d.buttons}) {
 			if cr.PR == p.Number {
 				ev.Hash = cr.Hash()
 			}
@@ -323,7 +324,7 @@ func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event
 		if d.st != nil && d.st.Gate != nil && !c.Has("stale") {
 			gate = d.st.Gate.ID
 		}
-		ev := engine.Click{Identifier: engine.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
+		ev := engine.Click{Identifier: checkview.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
 			PermErr: c.Has("permerr"), At: at, URL: "https://github.com/acme/widgets/runs/9100"}
 		setStr(&ev.Perm, c.Or("perm", "write"))
 		return ev, nil
@@ -571,7 +572,7 @@ func otherFields(res engine.Result) string {
 // every run's summary, is left out).
 func checkRuns(set engine.Settings, s *state.State, buttons bool) string {
 	var b strings.Builder
-	for _, c := range engine.DesiredChecks(set, s, engine.CheckOptions{Buttons: buttons}) {
+	for _, c := range checkview.DesiredChecks(set.Config, set.AnswerPermission, s, checkview.CheckOptions{Buttons: buttons}) {
 		status := c.Status
 		if c.Conclusion != "" {
 			status += "/" + c.Conclusion

@@ -1,5 +1,5 @@
 // Package prcheck writes the PR check runs (PRODUCT §14) that reconcile
-// planned from the engine's engine.DesiredChecks, and answers a merge
+// planned from the engine's checkview.DesiredChecks, and answers a merge
 // queue's request for checks. It decides nothing about what a check shows.
 package prcheck
 
@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -25,8 +25,8 @@ type Links struct {
 // Create creates check run c. pending reports a failure worth trying
 // again later (5xx, timeout, rate limit, a cancelled job); a refusal (a
 // workflow without checks: write gets 403) is not.
-func Create(ctx context.Context, cw forge.CheckWriter, c engine.CheckRun, l Links) (pending bool, err error) {
-	links := engine.CheckLinks{State: l.State}
+func Create(ctx context.Context, cw forge.CheckWriter, c checkview.CheckRun, l Links) (pending bool, err error) {
+	links := checkview.CheckLinks{State: l.State}
 	details := links.State
 	if c.Gate != "" && l.GateSet {
 		links.Choose, details = l.Gate, l.Gate
@@ -80,12 +80,12 @@ func MergeGroup(ctx context.Context, f forge.Forge, cw forge.CheckWriter, name s
 			last = &cs[i]
 		}
 	}
-	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, Status: engine.CheckCompleted, Conclusion: engine.CheckFailure,
+	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, Status: checkview.CheckCompleted, Conclusion: checkview.CheckFailure,
 		Title: fmt.Sprintf("PR #%d: no %s check on its head %s", mg.PR, name, short(pr.HeadSHA)), DetailsURL: pr.URL}
 	switch {
 	case last == nil:
-	case last.Status == engine.CheckCompleted && last.Conclusion == engine.CheckSuccess:
-		out.Conclusion = engine.CheckSuccess
+	case last.Status == checkview.CheckCompleted && last.Conclusion == checkview.CheckSuccess:
+		out.Conclusion = checkview.CheckSuccess
 		out.Title = fmt.Sprintf("PR #%d passed its merge gate on %s", mg.PR, short(pr.HeadSHA))
 	default:
 		st := last.Status
