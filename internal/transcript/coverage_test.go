@@ -12,6 +12,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -314,22 +315,28 @@ func constants(t *testing.T, dir, prefix string) []string {
 
 var fset = token.NewFileSet()
 
-// parseDir parses the non-test Go files of dir.
+// parseDir parses the non-test Go files of dir and of the packages below
+// it (engine/prose, engine/checkview), so a gate or a constant that moves
+// into a subpackage is still found.
 func parseDir(t *testing.T, dir string) []*ast.File {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []*ast.File
-	for _, p := range paths {
-		if strings.HasSuffix(p, "_test.go") {
-			continue
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && e.Name() == "testdata":
+			return filepath.SkipDir
+		case e.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go"):
+			return nil
 		}
 		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			t.Fatal(err)
+		if err == nil {
+			out = append(out, f)
 		}
-		out = append(out, f)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
