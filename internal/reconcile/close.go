@@ -22,7 +22,7 @@ import (
 // done and sends nothing.
 func (ru *run) closeJira() error {
 	s := ru.st
-	closer, open := trackersync.Closing(ru.set.Config, ru.tracker, s, ru.loaded.issue.State)
+	closer, open := trackersync.Closing(ru.set.Config, ru.tracker, s, ru.loaded.Issue.State)
 	if closer == nil {
 		return nil
 	}

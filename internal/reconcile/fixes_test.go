@@ -9,6 +9,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -118,7 +119,7 @@ func noDuplicates(t *testing.T, w *world, n int) {
 	count := map[string]int{}
 	for _, c := range w.sb.Comments(n) {
 		if c.Author.Login == bot {
-			count[firstLine(c.Body)]++
+			count[load.FirstLine(c.Body)]++
 		}
 	}
 	for m, k := range count {
@@ -318,39 +319,9 @@ func TestLinkedPRAnswerAppliedBeforeLaterIssueComment(t *testing.T) {
 	}
 }
 
-func TestMarkerAndTagParsing(t *testing.T) {
-	for _, tc := range []struct {
-		marker string
-		want   int64
-	}{
-		{"<!-- autopilot:announce 7-12 -->", 12},
-		{"<!-- autopilot:gate g9-session-boundary -->", 9},
-		{"<!-- autopilot:announce 8-12 -->", 0}, // another issue
-		{"<!-- autopilot:reply 123 -->", 0},
-		{"<!-- autopilot:notice state-lost -->", 0},
-		{"<!-- autopilot:announce 7-x -->", 0},
-		{"<!-- autopilot:gate gx-a -->", 0},
-		{"<!-- autopilot:announce 7-9223372036854775807 -->", 0},
-		{"<!-- other 7-12 -->", 0},
-	} {
-		if got := markerSeq(tc.marker, 7); got != tc.want {
-			t.Errorf("markerSeq(%q) = %d, want %d", tc.marker, got, tc.want)
-		}
-	}
-	for _, tc := range []struct {
-		body string
-		want int64
-	}{
-		{"<!-- autopilot:reply 1 -->\nhi" + versionTag(14), 14},
-		{"<!-- autopilot:reply 1 -->\nhi", 0},
-		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v -3 -->", 0},
-		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v 5 --> trailing", 0},
-		{"<!-- autopilot:reply 1 -->\nhi\n<!-- autopilot:v 9223372036854775807 -->", 0}, // edited in: ignored, no overflow
-	} {
-		if got := taggedVersion(tc.body); got != tc.want {
-			t.Errorf("taggedVersion(%q) = %d, want %d", tc.body, got, tc.want)
-		}
-	}
+// TestRecheckIsAConflict: a recheck after writing is retried as a
+// conflict.
+func TestRecheckIsAConflict(t *testing.T) {
 	if errors.Is(errRecheck, ErrConflict) != true {
 		t.Error("errRecheck must be a conflict")
 	}
@@ -369,28 +340,6 @@ func (w *world) recOn(f forge.Forge, mod func(*Options)) *Reconciler {
 		w.t.Fatal(err)
 	}
 	return r
-}
-
-// FuzzMarkers: the readers of the bot's own markers never panic, read back
-// what versionTag writes, and never read a negative number.
-func FuzzMarkers(f *testing.F) {
-	for _, s := range []string{"<!-- autopilot:announce 7-12 -->", "<!-- autopilot:gate g9-x -->", "hi" + versionTag(3), "<!-- autopilot:v 99999999999999999999 -->", ""} {
-		f.Add(s, int64(5))
-	}
-	f.Fuzz(func(t *testing.T, s string, v int64) {
-		if got := markerSeq(s, 7); got < 0 {
-			t.Fatalf("markerSeq(%q) = %d", s, got)
-		}
-		if got := taggedVersion(s); got < 0 {
-			t.Fatalf("taggedVersion(%q) = %d", s, got)
-		}
-		if v < 0 || v > maxMarkerNumber {
-			return
-		}
-		if got := taggedVersion(firstLine(s) + "\nbody" + versionTag(v)); got != v {
-			t.Fatalf("taggedVersion of a tag for %d = %d", v, got)
-		}
-	})
 }
 
 // busyThread is a forge on which someone comments again during every pass:

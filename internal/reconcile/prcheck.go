@@ -115,10 +115,10 @@ func (ru *run) publishChecks() error {
 	}
 	for _, c := range ru.checks {
 		var l prcheck.Links
-		if sc := ru.loaded.stateComment; sc != nil {
+		if sc := ru.loaded.StateComment; sc != nil {
 			l.State = sc.URL
 		}
-		if gc, ok := ru.loaded.markers[engine.GateMarker(c.Gate)]; ok && c.Gate != "" {
+		if gc, ok := ru.loaded.Markers[engine.GateMarker(c.Gate)]; ok && c.Gate != "" {
 			l.Gate, l.GateSet = gc.URL, true
 		}
 		pending, err := prcheck.Create(ru.ctx, cw, c, l)

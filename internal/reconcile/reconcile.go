@@ -20,6 +20,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -224,7 +225,7 @@ type run struct {
 	ctx     context.Context
 	number  int
 	set     engine.Settings
-	loaded  *loaded
+	loaded  *load.Loaded
 	st      *state.State
 	effects []state.Effect
 	// queries are what the engine asked this pass and nobody answered yet.
@@ -295,14 +296,14 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if err := ru.prefetch(t); err != nil {
 		return Outcome{Issue: number}, err
 	}
-	ld, err := r.load(ctx, number, t.Issue, t.Start || t.adopt)
+	ld, err := r.loader().Load(ctx, number, t.Issue, t.Start || t.adopt)
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
 	ru.loaded = ld
-	ru.st = ld.state
-	if ld.state != nil {
-		ru.before = ld.state.Slug
+	ru.st = ld.State
+	if ld.State != nil {
+		ru.before = ld.State.Slug
 	}
 	cfg, err := ru.config(t.Start || t.Sweep, t.sweep)
 	if err != nil {
@@ -410,7 +411,7 @@ func (ru *run) startIfAsked(t Trigger) error {
 	ld := ru.loaded
 	// The sweep decided from a listing; the issue as read now has the last
 	// word (its label may have come back or gone since).
-	adopt := t.adopt && ru.st == nil && !ld.lost && ld.tampered == "" && ru.r.hasTrigger(ld.issue.Labels)
+	adopt := t.adopt && ru.st == nil && !ld.Lost && ld.Tampered == "" && ru.r.hasTrigger(ld.Issue.Labels)
 	if !adopt && !(t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone)) {
 		return nil
 	}
@@ -418,14 +419,14 @@ func (ru *run) startIfAsked(t Trigger) error {
 	if err != nil {
 		return err
 	}
-	is := ld.issue
-	return ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.maxSeq})
+	is := ld.Issue
+	return ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
 }
 
 // applyComments applies every unhandled comment of the issue and of the
 // linked PRs worth reading, in creation order.
 func (ru *run) applyComments(t Trigger) error {
-	comments := append([]forge.Comment(nil), ru.loaded.human...)
+	comments := append([]forge.Comment(nil), ru.loaded.Human...)
 	prComments, err := ru.prComments(t)
 	if err != nil {
 		return err
@@ -495,7 +496,7 @@ func (ru *run) applyTrigger(t Trigger) error {
 	if t.PR != 0 && !linked(ru.st, t.PR) {
 		evs = append(evs, engine.PRLinked{PR: t.PR})
 	}
-	if t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ru.loaded.issue.Labels)) {
+	if t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ru.loaded.Issue.Labels)) {
 		evs = append(evs, engine.LabelRemoved{Actor: t.Actor})
 	}
 	if t.Closed {
@@ -601,7 +602,7 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 
 // pendingInput reports an unhandled issue comment that could act.
 func (ru *run) pendingInput() bool {
-	for _, c := range ru.loaded.human {
+	for _, c := range ru.loaded.Human {
 		if engine.Handled(ru.st, c.ID) {
 			continue
 		}
@@ -650,7 +651,7 @@ func linked(s *state.State, pr int) bool {
 func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
 	cfg := ru.set.Config
 	ev := engine.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: cfg.IsAgent(c.Author.Login),
-		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: ru.loaded.gatePosted(ru.st)}
+		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: ru.loaded.GatePosted(ru.st)}
 	if c.IssueNumber != ru.number {
 		ev.OnPR = c.IssueNumber
 	}
@@ -743,7 +744,7 @@ func (ru *run) taskFiles(start int) ([]state.Task, error) {
 
 // replied reports whether the bot already replied to comment id.
 func (ru *run) replied(id int64) bool {
-	_, ok := ru.loaded.markers[replyMarker(id)]
+	_, ok := ru.loaded.Markers[replyMarker(id)]
 	return ok
 }
 
@@ -765,7 +766,7 @@ func (ru *run) permission(login string) permResult {
 
 // pickFlow: a flow label wins, then the config default, then detection.
 func (ru *run) pickFlow() (string, []string, error) {
-	for _, l := range ru.loaded.issue.Labels {
+	for _, l := range ru.loaded.Issue.Labels {
 		if name, ok := strings.CutPrefix(l, "autopilot/flow:"); ok {
 			if _, known := ru.set.Config.All[name]; known {
 				return name, nil, nil
@@ -850,7 +851,7 @@ func (ru *run) config(fresh bool, sw *sweepConfig) (*config.Config, error) {
 		ru.freshConfig, ru.configRaw = sw.keep, sw.raw
 		return sw.cfg, nil
 	}
-	if s := ru.loaded.state; s != nil && s.ConfigRead && !fresh {
+	if s := ru.loaded.State; s != nil && s.ConfigRead && !fresh {
 		c, err := config.Parse([]byte(s.ConfigYAML))
 		if err == nil {
 			return c, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -246,12 +247,12 @@ func (ru *run) currentStep() flow.Step {
 // reactions the stored ledger names that the comments lack.
 func (ru *run) seen() engine.Seen {
 	sn := engine.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions(), Links: map[string]string{}}
-	for m, c := range ru.loaded.markers {
+	for m, c := range ru.loaded.Markers {
 		sn.Markers[m] = true
 		sn.Links[m] = c.URL
 	}
 	for _, e := range ru.st.Outbox {
-		if e.Kind == state.EffComment && ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve))) {
+		if e.Kind == state.EffComment && ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve))) {
 			sn.Refused[e.Marker] = true // GitHub refused it (422): given up, said once in the log
 		}
 	}
@@ -263,13 +264,13 @@ func (ru *run) write() error {
 	r := ru.r
 	s := ru.st
 	prev := int64(0)
-	if ru.loaded.state != nil {
-		prev = ru.loaded.state.Version
+	if ru.loaded.State != nil {
+		prev = ru.loaded.State.Version
 	}
 	s.Version = prev + 1
 	if ru.rollback {
 		// Above every version the bot's comments say it already wrote.
-		s.Version = max(prev, ru.loaded.maxVersion) + 1
+		s.Version = max(prev, ru.loaded.MaxVersion) + 1
 		ru.rollback = false
 	}
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
@@ -286,7 +287,7 @@ func (ru *run) write() error {
 		ru.wrote = true
 		return nil
 	}
-	if ru.loaded.stateComment == nil {
+	if ru.loaded.StateComment == nil {
 		c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body)
 		if err != nil {
 			return fmt.Errorf("post state of #%d: %w", ru.number, err)
@@ -299,11 +300,11 @@ func (ru *run) write() error {
 	// (the load is that re-read when nothing was sent since).
 	reread := r.o.Now()
 	if ru.loadIsReread() {
-		reread = ru.loaded.win.At
+		reread = ru.loaded.Win.At
 	} else if err := ru.checkVersion(prev); err != nil {
 		return err
 	}
-	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.stateComment.ID, body)
+	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.StateComment.ID, body)
 	ru.noteGap(reread)
 	if errors.Is(err, forge.ErrNotFound) {
 		// Deleted under us: post a new one rather than lose the write.
@@ -322,7 +323,7 @@ func (ru *run) write() error {
 // the ledger's floor below the unhandled ones).
 func (ru *run) readIDs() []int64 {
 	var ids []int64
-	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
+	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
 		for _, c := range list {
 			ids = append(ids, c.ID)
 		}
@@ -332,8 +333,8 @@ func (ru *run) readIDs() []int64 {
 
 // stored records a successful state write.
 func (ru *run) stored(c forge.Comment, s *state.State, body string) {
-	ru.loaded.stateComment = &c
-	ru.loaded.state = s
+	ru.loaded.StateComment = &c
+	ru.loaded.State = s
 	ru.wrote = true
 	ru.wroteID, ru.wroteBody = c.ID, body
 }
@@ -354,7 +355,7 @@ func (ru *run) checkVersion(prev int64) error {
 		return fmt.Errorf("%w: a comment that acts was posted since the pass read the thread", ErrConflict)
 	}
 	for _, c := range cs {
-		if c.ID != ru.loaded.stateComment.ID {
+		if c.ID != ru.loaded.StateComment.ID {
 			if ru.r.trusted(c) && strings.HasPrefix(c.Body, state.Marker) {
 				if s, err := state.Parse(c.Body, want); err == nil && s.Version > prev {
 					return fmt.Errorf("%w: another state comment %d is at v%d, this pass read v%d", ErrConflict, c.ID, s.Version, prev)
@@ -366,7 +367,7 @@ func (ru *run) checkVersion(prev int64) error {
 		if err == nil && s.Version != prev {
 			return fmt.Errorf("%w: it is at v%d, this pass read v%d", ErrConflict, s.Version, prev)
 		}
-		if err != nil && ru.loaded.restorable == nil && !errors.Is(err, state.ErrEdited) {
+		if err != nil && ru.loaded.Restorable == nil && !errors.Is(err, state.ErrEdited) {
 			return fmt.Errorf("%w: it no longer verifies (%v)", ErrConflict, err)
 		}
 	}
@@ -391,10 +392,10 @@ func (ru *run) perform() error {
 		e := ru.effects[i]
 		switch e.Kind {
 		case state.EffComment, state.EffArchive:
-			if _, done := ru.loaded.markers[e.Marker]; done {
+			if _, done := ru.loaded.Markers[e.Marker]; done {
 				continue
 			}
-			body := textsafe.Truncate(e.Body, textsafe.MaxBody-tagReserve)
+			body := textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve)
 			if r.o.DryRun {
 				r.o.Print("dry-run: would comment on #" + fmt.Sprint(ru.number) + ":\n" + body)
 				continue
@@ -411,7 +412,7 @@ func (ru *run) perform() error {
 			if err != nil {
 				return fmt.Errorf("comment on #%d: %w", ru.number, err)
 			}
-			ru.loaded.markers[e.Marker] = c
+			ru.loaded.Markers[e.Marker] = c
 			ru.posted[c.ID] = e.Marker
 		case state.EffReact:
 			if !e.Owed && ru.replied(e.Target) {
@@ -526,7 +527,7 @@ func (ru *run) labels() error {
 		return nil
 	}
 	want := engine.Labels(ru.st)
-	if ld := ru.loaded; ld.snapshot && !sameManaged(ld.issue.Labels, ld.readLabels) && !sameManaged(ld.issue.Labels, want) {
+	if ld := ru.loaded; ld.Snapshot && !sameManaged(ld.Issue.Labels, ld.ReadLabels) && !sameManaged(ld.Issue.Labels, want) {
 		// The payload's labels disagree with the state as read: the event is
 		// late or redelivered. Diff against the issue as it is now, so a
 		// redelivery sends no needless label changes.
@@ -534,10 +535,10 @@ func (ru *run) labels() error {
 		if err != nil {
 			return fmt.Errorf("read labels of #%d: %w", ru.number, err)
 		}
-		ld.issue.Labels, ld.snapshot = is.Labels, false
+		ld.Issue.Labels, ld.Snapshot = is.Labels, false
 	}
 	have := map[string]bool{}
-	for _, l := range ru.loaded.issue.Labels {
+	for _, l := range ru.loaded.Issue.Labels {
 		have[l] = true
 	}
 	var add []string
@@ -551,7 +552,7 @@ func (ru *run) labels() error {
 		wantSet[l] = true
 	}
 	var del []string
-	for _, l := range ru.loaded.issue.Labels {
+	for _, l := range ru.loaded.Issue.Labels {
 		if managed(l) && !wantSet[l] {
 			del = append(del, l)
 		}
@@ -572,7 +573,7 @@ func (ru *run) labels() error {
 			return fmt.Errorf("add labels: %w", err)
 		}
 	}
-	ru.loaded.issue.Labels = append(removeAll(ru.loaded.issue.Labels, del), add...)
+	ru.loaded.Issue.Labels = append(removeAll(ru.loaded.Issue.Labels, del), add...)
 	return nil
 }
 

@@ -1,60 +1,43 @@
 package reconcile
 
 import (
-	"errors"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // How a pass reads the thread (the first page and what is new since the
-// state's watermark) is package thread's; this file gives it the
-// watermark and keeps the next one.
+// state's watermark) is package thread's, and what it finds there package
+// load's; this file keeps the next watermark.
+
+// loader loads this repository's issues.
+func (r *Reconciler) loader() load.Loader {
+	return load.Loader{Forge: r.o.Forge, Now: r.o.Now, Logger: r.o.Logger, BotLogin: r.o.BotLogin, AppID: r.o.AppID, StateKey: r.o.StateKey}
+}
 
 // reader is the thread reader of this repository.
-func (r *Reconciler) reader() thread.Reader {
-	return thread.Reader{Forge: r.o.Forge, Now: r.o.Now, Logger: r.o.Logger, Watermark: r.watermark}
-}
+func (r *Reconciler) reader() thread.Reader { return r.loader().Reader() }
+
+// trusted reports a comment the configured bot wrote (load.Loader.Trusted).
+func (r *Reconciler) trusted(c forge.Comment) bool { return r.loader().Trusted(c) }
 
 // loadIsReread reports that the load can stand in for the version re-read
 // before a state write (thread.Reader.IsReread); the gap to the PATCH is
 // then noted from the load (noteGap), so a slow write is read back
 // (verify) as after a re-read.
 func (ru *run) loadIsReread() bool {
-	return ru.r.reader().IsReread(ru.loaded.win, ru.outside)
+	return ru.r.reader().IsReread(ru.loaded.Win, ru.outside)
 }
 
 // reread lists the same window again: for the version re-read before a
 // write and the read-back after it.
 func (ru *run) reread() ([]forge.Comment, error) {
 	ld := ru.loaded
-	return ru.r.reader().Reread(ru.ctx, ru.number, &ld.issue, ld.win, ld.comments, ld.stateComment)
-}
-
-// watermark is the Since of the newest trusted state on the first page
-// (zero when there is none).
-func (r *Reconciler) watermark(head []forge.Comment, n int) time.Time {
-	want := state.Want{Repo: r.o.Forge.Repo(), Issue: n, Key: r.o.StateKey}
-	var best *state.State
-	for _, c := range head {
-		if !r.trusted(c) || firstLine(c.Body) != state.Marker {
-			continue
-		}
-		s, err := state.Parse(c.Body, want)
-		if s == nil || err != nil && !errors.Is(err, state.ErrEdited) {
-			continue
-		}
-		if best == nil || s.Version > best.Version {
-			best = s
-		}
-	}
-	if best == nil {
-		return time.Time{}
-	}
-	return best.Since
+	return ru.r.reader().Reread(ru.ctx, ru.number, &ld.Issue, ld.Win, ld.Comments, ld.StateComment)
 }
 
 // nextSince is the watermark the state written by this pass carries: a
@@ -63,13 +46,13 @@ func (r *Reconciler) watermark(head []forge.Comment, n int) time.Time {
 // to, so the next pass reads it (and sees whether the reaction happened).
 func (ru *run) nextSince() time.Time {
 	var newest time.Time
-	for _, c := range ru.loaded.comments {
+	for _, c := range ru.loaded.Comments {
 		if c.UpdatedAt.After(newest) {
 			newest = c.UpdatedAt
 		}
 	}
-	if ru.loaded.win.Fresh {
-		return ru.loaded.win.Since
+	if ru.loaded.Win.Fresh {
+		return ru.loaded.Win.Since
 	}
 	if newest.IsZero() {
 		return ru.st.Since
@@ -81,7 +64,7 @@ func (ru *run) nextSince() time.Time {
 			pendingReact[e.Target] = true
 		}
 	}
-	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
+	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
 		for _, c := range list {
 			if !c.UpdatedAt.After(w) && (!engine.Handled(ru.st, c.ID) || pendingReact[c.ID]) {
 				// A second earlier: read again whether GitHub's since
@@ -97,11 +80,11 @@ func (ru *run) nextSince() time.Time {
 // for a PR the state already knew (its older comments were read when it
 // was linked); zero (everything) for one linked since.
 func (ru *run) prSince(pr int) time.Time {
-	s := ru.loaded.state
-	if s == nil || ru.loaded.win.Since.IsZero() || !linked(s, pr) {
+	s := ru.loaded.State
+	if s == nil || ru.loaded.Win.Since.IsZero() || !linked(s, pr) {
 		return time.Time{}
 	}
-	return ru.loaded.win.Since
+	return ru.loaded.Win.Since
 }
 
 // listPR reads a linked PR's conversation from its watermark.
@@ -113,12 +96,12 @@ func (ru *run) listPR(pr int) ([]forge.Comment, error) {
 // comments read do not show (engine.OwedReactions decides).
 func (ru *run) owedReactions() []state.Effect {
 	var read []engine.Rollup
-	for _, list := range [][]forge.Comment{ru.loaded.human, ru.prSeen} {
+	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
 		for _, c := range list {
 			read = append(read, engine.Rollup{ID: c.ID, Reactions: c.Reactions})
 		}
 	}
-	return engine.OwedReactions(ru.loaded.state, read)
+	return engine.OwedReactions(ru.loaded.State, read)
 }
 
 // noteGap records a state write answered slowly after its re-read (the

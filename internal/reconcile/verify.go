@@ -11,6 +11,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -96,7 +97,7 @@ func (ru *run) firstByMarker(cs []forge.Comment) map[string]int64 {
 		if !r.trusted(c) {
 			continue
 		}
-		m := firstLine(c.Body)
+		m := load.FirstLine(c.Body)
 		if !strings.HasPrefix(m, "<!-- autopilot:") {
 			continue
 		}
@@ -105,7 +106,7 @@ func (ru *run) firstByMarker(cs []forge.Comment) map[string]int64 {
 			// competes (an old or broken one stays beside a new run's
 			// state, e.g. the Action's during a migration to the App).
 			s, err := state.Parse(c.Body, want)
-			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || ru.loaded.state == nil || s.Version < ru.loaded.state.Version {
+			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || ru.loaded.State == nil || s.Version < ru.loaded.State.Version {
 				continue
 			}
 		}
@@ -121,7 +122,7 @@ func (ru *run) firstByMarker(cs []forge.Comment) map[string]int64 {
 // state this pass is about to overwrite (or just overwrote).
 func (ru *run) unseenInput(cs []forge.Comment) bool {
 	for _, c := range cs {
-		if ru.loaded.seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
+		if ru.loaded.Seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
 			continue
 		}
 		if ru.parse(c).Acts() {

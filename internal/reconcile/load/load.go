@@ -1,0 +1,286 @@
+// Package load reads what one reconcile pass starts from: the issue, its
+// thread (package thread), the newest trusted state comment, the markers
+// of the bot's comments (idempotency) and the numbers they carry, and what
+// is wrong with the state (tampered, edited, lost).
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Loaded is what one read of an issue found.
+type Loaded struct {
+	Issue    forge.Issue
+	Comments []forge.Comment
+	// Human are comments not written by the bot.
+	Human []forge.Comment
+	State *state.State
+	// StateComment is the trusted state comment (nil when none).
+	StateComment *forge.Comment
+	// Markers holds the first line of every bot comment (idempotency).
+	Markers map[string]forge.Comment
+	// Tampered describes a state comment that failed verification.
+	Tampered string
+	// Restorable is the machine-block state of an edited comment.
+	Restorable *state.State
+	// Lost is true when labels say a run existed but no state was found.
+	Lost bool
+	// MaxSeq is the highest marker number of the bot's comments on this
+	// issue ("<kind> <issue>-<seq>" and gate "g<seq>-…"); a run started
+	// over numbers its markers above it.
+	MaxSeq int64
+	// MaxVersion is the highest state version the bot's comments carry in
+	// their version tag: a state below it was rolled back.
+	MaxVersion int64
+	// Snapshot: issue came from the event payload, not a fresh read.
+	Snapshot bool
+	// ReadLabels are the labels the state as read derives (nil without one).
+	ReadLabels []string
+	// Seen holds the ids of the comments read.
+	Seen map[int64]bool
+	// Win is how the thread was read (reread repeats it).
+	Win thread.Window
+}
+
+// Loader loads one repository's issues.
+type Loader struct {
+	Forge  forge.Forge
+	Now    func() time.Time
+	Logger *slog.Logger
+	// BotLogin is the only author whose state comments are trusted; AppID,
+	// when non-zero, must also match performed_via_github_app.id.
+	BotLogin string
+	AppID    int64
+	StateKey []byte
+}
+
+// Reader is the thread reader that finds watermarks with l.
+func (l Loader) Reader() thread.Reader {
+	return thread.Reader{Forge: l.Forge, Now: l.Now, Logger: l.Logger, Watermark: l.Watermark}
+}
+
+// Trusted reports whether a comment was written by the configured bot: the
+// login must match, GitHub must mark the account as a Bot (a User account
+// that merely carries the bot's name is not trusted), and, for an App, the
+// comment must have been made through that App.
+func (l Loader) Trusted(c forge.Comment) bool {
+	if !strings.EqualFold(c.Author.Login, l.BotLogin) || !c.Author.IsBot() {
+		return false
+	}
+	if l.AppID != 0 && c.AppID != l.AppID {
+		return false
+	}
+	return true
+}
+
+// Watermark is the Since of the newest trusted state on the first page
+// (zero when there is none).
+func (l Loader) Watermark(head []forge.Comment, n int) time.Time {
+	want := state.Want{Repo: l.Forge.Repo(), Issue: n, Key: l.StateKey}
+	var best *state.State
+	for _, c := range head {
+		if !l.Trusted(c) || FirstLine(c.Body) != state.Marker {
+			continue
+		}
+		s, err := state.Parse(c.Body, want)
+		if s == nil || err != nil && !errors.Is(err, state.ErrEdited) {
+			continue
+		}
+		if best == nil || s.Version > best.Version {
+			best = s
+		}
+	}
+	if best == nil {
+		return time.Time{}
+	}
+	return best.Since
+}
+
+// Load reads the issue (unless the trigger carries a fresh snapshot) and
+// what is new in its thread (thread.Reader.Read), and finds the newest trusted
+// state.
+//
+// starting: the trigger starts a run; on an issue that carries none of the
+// bot's labels (so no run ever wrote a state) only the first page is read,
+// and what lies beyond it is history from before the run.
+func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, starting bool) (*Loaded, error) {
+	is, cs, win, err := l.Reader().Read(ctx, number, snap, starting)
+	if err != nil {
+		return nil, err
+	}
+	ld := &Loaded{Issue: is, Comments: cs, Markers: map[string]forge.Comment{}, Snapshot: snap != nil, Seen: map[int64]bool{}, Win: win}
+	want := state.Want{Repo: l.Forge.Repo(), Issue: number, Key: l.StateKey}
+	for i := range cs {
+		c := &cs[i]
+		ld.Seen[c.ID] = true
+		if !l.Trusted(*c) {
+			ld.Human = append(ld.Human, *c)
+			if first := FirstLine(c.Body); c.Author.IsBot() && strings.HasPrefix(first, "<!-- autopilot:notice ") {
+				// A notice this bot posted under an identity it does not
+				// trust (a wrong app id or bot login) still counts as
+				// posted: a misconfiguration must not become a notice loop.
+				// Other markers stay trusted-only (a person could otherwise
+				// suppress a gate).
+				ld.mark(first, *c)
+			}
+			continue
+		}
+		l.loadOwn(ld, c, want)
+	}
+	if ld.Restorable != nil && (ld.State == nil || ld.Restorable.Version >= ld.State.Version) {
+		ld.State = ld.Restorable
+	} else {
+		ld.Restorable = nil
+	}
+	if ld.State != nil {
+		ld.ReadLabels = engine.Labels(ld.State)
+	}
+	if ld.State == nil {
+		for _, l := range is.Labels {
+			if strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") {
+				ld.Lost = true
+			}
+		}
+	}
+	return ld, nil
+}
+
+// mark records the first comment seen with a marker.
+func (ld *Loaded) mark(first string, c forge.Comment) {
+	if _, dup := ld.Markers[first]; !dup {
+		ld.Markers[first] = c
+	}
+}
+
+// loadOwn takes in one of the bot's comments: its marker, the numbers it
+// carries, and, for a state comment, the newest state that verifies (or
+// the signed machine block of one whose human part was edited).
+func (l Loader) loadOwn(ld *Loaded, c *forge.Comment, want state.Want) {
+	first := FirstLine(c.Body)
+	if strings.HasPrefix(first, "<!-- autopilot:") {
+		ld.mark(first, *c)
+		ld.MaxSeq = max(ld.MaxSeq, markerSeq(first, want.Issue))
+		ld.MaxVersion = max(ld.MaxVersion, taggedVersion(c.Body))
+	}
+	if first != state.Marker {
+		return
+	}
+	s, err := state.Parse(c.Body, want)
+	switch {
+	case err == nil:
+		if ld.State == nil || s.Version > ld.State.Version {
+			ld.State, ld.StateComment = s, c
+		}
+	case errors.Is(err, state.ErrEdited) && s != nil:
+		// The human part was edited; the signed machine block is intact.
+		if ld.Restorable == nil || s.Version > ld.Restorable.Version {
+			ld.Restorable = s
+			ld.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
+			cc := *c
+			ld.StateComment = &cc
+		}
+	default:
+		l.Logger.Warn("state comment refused", "issue", want.Issue, "comment", c.ID, "err", err)
+		if ld.Tampered == "" {
+			ld.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
+		}
+	}
+}
+
+// maxMarkerNumber bounds the numbers read from markers and version tags: a
+// person with write access can edit the bot's comments, and a huge number
+// must not overflow the next version (real ones stay far below).
+const maxMarkerNumber = 1 << 40
+
+// versionTagPrefix starts the hidden last line of every comment the bot
+// posts, naming the state version written in the same pass.
+const versionTagPrefix = "<!-- autopilot:v "
+
+// TagReserve is the room kept for the version tag when a body is cut to
+// GitHub's limit (the tag is at most 1+17+13+4 characters).
+const TagReserve = 40
+
+// VersionTag is the hidden last line naming state version v.
+func VersionTag(v int64) string { return "\n" + versionTagPrefix + strconv.FormatInt(v, 10) + " -->" }
+
+// taggedVersion reads the version tag on the last line of a bot comment.
+func taggedVersion(body string) int64 {
+	i := strings.LastIndex(body, "\n"+versionTagPrefix)
+	if i < 0 {
+		return 0
+	}
+	num, ok := strings.CutSuffix(strings.TrimSpace(body[i+1+len(versionTagPrefix):]), " -->")
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 || v > maxMarkerNumber {
+		return 0
+	}
+	return v
+}
+
+// FirstLine is a comment's first line, trimmed: the marker of a bot comment.
+func FirstLine(body string) string {
+	first, _, _ := strings.Cut(body, "\n")
+	return strings.TrimSpace(first)
+}
+
+// markerSeq reads the sequence number of a bot comment's marker on issue
+// n: "<!-- autopilot:<kind> <n>-<seq> -->" or "<!-- autopilot:gate g<seq>-<kind> -->";
+// 0 for any other marker.
+func markerSeq(marker string, n int) int64 {
+	inner, ok := strings.CutPrefix(marker, "<!-- autopilot:")
+	if !ok {
+		return 0
+	}
+	inner, ok = strings.CutSuffix(inner, " -->")
+	if !ok {
+		return 0
+	}
+	kind, arg, ok := strings.Cut(inner, " ")
+	if !ok {
+		return 0
+	}
+	var num string
+	if kind == "gate" {
+		rest, ok := strings.CutPrefix(arg, "g")
+		if !ok {
+			return 0
+		}
+		num, _, _ = strings.Cut(rest, "-")
+	} else {
+		issue, seq, ok := strings.Cut(arg, "-")
+		if !ok || issue != strconv.Itoa(n) {
+			return 0
+		}
+		num = seq
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v < 0 || v > maxMarkerNumber {
+		return 0
+	}
+	return v
+}
+
+// GatePosted returns when the open gate's comment appeared, if visible.
+func (ld *Loaded) GatePosted(s *state.State) time.Time {
+	if s == nil || s.Gate == nil {
+		return time.Time{}
+	}
+	if c, ok := ld.Markers["<!-- autopilot:gate "+s.Gate.ID+" -->"]; ok {
+		return c.CreatedAt
+	}
+	return time.Time{}
+}
