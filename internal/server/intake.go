@@ -14,6 +14,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
 // retryAfter is the Retry-After (seconds) sent with every 503.
@@ -174,7 +175,7 @@ func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *g
 // answers: 202 once queued, 200 for a delivery id seen before, 503 when the
 // queue is full or the dedupe store does not answer.
 func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, answer func(code int, outcome, msg string)) {
-	if !s.queue.reserve() {
+	if !s.queue.Reserve() {
 		if s.fullWarned.CompareAndSwap(false, true) {
 			// Once per full spell; the metrics count every refusal.
 			log().Warn("queue full; refusing deliveries with 503 until there is room", "queue", s.cfg.QueueSize)
@@ -186,7 +187,7 @@ func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, a
 	dup, err := s.deps.Deduper.Seen(ctx, job.Delivery)
 	cancel()
 	if err != nil {
-		s.queue.unreserve()
+		s.queue.Unreserve()
 		if r.Context().Err() == nil { // not just the sender hanging up
 			s.noteStore(err)
 		}
@@ -195,7 +196,7 @@ func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, a
 		return
 	}
 	if dup {
-		s.queue.unreserve()
+		s.queue.Unreserve()
 		answer(http.StatusOK, OutcomeDuplicate, "duplicate delivery")
 		return
 	}
@@ -203,7 +204,7 @@ func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, a
 		s.fullWarned.Store(false)
 	}
 	key, locks := jobKeys(job.Event)
-	s.queue.commit(work{job: job, key: key, locks: locks, queued: time.Now()})
+	s.queue.Commit(workq.Work{Job: job, Key: key, Locks: locks, Queued: time.Now()})
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
 		log().Debug("delivery queued", "key", key)
 	}

@@ -201,7 +201,7 @@ func TestQueueFullRefusesAndAcceptsRedelivery(t *testing.T) {
 			t.Fatalf("%s = %d, want 202", id, code)
 		}
 		if i == 0 {
-			eventually(t, "first job running", func() bool { return s.queue.len() == 0 })
+			eventually(t, "first job running", func() bool { return s.queue.Len() == 0 })
 		}
 	}
 	over := issueDelivery(t, "q-4", 20)

@@ -28,6 +28,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
+	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
 // Job is one accepted delivery (package job, shared with the Redis store).
@@ -100,7 +101,7 @@ type Server struct {
 	now     func() time.Time
 	metrics *Metrics
 	secret  []byte
-	queue   *queue
+	queue   *workq.Queue
 	stream  *streamQueue // nil without a Redis work queue
 	handler http.Handler
 	pingers []Pinger
@@ -143,7 +144,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
-	s.queue = newQueue(cfg.QueueSize, cfg.Workers, s.metrics.SetLocalQueue)
+	s.queue = workq.New(cfg.QueueSize, cfg.Workers, s.metrics.SetLocalQueue)
 	if deps.Queue != nil {
 		s.stream = newStreamQueue(s, deps.Queue)
 		stats := func(ctx context.Context) (metrics.QueueStats, error) { return deps.Queue.QueueStats(ctx, time.Now()) }
@@ -301,7 +302,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.stopReading(loops)
 	stopBG()
 	bg.Wait()
-	s.queue.close()
+	s.queue.Close()
 	workers.Wait()
 	s.stopStream(loops)
 	if s.owned != nil {
@@ -372,7 +373,7 @@ func (s *Server) stopReading(l *streamLoops) {
 	if s.stream == nil {
 		return
 	}
-	for _, w := range s.queue.takeEntries() {
+	for _, w := range s.queue.TakeEntries() {
 		s.stream.giveBack(w)
 	}
 }
@@ -388,7 +389,7 @@ func (s *Server) stopStream(l *streamLoops) {
 		l.renewer.Wait()
 		s.stream.leave()
 	}
-	if left := s.queue.len(); left > 0 {
+	if left := s.queue.Len(); left > 0 {
 		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
 	}
 }

@@ -86,7 +86,7 @@ func TestShutdownDeadlineCancelsStuckJobs(t *testing.T) {
 			t.Fatalf("%s = %d", id, code)
 		}
 	}
-	eventually(t, "first job running", func() bool { return s.queue.len() == 1 })
+	eventually(t, "first job running", func() bool { return s.queue.Len() == 1 })
 	start := time.Now()
 	if err := srv.stop(); err != nil {
 		t.Fatal(err)
@@ -155,8 +155,8 @@ func TestDedupeFailureRefusesWithoutRecording(t *testing.T) {
 	if code := serveLocal(h, issueDelivery(t, "df-1", 1).request(t, "")); code != http.StatusServiceUnavailable {
 		t.Fatalf("delivery when dedupe fails = %d, want 503", code)
 	}
-	if s.queue.len() != 0 {
-		t.Fatalf("queue holds %d jobs after a refused delivery", s.queue.len())
+	if s.queue.Len() != 0 {
+		t.Fatalf("queue holds %d jobs after a refused delivery", s.queue.Len())
 	}
 	if store.Len() != 0 {
 		t.Fatal("a refused delivery was recorded as seen")

@@ -258,7 +258,7 @@ func TestStreamQueueShutdownHandsBackWaitingEntries(t *testing.T) {
 		}
 	}
 	eventually(t, "one running, one waiting", func() bool {
-		return value(t, a.metrics, "autopilot_jobs_in_flight") == 1 && a.queue.len() == 1
+		return value(t, a.metrics, "autopilot_jobs_in_flight") == 1 && a.queue.Len() == 1
 	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- srv.stop() }()

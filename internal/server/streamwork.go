@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
 // streamRead bounds one read: the most entries taken at once, and how long
@@ -201,7 +202,7 @@ func (q *streamQueue) accept(es []redisq.Entry, claimed bool) int {
 		}
 		q.s.noteInstallation(e.Job.Event.Installation)
 		key, locks := jobKeys(e.Job.Event)
-		q.s.queue.push(work{job: e.Job, key: key, locks: locks, entry: e.ID, queued: time.Now()})
+		q.s.queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
 		taken++
 	}
 	return taken
@@ -210,31 +211,31 @@ func (q *streamQueue) accept(es []redisq.Entry, claimed bool) int {
 // finish settles an entry whose job ran: acknowledged, or handed back when
 // the shutdown deadline cut the job (ctx ended), for another replica to run
 // again at once.
-func (q *streamQueue) finish(ctx context.Context, w work) {
+func (q *streamQueue) finish(ctx context.Context, w workq.Work) {
 	if ctx.Err() != nil {
 		q.giveBack(w)
 		return
 	}
-	q.ack(w.entry)
+	q.ack(w.Entry)
 	<-q.tokens
 }
 
 // giveBack hands an entry that will not run here back to the group. When
 // Redis does not answer, the entry stays pending and another replica claims
 // it after QUEUE_CLAIM_IDLE.
-func (q *streamQueue) giveBack(w work) {
+func (q *streamQueue) giveBack(w workq.Work) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	ok, err := q.store.HandBack(ctx, w.entry)
+	ok, err := q.store.HandBack(ctx, w.Entry)
 	cancel()
 	switch {
 	case err != nil:
 		q.s.log.Warn("could not hand a delivery back; another replica claims it after QUEUE_CLAIM_IDLE",
-			"delivery", w.job.Delivery, "entry", w.entry, "err", err)
+			"delivery", w.Job.Delivery, "entry", w.Entry, "err", err)
 	case ok:
 		q.s.metrics.QueueHandedBack()
 	}
 	q.mu.Lock()
-	delete(q.held, w.entry)
+	delete(q.held, w.Entry)
 	q.mu.Unlock()
 	<-q.tokens
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
 // sweepTimer queues a sweep of every installation at start and then every
@@ -22,7 +24,7 @@ func (s *Server) sweepAll(ctx context.Context) {
 	ids := s.installations(ctx)
 	bucket := s.now().UnixNano() / int64(max(s.cfg.SweepInterval, time.Second))
 	for _, id := range ids {
-		if !s.queue.reserve() {
+		if !s.queue.Reserve() {
 			s.log.Warn("queue full; sweep skipped this interval", "installation", id)
 			continue
 		}
@@ -30,13 +32,13 @@ func (s *Server) sweepAll(ctx context.Context) {
 		taken, err := s.deps.Deduper.Seen(cctx, fmt.Sprintf("sweep:%d:%d", id, bucket))
 		cancel()
 		if err != nil || taken {
-			s.queue.unreserve()
+			s.queue.Unreserve()
 			if err != nil {
 				s.log.Warn("sweep not claimed", "installation", id, "err", err)
 			}
 			continue
 		}
-		s.queue.commit(work{key: "sweep:" + strconv.FormatInt(id, 10), sweep: id, queued: time.Now()})
+		s.queue.Commit(workq.Work{Key: "sweep:" + strconv.FormatInt(id, 10), Sweep: id, Queued: time.Now()})
 	}
 }
 

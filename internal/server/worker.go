@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
 // jobCtx is what a running job's context carries: the server (for its
@@ -96,28 +97,28 @@ func IssueLockKey(repo string, issue int) string {
 // process.
 func (s *Server) work(ctx context.Context) {
 	for {
-		w, ok := s.queue.take(ctx)
+		w, ok := s.queue.Take(ctx)
 		if !ok {
 			return
 		}
 		s.run(ctx, w)
-		if w.entry != "" {
+		if w.Entry != "" {
 			s.stream.finish(ctx, w)
 		}
-		s.queue.done(w.key)
+		s.queue.Done(w.Key)
 	}
 }
 
 // run runs one job with its leases held and renewed, recovering a panic so
 // one bad job cannot take the queue down.
-func (s *Server) run(ctx context.Context, w work) {
+func (s *Server) run(ctx context.Context, w workq.Work) {
 	name := "sweep"
-	log := s.log.With("installation", w.sweep)
-	if w.sweep == 0 {
-		ev := w.job.Event
+	log := s.log.With("installation", w.Sweep)
+	if w.Sweep == 0 {
+		ev := w.Job.Event
 		name = eventLabel(ev.Name)
 		_, issue, _ := ghevent.IssueKey(ev)
-		log = s.log.With("delivery", w.job.Delivery, "event", ev.Name, "installation", ev.Installation,
+		log = s.log.With("delivery", w.Job.Delivery, "event", ev.Name, "installation", ev.Installation,
 			"repo", ev.Repo, "issue", issue)
 	}
 	s.metrics.JobStarted()
@@ -134,14 +135,14 @@ func (s *Server) run(ctx context.Context, w work) {
 	jc := &jobCtx{srv: s, log: log}
 	ctx = context.WithValue(ctx, jobCtxKey{}, jc)
 	var err error
-	if w.sweep != 0 {
-		err = s.deps.Sweeper.Sweep(ctx, w.sweep)
+	if w.Sweep != 0 {
+		err = s.deps.Sweeper.Sweep(ctx, w.Sweep)
 		if err == nil {
-			s.metrics.SweepDone(w.sweep, s.now())
+			s.metrics.SweepDone(w.Sweep, s.now())
 		}
 	} else {
-		err = s.holding(ctx, jc, w.locks, 0, func(ctx context.Context) error {
-			return s.deps.Processor.Process(ctx, w.job)
+		err = s.holding(ctx, jc, w.Locks, 0, func(ctx context.Context) error {
+			return s.deps.Processor.Process(ctx, w.Job)
 		})
 	}
 	if err != nil {

@@ -1,23 +1,27 @@
-package server
+// Package workq is the App server's in-process queue: bounded, FIFO per
+// key, at most one job per key running at a time.
+package workq
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 )
 
-// work is one queued unit: a delivery to process, or a sweep of an
-// installation (sweep != 0).
-type work struct {
-	job    Job
-	key    string   // serialisation key: jobs with equal keys never run at once
-	locks  []string // lease keys held while the job runs, sorted
-	sweep  int64    // installation to sweep; 0 for a delivery
-	entry  string   // Redis stream entry id, "" for in-process work
-	queued time.Time
+// Work is one queued unit: a delivery to process, or a sweep of an
+// installation (Sweep != 0).
+type Work struct {
+	Job    job.Job
+	Key    string   // serialisation key: jobs with equal keys never run at once
+	Locks  []string // lease keys held while the job runs, sorted
+	Sweep  int64    // installation to sweep; 0 for a delivery
+	Entry  string   // Redis stream entry id, "" for in-process work
+	Queued time.Time
 }
 
-// queue is a bounded FIFO of work that hands out at most one job per key at a
+// Queue is a bounded FIFO of work that hands out at most one job per key at a
 // time, so jobs for one issue run in arrival order and never concurrently,
 // while jobs for different issues run side by side.
 //
@@ -26,7 +30,7 @@ type work struct {
 // has a place: commit never blocks and never drops. Entries read from the
 // Redis work queue are pushed past the limit (at most `extra` of them at
 // once: the reader holds no more than that), since Redis bounds them.
-type queue struct {
+type Queue struct {
 	limit   int
 	ready   chan string   // keys with waiting jobs and no running job
 	closing chan struct{} // closed when intake has stopped for good
@@ -39,15 +43,17 @@ type queue struct {
 }
 
 type keyJobs struct {
-	jobs    []work
+	jobs    []Work
 	running bool
 }
 
-func newQueue(limit, extra int, depth func(int)) *queue {
+// New is a queue of limit jobs, plus room for extra pushed ones; depth
+// observes the waiting count.
+func New(limit, extra int, depth func(int)) *Queue {
 	if depth == nil {
 		depth = func(int) {}
 	}
-	return &queue{
+	return &Queue{
 		limit:   limit,
 		ready:   make(chan string, limit+extra),
 		closing: make(chan struct{}),
@@ -56,8 +62,8 @@ func newQueue(limit, extra int, depth func(int)) *queue {
 	}
 }
 
-// reserve claims room for one job; false when the queue is full.
-func (q *queue) reserve() bool {
+// Reserve claims room for one job; false when the queue is full.
+func (q *Queue) Reserve() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.pending >= q.limit || q.closed {
@@ -68,45 +74,45 @@ func (q *queue) reserve() bool {
 	return true
 }
 
-// unreserve gives back a reservation that will not be committed.
-func (q *queue) unreserve() {
+// Unreserve gives back a reservation that will not be committed.
+func (q *Queue) Unreserve() {
 	q.mu.Lock()
 	q.pending--
 	q.depth(q.pending)
 	q.mu.Unlock()
 }
 
-// push places w without a reservation (see queue).
-func (q *queue) push(w work) {
+// Push places w without a reservation (see queue).
+func (q *Queue) Push(w Work) {
 	q.mu.Lock()
 	q.pending++
 	q.depth(q.pending)
 	q.mu.Unlock()
-	q.commit(w)
+	q.Commit(w)
 }
 
-// commit places w into a reserved slot.
-func (q *queue) commit(w work) {
+// Commit places w into a reserved slot.
+func (q *Queue) Commit(w Work) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	kj := q.keys[w.key]
+	kj := q.keys[w.Key]
 	if kj == nil {
 		kj = &keyJobs{}
-		q.keys[w.key] = kj
+		q.keys[w.Key] = kj
 	}
 	kj.jobs = append(kj.jobs, w)
 	if len(kj.jobs) == 1 && !kj.running {
 		// At most one ready entry per key and pending >= ready entries, so
 		// this send never blocks.
-		q.ready <- w.key
+		q.ready <- w.Key
 	}
 }
 
-// take waits for the next job whose key is free. It returns false once ctx
+// Take waits for the next job whose key is free. It returns false once ctx
 // ends, or once the queue is closed and nothing is ready.
-func (q *queue) take(ctx context.Context) (work, bool) {
+func (q *Queue) Take(ctx context.Context) (Work, bool) {
 	if ctx.Err() != nil {
-		return work{}, false
+		return Work{}, false
 	}
 	for {
 		var key string
@@ -120,10 +126,10 @@ func (q *queue) take(ctx context.Context) (work, bool) {
 				select {
 				case key = <-q.ready:
 				default:
-					return work{}, false
+					return Work{}, false
 				}
 			case <-ctx.Done():
-				return work{}, false
+				return Work{}, false
 			}
 		}
 		q.mu.Lock()
@@ -134,7 +140,7 @@ func (q *queue) take(ctx context.Context) (work, bool) {
 			continue
 		}
 		w := kj.jobs[0]
-		kj.jobs[0] = work{}
+		kj.jobs[0] = Work{}
 		kj.jobs = kj.jobs[1:]
 		kj.running = true
 		q.pending--
@@ -144,17 +150,17 @@ func (q *queue) take(ctx context.Context) (work, bool) {
 	}
 }
 
-// takeEntries removes the Redis queue entries waiting (not running) and
+// TakeEntries removes the Redis queue entries waiting (not running) and
 // returns them, for a replica shutting down to hand them back. Their keys
 // may stay in ready; take skips them.
-func (q *queue) takeEntries() []work {
+func (q *Queue) TakeEntries() []Work {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var out []work
+	var out []Work
 	for key, kj := range q.keys {
 		kept := kj.jobs[:0]
 		for _, w := range kj.jobs {
-			if w.entry != "" {
+			if w.Entry != "" {
 				out = append(out, w)
 				q.pending--
 				continue
@@ -171,10 +177,10 @@ func (q *queue) takeEntries() []work {
 	return out
 }
 
-// done marks the running job of key finished and readies the key's next job.
+// Done marks the running job of key finished and readies the key's next job.
 // The caller loops back into take, so a key readied here is never stranded
 // when the queue is closing.
-func (q *queue) done(key string) {
+func (q *Queue) Done(key string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	kj := q.keys[key]
@@ -186,8 +192,8 @@ func (q *queue) done(key string) {
 	delete(q.keys, key)
 }
 
-// close stops reservations; workers return once nothing is left.
-func (q *queue) close() {
+// Close stops reservations; workers return once nothing is left.
+func (q *Queue) Close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.closed {
@@ -196,8 +202,8 @@ func (q *queue) close() {
 	}
 }
 
-// len is the number of reserved and waiting jobs.
-func (q *queue) len() int {
+// Len is the number of reserved and waiting jobs.
+func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.pending
