@@ -153,7 +153,7 @@ func (r *Reconciler) mergeGroup(ctx context.Context, ev *ghevent.Event) error {
 		if err != nil {
 			return err
 		}
-		cfg = sc.cfg
+		cfg = sc.Config
 	}
 	return prcheck.MergeGroup(ctx, r.o.Forge, cw, checkview.CheckName(cfg), r.o.AppID, mg)
 }

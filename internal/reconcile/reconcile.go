@@ -21,6 +21,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -142,18 +143,10 @@ type Trigger struct {
 	Issue *forge.Issue
 
 	// sweep carries the configuration a sweep read once for all its issues.
-	sweep *sweepConfig
+	sweep *repofiles.Config
 	// adopt: the sweep found the trigger label on an issue without any
 	// state (its labeled event was lost); start a run.
 	adopt bool
-}
-
-// sweepConfig is the repository configuration read once per sweep.
-type sweepConfig struct {
-	cfg *config.Config
-	raw string
-	// keep: small enough to be carried in the state.
-	keep bool
 }
 
 // Outcome reports what one reconcile did.
@@ -697,49 +690,7 @@ func (ru *run) taskFiles(start int) ([]state.Task, error) {
 	if dir == "" || ru.currentStep().Jira != "tasks" {
 		return nil, nil
 	}
-	lister, ok := ru.r.o.Forge.(interface {
-		ListDir(ctx context.Context, dir string) ([]string, bool, error)
-	})
-	if !ok {
-		return nil, nil
-	}
-	names, found, err := lister.ListDir(ru.ctx, dir)
-	if err != nil || !found {
-		return nil, err
-	}
-	files := map[string]string{}
-	for _, n := range names {
-		if !strings.HasSuffix(n, ".md") {
-			continue
-		}
-		p := strings.TrimSuffix(dir, "/") + "/" + n
-		data, ok, err := ru.r.o.Forge.ReadFile(ru.ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", p, err)
-		}
-		if ok {
-			files[p] = string(data)
-		}
-	}
-	if len(files) == 0 {
-		return nil, nil
-	}
-	// Files already declared (same title) are not declared twice.
-	ts, err := tasks.ParseFiles(files, tasks.Options{Start: start})
-	if err != nil {
-		return nil, err
-	}
-	known := map[string]bool{}
-	for _, t := range ru.st.Tasks {
-		known[t.Title] = true
-	}
-	var out []state.Task
-	for _, t := range ts {
-		if !known[t.Title] {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return repofiles.TaskFiles(ru.ctx, ru.r.o.Forge, dir, start, ru.st.Tasks)
 }
 
 // replied reports whether the bot already replied to comment id.
@@ -776,7 +727,7 @@ func (ru *run) pickFlow() (string, []string, error) {
 	if ru.set.Config.DefaultFlow != "" {
 		return ru.set.Config.DefaultFlow, nil, nil
 	}
-	cands, err := detect(ru.ctx, ru.r.o.Forge)
+	cands, err := repofiles.Detect(ru.ctx, ru.r.o.Forge)
 	if err != nil {
 		return "", nil, err
 	}
@@ -786,70 +737,19 @@ func (ru *run) pickFlow() (string, []string, error) {
 	return "", cands, nil
 }
 
-// detect looks at what the repository already has (seeds 000/001).
-func detect(ctx context.Context, f forge.Forge) ([]string, error) {
-	lister, ok := f.(interface {
-		ListDir(ctx context.Context, dir string) ([]string, bool, error)
-	})
-	if !ok {
-		return []string{"greenfield"}, nil
-	}
-	names, _, err := lister.ListDir(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("detect flow: %w", err)
-	}
-	hasDocs, hasSource, meta := false, false, false
-	for _, n := range names {
-		switch {
-		case n == "_docs":
-			hasDocs = true
-		case n == ".gitmodules":
-			meta = true
-		case n == "README.md" || n == "LICENSE" || n == ".github" || n == ".gitignore" || strings.HasPrefix(n, "LICENSE"):
-		default:
-			hasSource = true
-		}
-	}
-	if hasDocs {
-		docs, _, err := lister.ListDir(ctx, "_docs")
-		if err != nil {
-			return nil, fmt.Errorf("detect flow: %w", err)
-		}
-		for _, d := range docs {
-			if d == "_repo-config.yaml" {
-				meta = true
-			}
-		}
-	}
-	var out []string
-	if meta {
-		out = append(out, "meta-repo")
-	}
-	if hasSource || hasDocs && !meta {
-		out = append(out, "existing-code")
-	}
-	if len(out) == 0 {
-		out = append(out, "greenfield")
-	}
-	return out, nil
-}
-
-// maxCachedConfig bounds the configuration copy kept in the state.
-const maxCachedConfig = 16 << 10
-
 // config returns the repository configuration. It is read through the API
 // when a run starts, once per sweep (the sweep passes what it read), and
 // whenever the state holds no copy; other events use the copy the state
 // carries (one API call saved per event; a changed file takes effect at the
 // next sweep or start).
-func (ru *run) config(fresh bool, sw *sweepConfig) (*config.Config, error) {
+func (ru *run) config(fresh bool, sw *repofiles.Config) (*config.Config, error) {
 	r := ru.r
 	if r.cfg != nil {
 		return r.cfg, nil
 	}
 	if sw != nil {
-		ru.freshConfig, ru.configRaw = sw.keep, sw.raw
-		return sw.cfg, nil
+		ru.freshConfig, ru.configRaw = sw.Keep, sw.Raw
+		return sw.Config, nil
 	}
 	if s := ru.loaded.State; s != nil && s.ConfigRead && !fresh {
 		c, err := config.Parse([]byte(s.ConfigYAML))
@@ -861,31 +761,16 @@ func (ru *run) config(fresh bool, sw *sweepConfig) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	ru.freshConfig, ru.configRaw = sc.keep, sc.raw
-	return sc.cfg, nil
+	ru.freshConfig, ru.configRaw = sc.Keep, sc.Raw
+	return sc.Config, nil
 }
 
-// readConfig reads and parses the configuration file through the API; a
-// missing file means the defaults.
-func (r *Reconciler) readConfig(ctx context.Context) (*sweepConfig, error) {
-	data, found, err := r.o.Forge.ReadFile(ctx, r.o.ConfigPath)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", r.o.ConfigPath, err)
-	}
-	var c *config.Config
-	if !found {
-		c, data = config.Default(), nil
-	} else if c, err = config.Parse(data); err != nil {
-		return nil, &ConfigError{Path: r.o.ConfigPath, Err: err}
-	}
-	return &sweepConfig{cfg: c, raw: string(data), keep: len(data) <= maxCachedConfig}, nil
+// readConfig reads and parses the configuration file through the API
+// (repofiles.ReadConfig).
+func (r *Reconciler) readConfig(ctx context.Context) (*repofiles.Config, error) {
+	return repofiles.ReadConfig(ctx, r.o.Forge, r.o.ConfigPath)
 }
 
-// ConfigError is a broken repository configuration (exit code 2).
-type ConfigError struct {
-	Path string
-	Err  error
-}
-
-func (e *ConfigError) Error() string { return e.Path + ": " + e.Err.Error() }
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ConfigError is a broken repository configuration (exit code 2); an alias
+// so action's errors.As and the tests keep their name.
+type ConfigError = repofiles.ConfigError

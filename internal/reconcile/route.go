@@ -10,6 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -408,7 +409,7 @@ func (r *Reconciler) sweepTrigger(is forge.Issue) Trigger {
 // sweeping carries one sweep over its lists of issues.
 type sweeping struct {
 	r       *Reconciler
-	cfg     *sweepConfig // read once for the whole sweep, not per issue
+	cfg     *repofiles.Config // read once for the whole sweep, not per issue
 	outs    []Outcome
 	errs    []error
 	stopped bool // the API budget ran low

@@ -1,0 +1,149 @@
+// Package repofiles reads what reconcile needs from the repository's files
+// through the forge: the configuration, the files that suggest a flow, and
+// the task files of a Jira step.
+package repofiles
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tasks"
+)
+
+// Config is the repository configuration as read through the API.
+type Config struct {
+	Config *config.Config
+	// Raw is the file's text ("" when there is none).
+	Raw string
+	// Keep: small enough to be carried in the state.
+	Keep bool
+}
+
+// maxCachedConfig bounds the configuration copy kept in the state.
+const maxCachedConfig = 16 << 10
+
+// ReadConfig reads and parses the configuration file at path through the
+// API; a missing file means the defaults.
+func ReadConfig(ctx context.Context, f forge.Forge, path string) (*Config, error) {
+	data, found, err := f.ReadFile(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var c *config.Config
+	if !found {
+		c, data = config.Default(), nil
+	} else if c, err = config.Parse(data); err != nil {
+		return nil, &ConfigError{Path: path, Err: err}
+	}
+	return &Config{Config: c, Raw: string(data), Keep: len(data) <= maxCachedConfig}, nil
+}
+
+// ConfigError is a broken repository configuration (exit code 2).
+type ConfigError struct {
+	Path string
+	Err  error
+}
+
+func (e *ConfigError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// TaskFiles reads the task files (*.md) in dir, numbering the tasks from
+// start; files already declared (a title among known) are not declared
+// twice.
+func TaskFiles(ctx context.Context, f forge.Forge, dir string, start int, known []state.Task) ([]state.Task, error) {
+	lister, ok := f.(interface {
+		ListDir(ctx context.Context, dir string) ([]string, bool, error)
+	})
+	if !ok {
+		return nil, nil
+	}
+	names, found, err := lister.ListDir(ctx, dir)
+	if err != nil || !found {
+		return nil, err
+	}
+	files := map[string]string{}
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".md") {
+			continue
+		}
+		p := strings.TrimSuffix(dir, "/") + "/" + n
+		data, ok, err := f.ReadFile(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		if ok {
+			files[p] = string(data)
+		}
+	}
+	if len(files) == 0 {
+		return nil, nil
+	}
+	// Files already declared (same title) are not declared twice.
+	ts, err := tasks.ParseFiles(files, tasks.Options{Start: start})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, t := range known {
+		seen[t.Title] = true
+	}
+	var out []state.Task
+	for _, t := range ts {
+		if !seen[t.Title] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Detect looks at what the repository already has (seeds 000/001).
+func Detect(ctx context.Context, f forge.Forge) ([]string, error) {
+	lister, ok := f.(interface {
+		ListDir(ctx context.Context, dir string) ([]string, bool, error)
+	})
+	if !ok {
+		return []string{"greenfield"}, nil
+	}
+	names, _, err := lister.ListDir(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("detect flow: %w", err)
+	}
+	hasDocs, hasSource, meta := false, false, false
+	for _, n := range names {
+		switch {
+		case n == "_docs":
+			hasDocs = true
+		case n == ".gitmodules":
+			meta = true
+		case n == "README.md" || n == "LICENSE" || n == ".github" || n == ".gitignore" || strings.HasPrefix(n, "LICENSE"):
+		default:
+			hasSource = true
+		}
+	}
+	if hasDocs {
+		docs, _, err := lister.ListDir(ctx, "_docs")
+		if err != nil {
+			return nil, fmt.Errorf("detect flow: %w", err)
+		}
+		for _, d := range docs {
+			if d == "_repo-config.yaml" {
+				meta = true
+			}
+		}
+	}
+	var out []string
+	if meta {
+		out = append(out, "meta-repo")
+	}
+	if hasSource || hasDocs && !meta {
+		out = append(out, "existing-code")
+	}
+	if len(out) == 0 {
+		out = append(out, "greenfield")
+	}
+	return out, nil
+}
