@@ -2,11 +2,9 @@ package engine
 
 import (
 	"slices"
-	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
-	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 )
 
 // PullRead answers QCheckPR: a linked PR as read now, its reviews and,
@@ -45,66 +43,19 @@ func withPerms(have, add map[string]PermRead) map[string]PermRead {
 	return out
 }
 
-// ReviewRead is one review of a PR as listed.
-type ReviewRead struct {
-	ID                    int64
-	Reviewer, State, Body string
-	URL, CommitSHA        string
-	At                    time.Time
-}
-
-// CheckRead is one check run (or commit status) on a PR's head.
-type CheckRead struct {
-	ID                       int64
-	Name, Status, Conclusion string
-}
-
-// PermRead is a permission lookup's answer; Err: it failed (fail closed).
-type PermRead struct {
-	Perm access.Level
-	Err  bool
-}
-
-// Evidence names what the current step waits for on linked PRs
-// ("review", "checks"), "" when it reads none: the caller reads a PR's
-// reviews (and checks) only then.
-func Evidence(set Settings, s *state.State) string {
-	if s == nil {
-		return ""
-	}
-	f := set.Config.All[s.Flow]
-	if f == nil {
-		return ""
-	}
-	st, _ := f.StepAt(s.Step)
-	if st.Evidence == "review" || st.Evidence == "checks" {
-		return st.Evidence
-	}
-	return ""
-}
-
-// counts reports whether a review is evidence of the current execution:
-// an approval or a change request given after it started.
-func (m *machine) counts(r ReviewRead) bool {
-	if r.State != "APPROVED" && r.State != "CHANGES_REQUESTED" {
-		return false
-	}
-	return m.s.Exec == nil || !r.At.Before(m.s.Exec.StartedAt)
-}
-
 func (m *machine) pullRead(e PullRead) {
 	p := e.Pull
 	if p == nil {
 		return
 	}
-	ev := Evidence(m.set, m.s)
+	ev := evidence.Wanted(m.set.Config, m.s)
 	if ev == "" {
 		return
 	}
 	if ev == "review" {
 		var missing []string
 		for _, r := range e.Reviews {
-			if _, ok := e.Perms[r.Reviewer]; m.counts(r) && !ok && !slices.Contains(missing, r.Reviewer) {
+			if _, ok := e.Perms[r.Reviewer]; evidence.Counts(r, m.s.Exec) && !ok && !slices.Contains(missing, r.Reviewer) {
 				missing = append(missing, r.Reviewer)
 			}
 		}
@@ -118,7 +69,7 @@ func (m *machine) pullRead(e PullRead) {
 	case "review":
 		head := &PullFacts{Number: p.Number, Author: p.Author, Fork: p.Fork, HeadSHA: p.HeadSHA, Links: p.Links, Body: p.Body}
 		for _, r := range e.Reviews {
-			if !m.counts(r) {
+			if !evidence.Counts(r, m.s.Exec) {
 				continue
 			}
 			pr := e.Perms[r.Reviewer]

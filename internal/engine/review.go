@@ -167,7 +167,7 @@ func (m *machine) review(e Review) {
 			}
 			return
 		}
-		if !m.onHead(e.Pull, e.CommitSHA) {
+		if !m.rule().OnHead(e.Pull, e.CommitSHA) {
 			// A push after the approval: the approved code is not the code
 			// under review (GitHub's "dismiss stale approvals").
 			m.note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",

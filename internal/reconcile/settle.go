@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -122,7 +123,7 @@ func (ru *run) checkPR(n int) error {
 		}
 		return fmt.Errorf("read PR #%d: %w", n, err)
 	}
-	ev := engine.Evidence(ru.set, ru.st)
+	ev := evidence.Wanted(ru.set.Config, ru.st)
 	if ev == "" {
 		return nil
 	}
