@@ -36,7 +36,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.stream != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-		n, err := s.stream.store.QueueLen(ctx)
+		n, err := s.deps.Queue.QueueLen(ctx)
 		cancel()
 		switch {
 		case err != nil:

@@ -217,7 +217,7 @@ func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, a
 func (s *Server) enqueue(r *http.Request, job Job, log func() *slog.Logger,
 	answer func(code int, outcome, msg string)) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
-	res, err := s.stream.store.Enqueue(ctx, job, s.cfg.QueueMax)
+	res, err := s.deps.Queue.Enqueue(ctx, job, s.cfg.QueueMax)
 	cancel()
 	switch {
 	case err != nil:

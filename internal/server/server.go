@@ -28,6 +28,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -102,7 +103,7 @@ type Server struct {
 	metrics *Metrics
 	secret  []byte
 	queue   *workq.Queue
-	stream  *streamQueue // nil without a Redis work queue
+	stream  *redisq.Replica // nil without a Redis work queue
 	handler http.Handler
 	pingers []Pinger
 	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
@@ -146,7 +147,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.queue = workq.New(cfg.QueueSize, cfg.Workers, s.metrics.SetLocalQueue)
 	if deps.Queue != nil {
-		s.stream = newStreamQueue(s, deps.Queue)
+		s.stream = redisq.NewReplica(deps.Queue, redisq.ReplicaOptions{
+			Idle: cfg.QueueClaimIdle, Workers: cfg.Workers, Queue: s.queue, Keys: jobKeys,
+			NoteInstallation: s.noteInstallation, NoteStore: s.noteStore, Log: s.log, Metrics: s.metrics,
+		})
 		stats := func(ctx context.Context) (metrics.QueueStats, error) { return deps.Queue.QueueStats(ctx, time.Now()) }
 		s.metrics.SetQueueStats(stats)
 	}
@@ -355,13 +359,13 @@ func (s *Server) startStream(ctx context.Context) *streamLoops {
 		return l
 	}
 	gctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	if err := s.stream.store.EnsureGroup(gctx); err != nil {
+	if err := s.deps.Queue.EnsureGroup(gctx); err != nil {
 		s.noteStore(err) // the reader creates it once Redis answers
 	}
 	cancel()
-	l.reader.Go(func() { s.stream.readLoop(readCtx) })
-	l.acker.Go(func() { s.stream.ackLoop(ackCtx) })
-	l.renewer.Go(func() { s.stream.renewLoop(renewCtx) })
+	l.reader.Go(func() { s.stream.ReadLoop(readCtx) })
+	l.acker.Go(func() { s.stream.AckLoop(ackCtx) })
+	l.renewer.Go(func() { s.stream.RenewLoop(renewCtx) })
 	return l
 }
 
@@ -374,7 +378,7 @@ func (s *Server) stopReading(l *streamLoops) {
 		return
 	}
 	for _, w := range s.queue.TakeEntries() {
-		s.stream.giveBack(w)
+		s.stream.GiveBack(w)
 	}
 }
 
@@ -383,11 +387,11 @@ func (s *Server) stopReading(l *streamLoops) {
 // the deadline left to the sweep.
 func (s *Server) stopStream(l *streamLoops) {
 	if s.stream != nil {
-		s.stream.closeAcks()
+		s.stream.CloseAcks()
 		l.acker.Wait()
 		l.stopRenew()
 		l.renewer.Wait()
-		s.stream.leave()
+		s.stream.Leave()
 	}
 	if left := s.queue.Len(); left > 0 {
 		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)

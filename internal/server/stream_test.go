@@ -382,7 +382,7 @@ func value(t *testing.T, m *Metrics, name string) float64 {
 }
 
 // TestStreamQueueGivesUpAnEntryThatKillsEveryReplica: an entry handed out
-// more than maxDeliveries times (each replica running it died) is not run
+// more than redisq.MaxDeliveries times (each replica running it died) is not run
 // again but dropped to the sweep, counted as lost; a fresh one next to it
 // is run.
 func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
@@ -403,7 +403,7 @@ func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 		t.Fatalf("read %d entries (%v)", len(es), err)
 	}
 	rdb := rawRedis(t, u)
-	for range maxDeliveries { // replicas that claimed it and died
+	for range redisq.MaxDeliveries { // replicas that claimed it and died
 		if err := rdb.XClaim(ctx, &redis.XClaimArgs{Stream: prefix + "queue", Group: "workers",
 			Consumer: "dead", Messages: []string{es[0].ID}}).Err(); err != nil {
 			t.Fatal(err)

@@ -103,7 +103,7 @@ func (s *Server) work(ctx context.Context) {
 		}
 		s.run(ctx, w)
 		if w.Entry != "" {
-			s.stream.finish(ctx, w)
+			s.stream.Finish(ctx, w)
 		}
 		s.queue.Done(w.Key)
 	}

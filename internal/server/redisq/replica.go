@@ -1,11 +1,14 @@
-package server
+package redisq
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -19,23 +22,22 @@ const (
 	// consumerGone.
 	consumerSweepEvery = 10 * time.Minute
 	consumerGone       = time.Hour
-	// maxDeliveries is how often an entry is handed out (first read plus
+	// MaxDeliveries is how often an entry is handed out (first read plus
 	// claims) before it is given up: a job that took that many replicas
 	// down with it is left to the sweep rather than crash the next one.
-	maxDeliveries = 5
+	MaxDeliveries = 5
 )
 
-// streamQueue is a replica's side of the Redis work queue: a reader that
+// Replica is a replica's side of the Redis work queue: a reader that
 // takes entries (new ones, and ones a dead replica left pending past
 // QUEUE_CLAIM_IDLE) into the local queue, never more than the replica has
 // workers, so the rest stay for other replicas; a renewer that keeps the
 // entries it holds from being claimed while they wait or run; and an acker
 // that acknowledges finished entries in batches, retrying while Redis is
 // away.
-type streamQueue struct {
-	s     *Server
-	store *RedisStore
-	idle  time.Duration
+type Replica struct {
+	ReplicaOptions
+	store *Store
 	// tokens holds one token per entry this replica holds (read, not yet
 	// finished); its capacity is the number of workers.
 	tokens chan struct{}
@@ -51,10 +53,31 @@ type streamQueue struct {
 	ackClose bool
 }
 
-func newStreamQueue(s *Server, store *RedisStore) *streamQueue {
-	return &streamQueue{
-		s: s, store: store, idle: s.cfg.QueueClaimIdle,
-		tokens:  make(chan struct{}, s.cfg.Workers),
+// ReplicaOptions connect a Replica to the server it feeds.
+type ReplicaOptions struct {
+	// Idle is QUEUE_CLAIM_IDLE: entries pending longer with a replica that
+	// stopped renewing them are claimed.
+	Idle time.Duration
+	// Workers bounds the entries this replica holds at once.
+	Workers int
+	// Queue is the local queue entries are pushed into.
+	Queue *workq.Queue
+	// Keys gives a job's serialisation key and the lease keys it holds.
+	Keys func(*ghevent.Event) (string, []string)
+	// NoteInstallation records an installation seen in a delivery.
+	NoteInstallation func(int64)
+	// NoteStore records a store failure (intake answers 503 until a probe
+	// succeeds).
+	NoteStore func(error)
+	Log       *slog.Logger
+	Metrics   *metrics.Metrics
+}
+
+// NewReplica is this replica's side of the work queue in store.
+func NewReplica(store *Store, o ReplicaOptions) *Replica {
+	return &Replica{
+		ReplicaOptions: o, store: store,
+		tokens:  make(chan struct{}, o.Workers),
 		held:    make(map[string]bool),
 		acked:   make(map[string]time.Time),
 		ackNote: make(chan struct{}, 1),
@@ -62,13 +85,13 @@ func newStreamQueue(s *Server, store *RedisStore) *streamQueue {
 }
 
 // claimEvery is how often the reader looks for entries to claim.
-func (q *streamQueue) claimEvery() time.Duration {
-	return min(max(q.idle/4, 50*time.Millisecond), 5*time.Second)
+func (q *Replica) claimEvery() time.Duration {
+	return min(max(q.Idle/4, 50*time.Millisecond), 5*time.Second)
 }
 
-// readLoop takes entries until ctx ends.
-func (q *streamQueue) readLoop(ctx context.Context) {
-	log := q.s.log
+// ReadLoop takes entries until ctx ends.
+func (q *Replica) ReadLoop(ctx context.Context) {
+	log := q.Log
 	cur := readCursor{id: "0-0", nextClaim: time.Now().Add(q.claimEvery())}
 	nextConsumerSweep := time.Now().Add(consumerSweepEvery)
 	wait := 100 * time.Millisecond
@@ -85,7 +108,7 @@ func (q *streamQueue) readLoop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			q.s.noteStore(err)
+			q.NoteStore(err)
 			log.Warn("queue read failed; retrying", "err", err, "in", wait)
 			if !sleepCtx(ctx, wait) {
 				return
@@ -105,7 +128,7 @@ func (q *streamQueue) readLoop(ctx context.Context) {
 
 // takeTokens waits for one free worker slot, then takes the others free
 // now, up to streamBatch; false when ctx ended.
-func (q *streamQueue) takeTokens(ctx context.Context) (int, bool) {
+func (q *Replica) takeTokens(ctx context.Context) (int, bool) {
 	select {
 	case q.tokens <- struct{}{}:
 	case <-ctx.Done():
@@ -132,12 +155,12 @@ type readCursor struct {
 
 // fetch takes up to n entries: idle ones claimed from stopped consumers
 // when a claim pass is due, then new ones. It returns how many it took.
-func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken int, err error) {
-	log := q.s.log
+func (q *Replica) fetch(ctx context.Context, cur *readCursor, n int) (taken int, err error) {
+	log := q.Log
 	if !time.Now().Before(cur.nextClaim) {
-		var es []redisq.Entry
+		var es []Entry
 		var gone []string
-		es, cur.id, gone, err = q.store.Claim(ctx, cur.id, q.idle, n)
+		es, cur.id, gone, err = q.store.Claim(ctx, cur.id, q.Idle, n)
 		if err != nil {
 			return 0, err
 		}
@@ -145,7 +168,7 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 			cur.nextClaim = time.Now().Add(q.claimEvery())
 		}
 		if len(gone) > 0 {
-			q.s.metrics.QueueLost(len(gone))
+			q.Metrics.QueueLost(len(gone))
 			log.Error("queue entries deleted before they were acknowledged; the sweep catches their issues up",
 				"entries", gone)
 		}
@@ -154,7 +177,7 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 	if taken < n {
 		es, lostGroup, err := q.store.Read(ctx, n-taken, streamReadBlock)
 		if lostGroup {
-			q.s.metrics.QueueLost(1)
+			q.Metrics.QueueLost(1)
 			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
 		}
 		taken += q.accept(es, false)
@@ -166,12 +189,12 @@ func (q *streamQueue) fetch(ctx context.Context, cur *readCursor, n int) (taken 
 // accept puts entries into the local queue and returns how many it took
 // (each keeps one of the reader's tokens). An entry it cannot decode is
 // acknowledged at once: its issue is left to the sweep.
-func (q *streamQueue) accept(es []redisq.Entry, claimed bool) int {
+func (q *Replica) accept(es []Entry, claimed bool) int {
 	taken := 0
 	for _, e := range es {
 		if e.Bad != nil {
-			q.s.metrics.QueueLost(1)
-			q.s.log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
+			q.Metrics.QueueLost(1)
+			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
 			q.ack(e.ID)
 			continue
 		}
@@ -185,54 +208,54 @@ func (q *streamQueue) accept(es []redisq.Entry, claimed bool) int {
 		if dup || done {
 			continue // ours already, or just acknowledged: the renewer fell behind
 		}
-		if claimed && e.Deliveries > maxDeliveries {
+		if claimed && e.Deliveries > MaxDeliveries {
 			q.mu.Lock()
 			delete(q.held, e.ID)
 			q.mu.Unlock()
-			q.s.metrics.QueueLost(1)
-			q.s.log.Error("delivery given up: every replica that ran it died; the sweep catches its issue up",
+			q.Metrics.QueueLost(1)
+			q.Log.Error("delivery given up: every replica that ran it died; the sweep catches its issue up",
 				"delivery", e.Job.Delivery, "entry", e.ID, "deliveries", e.Deliveries)
 			q.ack(e.ID)
 			continue
 		}
 		if claimed {
-			q.s.metrics.QueueClaimed()
-			q.s.log.Info("claimed a delivery left pending by another replica", "delivery", e.Job.Delivery,
-				"entry", e.ID, "idle_over", q.idle.String())
+			q.Metrics.QueueClaimed()
+			q.Log.Info("claimed a delivery left pending by another replica", "delivery", e.Job.Delivery,
+				"entry", e.ID, "idle_over", q.Idle.String())
 		}
-		q.s.noteInstallation(e.Job.Event.Installation)
-		key, locks := jobKeys(e.Job.Event)
-		q.s.queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
+		q.NoteInstallation(e.Job.Event.Installation)
+		key, locks := q.Keys(e.Job.Event)
+		q.Queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
 		taken++
 	}
 	return taken
 }
 
-// finish settles an entry whose job ran: acknowledged, or handed back when
+// Finish settles an entry whose job ran: acknowledged, or handed back when
 // the shutdown deadline cut the job (ctx ended), for another replica to run
 // again at once.
-func (q *streamQueue) finish(ctx context.Context, w workq.Work) {
+func (q *Replica) Finish(ctx context.Context, w workq.Work) {
 	if ctx.Err() != nil {
-		q.giveBack(w)
+		q.GiveBack(w)
 		return
 	}
 	q.ack(w.Entry)
 	<-q.tokens
 }
 
-// giveBack hands an entry that will not run here back to the group. When
+// GiveBack hands an entry that will not run here back to the group. When
 // Redis does not answer, the entry stays pending and another replica claims
 // it after QUEUE_CLAIM_IDLE.
-func (q *streamQueue) giveBack(w workq.Work) {
+func (q *Replica) GiveBack(w workq.Work) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	ok, err := q.store.HandBack(ctx, w.Entry)
 	cancel()
 	switch {
 	case err != nil:
-		q.s.log.Warn("could not hand a delivery back; another replica claims it after QUEUE_CLAIM_IDLE",
+		q.Log.Warn("could not hand a delivery back; another replica claims it after QUEUE_CLAIM_IDLE",
 			"delivery", w.Job.Delivery, "entry", w.Entry, "err", err)
 	case ok:
-		q.s.metrics.QueueHandedBack()
+		q.Metrics.QueueHandedBack()
 	}
 	q.mu.Lock()
 	delete(q.held, w.Entry)
@@ -241,7 +264,7 @@ func (q *streamQueue) giveBack(w workq.Work) {
 }
 
 // ack schedules an acknowledgement.
-func (q *streamQueue) ack(id string) {
+func (q *Replica) ack(id string) {
 	q.mu.Lock()
 	if _, ok := q.held[id]; ok {
 		q.held[id] = true
@@ -254,8 +277,8 @@ func (q *streamQueue) ack(id string) {
 	}
 }
 
-// closeAcks lets ackLoop return once everything scheduled is acknowledged.
-func (q *streamQueue) closeAcks() {
+// CloseAcks lets ackLoop return once everything scheduled is acknowledged.
+func (q *Replica) CloseAcks() {
 	q.mu.Lock()
 	q.ackClose = true
 	q.mu.Unlock()
@@ -265,10 +288,10 @@ func (q *streamQueue) closeAcks() {
 	}
 }
 
-// ackLoop acknowledges scheduled entries in batches until closeAcks was
+// AckLoop acknowledges scheduled entries in batches until closeAcks was
 // called and nothing is left, or ctx ends (what is left stays pending and
 // is claimed by another replica: run again, harmlessly).
-func (q *streamQueue) ackLoop(ctx context.Context) {
+func (q *Replica) AckLoop(ctx context.Context) {
 	wait := 100 * time.Millisecond
 	for {
 		q.mu.Lock()
@@ -293,18 +316,18 @@ func (q *streamQueue) ackLoop(ctx context.Context) {
 			cancel()
 			if err != nil {
 				if ctx.Err() != nil {
-					q.s.log.Warn("acknowledgements left undone at shutdown; other replicas run those deliveries again",
+					q.Log.Warn("acknowledgements left undone at shutdown; other replicas run those deliveries again",
 						"entries", len(batch))
 					return
 				}
-				q.s.noteStore(err)
-				q.s.log.Warn("queue acknowledgement failed; retrying", "err", err, "in", wait)
+				q.NoteStore(err)
+				q.Log.Warn("queue acknowledgement failed; retrying", "err", err, "in", wait)
 				sleepCtx(ctx, wait)
 				wait = min(2*wait, 2*time.Second)
 				continue
 			}
 			wait = 100 * time.Millisecond
-			q.s.metrics.QueueAcked(n)
+			q.Metrics.QueueAcked(n)
 			now := time.Now()
 			q.mu.Lock()
 			for _, id := range batch[:n] {
@@ -317,10 +340,10 @@ func (q *streamQueue) ackLoop(ctx context.Context) {
 	}
 }
 
-// renewLoop keeps the held entries from being claimed, every third of
+// RenewLoop keeps the held entries from being claimed, every third of
 // QUEUE_CLAIM_IDLE, until ctx ends.
-func (q *streamQueue) renewLoop(ctx context.Context) {
-	every(ctx, max(q.idle/3, 10*time.Millisecond), func() {
+func (q *Replica) RenewLoop(ctx context.Context) {
+	every(ctx, max(q.Idle/3, 10*time.Millisecond), func() {
 		q.forgetAcked(time.Now().Add(-ackedMemory))
 		ids := q.heldIDs()
 		for len(ids) > 0 {
@@ -330,14 +353,14 @@ func (q *streamQueue) renewLoop(ctx context.Context) {
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {
-					q.s.log.Warn("renewing held queue entries failed", "err", err)
+					q.Log.Warn("renewing held queue entries failed", "err", err)
 				}
 				return
 			}
 			if lost = q.unfinished(lost); len(lost) > 0 {
 				// Slow enough to be claimed: the other replica runs it too,
 				// which the issue lease serialises and the ledger makes harmless.
-				q.s.log.Warn("held deliveries were claimed by another replica", "entries", lost)
+				q.Log.Warn("held deliveries were claimed by another replica", "entries", lost)
 			}
 			ids = ids[n:]
 		}
@@ -345,11 +368,11 @@ func (q *streamQueue) renewLoop(ctx context.Context) {
 }
 
 // ackedMemory is how long acknowledged entries are remembered (see
-// streamQueue.acked): far longer than a claim's round trip.
+// Replica.acked): far longer than a claim's round trip.
 const ackedMemory = time.Minute
 
 // forgetAcked drops the acknowledged entries remembered since before t.
-func (q *streamQueue) forgetAcked(t time.Time) {
+func (q *Replica) forgetAcked(t time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for id, at := range q.acked {
@@ -361,7 +384,7 @@ func (q *streamQueue) forgetAcked(t time.Time) {
 
 // unfinished keeps the ids whose jobs have not finished (a finished one
 // may have been acknowledged since the renewal read it).
-func (q *streamQueue) unfinished(ids []string) []string {
+func (q *Replica) unfinished(ids []string) []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out []string
@@ -373,7 +396,7 @@ func (q *streamQueue) unfinished(ids []string) []string {
 	return out
 }
 
-func (q *streamQueue) heldIDs() []string {
+func (q *Replica) heldIDs() []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ids := make([]string, 0, len(q.held))
@@ -383,18 +406,35 @@ func (q *streamQueue) heldIDs() []string {
 	return ids
 }
 
-// leave ends this replica's part at shutdown: entries still held stay
+// Leave ends this replica's part at shutdown: entries still held stay
 // pending for another replica to claim after QUEUE_CLAIM_IDLE; with none,
 // the consumer is removed from the group.
-func (q *streamQueue) leave() {
+func (q *Replica) Leave() {
 	if ids := q.heldIDs(); len(ids) > 0 {
-		q.s.log.Warn("deliveries left pending; another replica claims them after QUEUE_CLAIM_IDLE",
-			"entries", len(ids), "claim_idle", q.idle.String())
+		q.Log.Warn("deliveries left pending; another replica claims them after QUEUE_CLAIM_IDLE",
+			"entries", len(ids), "claim_idle", q.Idle.String())
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if _, err := q.store.DropConsumer(ctx, q.store.Consumer()); err != nil {
-		q.s.log.Warn("removing this replica's queue consumer", "err", err)
+		q.Log.Warn("removing this replica's queue consumer", "err", err)
+	}
+}
+
+// storeTimeout bounds one Redis call made outside a job.
+const storeTimeout = 2 * time.Second
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
 	}
 }
