@@ -3,17 +3,17 @@ package reconcile
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -131,22 +131,14 @@ func (ru *run) checkPR(n int) error {
 	if err != nil {
 		return fmt.Errorf("reviews of PR #%d: %w", n, err)
 	}
-	read := engine.PullRead{Pull: ru.pullFacts(pr, rs), URL: pr.URL}
-	for _, rv := range rs {
-		read.Reviews = append(read.Reviews, engine.ReviewRead{ID: rv.ID, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body,
-			URL: rv.URL, CommitSHA: rv.CommitSHA, At: rv.SubmittedAt})
-	}
+	facts := ru.pullFacts(pr, rs)
+	var cs []forge.Check
 	if ev == "checks" {
-		cs, err := f.ListChecks(ru.ctx, pr.HeadSHA)
-		if err != nil {
+		if cs, err = f.ListChecks(ru.ctx, pr.HeadSHA); err != nil {
 			return fmt.Errorf("checks of PR #%d: %w", n, err)
 		}
-		read.Checks = []engine.CheckRead{}
-		for _, c := range cs {
-			read.Checks = append(read.Checks, engine.CheckRead{ID: c.ID, Name: c.Name, Status: c.Status, Conclusion: c.Conclusion})
-		}
 	}
-	return ru.applyRead(read)
+	return ru.applyRead(prcheck.Read(pr, facts, rs, cs, ev == "checks"))
 }
 
 // maxPermRounds bounds how often one event goes back to the engine with
@@ -185,50 +177,27 @@ func (ru *run) applyRead(read engine.PullRead) error {
 	}
 }
 
-// pullFacts gathers what the trusted-PR rule needs about a linked PR (the
-// engine decides): its author's permission, whether its head is a fork,
-// whether its description still links this issue, and its approving
-// reviews with their reviewers' permissions.
+// pullFacts gathers what the trusted-PR rule needs about a linked PR
+// (prcheck.Facts), with this pass's permission lookups.
 func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *engine.PullFacts {
-	f := ru.pullHead(pr)
-	ap := ru.permission(pr.Author.Login)
-	f.AuthorPerm, f.AuthorPermErr = ap.p, ap.err != nil
-	for _, rv := range reviews {
-		if rv.State != "APPROVED" {
-			continue
-		}
-		p := ru.permission(rv.Reviewer.Login)
-		f.Approvals = append(f.Approvals, engine.PullApproval{ID: rv.ID, Reviewer: rv.Reviewer.Login, Perm: p.p, PermErr: p.err != nil, CommitSHA: rv.CommitSHA})
-	}
-	return f
+	return prcheck.Facts(pr, reviews, ru.r.o.Forge.Repo(), ru.number, ru.perm)
 }
 
-// pullHead is what a review needs to know about its PR: the current head,
-// whether it is a fork's, and whether the description still links this
-// issue (no permission lookups).
+// pullHead is what a review needs to know about its PR (prcheck.Head).
 func (ru *run) pullHead(pr forge.Pull) *engine.PullFacts {
-	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: !strings.EqualFold(pr.HeadRepo, ru.r.o.Forge.Repo()),
-		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), ru.number), Body: pr.Body}
+	return prcheck.Head(pr, ru.r.o.Forge.Repo(), ru.number)
 }
 
 // pullEdit completes what a pull_request opened or edited delivery shows
-// about who wrote the PR's description (the engine decides whether it
-// vouches for the link): the sender's permission, failing closed, whether
-// the delivered description links this issue, and the description now.
+// about who wrote the PR's description (prcheck.Edit).
 func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
-	p := ru.permission(e.Sender)
-	e.Perm, e.PermErr = p.p, p.err != nil
-	e.Links = slices.Contains(ghevent.LinkedIssues(e.Delivered), ru.number)
-	pr, err := ru.r.o.Forge.GetPull(ru.ctx, n)
-	switch {
-	case errors.Is(err, forge.ErrNotFound):
-		e.Now = ""
-	case err != nil:
-		return nil, fmt.Errorf("read PR #%d to check who linked it: %w", n, err)
-	default:
-		e.Now = pr.Body
-	}
-	return &e, nil
+	return prcheck.Edit(ru.ctx, ru.r.o.Forge, n, ru.number, e, ru.perm)
+}
+
+// perm is permission as a prcheck.Perm.
+func (ru *run) perm(login string) (access.Level, error) {
+	p := ru.permission(login)
+	return p.p, p.err
 }
 
 func (ru *run) currentStep() flow.Step {

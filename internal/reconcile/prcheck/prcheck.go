@@ -1,13 +1,19 @@
-// Package prcheck writes the PR check runs (PRODUCT §14) that reconcile
-// planned from the engine's checkview.DesiredChecks, and answers a merge
-// queue's request for checks. It decides nothing about what a check shows.
+// Package prcheck carries reconcile's side of linked PRs: it gathers the
+// facts the engine's trusted-PR and evidence rules need (head, fork,
+// link, permissions, reviews, checks), writes the PR check runs (PRODUCT
+// §14) that reconcile planned from the engine's checkview.DesiredChecks,
+// and answers a merge queue's request for checks. It decides nothing.
 package prcheck
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -110,4 +116,73 @@ func short(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// Perm looks up a login's permission; an error fails closed (the engine
+// is told the lookup failed).
+type Perm func(login string) (access.Level, error)
+
+// Facts gathers what the trusted-PR rule needs about PR pr linked to issue
+// in repo (the engine decides): its author's permission, whether its head
+// is a fork, whether its description still links the issue, and its
+// approving reviews with their reviewers' permissions.
+func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm Perm) *engine.PullFacts {
+	f := Head(pr, repo, issue)
+	var err error
+	f.AuthorPerm, err = perm(pr.Author.Login)
+	f.AuthorPermErr = err != nil
+	for _, rv := range reviews {
+		if rv.State != "APPROVED" {
+			continue
+		}
+		p, err := perm(rv.Reviewer.Login)
+		f.Approvals = append(f.Approvals, engine.PullApproval{ID: rv.ID, Reviewer: rv.Reviewer.Login, Perm: p, PermErr: err != nil, CommitSHA: rv.CommitSHA})
+	}
+	return f
+}
+
+// Head is what a review needs to know about its PR: the current head,
+// whether it is a fork's, and whether the description still links issue
+// (no permission lookups).
+func Head(pr forge.Pull, repo string, issue int) *engine.PullFacts {
+	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: !strings.EqualFold(pr.HeadRepo, repo),
+		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), issue), Body: pr.Body}
+}
+
+// Read is a PR read as evidence for the engine, with its reviews and, for
+// a checks step (withChecks), its check runs.
+func Read(pr forge.Pull, facts *engine.PullFacts, reviews []forge.Review, checks []forge.Check, withChecks bool) engine.PullRead {
+	read := engine.PullRead{Pull: facts, URL: pr.URL}
+	for _, rv := range reviews {
+		read.Reviews = append(read.Reviews, engine.ReviewRead{ID: rv.ID, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body,
+			URL: rv.URL, CommitSHA: rv.CommitSHA, At: rv.SubmittedAt})
+	}
+	if withChecks {
+		read.Checks = []engine.CheckRead{}
+		for _, c := range checks {
+			read.Checks = append(read.Checks, engine.CheckRead{ID: c.ID, Name: c.Name, Status: c.Status, Conclusion: c.Conclusion})
+		}
+	}
+	return read
+}
+
+// Edit completes what a pull_request opened or edited delivery shows
+// about who wrote PR n's description (the engine decides whether it
+// vouches for the link to issue): the sender's permission, failing closed,
+// whether the delivered description links the issue, and the description
+// now.
+func Edit(ctx context.Context, f forge.Forge, n, issue int, e engine.PullEdit, perm Perm) (*engine.PullEdit, error) {
+	p, err := perm(e.Sender)
+	e.Perm, e.PermErr = p, err != nil
+	e.Links = slices.Contains(ghevent.LinkedIssues(e.Delivered), issue)
+	pr, err := f.GetPull(ctx, n)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		e.Now = ""
+	case err != nil:
+		return nil, fmt.Errorf("read PR #%d to check who linked it: %w", n, err)
+	default:
+		e.Now = pr.Body
+	}
+	return &e, nil
 }
