@@ -22,6 +22,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -111,59 +112,13 @@ func New(o Options) (*Reconciler, error) {
 	return &Reconciler{o: o, cfg: o.Config}, nil
 }
 
-// Trigger says why an issue is reconciled. All fields are optional: an empty
-// trigger is a plain catch-up (sweep).
-type Trigger struct {
-	Start      bool
-	StartActor string
-	Unlabeled  bool
-	Closed     bool
-	Actor      string
-	Sweep      bool
-	// PR is a linked pull request on whose conversation a comment arrived:
-	// its comments are re-read (the payload's copy may be stale or deleted)
-	// and the PR is recorded as linked.
-	PR       int
-	Review   *engine.Review
-	Run      *engine.RunCompleted
-	PRLinked *engine.PRLinked
-	// Click is a button of the PR check (App mode); its sender's
-	// permission is looked up here.
-	Click *engine.Click
-	// AuthorEdit is an issue_comment.edited delivery whose sender is the
-	// comment's author: the proof that the author wrote that text.
-	AuthorEdit *forge.Comment
-	// Comment is the comment an issue_comment.created delivery carries:
-	// when it could act, its author's permission is asked before the
-	// thread is read (prefetch).
-	Comment *forge.Comment
-	// Issue is the issue snapshot from the event payload, when there is one;
-	// it saves a read (labels are only ever added or removed one by one, so
-	// a slightly stale snapshot cannot clobber anyone's label).
-	Issue *forge.Issue
+// Trigger says why an issue is reconciled (route.Trigger); an alias, as
+// the entry points, the transcripts and the tests build it by this name.
+type Trigger = route.Trigger
 
-	// sweep carries the configuration a sweep read once for all its issues.
-	sweep *repofiles.Config
-	// adopt: the sweep found the trigger label on an issue without any
-	// state (its labeled event was lost); start a run.
-	adopt bool
-}
-
-// Outcome reports what one reconcile did.
-type Outcome struct {
-	Issue int    `json:"issue"`
-	Flow  string `json:"flow"`
-	Step  string `json:"step"`
-	// StepBefore is the current step when the pass began ("" when the
-	// issue had no run yet).
-	StepBefore string   `json:"step_before,omitempty"`
-	Status     string   `json:"status"`
-	Decision   string   `json:"decision"`
-	Wrote      bool     `json:"wrote"`
-	Version    int64    `json:"version"`
-	Stop       string   `json:"stop,omitempty"`
-	Notes      []string `json:"notes,omitempty"`
-}
+// Outcome reports what one reconcile did (route.Outcome); an alias for the
+// entry points, the reliability suite and the tests.
+type Outcome = route.Outcome
 
 // ErrConflict means the state comment changed between read and write.
 var ErrConflict = errors.New("state comment changed during the run")
@@ -289,7 +244,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if err := ru.prefetch(t); err != nil {
 		return Outcome{Issue: number}, err
 	}
-	ld, err := r.loader().Load(ctx, number, t.Issue, t.Start || t.adopt)
+	ld, err := r.loader().Load(ctx, number, t.Issue, t.Start || t.Adopt)
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
@@ -298,7 +253,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if ld.State != nil {
 		ru.before = ld.State.Slug
 	}
-	cfg, err := ru.config(t.Start || t.Sweep, t.sweep)
+	cfg, err := ru.config(t.Start || t.Sweep, t.SweepConfig)
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
@@ -404,7 +359,7 @@ func (ru *run) startIfAsked(t Trigger) error {
 	ld := ru.loaded
 	// The sweep decided from a listing; the issue as read now has the last
 	// word (its label may have come back or gone since).
-	adopt := t.adopt && ru.st == nil && !ld.Lost && ld.Tampered == "" && ru.r.hasTrigger(ld.Issue.Labels)
+	adopt := t.Adopt && ru.st == nil && !ld.Lost && ld.Tampered == "" && ru.r.hasTrigger(ld.Issue.Labels)
 	if !adopt && !(t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone)) {
 		return nil
 	}

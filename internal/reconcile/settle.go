@@ -14,6 +14,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -142,8 +143,8 @@ func (ru *run) checkPR(n int) error {
 }
 
 // maxPermRounds bounds how often one event goes back to the engine with
-// the permissions it asked for (once is enough: it asks for all at once).
-const maxPermRounds = 2
+// the permissions it asked for (the router's bound).
+const maxPermRounds = route.MaxPermRounds
 
 // applyRead gives a PR read to the engine and answers the permission
 // lookups it asks for before anything else is applied.
