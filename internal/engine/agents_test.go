@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -23,18 +24,18 @@ func TestAgentReportsNeedPermissionUnlessABotWithNoRole(t *testing.T) {
 		ledger string
 		slug   string
 	}{
-		{name: "app bot the API gives no role", author: "claude[bot]", bot: true, perm: access.None, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "app bot whose permission was not looked up", author: "claude[bot]", bot: true, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "app bot with write", author: "claude[bot]", bot: true, perm: access.Write, body: "/autopilot done", ledger: OutApplied, slug: "research"},
-		{name: "app bot with read (a public repository)", author: "claude[bot]", bot: true, perm: access.Read, body: "/autopilot done", ledger: OutApplied, slug: "research"},
+		{name: "app bot the API gives no role", author: "claude[bot]", bot: true, perm: access.None, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
+		{name: "app bot whose permission was not looked up", author: "claude[bot]", bot: true, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
+		{name: "app bot with write", author: "claude[bot]", bot: true, perm: access.Write, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
+		{name: "app bot with read (a public repository)", author: "claude[bot]", bot: true, perm: access.Read, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
 		{name: "bot given triage", author: "claude[bot]", bot: true, perm: access.Triage, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "machine user with read", author: "devin-ai", perm: access.Read, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
-		{name: "machine user with write", author: "devin-ai", perm: access.Write, body: "/autopilot done", ledger: OutApplied, slug: "research"},
+		{name: "machine user with write", author: "devin-ai", perm: access.Write, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
 		{name: "machine user without a role", author: "devin-ai", perm: access.None, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "machine user with triage", author: "devin-ai", perm: access.Triage, body: "/autopilot fail flaky", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "failed lookup defers", author: "claude[bot]", bot: true, permErr: true, body: "/autopilot done", ledger: "", slug: "problem"},
-		{name: "agents only report", author: "claude[bot]", bot: true, perm: access.Admin, body: "/autopilot skip not needed", ledger: OutNotCommand, slug: "problem"},
-		{name: "an unlisted bot never acts", author: "helper[bot]", bot: true, perm: access.Admin, body: "/autopilot done", ledger: OutNotCommand, slug: "problem"},
+		{name: "agents only report", author: "claude[bot]", bot: true, perm: access.Admin, body: "/autopilot skip not needed", ledger: outbox.OutNotCommand, slug: "problem"},
+		{name: "an unlisted bot never acts", author: "helper[bot]", bot: true, perm: access.Admin, body: "/autopilot done", ledger: outbox.OutNotCommand, slug: "problem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestAgentReportsNeedPermissionUnlessABotWithNoRole(t *testing.T) {
 			want(t, "step", res.State.Slug, tc.slug)
 			switch tc.ledger {
 			case "rejected:unauthorized":
-				wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+				wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{outbox.ReactConfuse})
 				want(t, "one explanation", repliesTo(res.Effects, c.ID), 1)
 			case "":
 				want(t, "deferred: nothing written", res.Changed, false)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -28,7 +29,7 @@ func TestLetterOutsideTheOptionsIsNotApplied(t *testing.T) {
 	c := h.comment("maria", access.Write, "C")
 	res := h.apply(c)
 	want(t, "ledger", ledgerOf(res.State, c.ID), "rejected:invalid-option")
-	wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+	wantDeep(t, "reactions", reactions(res.Effects, c.ID), []string{outbox.ReactConfuse})
 	want(t, "gate kept", res.State.Gate.ID, gate)
 	want(t, "no decision", len(res.State.Decisions), 0)
 	if !hasBody(res.Effects, "`C` is not one of the options; did you mean one of A, B?") {
@@ -37,7 +38,7 @@ func TestLetterOutsideTheOptionsIsNotApplied(t *testing.T) {
 	// The same user's next invalid letter: 😕 but no second reply.
 	c2 := h.comment("maria", access.Write, "D")
 	res = h.apply(c2)
-	wantDeep(t, "reactions", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	wantDeep(t, "reactions", reactions(res.Effects, c2.ID), []string{outbox.ReactConfuse})
 	want(t, "replies", repliesTo(res.Effects, c2.ID), 0)
 }
 
@@ -49,7 +50,7 @@ func TestAnswerWrittenBeforeTheGateOpenedIsStale(t *testing.T) {
 	h.done("tasks")
 	res := h.apply(early)
 	want(t, "ledger", ledgerOf(res.State, early.ID), "rejected:stale")
-	wantDeep(t, "reactions", reactions(res.Effects, early.ID), []string{reactConfuse})
+	wantDeep(t, "reactions", reactions(res.Effects, early.ID), []string{outbox.ReactConfuse})
 	if !hasBody(res.Effects, "written before the current question was asked") {
 		t.Errorf("reply = %q", bodies(res.Effects))
 	}
@@ -64,7 +65,7 @@ func TestGatePostedAtEarlierThanOpenedAtCounts(t *testing.T) {
 	c.At = h.st.Gate.OpenedAt.Add(-30 * time.Second)
 	c.GatePostedAt = h.st.Gate.OpenedAt.Add(-time.Minute)
 	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "ledger", ledgerOf(res.State, c.ID), outbox.OutApplied)
 	want(t, "decision", res.Decision, "A")
 }
 
@@ -75,11 +76,11 @@ func TestFirstValidAnswerWinsSecondGetsOneAlreadyDecided(t *testing.T) {
 	c3 := h.comment("bob", access.Write, "B")
 	res := h.apply(c1)
 	want(t, "winner", res.Decision, "A")
-	wantDeep(t, "winner reaction", reactions(res.Effects, c1.ID), []string{reactUp})
+	wantDeep(t, "winner reaction", reactions(res.Effects, c1.ID), []string{outbox.ReactUp})
 	res = h.apply(c2)
 	want(t, "loser ledger", ledgerOf(res.State, c2.ID), "rejected:already-decided")
 	want(t, "no decision", res.Decision, "")
-	wantDeep(t, "loser reaction", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	wantDeep(t, "loser reaction", reactions(res.Effects, c2.ID), []string{outbox.ReactConfuse})
 	want(t, "loser reply", repliesTo(res.Effects, c2.ID), 1)
 	if !hasBody(res.Effects, "already decided by @\u200bmaria: A") {
 		t.Errorf("reply = %q", bodies(res.Effects))
@@ -95,7 +96,7 @@ func TestNonCollaboratorsAreRefusedWithOneReplyPerGate(t *testing.T) {
 	c1 := h.comment("drive-by", access.Read, "A")
 	res := h.apply(c1)
 	want(t, "ledger", ledgerOf(res.State, c1.ID), "rejected:unauthorized")
-	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{reactConfuse})
+	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{outbox.ReactConfuse})
 	want(t, "reply", repliesTo(res.Effects, c1.ID), 1)
 	if !hasBody(res.Effects, "only people with at least **write** permission") {
 		t.Errorf("reply = %q", bodies(res.Effects))
@@ -103,7 +104,7 @@ func TestNonCollaboratorsAreRefusedWithOneReplyPerGate(t *testing.T) {
 	want(t, "gate open", res.State.Gate != nil, true)
 	c2 := h.comment("Drive-By", access.Read, "A please, I need this feature")
 	res = h.apply(c2)
-	wantDeep(t, "second: 😕 only", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	wantDeep(t, "second: 😕 only", reactions(res.Effects, c2.ID), []string{outbox.ReactConfuse})
 	want(t, "second: no reply", repliesTo(res.Effects, c2.ID), 0)
 	// Commands are refused the same way.
 	c3 := h.comment("triager", access.Triage, "/autopilot stop")
@@ -123,7 +124,7 @@ func TestPermissionLookupFailureDefersTheComment(t *testing.T) {
 	// Retried later with the permission known, it applies.
 	c.PermErr, c.Perm = false, access.Admin
 	res = h.apply(c)
-	want(t, "applied later", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "applied later", ledgerOf(res.State, c.ID), outbox.OutApplied)
 }
 
 func TestBotsNeverCountAgentsOnlyReport(t *testing.T) {
@@ -131,20 +132,20 @@ func TestBotsNeverCountAgentsOnlyReport(t *testing.T) {
 	bot := h.comment("dependabot[bot]", "", "A")
 	bot.Bot = true
 	res := h.apply(bot)
-	want(t, "bot", ledgerOf(res.State, bot.ID), OutNotCommand)
+	want(t, "bot", ledgerOf(res.State, bot.ID), outbox.OutNotCommand)
 	want(t, "gate open", res.State.Gate != nil, true)
 
 	agent := h.comment("claude", "", "A")
 	agent.Bot, agent.Agent = true, true
 	res = h.apply(agent)
-	want(t, "agent answering a gate", ledgerOf(res.State, agent.ID), OutNotCommand)
+	want(t, "agent answering a gate", ledgerOf(res.State, agent.ID), outbox.OutNotCommand)
 	want(t, "gate still open", res.State.Gate != nil, true)
 
 	h.say("maria", "A")
 	for _, tc := range []struct{ body, want string }{
-		{"/autopilot stop", OutNotCommand},
-		{"/autopilot progress 1 batch-loop batch 1 of 2", OutApplied},
-		{"/autopilot done implemented", OutApplied},
+		{"/autopilot stop", outbox.OutNotCommand},
+		{"/autopilot progress 1 batch-loop batch 1 of 2", outbox.OutApplied},
+		{"/autopilot done implemented", outbox.OutApplied},
 	} {
 		c := h.comment("claude", "", tc.body)
 		c.Bot, c.Agent = true, true
@@ -159,7 +160,7 @@ func TestQuotedAndFencedLettersAreNotCommands(t *testing.T) {
 	for _, body := range []string{"> A\n\nI agree with the above", "```\nA\n```", "Thanks, looks good", ""} {
 		c := h.comment("maria", access.Write, body)
 		res := h.apply(c)
-		want(t, body, ledgerOf(res.State, c.ID), OutNotCommand)
+		want(t, body, ledgerOf(res.State, c.ID), outbox.OutNotCommand)
 		want(t, body+": no effects", nEffects(res), 0)
 		want(t, body+": gate open", res.State.Gate != nil, true)
 	}
@@ -181,7 +182,7 @@ func TestChoiceWithoutOpenGate(t *testing.T) {
 	old.At = h.st.UpdatedAt.Add(-time.Second)
 	res = h.apply(old)
 	want(t, "rejected", ledgerOf(res.State, old.ID), "rejected:no-open-gate")
-	wantDeep(t, "reactions", reactions(res.Effects, old.ID), []string{reactConfuse})
+	wantDeep(t, "reactions", reactions(res.Effects, old.ID), []string{outbox.ReactConfuse})
 }
 
 func TestCommentsOlderThanTheRunAreHistory(t *testing.T) {
@@ -190,7 +191,7 @@ func TestCommentsOlderThanTheRunAreHistory(t *testing.T) {
 	c := h.comment("maria", access.Write, "/autopilot stop")
 	c.At = h.st.StartedAt.Add(-time.Hour)
 	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), OutNotCommand)
+	want(t, "ledger", ledgerOf(res.State, c.ID), outbox.OutNotCommand)
 	want(t, "run", res.State.Run, state.RunInProgress)
 }
 
@@ -200,7 +201,7 @@ func TestEveryCommentIsLedgeredExactlyOnce(t *testing.T) {
 			h := atBoundary(t, "")
 			c := h.comment("maria", access.Write, body)
 			first := h.apply(c)
-			if !Handled(first.State, c.ID) {
+			if !outbox.Handled(first.State, c.ID) {
 				t.Fatalf("not ledgered")
 			}
 			n := 0
@@ -312,6 +313,6 @@ func TestCommentUsesTheReplyParsedByTheCaller(t *testing.T) {
 	done := Parse("/autopilot done problem written")
 	c.Reply = &done
 	res := h.apply(c)
-	want(t, "classified by the given parse", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "classified by the given parse", ledgerOf(res.State, c.ID), outbox.OutApplied)
 	want(t, "step done", res.State.Slug, "research")
 }

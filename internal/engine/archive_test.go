@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -30,7 +31,7 @@ func words(rnd *rand.Rand, n int) string {
 // descriptions (reliability case 29).
 func atTaskLimit(t *testing.T, rnd *rand.Rand) *harness {
 	h := atBoundary(t, "")
-	s := clone(h.st)
+	s := outbox.Clone(h.st)
 	s.Tasks = nil
 	for i := 1; i <= 141; i++ {
 		s.Tasks = append(s.Tasks, state.Task{ID: fmt.Sprintf("%02d", i), Kind: state.KindTask,
@@ -44,7 +45,7 @@ func atTaskLimit(t *testing.T, rnd *rand.Rand) *harness {
 // openGate opens a gate of realistic size (a 250-character question,
 // options of 200) on the run, as a review loop does for every round.
 func openGate(h *harness, rnd *rand.Rand, i int) {
-	s := clone(h.st)
+	s := outbox.Clone(h.st)
 	s.Gate = &state.Gate{ID: fmt.Sprintf("review-round-%d", i), Kind: "review",
 		Title: "DECISION REQUIRED: " + words(rnd, 250),
 		Options: []state.Option{{Letter: "A", Text: words(rnd, 200), Action: state.ActStay},
@@ -63,7 +64,7 @@ func openGate(h *harness, rnd *rand.Rand, i int) {
 func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(15, 6))
 	h := atTaskLimit(t, rnd)
-	seen := Seen{Markers: map[string]bool{}, Links: map[string]string{}}
+	seen := outbox.Seen{Markers: map[string]bool{}, Links: map[string]string{}}
 	posted := map[string]int{}
 	var gateTimes []int64
 	largest, crashed, before := 0, false, len(h.st.Decisions)
@@ -73,7 +74,7 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 		openGate(h, rnd, i)
 		gateTimes = append(gateTimes, h.now().Unix())
 		res := h.apply(h.comment("maria", access.Write, "A — "+words(rnd, 150)))
-		r := Settle(res.State, res.Effects, seen, res.Changed, true)
+		r := outbox.Settle(res.State, res.Effects, seen, res.Changed, true)
 		if !r.Write {
 			t.Fatalf("answer %d: no state write", i)
 		}
@@ -107,8 +108,8 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 	if got := s.DecisionsArchived + len(s.Decisions); got != answers+before {
 		t.Fatalf("%d decisions kept or archived, want %d", got, answers+before)
 	}
-	if s.DecisionsArchived < answers-archiveAbove {
-		t.Errorf("%d decisions archived, want at least %d", s.DecisionsArchived, answers-archiveAbove)
+	if s.DecisionsArchived < answers-outbox.ArchiveAbove {
+		t.Errorf("%d decisions archived, want at least %d", s.DecisionsArchived, answers-outbox.ArchiveAbove)
 	}
 	next := 1
 	for m, n := range posted {
@@ -153,7 +154,7 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 // archive; one to a gate before any decision is stale, as before.
 func TestLateAnswerBeforeTheListedArchives(t *testing.T) {
 	h := atBoundary(t, "")
-	s := clone(h.st)
+	s := outbox.Clone(h.st)
 	s.Decisions = nil
 	s.DecisionsArchived = 60
 	s.Archives = []state.DecisionArchive{{From: 41, To: 60, URL: "https://github.com/acme/widgets/issues/12#issuecomment-77", Opened: s.StartedAt.Add(2 * time.Minute)}}
@@ -165,7 +166,7 @@ func TestLateAnswerBeforeTheListedArchives(t *testing.T) {
 	if !hasBody(res.Effects, "in an older archive of decisions") {
 		t.Errorf("reply: %q", bodies(res.Effects))
 	}
-	s = clone(h.st)
+	s = outbox.Clone(h.st)
 	s.Archives[0].From, s.DecisionsArchived = 1, 60
 	h.st = s
 	late = h.comment("bob", access.Write, "B")

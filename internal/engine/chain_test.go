@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -32,7 +33,7 @@ func TestDoneAutoChainsToTheOnlyNextStep(t *testing.T) {
 	want(t, "row cycle", row.Cycle, 1)
 	want(t, "row time", row.At, h.now())
 	want(t, "iterations", s.Limits.Iterations, 1)
-	if got := reactions(res.Effects, h.nextID); len(got) != 1 || got[0] != reactUp {
+	if got := reactions(res.Effects, h.nextID); len(got) != 1 || got[0] != outbox.ReactUp {
 		t.Errorf("reactions on the done comment = %v, want [+1]", got)
 	}
 	if !hasBody(res.Effects, "▶️ **Step 2 — Research**") {
@@ -172,7 +173,7 @@ func TestGreenfieldFinishesAfterDeploy(t *testing.T) {
 	for _, p := range s.Steps {
 		want(t, p.Slug, p.Status, state.Completed)
 	}
-	wantDeep(t, "labels", Labels(s), []string{"autopilot/step:done", "autopilot/status:done", "autopilot/flow:greenfield"})
+	wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:done", "autopilot/status:done", "autopilot/flow:greenfield"})
 	// A finished run refuses executor reports and stays finished on Start.
 	c := h.comment("maria", "write", "/autopilot done again")
 	res = h.apply(c)

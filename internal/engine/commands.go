@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -143,14 +144,14 @@ func DeclaresTasks(r reply.Result) bool {
 // command applies an /autopilot command from an authorised author.
 func (m *machine) command(c Comment, r reply.Result) {
 	accept := func() {
-		m.ledger(c.ID, OutApplied)
+		m.ledger(c.ID, outbox.OutApplied)
 		m.changed = true
-		m.react(c.ID, reactUp)
+		m.react(c.ID, outbox.ReactUp)
 	}
 	refuse := func(why, text string) {
 		m.ledger(c.ID, "rejected:"+why)
 		m.changed = true
-		m.react(c.ID, reactConfuse)
+		m.react(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, why, text)
 	}
 	cmd, ok := lookupCommand(r.Cmd)
@@ -166,14 +167,14 @@ func (m *machine) chooseCommand(c Comment, r reply.Result, _ func(), _ func(stri
 }
 
 func (m *machine) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
-	m.ledger(c.ID, OutApplied)
-	m.react(c.ID, reactUp)
+	m.ledger(c.ID, outbox.OutApplied)
+	m.react(c.ID, outbox.ReactUp)
 	m.replyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+m.banner()+"\n```")
 }
 
 func (m *machine) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
-	m.ledger(c.ID, OutApplied)
-	m.react(c.ID, reactUp)
+	m.ledger(c.ID, outbox.OutApplied)
+	m.react(c.ID, outbox.ReactUp)
 	m.replyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
 }
 
@@ -237,6 +238,6 @@ func (m *machine) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return
 	}
-	m.ledger(c.ID, OutApplied)
+	m.ledger(c.ID, outbox.OutApplied)
 	m.answer(c, "A", "via /autopilot retry")
 }

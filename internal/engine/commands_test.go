@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -17,11 +18,11 @@ func TestSkipNeedsReasonWhereTheStepSaysSo(t *testing.T) {
 		want string // ledger outcome
 	}{
 		{name: "security-audit without reason", flow: "greenfield", slug: "security-audit", body: "/autopilot skip", want: "rejected:reason-required"},
-		{name: "security-audit with reason", flow: "greenfield", slug: "security-audit", body: "/autopilot skip internal tool, audited last week", want: OutApplied},
+		{name: "security-audit with reason", flow: "greenfield", slug: "security-audit", body: "/autopilot skip internal tool, audited last week", want: outbox.OutApplied},
 		{name: "qa without reason", flow: "review-loop", slug: "qa", body: "/autopilot skip", want: "rejected:reason-required"},
-		{name: "qa with reason", flow: "review-loop", slug: "qa", body: "/autopilot skip docs-only change", want: OutApplied},
+		{name: "qa with reason", flow: "review-loop", slug: "qa", body: "/autopilot skip docs-only change", want: outbox.OutApplied},
 		{name: "interview without reason", flow: "review-loop", slug: "interview", body: "/autopilot skip", want: "rejected:reason-required"},
-		{name: "research without reason", flow: "greenfield", slug: "research", body: "/autopilot skip", want: OutApplied},
+		{name: "research without reason", flow: "greenfield", slug: "research", body: "/autopilot skip", want: outbox.OutApplied},
 		{name: "code-review never", flow: "review-loop", slug: "code-review", body: "/autopilot skip trust me", want: "rejected:not-skippable"},
 		{name: "plan consensus never", flow: "review-loop", slug: "plan", body: "/autopilot skip trust me", want: "rejected:not-skippable"},
 	}
@@ -29,7 +30,7 @@ func TestSkipNeedsReasonWhereTheStepSaysSo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, jiraOff)
 			reviewLoopTo(t, h, tc.flow, tc.slug)
-			if tc.want != OutApplied {
+			if tc.want != outbox.OutApplied {
 				res := h.refused("maria", tc.body, tc.want)
 				want(t, "no gate", res.State.Gate == nil, true)
 				if tc.want == "rejected:reason-required" && !hasBody(res.Effects, "needs a reason") {
@@ -197,7 +198,7 @@ func TestStopAndResume(t *testing.T) {
 			if !hasBody(res.Effects, "Autopilot stopped", "`user-abort`", tc.detail, "Resume with `/autopilot resume`") {
 				t.Errorf("stop notice = %q", bodies(res.Effects))
 			}
-			wantDeep(t, "labels", Labels(s), []string{"autopilot/step:problem", "autopilot/status:stopped", "autopilot/flow:greenfield"})
+			wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:problem", "autopilot/status:stopped", "autopilot/flow:greenfield"})
 			// Executor reports are refused while stopped.
 			c := h.comment("devin", access.Write, "/autopilot done")
 			want(t, "done while stopped", ledgerOf(h.apply(c).State, c.ID), "rejected:no-step-running")
@@ -258,8 +259,8 @@ func TestProgressSetsStructuredSubStep(t *testing.T) {
 		want    string // ledger outcome of the last
 		wantSub state.SubStep
 	}{
-		{name: "phase name detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3"}, want: OutApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 1 of 3"}},
-		{name: "same phase updates detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3", "/autopilot progress 2 batch-loop batch 2 of 3"}, want: OutApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 2 of 3"}},
+		{name: "phase name detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3"}, want: outbox.OutApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 1 of 3"}},
+		{name: "same phase updates detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3", "/autopilot progress 2 batch-loop batch 2 of 3"}, want: outbox.OutApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 2 of 3"}},
 		{name: "lower phase refused", bodies: []string{"/autopilot progress 3 review", "/autopilot progress 2 batch-loop"}, want: "rejected:phase-backwards", wantSub: state.SubStep{Phase: 3, Name: "review"}},
 		{name: "awaiting-invocation reserved for phase 0", bodies: []string{"/autopilot progress 1 awaiting-invocation"}, want: "rejected:reserved-name", wantSub: state.SubStep{Phase: 0, Name: state.AwaitingInvocation}},
 		{name: "phase 0 only for awaiting-invocation", bodies: []string{"/autopilot progress 0 warming-up"}, want: "rejected:reserved-name", wantSub: state.SubStep{Phase: 0, Name: state.AwaitingInvocation}},
@@ -276,7 +277,7 @@ func TestProgressSetsStructuredSubStep(t *testing.T) {
 			}
 			want(t, "ledger", ledgerOf(res.State, c.ID), tc.want)
 			want(t, "sub_step", res.State.SubStep, tc.wantSub)
-			if tc.want == OutApplied {
+			if tc.want == outbox.OutApplied {
 				want(t, "banner note", res.State.Steps[0].Note, tc.wantSub.Detail)
 			}
 		})
@@ -301,7 +302,7 @@ func TestStatusAndHelpAnswerWithoutChangingTheRun(t *testing.T) {
 	} {
 		c := h.comment("bob", access.Write, tc.body)
 		res := h.apply(c)
-		want(t, tc.body+" ledger", ledgerOf(res.State, c.ID), OutApplied)
+		want(t, tc.body+" ledger", ledgerOf(res.State, c.ID), outbox.OutApplied)
 		want(t, tc.body+" changed", res.Changed, false)
 		if b := bodies(res.Effects); len(b) != 1 {
 			t.Errorf("%s: replies %q, want one", tc.body, b)
@@ -327,10 +328,10 @@ func TestAttemptsGetOneHint(t *testing.T) {
 	if !hasBody(res.Effects, "did you mean `A`?") {
 		t.Errorf("no hint: %q", bodies(res.Effects))
 	}
-	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{reactConfuse})
+	wantDeep(t, "reactions", reactions(res.Effects, c1.ID), []string{outbox.ReactConfuse})
 	c2 := h.comment("bob", access.Write, "Option A")
 	res = h.apply(c2)
-	wantDeep(t, "second attempt reactions", reactions(res.Effects, c2.ID), []string{reactConfuse})
+	wantDeep(t, "second attempt reactions", reactions(res.Effects, c2.ID), []string{outbox.ReactConfuse})
 	want(t, "second attempt: no second reply", repliesTo(res.Effects, c2.ID), 0)
 	want(t, "gate still open", res.State.Gate != nil, true)
 }

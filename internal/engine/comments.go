@@ -5,33 +5,15 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
-// Ledger outcomes.
-const (
-	OutApplied    = "applied"
-	OutNotCommand = "not-a-command"
-)
-
-// Handled reports whether the comment id is already in the ledger.
-func Handled(s *state.State, id int64) bool {
-	if id <= s.LedgerFloor {
-		return true // folded: classified long ago (State.LedgerFloor)
-	}
-	for _, e := range s.Ledger {
-		if e.CommentID == id {
-			return true
-		}
-	}
-	return false
-}
-
 func (m *machine) ledger(id int64, outcome string) {
-	if Handled(m.s, id) {
+	if outbox.Handled(m.s, id) {
 		return
 	}
 	m.s.Ledger = append(m.s.Ledger, state.LedgerEntry{CommentID: id, Outcome: outcome})
@@ -42,7 +24,7 @@ func (m *machine) ledger(id int64, outcome string) {
 func (m *machine) agentComment(c Comment, r reply.Result) {
 	switch {
 	case !agentMay(r):
-		m.ledger(c.ID, OutNotCommand)
+		m.ledger(c.ID, outbox.OutNotCommand)
 	case c.PermErr:
 		// fail closed: not classified, retried on the next reconcile
 	case !agentPermitted(c, m.set.AnswerPermission):
@@ -56,11 +38,11 @@ func (m *machine) agentComment(c Comment, r reply.Result) {
 
 // comment classifies one comment exactly once and applies it.
 func (m *machine) comment(c Comment) error {
-	if Handled(m.s, c.ID) {
+	if outbox.Handled(m.s, c.ID) {
 		return nil // already classified: duplicates and re-runs are no-ops
 	}
 	if before(c.At, m.s.StartedAt) {
-		m.ledger(c.ID, OutNotCommand) // older than the run: history, not input
+		m.ledger(c.ID, outbox.OutNotCommand) // older than the run: history, not input
 		return nil
 	}
 	r := c.parsed()
@@ -68,11 +50,11 @@ func (m *machine) comment(c Comment) error {
 		c.Perm = m.set.AnswerPermission // permitted when it was answered (NeedsPerm)
 	}
 	if !r.Acts() {
-		m.ledger(c.ID, OutNotCommand)
+		m.ledger(c.ID, outbox.OutNotCommand)
 		return nil
 	}
 	if c.Bot && !c.Agent {
-		m.ledger(c.ID, OutNotCommand) // bots never count
+		m.ledger(c.ID, outbox.OutNotCommand) // bots never count
 		return nil
 	}
 	if c.Agent {
@@ -93,7 +75,7 @@ func (m *machine) comment(c Comment) error {
 	if r.Attempt {
 		m.ledger(c.ID, "rejected:not-canonical")
 		m.changed = true
-		m.react(c.ID, reactConfuse) // refused: 😕, like every refused comment (PRODUCT §7)
+		m.react(c.ID, outbox.ReactConfuse) // refused: 😕, like every refused comment (PRODUCT §7)
 		m.replyOnce(c, "attempt", r.Hint)
 		return nil
 	}
@@ -122,7 +104,7 @@ func agentPermitted(c Comment, min access.Level) bool {
 func (m *machine) refuseUnauthorized(c Comment) {
 	m.ledger(c.ID, "rejected:unauthorized")
 	m.changed = true
-	m.react(c.ID, reactConfuse)
+	m.react(c.ID, outbox.ReactConfuse)
 	key := "unauth:" + strings.ToLower(c.Author) + ":" + m.gateKey()
 	if m.owed(key) {
 		m.replyTo(c.ID, fmt.Sprintf("@\u200b%s, thanks — only people with at least **%s** permission on this repository can answer autopilot's questions or run its commands, so this comment was not applied.",
@@ -137,7 +119,7 @@ func (m *machine) refuseUnauthorized(c Comment) {
 func (m *machine) refuseEdited(c Comment) {
 	m.ledger(c.ID, "rejected:edited")
 	m.changed = true
-	m.react(c.ID, reactConfuse)
+	m.react(c.ID, outbox.ReactConfuse)
 	m.replyTo(c.ID, fmt.Sprintf("@\u200b%s: this comment was edited before autopilot processed it, and autopilot cannot confirm that you wrote its current text, so it was not applied. Please post your answer or command as a new comment.",
 		textsafe.Escape(c.Author)))
 }
@@ -181,7 +163,7 @@ func (m *machine) choice(c Comment, letter, reason string) {
 		}
 		m.ledger(c.ID, "rejected:no-open-gate")
 		m.changed = true
-		m.react(c.ID, reactConfuse)
+		m.react(c.ID, outbox.ReactConfuse)
 		return
 	}
 	opened := g.OpenedAt
@@ -193,18 +175,18 @@ func (m *machine) choice(c Comment, letter, reason string) {
 			return
 		}
 		m.ledger(c.ID, "rejected:stale")
-		m.react(c.ID, reactConfuse)
+		m.react(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, "stale", "this answer was written before the current question was asked, so it was not applied. Please answer the open question below it.")
 		return
 	}
 	if _, ok := g.Option(letter); !ok {
 		m.ledger(c.ID, "rejected:invalid-option")
 		m.changed = true
-		m.react(c.ID, reactConfuse)
+		m.react(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, "invalid", fmt.Sprintf("`%s` is not one of the options; did you mean one of %s?", letter, strings.Join(strings.Split(g.Letters(), ""), ", ")))
 		return
 	}
-	m.ledger(c.ID, OutApplied)
+	m.ledger(c.ID, outbox.OutApplied)
 	m.answer(c, letter, reason)
 }
 
@@ -297,7 +279,7 @@ func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse f
 	}
 	if r.Cmd == "jira retry" {
 		if m.s.Gate != nil && m.s.Gate.Kind == "jira-auth" {
-			m.ledger(c.ID, OutApplied)
+			m.ledger(c.ID, outbox.OutApplied)
 			m.answer(c, "A", "via /autopilot jira retry")
 			return
 		}
@@ -331,3 +313,7 @@ func (m *machine) hasCreatedTasks() bool {
 	}
 	return false
 }
+
+// Handled reports whether the comment id is already in the ledger
+// (outbox.Handled); kept here for its many callers outside the engine.
+func Handled(s *state.State, id int64) bool { return outbox.Handled(s, id) }

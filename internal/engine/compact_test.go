@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -27,7 +28,7 @@ func TestFoldsKeepTheStateInOneComment(t *testing.T) {
 		}
 		s.Ledger = append(s.Ledger, state.LedgerEntry{CommentID: id, Outcome: o})
 	}
-	s = Compact(s, []int64{250})
+	s = outbox.Compact(s, []int64{250})
 	if len(s.Completed) != 50 || s.CompletedFolded != 20 || s.Completed[0].Outcome != "20" {
 		t.Errorf("completed: %d rows from %q, %d folded; want the newest 50 and 20 folded", len(s.Completed), s.Completed[0].Outcome, s.CompletedFolded)
 	}

@@ -37,12 +37,12 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -274,11 +274,6 @@ func (JiraSynced) eventName() string   { return "jira-synced" }
 func (Tick) eventName() string         { return "tick" }
 func (PRLinked) eventName() string     { return "pr-linked" }
 
-const (
-	reactUp      = "+1"
-	reactConfuse = "confused"
-)
-
 // QueryKind says what the engine needs answered before it can go on.
 type QueryKind int
 
@@ -382,7 +377,7 @@ type machine struct {
 func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error) {
 	m := &machine{set: set, now: now.UTC()}
 	if s != nil {
-		m.s = clone(s)
+		m.s = outbox.Clone(s)
 		if m.s.Flow != "" {
 			f, ok := set.Config.All[m.s.Flow]
 			if !ok {
@@ -505,15 +500,3 @@ func (m *machine) execStart() time.Time { return m.now.Truncate(time.Second) }
 // before reports whether a (a GitHub timestamp, whole seconds) is before b
 // (the engine's clock), comparing at GitHub's one-second resolution.
 func before(a, b time.Time) bool { return a.Before(b.Truncate(time.Second)) }
-
-func clone(s *state.State) *state.State {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic("engine: state does not marshal: " + err.Error()) // all fields are plain data
-	}
-	var c state.State
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic("engine: state does not unmarshal: " + err.Error())
-	}
-	return &c
-}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/choose"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -141,7 +142,7 @@ func (m *machine) answer(c Comment, letter, reason string) {
 		Link: c.URL, CommentID: c.ID, Reason: prose.OneLine(strings.TrimLeft(reason, "—–-:). \t"), 200), GateOpenedAt: g.OpenedAt,
 	})
 	m.changed = true
-	m.react(c.ID, reactUp)
+	m.react(c.ID, outbox.ReactUp)
 	m.s.Run = state.RunInProgress
 	m.announced = g.Next
 	m.doAction(g, opt.Action, c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -301,7 +302,7 @@ func (h *harness) refused(author, body, outcome string) Result {
 	c := h.comment(author, access.Write, body)
 	res := h.apply(c)
 	want(h.t, body+": ledger", ledgerOf(res.State, c.ID), outcome)
-	wantDeep(h.t, body+": reactions", reactions(res.Effects, c.ID), []string{reactConfuse})
+	wantDeep(h.t, body+": reactions", reactions(res.Effects, c.ID), []string{outbox.ReactConfuse})
 	want(h.t, body+": replies", repliesTo(res.Effects, c.ID), 1)
 	return res
 }

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -104,7 +104,7 @@ func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan 
 	case explicit:
 	case !enabled, s.JiraNote == PausedAuth:
 		return SyncPlan{}
-	case !want && PendingCount(s) == 0 && !sweep:
+	case !want && outbox.PendingCount(s) == 0 && !sweep:
 		return SyncPlan{}
 	}
 	return SyncPlan{Run: true, Retry: why == JiraRetry, Enable: explicit && !enabled}
@@ -116,62 +116,6 @@ func (m *machine) subIssues() bool {
 	return m.s.Tracker == config.TrackerGitHub || (m.set.Config != nil && m.set.Config.Tracker == config.TrackerGitHub)
 }
 
-// PendingCount is the number of tasks waiting for Jira.
-func PendingCount(s *state.State) int {
-	n := 0
-	for _, t := range s.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
-			n++
-		}
-	}
-	return n
-}
-
-// Labels derives the autopilot labels from a state (PRODUCT §5).
-func Labels(s *state.State) []string {
-	if s == nil {
-		return nil
-	}
-	out := []string{}
-	if s.Slug != "" {
-		out = append(out, "autopilot/step:"+s.Slug)
-	}
-	out = append(out, "autopilot/status:"+s.Run)
-	if s.Flow != "" {
-		out = append(out, "autopilot/flow:"+s.Flow)
-	}
-	if PendingCount(s) > 0 {
-		out = append(out, "autopilot/jira:pending")
-	}
-	return out
-}
-
-// Managed reports whether a label is one of autopilot's (Labels derives
-// them); no other label is ever added or removed.
-func Managed(l string) bool {
-	return strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") ||
-		strings.HasPrefix(l, "autopilot/flow:") || l == "autopilot/jira:pending"
-}
-
-// LabelColor returns the colour and description for an autopilot label.
-func LabelColor(name string) (color, desc string) {
-	switch {
-	case name == "autopilot/status:in-progress":
-		return "1d76db", "autopilot: a step is running"
-	case name == "autopilot/status:awaiting-decision":
-		return "fbca04", "autopilot: waiting for a human decision"
-	case name == "autopilot/status:failed":
-		return "d93f0b", "autopilot: a step failed after retries"
-	case name == "autopilot/status:done":
-		return "0e8a16", "autopilot: the run is complete"
-	case name == "autopilot/status:stopped":
-		return "b60205", "autopilot: the run is stopped"
-	case name == "autopilot/jira:pending":
-		return "c5def5", "autopilot: tasks waiting for Jira"
-	case len(name) > 15 && name[:15] == "autopilot/step:":
-		return "5319e7", fmt.Sprintf("autopilot: current step %s", name[15:])
-	case len(name) > 15 && name[:15] == "autopilot/flow:":
-		return "bfd4f2", fmt.Sprintf("autopilot: flow %s", name[15:])
-	}
-	return "ededed", "autopilot"
-}
+// PendingCount is the number of tasks waiting for Jira
+// (outbox.PendingCount); kept here for its many callers outside the engine.
+func PendingCount(s *state.State) int { return outbox.PendingCount(s) }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -95,8 +96,8 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraPending)
 	}
 	want(t, "no sync while disabled", len(queriesOf(res.Queries, QJiraSync)), 0)
-	want(t, "pending count", PendingCount(s), 2)
-	labels := strings.Join(Labels(s), " ")
+	want(t, "pending count", outbox.PendingCount(s), 2)
+	labels := strings.Join(outbox.Labels(s), " ")
 	if !strings.Contains(labels, "autopilot/jira:pending") {
 		t.Errorf("labels %q lack autopilot/jira:pending", labels)
 	}
@@ -205,7 +206,7 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	want(t, "task 2 url", s.Tasks[1].JiraURL, "https://jira.example/browse/PROJ-8")
 	want(t, "task 2 done", s.Tasks[1].Done, true)
 	want(t, "no stranger added", len(s.Tasks), 2)
-	want(t, "pending", PendingCount(s), 1)
+	want(t, "pending", outbox.PendingCount(s), 1)
 	// The same sync again changes nothing.
 	res = h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: k2, Jira: state.JiraCreated, JiraKey: "PROJ-8", JiraURL: "https://jira.example/browse/PROJ-8", Done: true}}})
 	want(t, "idempotent", res.Changed, false)
@@ -256,9 +257,9 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 		want(t, "id", tk.ID, []string{"01", "02"}[i])
 		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraLocal)
 	}
-	want(t, "pending", PendingCount(s), 0)
+	want(t, "pending", outbox.PendingCount(s), 0)
 	want(t, "no sync", len(queriesOf(res.Queries, QJiraSync)), 0)
-	if l := strings.Join(Labels(s), " "); strings.Contains(l, "jira:pending") {
+	if l := strings.Join(outbox.Labels(s), " "); strings.Contains(l, "jira:pending") {
 		t.Errorf("labels %q carry jira:pending with Jira off", l)
 	}
 
@@ -273,7 +274,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	res = h.say("maria", "/autopilot jira sync")
 	s = res.State
 	want(t, "jira off cleared", s.JiraOff, "")
-	want(t, "pending after sync asked", PendingCount(s), 2)
+	want(t, "pending after sync asked", outbox.PendingCount(s), 2)
 	if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraAsked {
 		t.Errorf("sync effects = %+v", syncs)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -126,6 +127,6 @@ func TestAnsweredStatusIsClassifiedWithoutALookup(t *testing.T) {
 	c := h.comment("maria", "", "/autopilot status")
 	c.Replied = true
 	res := h.apply(c)
-	want(t, "classified as permitted", ledgerOf(res.State, c.ID), OutApplied)
+	want(t, "classified as permitted", ledgerOf(res.State, c.ID), outbox.OutApplied)
 	want(t, "no refusal", hasBody(res.Effects, "only people with"), false)
 }

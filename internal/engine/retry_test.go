@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -56,7 +57,7 @@ func TestFailuresAutoRetryThenEscalate(t *testing.T) {
 	wantGate(t, s, "skill-failed")
 	body := gateBody(t, res.Effects, s.Gate)
 	golden(t, "gate-skill-failed", body)
-	wantDeep(t, "labels", Labels(s), []string{"autopilot/step:problem", "autopilot/status:failed", "autopilot/flow:greenfield"})
+	wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:problem", "autopilot/status:failed", "autopilot/flow:greenfield"})
 }
 
 func TestSkillFailedAnswers(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -150,7 +151,7 @@ func TestAgentsCannotSkipTheInterview(t *testing.T) {
 	c := h.comment("claude[bot]", "", "/autopilot skip too slow")
 	c.Bot, c.Agent = true, true
 	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), OutNotCommand)
+	want(t, "ledger", ledgerOf(res.State, c.ID), outbox.OutNotCommand)
 	want(t, "no gate", res.State.Gate == nil, true)
 }
 
@@ -161,8 +162,8 @@ func TestPlanConsensus(t *testing.T) {
 		slug  string
 	}{
 		{name: "architect then critic", slug: "execute", steps: []struct{ who, body, want string }{
-			{"alice", "/autopilot approve architect looks sound", OutApplied},
-			{"carol", "/autopilot approve critic", OutApplied},
+			{"alice", "/autopilot approve architect looks sound", outbox.OutApplied},
+			{"carol", "/autopilot approve critic", outbox.OutApplied},
 		}},
 		{name: "critic first is out of order", slug: "plan", steps: []struct{ who, body, want string }{
 			{"carol", "/autopilot approve critic", "rejected:out-of-order"},
@@ -174,12 +175,12 @@ func TestPlanConsensus(t *testing.T) {
 			{"alice", "/autopilot approve boss", "rejected:bad-role"},
 		}},
 		{name: "duplicate architect", slug: "plan", steps: []struct{ who, body, want string }{
-			{"alice", "/autopilot approve architect", OutApplied},
+			{"alice", "/autopilot approve architect", outbox.OutApplied},
 			{"alice", "/autopilot approve architect", "rejected:duplicate"},
 		}},
 		{name: "reject keeps plan and needs a new report", slug: "plan", steps: []struct{ who, body, want string }{
-			{"alice", "/autopilot approve architect", OutApplied},
-			{"carol", "/autopilot reject critic no rollback story", OutApplied},
+			{"alice", "/autopilot approve architect", outbox.OutApplied},
+			{"carol", "/autopilot reject critic no rollback story", outbox.OutApplied},
 			{"alice", "/autopilot approve architect", "rejected:no-plan"},
 		}},
 	}

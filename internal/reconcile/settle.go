@@ -9,6 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -33,7 +34,7 @@ func (ru *run) settle() error {
 		// announces; classifications ride on this pass's write when
 		// effects follow anyway (its version re-read is then usually a
 		// free 304).
-		rd := engine.Settle(ru.st, ru.effects, ru.seen(), ru.changed, ru.classified)
+		rd := outbox.Settle(ru.st, ru.effects, ru.seen(), ru.changed, ru.classified)
 		ru.st, ru.effects, ru.changed = rd.State, rd.Effects, rd.Write
 	} else {
 		ru.changed = false
@@ -216,8 +217,8 @@ func (ru *run) currentStep() flow.Step {
 // seen reports what the thread shows of the writes the state announced:
 // the bot's comment markers, the outbox comments GitHub refused, and the
 // reactions the stored ledger names that the comments lack.
-func (ru *run) seen() engine.Seen {
-	sn := engine.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions(), Links: map[string]string{}}
+func (ru *run) seen() outbox.Seen {
+	sn := outbox.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions(), Links: map[string]string{}}
 	for m, c := range ru.loaded.Markers {
 		sn.Markers[m] = true
 		sn.Links[m] = c.URL
@@ -247,7 +248,7 @@ func (ru *run) write() error {
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	s.WriteID = r.o.WriteID()
 	s.Since = ru.nextSince()
-	ru.st = engine.Compact(s, ru.readIDs())
+	ru.st = outbox.Compact(s, ru.readIDs())
 	s = ru.st
 	body, err := state.Render(s, ru.view(), r.o.StateKey)
 	if err != nil {
@@ -290,7 +291,7 @@ func (ru *run) write() error {
 	return nil
 }
 
-// readIDs are the ids of the comments this pass read (engine.Compact keeps
+// readIDs are the ids of the comments this pass read (outbox.Compact keeps
 // the ledger's floor below the unhandled ones).
 func (ru *run) readIDs() []int64 {
 	var ids []int64
@@ -497,7 +498,7 @@ func (ru *run) labels() error {
 	if ru.st == nil || r.o.DryRun {
 		return nil
 	}
-	want := engine.Labels(ru.st)
+	want := outbox.Labels(ru.st)
 	if ld := ru.loaded; ld.Snapshot && !sameManaged(ld.Issue.Labels, ld.ReadLabels) && !sameManaged(ld.Issue.Labels, want) {
 		// The payload's labels disagree with the state as read: the event is
 		// late or redelivered. Diff against the issue as it is now, so a
@@ -554,13 +555,13 @@ func (ru *run) labels() error {
 func labelDefs(names []string) []forge.Label {
 	defs := make([]forge.Label, len(names))
 	for i, l := range names {
-		c, d := engine.LabelColor(l)
+		c, d := outbox.LabelColor(l)
 		defs[i] = forge.Label{Name: l, Color: c, Description: d}
 	}
 	return defs
 }
 
-func managed(l string) bool { return engine.Managed(l) }
+func managed(l string) bool { return outbox.Managed(l) }
 
 func removeAll(xs, drop []string) []string {
 	var out []string

@@ -12,7 +12,7 @@ import (
 // is refused where it enters (a task declaration, checked here because only
 // a render can measure it), and detail that grows with time is kept compact:
 // the ledger folds its oldest entries under State.LedgerFloor
-// (engine.Compact).
+// (outbox.Compact).
 
 // applyComment feeds a comment to the engine; a report whose declared tasks
 // would leave the machine block over state.DeclareBudget is refused with a

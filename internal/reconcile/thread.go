@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
@@ -93,15 +94,15 @@ func (ru *run) listPR(pr int) ([]forge.Comment, error) {
 }
 
 // owedReactions are the reactions the stored ledger names that the
-// comments read do not show (engine.OwedReactions decides).
+// comments read do not show (outbox.OwedReactions decides).
 func (ru *run) owedReactions() []state.Effect {
-	var read []engine.Rollup
+	var read []outbox.Rollup
 	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
 		for _, c := range list {
-			read = append(read, engine.Rollup{ID: c.ID, Reactions: c.Reactions})
+			read = append(read, outbox.Rollup{ID: c.ID, Reactions: c.Reactions})
 		}
 	}
-	return engine.OwedReactions(ru.loaded.State, read)
+	return outbox.OwedReactions(ru.loaded.State, read)
 }
 
 // noteGap records a state write answered slowly after its re-read (the

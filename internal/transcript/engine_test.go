@@ -22,6 +22,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
@@ -477,7 +478,7 @@ func (d *engineDriver) jiraSynced(c *transcript.Case) engine.JiraSynced {
 }
 
 // engineOutput renders one event as one pass: the engine's result settled
-// into the pass's Ready (engine.Settle, every comment posted so far seen
+// into the pass's Ready (outbox.Settle, every comment posted so far seen
 // on the thread), then the state fields the write changes, the writes in
 // order (the state with its outbox first, then the effects), what else
 // the result asks, the PR check runs wanted and the labels when they
@@ -488,7 +489,7 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 		fmt.Fprintf(&b, "decision: %s\n", res.Decision)
 	}
 	classified := res.State != nil && (d.st == nil || len(res.State.Ledger) > len(d.st.Ledger))
-	rd := engine.Settle(res.State, res.Effects, engine.Seen{Markers: d.posted}, res.Changed, classified)
+	rd := outbox.Settle(res.State, res.Effects, outbox.Seen{Markers: d.posted}, res.Changed, classified)
 	written := rd.State != nil && (rd.Write || classified)
 	if written && (res.Changed || classified) {
 		b.WriteString("state:\n")
@@ -529,7 +530,7 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 	if d.st != nil {
 		ls := append([]string(nil), rd.Labels...)
 		if !written {
-			ls = engine.Labels(d.st)
+			ls = outbox.Labels(d.st)
 		}
 		sort.Strings(ls)
 		if strings.Join(ls, " ") != strings.Join(d.labels, " ") {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -144,7 +144,7 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 		ld.Restorable = nil
 	}
 	if ld.State != nil {
-		ld.ReadLabels = engine.Labels(ld.State)
+		ld.ReadLabels = outbox.Labels(ld.State)
 	}
 	if ld.State == nil {
 		for _, l := range is.Labels {

@@ -28,7 +28,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
@@ -122,7 +122,7 @@ func fresh(is forge.Issue, starting bool) bool {
 		return false
 	}
 	for _, l := range is.Labels {
-		if engine.Managed(l) {
+		if outbox.Managed(l) {
 			return false
 		}
 	}

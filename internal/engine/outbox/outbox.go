@@ -1,6 +1,12 @@
-package engine
+// Package outbox decides what one pass writes besides the engine's step:
+// the outbox of announced effects and what is owed of it (Settle), the
+// decision archives, the owed reactions, the comment ledger, the labels
+// and the compaction of a state that grew. All pure functions of state and
+// of what the caller read.
+package outbox
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -47,7 +53,7 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 	if s == nil {
 		return Ready{Effects: effects}
 	}
-	s = clone(s)
+	s = Clone(s)
 	effects = append(settleArchives(s, seen), effects...)
 	for _, e := range s.Outbox {
 		switch e.Kind {
@@ -70,7 +76,7 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 		if !state.EffectKinds[e.Kind].Outbox || e.Kind == state.EffComment && seen.Markers[e.Marker] {
 			continue
 		}
-		if !announced(s.Outbox, e.Marker) {
+		if !Announced(s.Outbox, e.Marker) {
 			s.Outbox = append(s.Outbox, outboxEntry(e))
 		}
 	}
@@ -83,7 +89,8 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 	return Ready{State: s, Write: write, Effects: effects, Labels: Labels(s)}
 }
 
-func announced(outbox []state.Effect, marker string) bool {
+// Announced reports whether outbox holds an entry with marker.
+func Announced(outbox []state.Effect, marker string) bool {
 	for _, o := range outbox {
 		if o.Marker == marker {
 			return true
@@ -121,13 +128,25 @@ func OwedReactions(stored *state.State, read []Rollup) []state.Effect {
 		want := ""
 		switch {
 		case o == OutApplied:
-			want = reactUp
+			want = ReactUp
 		case strings.HasPrefix(o, "rejected:"):
-			want = reactConfuse
+			want = ReactConfuse
 		}
 		if want != "" && c.Reactions[want] == 0 {
 			out = append(out, state.Effect{Kind: state.EffReact, Target: c.ID, Reaction: want, Owed: true})
 		}
 	}
 	return out
+}
+
+func Clone(s *state.State) *state.State {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic("engine: state does not marshal: " + err.Error()) // all fields are plain data
+	}
+	var c state.State
+	if err := json.Unmarshal(b, &c); err != nil {
+		panic("engine: state does not unmarshal: " + err.Error())
+	}
+	return &c
 }

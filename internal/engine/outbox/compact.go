@@ -1,4 +1,4 @@
-package engine
+package outbox
 
 import (
 	"sort"
@@ -32,7 +32,7 @@ func Compact(s *state.State, read []int64) *state.State {
 	if s == nil || len(s.Completed) <= completedFoldAbove && len(s.Ledger) <= ledgerFoldAbove {
 		return s
 	}
-	s = clone(s)
+	s = Clone(s)
 	if len(s.Completed) > completedFoldAbove {
 		drop := len(s.Completed) - completedKeep
 		s.Completed = append([]state.CompletedStep(nil), s.Completed[drop:]...)

@@ -1,0 +1,53 @@
+package outbox
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+func TestOwedReactions(t *testing.T) {
+	stored := &state.State{Ledger: []state.LedgerEntry{{CommentID: 1, Outcome: OutApplied}, {CommentID: 2, Outcome: "rejected:unauthorized"},
+		{CommentID: 3, Outcome: OutNotCommand}, {CommentID: 4, Outcome: OutApplied}, {CommentID: 5, Outcome: OutApplied}}}
+	read := []Rollup{
+		{ID: 1, Reactions: map[string]int{}},           // 👍 owed
+		{ID: 2, Reactions: map[string]int{"+1": 1}},    // 😕 owed
+		{ID: 3, Reactions: map[string]int{}},           // nothing owed
+		{ID: 4, Reactions: map[string]int{ReactUp: 2}}, // shown
+		{ID: 5},                              // rollup unknown: left alone
+		{ID: 6, Reactions: map[string]int{}}, // not in the ledger
+	}
+	var got []string
+	for _, e := range OwedReactions(stored, read) {
+		got = append(got, fmt.Sprintf("%d %s %v", e.Target, e.Reaction, e.Owed))
+	}
+	wantDeep(t, "owed", got, []string{"1 +1 true", "2 confused true"})
+	want(t, "no stored state", len(OwedReactions(nil, read)), 0)
+}
+
+func TestManagedLabels(t *testing.T) {
+	for _, l := range Labels(&state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield", Tasks: []state.Task{{Jira: state.JiraPending}}}) {
+		want(t, l+" managed", Managed(l), true)
+	}
+	for _, l := range []string{"autopilot", "bug", "autopilot/other"} {
+		want(t, l+" managed", Managed(l), false)
+	}
+}
+
+// want fails the test when got != want.
+func want[T comparable](t testing.TB, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// wantDeep fails the test when got and want differ.
+func wantDeep(t testing.TB, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s = %#v, want %#v", what, got, want)
+	}
+}
