@@ -10,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -130,7 +131,7 @@ func TestLabelsFollowTheState(t *testing.T) {
 	// the repository has no autopilot label that was never applied.
 	managedLabels := 0
 	for _, l := range w.sb.RepoLabels() {
-		if !managed(l.Name) {
+		if !outbox.Managed(l.Name) {
 			continue
 		}
 		managedLabels++

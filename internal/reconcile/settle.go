@@ -13,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/labelsync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
@@ -499,7 +500,7 @@ func (ru *run) labels() error {
 		return nil
 	}
 	want := outbox.Labels(ru.st)
-	if ld := ru.loaded; ld.Snapshot && !sameManaged(ld.Issue.Labels, ld.ReadLabels) && !sameManaged(ld.Issue.Labels, want) {
+	if ld := ru.loaded; ld.Snapshot && !labelsync.SameManaged(ld.Issue.Labels, ld.ReadLabels) && !labelsync.SameManaged(ld.Issue.Labels, want) {
 		// The payload's labels disagree with the state as read: the event is
 		// late or redelivered. Diff against the issue as it is now, so a
 		// redelivery sends no needless label changes.
@@ -509,26 +510,7 @@ func (ru *run) labels() error {
 		}
 		ld.Issue.Labels, ld.Snapshot = is.Labels, false
 	}
-	have := map[string]bool{}
-	for _, l := range ru.loaded.Issue.Labels {
-		have[l] = true
-	}
-	var add []string
-	for _, l := range want {
-		if !have[l] {
-			add = append(add, l)
-		}
-	}
-	wantSet := map[string]bool{}
-	for _, l := range want {
-		wantSet[l] = true
-	}
-	var del []string
-	for _, l := range ru.loaded.Issue.Labels {
-		if managed(l) && !wantSet[l] {
-			del = append(del, l)
-		}
-	}
+	add, del := labelsync.Diff(ru.loaded.Issue.Labels, want)
 	for _, l := range del {
 		if err := r.o.Forge.RemoveLabel(ru.ctx, ru.number, l); err != nil && !errors.Is(err, forge.ErrNotFound) {
 			return fmt.Errorf("remove label %s: %w", l, err)
@@ -538,64 +520,13 @@ func (ru *run) labels() error {
 		fp := fingerprint("labels", "", strings.Join(add, "\n"))
 		if ru.wasRefused(fp) {
 			add = nil
-		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, labelDefs(add)); errors.Is(err, forge.ErrValidation) {
+		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, labelsync.Defs(add)); errors.Is(err, forge.ErrValidation) {
 			ru.refuse(fp, err)
 			add = nil
 		} else if err != nil {
 			return fmt.Errorf("add labels: %w", err)
 		}
 	}
-	ru.loaded.Issue.Labels = append(removeAll(ru.loaded.Issue.Labels, del), add...)
+	ru.loaded.Issue.Labels = append(labelsync.Without(ru.loaded.Issue.Labels, del), add...)
 	return nil
-}
-
-// labelDefs gives each label its colour and description. A label is
-// created by GitHub when a run first adds it to an issue, and painted then
-// (forge.Forge.AddLabels): the repository never gets a label no run applied.
-func labelDefs(names []string) []forge.Label {
-	defs := make([]forge.Label, len(names))
-	for i, l := range names {
-		c, d := outbox.LabelColor(l)
-		defs[i] = forge.Label{Name: l, Color: c, Description: d}
-	}
-	return defs
-}
-
-func managed(l string) bool { return outbox.Managed(l) }
-
-func removeAll(xs, drop []string) []string {
-	var out []string
-	for _, x := range xs {
-		keep := true
-		for _, d := range drop {
-			if x == d {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// sameManaged reports whether two label lists agree on autopilot's labels.
-func sameManaged(a, b []string) bool {
-	set := map[string]int{}
-	for _, l := range a {
-		if managed(l) {
-			set[l] |= 1
-		}
-	}
-	for _, l := range b {
-		if managed(l) {
-			set[l] |= 2
-		}
-	}
-	for _, v := range set {
-		if v != 3 {
-			return false
-		}
-	}
-	return true
 }
