@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
@@ -40,28 +39,3 @@ func (r *Reconciler) SweepTargets(ctx context.Context) ([]SweepTarget, error) {
 }
 
 func (r *Reconciler) hasTrigger(labels []string) bool { return r.router().HasTrigger(labels) }
-
-// defaultBrancher is implemented by forges that can tell the repository's
-// default branch (internal/github: GET /repos/{owner}/{repo}).
-type defaultBrancher interface {
-	DefaultBranch(ctx context.Context) (string, error)
-}
-
-// dispatchRef is the git ref a dispatch runs at: the configured ref, else
-// the repository's default branch when the forge can tell it, else "main"
-// (the sandbox forge). A failed lookup is an error: dispatching at a guessed
-// branch could run the wrong workflow file.
-func (r *Reconciler) dispatchRef(ctx context.Context, ref string) (string, error) {
-	if ref != "" {
-		return ref, nil
-	}
-	db, ok := r.o.Forge.(defaultBrancher)
-	if !ok {
-		return "main", nil
-	}
-	b, err := db.DefaultBranch(ctx)
-	if err != nil {
-		return "", fmt.Errorf("read the default branch to dispatch at: %w", err)
-	}
-	return b, nil
-}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -13,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/labelsync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
@@ -422,44 +422,19 @@ func (ru *run) dispatch(e state.Effect) error {
 	if e.Retry {
 		// An earlier dispatch may have committed although its answer was
 		// lost: adopt a run carrying the session token instead of sending twice.
-		since := r.o.Now().Add(-24 * time.Hour)
-		if ex := ru.st.Exec; ex != nil && !ex.DispatchedAt.IsZero() {
-			since = ex.DispatchedAt.Add(-5 * time.Minute)
-		}
-		runs, err := r.o.Forge.ListWorkflowRuns(ru.ctx, e.Workflow, since)
+		id, ok, err := dispatch.Adopt(ru.ctx, r.o.Forge, r.o.Logger, ru.number, e, ru.set, ru.st, r.o.Now())
 		if err != nil {
 			ru.notes = append(ru.notes, "dispatch pending: "+err.Error())
 			return nil
 		}
-		for _, wr := range runs {
-			if !hasField(wr.DisplayTitle, e.Marker) {
-				continue
-			}
-			// Anyone can put the token in a title: adopt only a run the
-			// engine would accept by its token.
-			ex := ru.st.Exec
-			if ex == nil {
-				continue
-			}
-			if ok, why := engine.TokenRunTrusted(ru.set, ru.st.Slug, ex, wr.Path, wr.Event, wr.HeadRepo, wr.CreatedAt); !ok {
-				r.o.Logger.Info("run carrying the session token not adopted", "issue", ru.number, "run", wr.ID, "why", why)
-				continue
-			}
-			return ru.afterDispatch(engine.Dispatched{Session: e.Marker, RunID: wr.ID})
+		if ok {
+			return ru.afterDispatch(engine.Dispatched{Session: e.Marker, RunID: id})
 		}
 	}
-	// No configured ref: the repository's default branch (a failed read
-	// is handled like a failed dispatch: transient ones wait in the outbox).
-	var id int64
-	ref, err := r.dispatchRef(ru.ctx, e.Ref)
-	if err == nil {
-		id, err = r.o.Forge.DispatchWorkflow(ru.ctx, e.Workflow, ref, e.Inputs)
-	}
-	var te *forge.TransientError
-	var rl *forge.RateLimitError
-	if errors.As(err, &te) || errors.As(err, &rl) {
-		// Not a failure of the step: the dispatch stays in the outbox and the
-		// next run (or the sweep) sends it, after looking for its run.
+	// No configured ref: the repository's default branch (dispatch.Ref).
+	id, err := dispatch.Send(ru.ctx, r.o.Forge, e)
+	if dispatch.Deferred(err) {
+		// Not a failure of the step: it waits in the outbox.
 		ru.notes = append(ru.notes, "dispatch deferred: "+err.Error())
 		return nil
 	}
@@ -468,16 +443,6 @@ func (ru *run) dispatch(e state.Effect) error {
 		ev.Err = err.Error()
 	}
 	return ru.afterDispatch(ev)
-}
-
-// hasField reports whether s has word as a whole whitespace-separated field.
-func hasField(s, word string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == word {
-			return true
-		}
-	}
-	return false
 }
 
 // afterDispatch feeds a dispatch outcome to the engine (which settles

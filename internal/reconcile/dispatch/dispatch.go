@@ -1,0 +1,103 @@
+// Package dispatch sends the workflow dispatches the engine announces
+// (state.EffDispatch), and finds the run of one whose answer was lost.
+// The engine settles the outbox entry from what it reports.
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Adopt looks for a run an earlier dispatch of e may have started although
+// its answer was lost: one carrying the session token (e.Marker) in its
+// display title that the engine accepts by its token (anyone can put the
+// token in a title). err: the runs could not be listed (the dispatch stays
+// pending). now is when the pass looks; st the state of issue.
+func Adopt(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (int64, bool, error) {
+	since := now.Add(-24 * time.Hour)
+	if ex := st.Exec; ex != nil && !ex.DispatchedAt.IsZero() {
+		since = ex.DispatchedAt.Add(-5 * time.Minute)
+	}
+	runs, err := f.ListWorkflowRuns(ctx, e.Workflow, since)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, wr := range runs {
+		if !hasField(wr.DisplayTitle, e.Marker) {
+			continue
+		}
+		ex := st.Exec
+		if ex == nil {
+			continue
+		}
+		if ok, why := engine.TokenRunTrusted(set, st.Slug, ex, wr.Path, wr.Event, wr.HeadRepo, wr.CreatedAt); !ok {
+			log.Info("run carrying the session token not adopted", "issue", issue, "run", wr.ID, "why", why)
+			continue
+		}
+		return wr.ID, true, nil
+	}
+	return 0, false, nil
+}
+
+// Send dispatches e's workflow at its ref (Ref). A failed read of the
+// default branch is handled like a failed dispatch (Deferred tells the
+// transient ones).
+func Send(ctx context.Context, f forge.Forge, e state.Effect) (int64, error) {
+	ref, err := Ref(ctx, f, e.Ref)
+	if err != nil {
+		return 0, err
+	}
+	return f.DispatchWorkflow(ctx, e.Workflow, ref, e.Inputs)
+}
+
+// Deferred reports a failure that is not the step's (5xx, timeout, rate
+// limit): the dispatch stays in the outbox and the next run (or the
+// sweep) sends it, after looking for its run.
+func Deferred(err error) bool {
+	var te *forge.TransientError
+	var rl *forge.RateLimitError
+	return errors.As(err, &te) || errors.As(err, &rl)
+}
+
+// hasField reports whether s has word as a whole whitespace-separated field.
+func hasField(s, word string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == word {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultBrancher is implemented by forges that can tell the repository's
+// default branch (internal/github: GET /repos/{owner}/{repo}).
+type defaultBrancher interface {
+	DefaultBranch(ctx context.Context) (string, error)
+}
+
+// Ref is the git ref a dispatch runs at: the configured ref, else the
+// repository's default branch when the forge can tell it, else "main"
+// (the sandbox forge). A failed lookup is an error: dispatching at a
+// guessed branch could run the wrong workflow file.
+func Ref(ctx context.Context, f forge.Forge, ref string) (string, error) {
+	if ref != "" {
+		return ref, nil
+	}
+	db, ok := f.(defaultBrancher)
+	if !ok {
+		return "main", nil
+	}
+	b, err := db.DefaultBranch(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the default branch to dispatch at: %w", err)
+	}
+	return b, nil
+}
