@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/autopilot-dev/autopilot/internal/choose"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
@@ -25,18 +24,7 @@ func (m *machine) openGate(kind, title string, details []string, opts []state.Op
 	m.s.Gate = g
 	m.s.Run = state.RunAwaitingDecision
 	m.changed = true
-	m.emit(state.Effect{Kind: state.EffComment, Marker: gateMarker(id), Body: renderGate(g)})
-}
-
-func gateMarker(id string) string { return "<!-- autopilot:gate " + id + " -->" }
-
-// renderGate renders the Choose block of a gate.
-func renderGate(g *state.Gate) string {
-	b := choose.Block{GateID: g.ID, Title: g.Title, Details: g.Details, Recommend: g.Recommend, Reason: g.Reason}
-	for _, o := range g.Options {
-		b.Options = append(b.Options, choose.Option{Letter: o.Letter, Text: o.Text})
-	}
-	return b.Render()
+	m.emit(state.Effect{Kind: state.EffComment, Marker: prose.GateMarker(id), Body: prose.Gate(g)})
 }
 
 // jiraGate runs before the first Jira step. It returns true when the step
@@ -282,6 +270,3 @@ func (m *machine) rollback(slug string) {
 	m.s.LastSession = m.session("rollback", "re-running "+m.f.Steps[i].Name)
 	m.enter(i + 1)
 }
-
-// GateMarker is the hidden first line of a gate's Choose comment.
-func GateMarker(id string) string { return gateMarker(id) }

@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -247,7 +248,7 @@ func gateBody(t testing.TB, effs []state.Effect, g *state.Gate) string {
 		t.Fatalf("no gate open")
 	}
 	for _, e := range effs {
-		if e.Kind == state.EffComment && e.Marker == gateMarker(g.ID) {
+		if e.Kind == state.EffComment && e.Marker == prose.GateMarker(g.ID) {
 			return e.Body
 		}
 	}

@@ -182,9 +182,9 @@ func (m *machine) run() {
 			"attempt":  fmt.Sprint(attempt),
 			"session":  session,
 		}})
-		m.post("announce", m.announceText(st, "dispatched workflow `"+textsafe.Escape(ex.Workflow)+"` (session `"+session+"`); its result is reported automatically."))
+		m.post("announce", prose.Announce(m.f, m.s, st, "dispatched workflow `"+textsafe.Escape(ex.Workflow)+"` (session `"+session+"`); its result is reported automatically."))
 	case flow.ExecComment:
-		m.post("prompt", m.promptText(st, ex.Agent, ex.Prompt, attempt))
+		m.post("prompt", prose.Prompt(m.f, m.s, st, ex.Agent, ex.Prompt, attempt))
 	default:
 		if m.announced == st.Slug {
 			break // the answered gate already said what this step produces
@@ -193,7 +193,7 @@ func (m *machine) run() {
 		if st.Evidence != "" {
 			how = m.evidenceWanted(st)
 		}
-		m.post("announce", m.announceText(st, how))
+		m.post("announce", prose.Announce(m.f, m.s, st, how))
 	}
 	m.s.Exec.Announced = true
 	if st.Evidence == "checks" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
@@ -118,7 +119,7 @@ func (ru *run) publishChecks() error {
 		if sc := ru.loaded.StateComment; sc != nil {
 			l.State = sc.URL
 		}
-		if gc, ok := ru.loaded.Markers[engine.GateMarker(c.Gate)]; ok && c.Gate != "" {
+		if gc, ok := ru.loaded.Markers[prose.GateMarker(c.Gate)]; ok && c.Gate != "" {
 			l.Gate, l.GateSet = gc.URL, true
 		}
 		pending, err := prcheck.Create(ru.ctx, cw, c, l)

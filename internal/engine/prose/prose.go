@@ -214,3 +214,66 @@ func Clip(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
+
+// Announce renders the announcement of step st of flow f (executor: how).
+func Announce(f *flow.Flow, s *state.State, st flow.Step, how string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "▶️ **%s — %s** (%s flow", f.LabelOf(s.Step), st.Name, f.Name)
+	if s.Cycle > 1 {
+		fmt.Fprintf(&b, ", cycle %d", s.Cycle)
+	}
+	if s.RetryCount > 0 {
+		fmt.Fprintf(&b, ", attempt %d", s.RetryCount+1)
+	}
+	b.WriteString(")\n\n")
+	if st.Produces != "" {
+		fmt.Fprintf(&b, "Produce: %s.\n", textsafe.Escape(st.Produces))
+	}
+	if st.Jira != "" {
+		fmt.Fprintf(&b, "Declare the %s in a fenced `autopilot-%s` YAML block in the report comment (title, description, epic, depends_on, points).\n", st.Jira, st.Jira)
+	}
+	if s.Review != nil && s.Review.ReturnToPlanReason != "" && st.Slug == "plan" {
+		fmt.Fprintf(&b, "Return-to-plan reason (review cycle %d): %s\n", s.Review.ReviewCycle, textsafe.Escape(s.Review.ReturnToPlanReason))
+	}
+	b.WriteString("Executor: " + how)
+	return b.String()
+}
+
+// Prompt renders the comment executor's prompt (mentions the agent).
+func Prompt(f *flow.Flow, s *state.State, st flow.Step, agent, tmpl string, attempt int) string {
+	if tmpl == "" {
+		tmpl = "{{agent}} please run step **{{step}} — {{name}}** of autopilot on #{{number}} ({{title}}), attempt {{attempt}}, from sub-step {{sub_step}}.\n\nProduce: {{produces}}.\n\nReport with `/autopilot done [summary]`, `/autopilot fail <reason>` or `/autopilot progress <phase> <name> [detail]` as the first line of a comment.{{links}}"
+	}
+	links := ""
+	for i := len(s.Completed) - 1; i >= 0 && i >= len(s.Completed)-3; i-- {
+		links += "\n- earlier: " + textsafe.Escape(s.Completed[i].Name+" — "+s.Completed[i].Outcome)
+	}
+	r := strings.NewReplacer(
+		"{{agent}}", agent, // configured by the maintainer: the one mention we want
+		"{{step}}", f.LabelOf(s.Step),
+		"{{name}}", st.Name,
+		"{{number}}", fmt.Sprint(s.Issue),
+		"{{title}}", textsafe.Escape(s.Title),
+		"{{attempt}}", fmt.Sprint(attempt),
+		"{{sub_step}}", fmt.Sprintf("%d %s", s.SubStep.Phase, s.SubStep.Name),
+		"{{produces}}", textsafe.Escape(st.Produces),
+		"{{links}}", links,
+	)
+	out := r.Replace(tmpl)
+	if !strings.Contains(tmpl, "{{agent}}") {
+		out = agent + " " + out
+	}
+	return out
+}
+
+// GateMarker is the hidden first line of a gate's Choose comment.
+func GateMarker(id string) string { return "<!-- autopilot:gate " + id + " -->" }
+
+// Gate renders the Choose block of a gate.
+func Gate(g *state.Gate) string {
+	b := choose.Block{GateID: g.ID, Title: g.Title, Details: g.Details, Recommend: g.Recommend, Reason: g.Reason}
+	for _, o := range g.Options {
+		b.Options = append(b.Options, choose.Option{Letter: o.Letter, Text: o.Text})
+	}
+	return b.Render()
+}
