@@ -317,7 +317,6 @@ func (ru *run) checkVersion(prev int64) error {
 	if err != nil {
 		return fmt.Errorf("re-read state of #%d: %w", ru.number, err)
 	}
-	want := state.Want{Repo: ru.r.o.Forge.Repo(), Issue: ru.number, Key: ru.r.o.StateKey}
 	// An input posted since the load is applied now rather than maybe
 	// overwrite a concurrent run's state that applied it. On the last pass
 	// it is left to its own event (or the sweep): the version check below
@@ -327,22 +326,8 @@ func (ru *run) checkVersion(prev int64) error {
 	if !ru.last && ru.unseenInput(cs) {
 		return fmt.Errorf("%w: a comment that acts was posted since the pass read the thread", ErrConflict)
 	}
-	for _, c := range cs {
-		if c.ID != ru.loaded.StateComment.ID {
-			if ru.r.trusted(c) && strings.HasPrefix(c.Body, state.Marker) {
-				if s, err := state.Parse(c.Body, want); err == nil && s.Version > prev {
-					return fmt.Errorf("%w: another state comment %d is at v%d, this pass read v%d", ErrConflict, c.ID, s.Version, prev)
-				}
-			}
-			continue
-		}
-		s, err := state.Parse(c.Body, want)
-		if err == nil && s.Version != prev {
-			return fmt.Errorf("%w: it is at v%d, this pass read v%d", ErrConflict, s.Version, prev)
-		}
-		if err != nil && ru.loaded.Restorable == nil && !errors.Is(err, state.ErrEdited) {
-			return fmt.Errorf("%w: it no longer verifies (%v)", ErrConflict, err)
-		}
+	if why := ru.r.loader().Moved(cs, ru.number, ru.loaded.StateComment.ID, prev, ru.loaded.Restorable != nil); why != "" {
+		return fmt.Errorf("%w: %s", ErrConflict, why)
 	}
 	return nil
 }

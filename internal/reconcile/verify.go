@@ -4,14 +4,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -46,7 +44,7 @@ func (ru *run) verify() error {
 		r.o.Logger.Warn("could not read comments back after writing", "issue", ru.number, "err", err)
 		return nil
 	}
-	first := ru.firstByMarker(cs)
+	first := r.loader().FirstByMarker(cs, ru.number, ru.loaded.State)
 	byID := map[int64]forge.Comment{}
 	for _, c := range cs {
 		byID[c.ID] = c
@@ -85,36 +83,6 @@ func (ru *run) verify() error {
 		return errRecheck
 	}
 	return nil
-}
-
-// firstByMarker maps each marker of the bot's comments read back to the
-// lowest comment id carrying it (the one that stands).
-func (ru *run) firstByMarker(cs []forge.Comment) map[string]int64 {
-	r := ru.r
-	want := state.Want{Repo: r.o.Forge.Repo(), Issue: ru.number, Key: r.o.StateKey}
-	first := map[string]int64{}
-	for _, c := range cs {
-		if !r.trusted(c) {
-			continue
-		}
-		m := load.FirstLine(c.Body)
-		if !strings.HasPrefix(m, "<!-- autopilot:") {
-			continue
-		}
-		if m == state.Marker {
-			// Only a state that verifies and is at least as new as ours
-			// competes (an old or broken one stays beside a new run's
-			// state, e.g. the Action's during a migration to the App).
-			s, err := state.Parse(c.Body, want)
-			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || ru.loaded.State == nil || s.Version < ru.loaded.State.Version {
-				continue
-			}
-		}
-		if id, ok := first[m]; !ok || c.ID < id {
-			first[m] = c.ID
-		}
-	}
-	return first
 }
 
 // unseenInput reports a comment that could act, posted after the load and
