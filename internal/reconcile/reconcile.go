@@ -363,7 +363,7 @@ func (ru *run) startIfAsked(t Trigger) error {
 	if !adopt && !(t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone)) {
 		return nil
 	}
-	flowName, cands, err := ru.pickFlow()
+	flowName, cands, err := repofiles.PickFlow(ru.ctx, ru.r.o.Forge, ld.Issue.Labels, ru.set.Config)
 	if err != nil {
 		return err
 	}
@@ -668,28 +668,6 @@ func (ru *run) permission(login string) permResult {
 	res := permResult{p, err}
 	ru.perms[key] = res
 	return res
-}
-
-// pickFlow: a flow label wins, then the config default, then detection.
-func (ru *run) pickFlow() (string, []string, error) {
-	for _, l := range ru.loaded.Issue.Labels {
-		if name, ok := strings.CutPrefix(l, "autopilot/flow:"); ok {
-			if _, known := ru.set.Config.All[name]; known {
-				return name, nil, nil
-			}
-		}
-	}
-	if ru.set.Config.DefaultFlow != "" {
-		return ru.set.Config.DefaultFlow, nil, nil
-	}
-	cands, err := repofiles.Detect(ru.ctx, ru.r.o.Forge)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(cands) == 1 {
-		return cands[0], nil, nil
-	}
-	return "", cands, nil
 }
 
 // config returns the repository configuration. It is read through the API

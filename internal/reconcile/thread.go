@@ -46,35 +46,16 @@ func (ru *run) reread() ([]forge.Comment, error) {
 // issue or a linked PR) that is still unhandled or that this pass reacts
 // to, so the next pass reads it (and sees whether the reaction happened).
 func (ru *run) nextSince() time.Time {
-	var newest time.Time
-	for _, c := range ru.loaded.Comments {
-		if c.UpdatedAt.After(newest) {
-			newest = c.UpdatedAt
-		}
-	}
-	if ru.loaded.Win.Fresh {
-		return ru.loaded.Win.Since
-	}
-	if newest.IsZero() {
-		return ru.st.Since
-	}
-	w := newest.Add(-thread.Slack)
 	pendingReact := map[int64]bool{}
 	for _, e := range ru.effects {
 		if e.Kind == state.EffReact {
 			pendingReact[e.Target] = true
 		}
 	}
-	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
-		for _, c := range list {
-			if !c.UpdatedAt.After(w) && (!engine.Handled(ru.st, c.ID) || pendingReact[c.ID]) {
-				// A second earlier: read again whether GitHub's since
-				// counts an equal timestamp or not.
-				w = c.UpdatedAt.Add(-time.Second)
-			}
-		}
-	}
-	return w.UTC().Truncate(time.Second)
+	watch := append(append([]forge.Comment(nil), ru.loaded.Human...), ru.prSeen...)
+	return thread.Next(ru.loaded.Comments, ru.loaded.Win, ru.st.Since, watch, func(c forge.Comment) bool {
+		return !engine.Handled(ru.st, c.ID) || pendingReact[c.ID]
+	})
 }
 
 // prSince is the watermark for a linked PR's conversation: the issue's,

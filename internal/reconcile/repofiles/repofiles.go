@@ -1,6 +1,6 @@
 // Package repofiles reads what reconcile needs from the repository's files
-// through the forge: the configuration, the files that suggest a flow, and
-// the task files of a Jira step.
+// through the forge: the configuration, the files that suggest a flow (and
+// so a starting run's flow), and the task files of a Jira step.
 package repofiles
 
 import (
@@ -98,6 +98,30 @@ func TaskFiles(ctx context.Context, f forge.Forge, dir string, start int, known 
 		}
 	}
 	return out, nil
+}
+
+// PickFlow picks a starting run's flow: a flow label (among labels) that
+// names a configured flow wins, then the config default, then detection
+// (Detect); with several candidates, none is picked and they are returned.
+func PickFlow(ctx context.Context, f forge.Forge, labels []string, cfg *config.Config) (string, []string, error) {
+	for _, l := range labels {
+		if name, ok := strings.CutPrefix(l, "autopilot/flow:"); ok {
+			if _, known := cfg.All[name]; known {
+				return name, nil, nil
+			}
+		}
+	}
+	if cfg.DefaultFlow != "" {
+		return cfg.DefaultFlow, nil, nil
+	}
+	cands, err := Detect(ctx, f)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(cands) == 1 {
+		return cands[0], nil, nil
+	}
+	return "", cands, nil
 }
 
 // Detect looks at what the repository already has (seeds 000/001).

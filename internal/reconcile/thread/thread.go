@@ -284,6 +284,35 @@ func (rd Reader) ListSince(ctx context.Context, pr int, since time.Time) ([]forg
 	return rd.Forge.ListComments(ctx, pr)
 }
 
+// Next is the watermark a state written after reading read through w
+// carries (old: the state's watermark as read, kept when nothing was
+// read): a little behind the newest comment read, and never past a
+// comment among watch that is still pending, so the next pass reads it
+// (and sees whether the pass's reaction happened).
+func Next(read []forge.Comment, w Window, old time.Time, watch []forge.Comment, pending func(forge.Comment) bool) time.Time {
+	var newest time.Time
+	for _, c := range read {
+		if c.UpdatedAt.After(newest) {
+			newest = c.UpdatedAt
+		}
+	}
+	if w.Fresh {
+		return w.Since
+	}
+	if newest.IsZero() {
+		return old
+	}
+	next := newest.Add(-Slack)
+	for _, c := range watch {
+		if !c.UpdatedAt.After(next) && pending(c) {
+			// A second earlier: read again whether GitHub's since
+			// counts an equal timestamp or not.
+			next = c.UpdatedAt.Add(-time.Second)
+		}
+	}
+	return next.UTC().Truncate(time.Second)
+}
+
 // Merge joins two listings (the later copy wins) in thread order.
 func Merge(a, b []forge.Comment) []forge.Comment {
 	byID := make(map[int64]int, len(a)+len(b))
