@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -39,11 +39,11 @@ func (r *execRig) doneUntil(slug string) {
 func (r *execRig) wantStopped(res result, reason, detail string) {
 	r.t.Helper()
 	s := r.now()
-	hint := engine.RecoveryHint(reason)
+	hint := stops.RecoveryHint(reason)
 	if s.Run != state.RunStopped || s.Stop == nil || s.Stop.Reason != reason {
 		r.t.Fatalf("run %s stop %+v, want stopped with %s", s.Run, s.Stop, reason)
 	}
-	if s.Stop.Hint != hint || hint == engine.RecoveryHint("") {
+	if s.Stop.Hint != hint || hint == stops.RecoveryHint("") {
 		r.t.Errorf("hint %q, want the specific hint %q", s.Stop.Hint, hint)
 	}
 	if s.LastSession.Reason != "stopped: "+reason || !strings.Contains(s.LastSession.Notes, detail) {

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
@@ -94,7 +94,7 @@ func writeSummary(env Env, res Result, st gh.Stats) {
 	}
 	for _, o := range res.Outcomes {
 		if o.Stop != "" && o.Issue > 0 {
-			fmt.Fprintf(&b, "\n**#%d stopped — kill-switch `%s`.** Recovery: %s\n", o.Issue, o.Stop, engine.RecoveryHint(o.Stop))
+			fmt.Fprintf(&b, "\n**#%d stopped — kill-switch `%s`.** Recovery: %s\n", o.Issue, o.Stop, stops.RecoveryHint(o.Stop))
 		}
 	}
 	var notes []string
@@ -183,7 +183,7 @@ func newTelemetry(env Env, res Result, start time.Time) telemetryRecord {
 		}
 	}
 	if o.Stop != "" {
-		rec.Hint = engine.RecoveryHint(o.Stop)
+		rec.Hint = stops.RecoveryHint(o.Stop)
 	}
 	if res.Err != nil {
 		rec.Error = res.Err.Error()

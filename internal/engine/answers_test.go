@@ -8,6 +8,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -296,7 +297,7 @@ func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
 		}
 	}
 	want(t, "gate still open", h.st.Gate != nil && h.st.Gate.Kind == "flow-select", true)
-	want(t, "budget tick stopped it at the question", h.st.Stop != nil && h.st.Stop.Reason == KillResource, true)
+	want(t, "budget tick stopped it at the question", h.st.Stop != nil && h.st.Stop.Reason == stops.KillResource, true)
 	want(t, "resume", h.say("maria", "/autopilot resume").State.Run, state.RunAwaitingDecision)
 	if !strings.Contains(prose.Banner(h.set.Config.All, h.st), "no flow selected") {
 		t.Errorf("banner = %q", prose.Banner(h.set.Config.All, h.st))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -233,7 +234,7 @@ func TestMetaRepoConfigReviewApprovalGate(t *testing.T) {
 				res = h.say("maria", "A")
 				want(t, "approved after revision", res.State.Slug, "plan")
 			case "C":
-				want(t, "stop reason", s.Stop.Reason, KillUserAbort)
+				want(t, "stop reason", s.Stop.Reason, stops.KillUserAbort)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -189,8 +190,8 @@ func TestStopAndResume(t *testing.T) {
 			res := h.apply(tc.event(h))
 			s := res.State
 			want(t, "run", s.Run, state.RunStopped)
-			want(t, "reason", s.Stop.Reason, KillUserAbort)
-			want(t, "hint", s.Stop.Hint, RecoveryHint(KillUserAbort))
+			want(t, "reason", s.Stop.Reason, stops.KillUserAbort)
+			want(t, "hint", s.Stop.Hint, stops.RecoveryHint(stops.KillUserAbort))
 			if s.Stop.Hint == "" {
 				t.Error("empty recovery hint")
 			}

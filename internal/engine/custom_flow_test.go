@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -39,7 +40,7 @@ func TestDecliningAnIrreversibleStepStops(t *testing.T) {
 	h.start("ship")
 	want(t, "confirm first", h.st.Gate != nil && h.st.Gate.Kind == "confirm-tasks", true)
 	res := h.say("maria", "B")
-	wantStopped(t, res, KillUserAbort)
+	wantStopped(t, res, stops.KillUserAbort)
 	want(t, "step not started", res.State.Status, state.NotStarted)
 	// Resume asks again rather than starting the irreversible step.
 	res = h.say("maria", "/autopilot resume")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -143,7 +144,7 @@ func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
 	// The old run reporting again is not the current execution.
 	want(t, "stale run", h.apply(tokenRun(1, first, "success")).Changed, false)
 	res = h.apply(tokenRun(2, second, "success"))
-	wantStopped(t, res, KillFailedWave)
+	wantStopped(t, res, stops.KillFailedWave)
 	want(t, "step completed before the stop", progressOf(res.State, "implement"), state.Completed)
 	want(t, "retry log cleared by the success", len(res.State.RetryLog), 0)
 	// The stop says which run failed, though the retry log is cleared.

@@ -5,60 +5,21 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
-
-// Kill-switch names (seed 004).
-const (
-	KillMaxSessions   = "max-sessions-reached"
-	KillMaxHours      = "max-hours-exceeded"
-	KillSpiral        = "spiral"
-	KillFailedWave    = "failed-wave"
-	KillCarryover     = "carryover-too-high"
-	KillLowConfidence = "low-confidence-fallback"
-	KillResource      = "resource-overload"
-	KillUserAbort     = "user-abort"
-	StopMaxIterations = "max-iterations"
-)
-
-// RecoveryHint is the recovery hint recorded with a stop reason (a
-// kill-switch name or max-iterations) and shown in the stop notice, the
-// state comment and the run summary.
-func RecoveryHint(reason string) string {
-	switch reason {
-	case KillSpiral:
-		return "Triage the repeating failure by hand; autopilot will not retry it on its own."
-	case KillFailedWave:
-		return "Investigate the failed executor batch (test contract drift, environment), fix it, then resume."
-	case KillCarryover:
-		return "The last session left more than half its tasks open. Reduce scope or split the issue before resuming."
-	case KillMaxHours:
-		return "Raise limits.max_hours in .github/autopilot.yml or address the slow steps, then resume."
-	case KillMaxSessions:
-		return "Graceful stop — not an error. Raise limits.max_sessions or resume to allow more sessions."
-	case KillResource:
-		return "The API rate budget is nearly spent. Wait for the rate limit to reset, then resume."
-	case KillLowConfidence:
-		return "Lower limits.confidence_threshold or run the next step by hand, then resume."
-	case KillUserAbort:
-		return "Resume when ready (re-add the trigger label or comment /autopilot resume)."
-	case StopMaxIterations:
-		return "The review loop reached its iteration limit; rethink the plan, then resume."
-	}
-	return "Resume when the cause is addressed."
-}
 
 // killSwitches evaluates the kill-switches at an iteration boundary (after
 // done has completed). It returns true when the run stopped or must wait.
 func (m *machine) killSwitches(done flow.Step) bool {
 	lim := m.set.Config.Limits
 	if m.hoursExceeded() {
-		m.stop(KillMaxHours, fmt.Sprintf("the run has been going for more than %.1f hours", lim.MaxHours))
+		m.stop(stops.KillMaxHours, fmt.Sprintf("the run has been going for more than %.1f hours", lim.MaxHours))
 		return true
 	}
 	if m.set.BudgetLow {
-		m.stop(KillResource, "the API rate budget is nearly spent")
+		m.stop(stops.KillResource, "the API rate budget is nearly spent")
 		return true
 	}
 	if n := m.s.Limits.FailedWaves; n > 0 {
@@ -66,12 +27,12 @@ func (m *machine) killSwitches(done flow.Step) bool {
 		if m.lastFailure != "" {
 			detail += "; the failed run: " + m.lastFailure
 		}
-		m.stop(KillFailedWave, detail)
+		m.stop(stops.KillFailedWave, detail)
 		return true
 	}
 	if done.Implements {
 		if open, known := m.carryover(); known > 0 && float64(open)/float64(known) > 0.5 {
-			m.stop(KillCarryover, fmt.Sprintf("%d of %d tasks are still open after %s", open, known, done.Name))
+			m.stop(stops.KillCarryover, fmt.Sprintf("%d of %d tasks are still open after %s", open, known, done.Name))
 			return true
 		}
 	}
@@ -85,7 +46,7 @@ func (m *machine) killSwitches(done flow.Step) bool {
 				"B", "the executor itself reported low confidence")
 			return true
 		}
-		m.stop(KillLowConfidence, fmt.Sprintf("the executor reported confidence %.2f, below the threshold %.2f", conf, lim.ConfidenceThreshold))
+		m.stop(stops.KillLowConfidence, fmt.Sprintf("the executor reported confidence %.2f, below the threshold %.2f", conf, lim.ConfidenceThreshold))
 		return true
 	}
 	return false
@@ -102,7 +63,7 @@ func (m *machine) sessionLimit() bool {
 	m.s.Limits.FailedWaves = 0
 	if m.s.Limits.Sessions > m.set.Config.Limits.MaxSessions {
 		m.s.Limits.Sessions = m.set.Config.Limits.MaxSessions
-		m.stop(KillMaxSessions, fmt.Sprintf("%d executor sessions used (limits.max_sessions)", m.set.Config.Limits.MaxSessions))
+		m.stop(stops.KillMaxSessions, fmt.Sprintf("%d executor sessions used (limits.max_sessions)", m.set.Config.Limits.MaxSessions))
 		return true
 	}
 	return false

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -18,8 +19,8 @@ func wantStopped(t *testing.T, res Result, reason string) {
 		t.Fatalf("no stop record")
 	}
 	want(t, "reason", s.Stop.Reason, reason)
-	want(t, "hint", s.Stop.Hint, RecoveryHint(reason))
-	if s.Stop.Hint == "" || s.Stop.Hint == RecoveryHint("") {
+	want(t, "hint", s.Stop.Hint, stops.RecoveryHint(reason))
+	if s.Stop.Hint == "" || s.Stop.Hint == stops.RecoveryHint("") {
 		t.Errorf("reason %s has no specific recovery hint", reason)
 	}
 	if !hasBody(res.Effects, "Autopilot stopped", "`"+reason+"`", "Recovery: "+s.Stop.Hint) {
@@ -35,7 +36,7 @@ func TestMaxHoursFiresAtTheNextStepCompletion(t *testing.T) {
 	res := h.apply(Tick{})
 	want(t, "mid-step tick", res.State.Run, state.RunInProgress)
 	res = h.done("problem")
-	wantStopped(t, res, KillMaxHours)
+	wantStopped(t, res, stops.KillMaxHours)
 	want(t, "boundary: step completed", progressOf(res.State, "problem"), state.Completed)
 	want(t, "next step not entered", res.State.Slug, "problem")
 	// Resume resets the clock and goes on to the next step.
@@ -51,7 +52,7 @@ func TestMaxHoursTickFiresOnlyAtABoundary(t *testing.T) {
 	h.done("tasks") // session boundary question
 	h.advance(2 * time.Hour)
 	res := h.apply(Tick{})
-	wantStopped(t, res, KillMaxHours)
+	wantStopped(t, res, stops.KillMaxHours)
 	want(t, "gate kept for resume", res.State.Gate != nil, true)
 }
 
@@ -63,7 +64,7 @@ func TestConfigClampingIsWhatTheEngineSees(t *testing.T) {
 		h.advance(20 * time.Minute) // past 0.1 h, within 0.5 h
 		want(t, "not stopped at 22 min", h.done("problem").State.Run, state.RunInProgress)
 		h.advance(10 * time.Minute)
-		wantStopped(t, h.done("research"), KillMaxHours)
+		wantStopped(t, h.done("research"), stops.KillMaxHours)
 	})
 	t.Run("max_sessions 500 clamps to 50", func(t *testing.T) {
 		for used, wantRun := range map[int]string{49: state.RunInProgress, 50: state.RunStopped} {
@@ -91,7 +92,7 @@ func TestMaxSessionsReachedOnFreshSessionBeyondLimit(t *testing.T) {
 	h.runTo("greenfield", "decompose")
 	h.done("tasks")
 	res := h.say("maria", "A")
-	wantStopped(t, res, KillMaxSessions)
+	wantStopped(t, res, stops.KillMaxSessions)
 	want(t, "sessions capped", res.State.Limits.Sessions, 1)
 	want(t, "next step waits", res.State.Status, state.NotStarted)
 	want(t, "slug", res.State.Slug, "implement")
@@ -114,7 +115,7 @@ func TestRetryFreshSessionBeyondLimitStops(t *testing.T) {
 	h := newHarness(t, jiraOff+"limits: {max_sessions: 1}\n")
 	h.start("greenfield")
 	failThrice(h, "boom")
-	wantStopped(t, h.say("maria", "A"), KillMaxSessions)
+	wantStopped(t, h.say("maria", "A"), stops.KillMaxSessions)
 }
 
 func TestCarryoverTooHighAfterImplement(t *testing.T) {
@@ -143,7 +144,7 @@ func TestCarryoverTooHighAfterImplement(t *testing.T) {
 			want(t, "implementing", h.st.Slug, "implement")
 			res := h.done("batch finished")
 			if tc.stop {
-				wantStopped(t, res, KillCarryover)
+				wantStopped(t, res, stops.KillCarryover)
 				if !strings.Contains(res.State.LastSession.Notes, "3 of 4 tasks are still open after Implement") {
 					t.Errorf("notes = %q", res.State.LastSession.Notes)
 				}
@@ -174,7 +175,7 @@ func TestLowConfidenceFirstIterationAsksLaterStops(t *testing.T) {
 					want(t, "confidence consumed", res.State.Limits.HasConfidence, false)
 					return
 				}
-				wantStopped(t, res, KillLowConfidence)
+				wantStopped(t, res, stops.KillLowConfidence)
 			})
 		}
 	})
@@ -183,7 +184,7 @@ func TestLowConfidenceFirstIterationAsksLaterStops(t *testing.T) {
 		h.start("greenfield")
 		h.done("problem")
 		res := h.say("maria", "/autopilot done --confidence 0.5")
-		wantStopped(t, res, KillLowConfidence)
+		wantStopped(t, res, stops.KillLowConfidence)
 		want(t, "research completed first", progressOf(res.State, "research"), state.Completed)
 		res = h.say("maria", "/autopilot resume")
 		want(t, "resumes into plan", res.State.Slug, "plan")
@@ -203,14 +204,14 @@ func TestResourceOverloadAtBoundary(t *testing.T) {
 		h := newHarness(t, jiraOff)
 		h.start("greenfield")
 		h.set.BudgetLow = true
-		wantStopped(t, h.done("problem"), KillResource)
+		wantStopped(t, h.done("problem"), stops.KillResource)
 	})
 	t.Run("tick with budget low waits for a boundary", func(t *testing.T) {
 		h := newHarness(t, jiraOff)
 		h.runTo("greenfield", "decompose")
 		want(t, "mid-step", h.apply(Tick{BudgetLow: true}).State.Run, state.RunInProgress)
 		h.done("tasks")
-		wantStopped(t, h.apply(Tick{BudgetLow: true}), KillResource)
+		wantStopped(t, h.apply(Tick{BudgetLow: true}), stops.KillResource)
 	})
 }
 
@@ -220,21 +221,6 @@ func TestTickOnFinishedOrStoppedRunDoesNothing(t *testing.T) {
 	h.say("maria", "/autopilot stop")
 	h.advance(48 * time.Hour)
 	res := h.apply(Tick{BudgetLow: true})
-	want(t, "reason kept", res.State.Stop.Reason, KillUserAbort)
+	want(t, "reason kept", res.State.Stop.Reason, stops.KillUserAbort)
 	want(t, "no effects", nEffects(res), 0)
-}
-
-func TestRecoveryHintsNameEveryKillSwitch(t *testing.T) {
-	generic := RecoveryHint("")
-	seen := map[string]bool{}
-	for _, k := range []string{KillMaxSessions, KillMaxHours, KillSpiral, KillFailedWave, KillCarryover, KillLowConfidence, KillResource, KillUserAbort, StopMaxIterations} {
-		h := RecoveryHint(k)
-		if h == generic || h == "" {
-			t.Errorf("%s has the generic hint", k)
-		}
-		if seen[h] {
-			t.Errorf("%s shares its hint", k)
-		}
-		seen[h] = true
-	}
 }

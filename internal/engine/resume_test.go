@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -44,7 +45,7 @@ func TestFailedWaveCounterResetsAtEachNewSession(t *testing.T) {
 	t.Run("resume after the failed-wave stop", func(t *testing.T) {
 		h, _ := toDispatch(t)
 		failRun(h, 1)
-		wantStopped(t, passRun(h, 2), KillFailedWave)
+		wantStopped(t, passRun(h, 2), stops.KillFailedWave)
 		res := h.say("maria", "/autopilot resume")
 		want(t, "counter reset", res.State.Limits.FailedWaves, 0)
 		want(t, "goes on", res.State.Slug, "run-tests")
@@ -58,7 +59,7 @@ func TestFailedWaveCounterResetsAtEachNewSession(t *testing.T) {
 		h.runTo("greenfield", "decompose")
 		failRun(h, 1)
 		res := passRun(h, 2)
-		wantStopped(t, res, KillFailedWave)
+		wantStopped(t, res, stops.KillFailedWave)
 		want(t, "no boundary question yet", res.State.Gate == nil, true)
 		res = h.say("maria", "/autopilot resume")
 		wantGate(t, res.State, "session-boundary")
@@ -71,7 +72,7 @@ func TestResumeAfterMaxIterationsGrantsAFreshIterationBudget(t *testing.T) {
 		reviewLoopTo(t, h, "review-loop", "code-review")
 		h.apply(changes("bob", finding))
 	}
-	want(t, "stopped", h.st.Stop.Reason, StopMaxIterations)
+	want(t, "stopped", h.st.Stop.Reason, stops.StopMaxIterations)
 	want(t, "iteration when stopped", h.st.Review.Iteration, 3)
 	res := h.say("maria", "/autopilot resume")
 	want(t, "back to plan", res.State.Slug, "plan")
@@ -83,7 +84,7 @@ func TestResumeAfterMaxIterationsGrantsAFreshIterationBudget(t *testing.T) {
 	want(t, "within the new budget", h.apply(changes("bob", "third")).State.Slug, "plan")
 	reviewLoopTo(t, h, "review-loop", "code-review")
 	res = h.apply(changes("bob", "fourth"))
-	wantStopped(t, res, StopMaxIterations)
+	wantStopped(t, res, stops.StopMaxIterations)
 }
 
 func TestResumeAfterSpiralCountsFindingsAfresh(t *testing.T) {
@@ -92,7 +93,7 @@ func TestResumeAfterSpiralCountsFindingsAfresh(t *testing.T) {
 		reviewLoopTo(t, h, "review-loop", "code-review")
 		h.apply(changes("bob", "Missing tests"))
 	}
-	want(t, "spiral", h.st.Stop.Reason, KillSpiral)
+	want(t, "spiral", h.st.Stop.Reason, stops.KillSpiral)
 	h.say("maria", "/autopilot resume")
 	want(t, "history cleared", len(h.st.Review.FailureHistory), 0)
 	// The same finding once more is one cycle, not a fourth in a row.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -84,7 +85,7 @@ func TestSkillFailedAnswers(t *testing.T) {
 		}},
 		{answer: "C", check: func(t *testing.T, s *state.State, _ int) {
 			want(t, "run", s.Run, state.RunStopped)
-			want(t, "reason", s.Stop.Reason, KillUserAbort)
+			want(t, "reason", s.Stop.Reason, stops.KillUserAbort)
 			want(t, "still failed", s.Status, state.Failed)
 		}},
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -255,11 +256,11 @@ func (m *machine) notClean(kind, finding, link string) {
 	m.s.Completed = append(m.s.Completed, state.CompletedStep{Step: m.s.Step, Slug: st.Slug, Name: st.Name, At: m.now, Outcome: "NOT CLEAN — " + finding, Cycle: m.s.Cycle})
 	m.changed = true
 	if n := len(rl.FailureHistory); n >= 3 && rl.FailureHistory[n-1] == rl.FailureHistory[n-2] && rl.FailureHistory[n-2] == rl.FailureHistory[n-3] {
-		m.stop(KillSpiral, "the same finding came back three review cycles in a row: "+finding)
+		m.stop(stops.KillSpiral, "the same finding came back three review cycles in a row: "+finding)
 		return
 	}
 	if rl.Iteration > rl.MaxIterations {
-		m.stop(StopMaxIterations, fmt.Sprintf("%d iterations reached without a clean review and QA", rl.MaxIterations))
+		m.stop(stops.StopMaxIterations, fmt.Sprintf("%d iterations reached without a clean review and QA", rl.MaxIterations))
 		return
 	}
 	m.rollbackTo(st.ReturnTo, finding)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -363,8 +364,8 @@ func TestSameFindingThreeCyclesIsASpiral(t *testing.T) {
 	}
 	s := h.st
 	want(t, "run", s.Run, state.RunStopped)
-	want(t, "reason", s.Stop.Reason, KillSpiral)
-	want(t, "hint", s.Stop.Hint, RecoveryHint(KillSpiral))
+	want(t, "reason", s.Stop.Reason, stops.KillSpiral)
+	want(t, "hint", s.Stop.Hint, stops.RecoveryHint(stops.KillSpiral))
 	want(t, "cycles", s.Review.ReviewCycle, 3)
 
 	// Resume after triage: back to plan with the findings.
@@ -449,8 +450,8 @@ func TestMaxIterationsStopsTheLoop(t *testing.T) {
 		}
 	}
 	want(t, "run", h.st.Run, state.RunStopped)
-	want(t, "reason", h.st.Stop.Reason, StopMaxIterations)
-	want(t, "hint", h.st.Stop.Hint, RecoveryHint(StopMaxIterations))
+	want(t, "reason", h.st.Stop.Reason, stops.StopMaxIterations)
+	want(t, "hint", h.st.Stop.Hint, stops.RecoveryHint(stops.StopMaxIterations))
 }
 
 func TestPRLinkedRecordsOnceAndAsksForEvidence(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -332,7 +333,7 @@ func (m *machine) stop(reason, detail string) {
 	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone {
 		return
 	}
-	hint := RecoveryHint(reason)
+	hint := stops.RecoveryHint(reason)
 	m.s.Stop = &state.Stop{Reason: reason, Hint: hint, At: m.now, Resume: m.s.Run}
 	m.s.Run = state.RunStopped
 	m.s.LastSession = m.session("stopped: "+reason, detail)
@@ -356,11 +357,11 @@ func (m *machine) resume(why string) {
 	m.s.Limits.HasConfidence = false
 	if rl := m.s.Review; rl != nil {
 		switch reason {
-		case StopMaxIterations:
+		case stops.StopMaxIterations:
 			// A new iteration budget, as configured now.
 			rl.Iteration = 1
 			rl.MaxIterations = m.set.Config.MaxIterations
-		case KillSpiral:
+		case stops.KillSpiral:
 			// Someone triaged the repeating finding; count afresh.
 			rl.FailureHistory = nil
 		}

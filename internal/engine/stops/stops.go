@@ -1,0 +1,44 @@
+// Package stops names the reasons a run stops at an iteration boundary
+// (the kill-switches of seed 004, max-iterations) and the recovery hint
+// each is recorded and shown with.
+package stops
+
+// Kill-switch names (seed 004).
+const (
+	KillMaxSessions   = "max-sessions-reached"
+	KillMaxHours      = "max-hours-exceeded"
+	KillSpiral        = "spiral"
+	KillFailedWave    = "failed-wave"
+	KillCarryover     = "carryover-too-high"
+	KillLowConfidence = "low-confidence-fallback"
+	KillResource      = "resource-overload"
+	KillUserAbort     = "user-abort"
+	StopMaxIterations = "max-iterations"
+)
+
+// RecoveryHint is the recovery hint recorded with a stop reason (a
+// kill-switch name or max-iterations) and shown in the stop notice, the
+// state comment and the run summary.
+func RecoveryHint(reason string) string {
+	switch reason {
+	case KillSpiral:
+		return "Triage the repeating failure by hand; autopilot will not retry it on its own."
+	case KillFailedWave:
+		return "Investigate the failed executor batch (test contract drift, environment), fix it, then resume."
+	case KillCarryover:
+		return "The last session left more than half its tasks open. Reduce scope or split the issue before resuming."
+	case KillMaxHours:
+		return "Raise limits.max_hours in .github/autopilot.yml or address the slow steps, then resume."
+	case KillMaxSessions:
+		return "Graceful stop — not an error. Raise limits.max_sessions or resume to allow more sessions."
+	case KillResource:
+		return "The API rate budget is nearly spent. Wait for the rate limit to reset, then resume."
+	case KillLowConfidence:
+		return "Lower limits.confidence_threshold or run the next step by hand, then resume."
+	case KillUserAbort:
+		return "Resume when ready (re-add the trigger label or comment /autopilot resume)."
+	case StopMaxIterations:
+		return "The review loop reached its iteration limit; rethink the plan, then resume."
+	}
+	return "Resume when the cause is addressed."
+}
