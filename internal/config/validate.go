@@ -67,39 +67,9 @@ func (c *Config) resolve(root *yaml.Node) error {
 	c.Executor.Agent = mention(c.Executor.Agent)
 	defaultOK := checkExecutor(k, c.Executor, "executor", []string{"executor"})
 
-	builtin, err := parseBuiltin()
+	slugs, err := c.resolveFlows(k)
 	if err != nil {
 		return err
-	}
-	c.All = flow.Set{}
-	for n, f := range builtin {
-		c.All[n] = f
-	}
-	slugs := map[string]bool{}
-	for _, f := range builtin {
-		for _, s := range f.Steps {
-			slugs[s.Slug] = true
-		}
-	}
-	for _, name := range c.inFileOrder(root, "flows", keys(c.Flows)) {
-		f := c.Flows[name]
-		f.Name = name
-		for _, s := range f.Steps {
-			slugs[s.Slug] = true
-		}
-		if _, dup := builtin[name]; dup {
-			k.add("flows."+name, "redefines a built-in flow; pick another name", "flows", name)
-			continue
-		}
-		if err := f.Validate(); err != nil {
-			var fe *flow.FieldError
-			if !errors.As(err, &fe) {
-				return err
-			}
-			k.add(fe.Path, fe.Msg, append([]string{"flows", name}, splitPath(strings.TrimPrefix(fe.Path, "flows."+name))...)...)
-			continue
-		}
-		c.All[name] = &f
 	}
 	if c.DefaultFlow != "" {
 		if _, ok := c.All[c.DefaultFlow]; !ok {
@@ -114,7 +84,56 @@ func (c *Config) resolve(root *yaml.Node) error {
 	if n := c.CheckName; n != "" && (len(n) > 100 || strings.TrimSpace(n) != n || strings.ContainsAny(n, "\r\n")) {
 		k.add("check_name", fmt.Sprintf("%q: want a one-line name of at most 100 characters without surrounding spaces", n), "check_name")
 	}
-	for _, slug := range c.inFileOrder(root, "steps", keys(c.Steps)) {
+	c.checkSteps(k, slugs, defaultOK)
+	c.checkJira(k)
+	return k.first()
+}
+
+// resolveFlows builds All from the built-in flows and the file's own,
+// reporting invalid ones, and returns every step slug any flow has.
+func (c *Config) resolveFlows(k *checker) (map[string]bool, error) {
+	builtin, err := parseBuiltin()
+	if err != nil {
+		return nil, err
+	}
+	c.All = flow.Set{}
+	for n, f := range builtin {
+		c.All[n] = f
+	}
+	slugs := map[string]bool{}
+	for _, f := range builtin {
+		for _, s := range f.Steps {
+			slugs[s.Slug] = true
+		}
+	}
+	for _, name := range c.inFileOrder(k.root, "flows", keys(c.Flows)) {
+		f := c.Flows[name]
+		f.Name = name
+		for _, s := range f.Steps {
+			slugs[s.Slug] = true
+		}
+		if _, dup := builtin[name]; dup {
+			k.add("flows."+name, "redefines a built-in flow; pick another name", "flows", name)
+			continue
+		}
+		if err := f.Validate(); err != nil {
+			var fe *flow.FieldError
+			if !errors.As(err, &fe) {
+				return nil, err
+			}
+			k.add(fe.Path, fe.Msg, append([]string{"flows", name}, splitPath(strings.TrimPrefix(fe.Path, "flows."+name))...)...)
+			continue
+		}
+		c.All[name] = &f
+	}
+	return slugs, nil
+}
+
+// checkSteps checks the per-step executor entries: each names a step of
+// some flow and a valid executor (alone when the default is invalid,
+// which is reported already).
+func (c *Config) checkSteps(k *checker, slugs map[string]bool, defaultOK bool) {
+	for _, slug := range c.inFileOrder(k.root, "steps", keys(c.Steps)) {
 		at := []string{"steps", slug}
 		if !slugs[slug] {
 			k.add("steps."+slug, "no flow has a step with this slug", at...)
@@ -129,8 +148,6 @@ func (c *Config) resolve(root *yaml.Node) error {
 			checkExecutor(k, Executor{Kind: ex.Kind, Agent: ex.Agent}, "steps."+slug, at)
 		}
 	}
-	c.checkJira(k)
-	return k.first()
 }
 
 func (c *Config) checkRoles(k *checker) {
