@@ -345,6 +345,6 @@ func TestUnknownEventIsAnError(t *testing.T) {
 	}
 }
 
-type strangeEvent struct{}
-
-func (strangeEvent) eventName() string { return "strange" }
+// strangeEvent is an Event (through the embedded Tick's marker) that
+// Apply has no case for.
+type strangeEvent struct{ Tick }

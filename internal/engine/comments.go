@@ -45,7 +45,7 @@ func (m *machine) comment(c Comment) error {
 		m.ledger(c.ID, outbox.OutNotCommand) // older than the run: history, not input
 		return nil
 	}
-	r := c.parsed()
+	r := parsed(c)
 	if answeredReadOnly(c, r) && c.Perm == "" && !c.PermErr {
 		c.Perm = m.set.AnswerPermission // permitted when it was answered (NeedsPerm)
 	}

@@ -66,73 +66,6 @@ type Settings struct {
 	BudgetLow bool
 }
 
-// Event is an input to the engine.
-type Event interface{ eventName() string }
-
-// Start: the trigger label was added.
-type Start struct {
-	// Issue is the issue number the run belongs to; it appears in the first
-	// step's announcement, prompt and dispatch inputs.
-	Issue int
-	// Flow is the flow to run; empty means choose among Candidates.
-	Flow       string
-	Candidates []string
-	// Actor started the run; empty when the sweep found the label.
-	Actor string
-	Title string
-	Body  string
-	URL   string
-	// SeqFloor is the highest marker number already used on the issue (a
-	// run started over after its state was lost): new markers go above it,
-	// so they never collide with an earlier run's comments.
-	SeqFloor int64
-}
-
-// LabelRemoved: the trigger label was removed (user-abort).
-type LabelRemoved struct{ Actor string }
-
-// Closed: the issue was closed.
-type Closed struct{ Actor string }
-
-// Comment is a human (or agent) comment on the issue or a linked PR.
-type Comment struct {
-	ID     int64
-	Author string
-	Bot    bool
-	// Agent: the author is a configured agent account (executor reports count).
-	Agent bool
-	// Perm is the author's permission from the collaborator-permission API,
-	// looked up for humans and agents alike; empty means not looked up.
-	Perm access.Level
-	// PermErr: the permission lookup failed; the comment is deferred (fail closed).
-	PermErr bool
-	Body    string
-	// Reply is Body as the caller parsed it (once per pass); nil: the
-	// engine parses Body.
-	Reply *reply.Result
-	// Replied: the bot's reply to this comment is on the thread.
-	Replied bool
-	At      time.Time
-	URL     string
-	OnPR    int
-	// Declared holds epics/tasks parsed from autopilot-epics/-tasks blocks.
-	Declared    []state.Task
-	DeclaredErr string
-	// DeclaredTooLarge, when set, says why the declared tasks cannot fit
-	// in the state comment and what would (measured by the caller, which
-	// renders); the report is refused with it and nothing is recorded.
-	DeclaredTooLarge string
-	// GatePostedAt is when the open gate's comment appeared (GitHub clock),
-	// zero when unknown; answers older than it are stale.
-	GatePostedAt time.Time
-	// EditUnproven: the comment was edited before it was processed
-	// (updated_at differs from created_at) and nothing shows that its
-	// author wrote the current text (GitHub's REST API does not say who
-	// edited a comment; an issue_comment.edited delivery sent by the
-	// author is the proof). Such a comment is refused once, never applied.
-	EditUnproven bool
-}
-
 // NeedsPerm reports whether classifying c needs its author's permission
 // (the caller looks it up into Perm, or sets PermErr). Bots never act, so
 // theirs is never asked; configured agents pass the check too (package
@@ -141,7 +74,7 @@ type Comment struct {
 // not kept in the ledger on their own): it was permitted then, and its
 // reaction and reply exist, so it is classified again without a lookup.
 func NeedsPerm(c Comment) bool {
-	r := c.parsed()
+	r := parsed(c)
 	switch {
 	case !r.Acts(), c.Bot && !c.Agent:
 		return false
@@ -156,123 +89,12 @@ func answeredReadOnly(c Comment, r reply.Result) bool {
 }
 
 // parsed is the comment's reply, parsed once.
-func (c Comment) parsed() reply.Result {
+func parsed(c Comment) reply.Result {
 	if c.Reply != nil {
 		return *c.Reply
 	}
 	return Parse(c.Body)
 }
-
-// Review is a submitted review on a linked PR.
-type Review struct {
-	ID       int64
-	PR       int
-	PRAuthor string
-	Reviewer string
-	Perm     access.Level
-	PermErr  bool
-	State    string // APPROVED, CHANGES_REQUESTED, COMMENTED
-	Body     string
-	At       time.Time
-	URL      string
-	// CommitSHA is the commit the review was given on (commit_id).
-	CommitSHA string
-	// Pull is the PR as read when the review was handled; nil when it
-	// was not read (the review is then no evidence).
-	Pull *PullFacts
-}
-
-// Checks reports the check state of a linked PR's head.
-type Checks struct {
-	PR     int
-	SHA    string
-	State  string // success, failure, pending
-	Failed []string
-	URL    string
-	// IDs are the check runs and commit statuses read on SHA.
-	IDs []int64
-	// Pull is the PR as read with its checks; nil means not read (the
-	// checks are then no evidence).
-	Pull *PullFacts
-}
-
-// RunCompleted: a dispatched workflow run finished. Only the recorded run
-// id completes the step; the fields after URL are what the session-token
-// fallback checks when no run id was recorded (see MatchRun).
-type RunCompleted struct {
-	RunID        int64
-	DisplayTitle string
-	Conclusion   string
-	URL          string
-	// Path is the run's workflow file (workflow_run.path, e.g.
-	// ".github/workflows/autopilot-step.yml").
-	Path string
-	// Event is what triggered the run (workflow_run.event).
-	Event string
-	// HeadRepo is workflow_run.head_repository.full_name: a fork's name
-	// for runs on a fork's branch.
-	HeadRepo string
-	// CreatedAt is workflow_run.created_at (GitHub's clock).
-	CreatedAt time.Time
-}
-
-// Dispatched reports the outcome of a dispatch effect.
-type Dispatched struct {
-	Session string
-	RunID   int64
-	Err     string
-}
-
-// JiraAuth reports the outcome of the Jira authentication check.
-type JiraAuth struct {
-	OK     bool
-	Detail string
-}
-
-// JiraSynced reports an outbox sync (or the moves to done when the issue
-// closed).
-type JiraSynced struct {
-	Tasks  []state.Task
-	Paused string // "auth" when a 401 paused the sync
-	Note   string
-	// RetryAt is the end of a Retry-After window reported by the sync.
-	RetryAt time.Time
-	// Enable: the sync runs at an explicit request (SyncPlan.Enable),
-	// which turns Jira back on.
-	Enable bool
-	// Closing: the tasks were being moved to done (the issue closed);
-	// Left of them are still open.
-	Closing bool
-	Left    int
-}
-
-// Tick is the periodic sweep: timeouts and wall-clock limits.
-type Tick struct {
-	// BudgetLow: the API budget is nearly spent (resource-overload).
-	BudgetLow bool
-}
-
-// PRLinked: a PR whose body links this issue was opened or edited.
-type PRLinked struct {
-	PR  int
-	URL string
-	// Edit is set for a pull_request opened or edited delivery: who wrote
-	// the description (a link vouched for, see PullEdit).
-	Edit *PullEdit
-}
-
-func (Start) eventName() string        { return "start" }
-func (LabelRemoved) eventName() string { return "label-removed" }
-func (Closed) eventName() string       { return "closed" }
-func (Comment) eventName() string      { return "comment" }
-func (Review) eventName() string       { return "review" }
-func (Checks) eventName() string       { return "checks" }
-func (RunCompleted) eventName() string { return "run-completed" }
-func (Dispatched) eventName() string   { return "dispatched" }
-func (JiraAuth) eventName() string     { return "jira-auth" }
-func (JiraSynced) eventName() string   { return "jira-synced" }
-func (Tick) eventName() string         { return "tick" }
-func (PRLinked) eventName() string     { return "pr-linked" }
 
 // QueryKind says what the engine needs answered before it can go on.
 type QueryKind int
@@ -316,14 +138,6 @@ type Query struct {
 	Jira   JiraReason // QJiraSync
 	Logins []string   // QPerms
 	Then   PermAsker  `json:"-"` // QPerms: the event to give again
-}
-
-// PermAsker is an event the engine gives back to be applied again once
-// the permissions it asks for are known (QPerms).
-type PermAsker interface {
-	Event
-	// WithPerms returns the event with perms (by login) added.
-	WithPerms(perms map[string]PermRead) Event
 }
 
 // JiraReason is why the engine asks for a tracker sync.

@@ -7,42 +7,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// Recovered reports what loading an issue found wrong with its state
-// comment; the engine says so once (each notice's marker is fixed).
-type Recovered struct {
-	// Restored: the human part of state comment Comment was edited; its
-	// signed machine block (version Version) is the state and is written
-	// back.
-	Restored bool
-	Comment  int64
-	Version  int64
-	// Lost: no state verifies although the labels say a run existed
-	// (Deleted) or a state comment no longer verifies.
-	Lost    bool
-	Deleted bool
-}
-
-// Unmanaged is a comment on an issue autopilot does not manage. An
-// /autopilot command from someone with answer_permission is told how to
-// start a run, once (the reply's marker is keyed by the comment).
-type Unmanaged struct {
-	ID     int64
-	Author string
-	Bot    bool
-	Body   string
-	// Perms holds the author's permission once looked up (QPerms).
-	Perms map[string]PermRead
-}
-
-func (Recovered) eventName() string { return "recovered" }
-func (Unmanaged) eventName() string { return "unmanaged" }
-
-// WithPerms adds looked-up permissions (QPerms).
-func (e Unmanaged) WithPerms(perms map[string]PermRead) Event {
-	e.Perms = withPerms(e.Perms, perms)
-	return e
-}
-
 func (m *machine) recovered(e Recovered) {
 	switch {
 	case e.Restored && m.s != nil:

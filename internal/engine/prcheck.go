@@ -3,9 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -22,39 +20,6 @@ func (m *machine) gatePassed(slug string) {
 		m.s.PRChecks[i].GateHead = m.s.PRChecks[i].Head
 	}
 }
-
-// PullSeen records a linked PR as read: its head and whether it is trusted
-// there. A new head starts with nothing shown.
-type PullSeen struct{ Pull *PullFacts }
-
-// CheckShown records the hash of the check run published on a PR's head.
-// Pending: creating it failed transiently; a later pass creates it.
-type CheckShown struct {
-	PR      int
-	Head    string
-	Hash    string
-	Pending bool
-}
-
-// Click is a requested action of the PR check (check_run.requested_action,
-// App mode): an answer like a comment.
-type Click struct {
-	// Identifier is requested_action.identifier (checkview.GateToken + "." + letter).
-	Identifier string
-	Sender     string
-	// Perm is the sender's collaborator permission; PermErr: the lookup
-	// failed (the click is dropped: fail closed).
-	Perm    access.Level
-	PermErr bool
-	// URL is the check run's page (the decision's link).
-	URL string
-	At  time.Time
-}
-
-func (PullSeen) eventName() string   { return "pull-seen" }
-func (PullRead) eventName() string   { return "pull-read" }
-func (CheckShown) eventName() string { return "check-shown" }
-func (Click) eventName() string      { return "click" }
 
 func (m *machine) pullSeen(e PullSeen) {
 	p := e.Pull

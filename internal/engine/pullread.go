@@ -7,42 +7,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 )
 
-// PullRead answers QCheckPR: a linked PR as read now, its reviews and,
-// when the step waits for checks, the check runs on its head. The engine
-// decides what counts: which reviews are evidence of this execution and
-// what the checks add up to. A review that counts needs its reviewer's
-// permission; the engine asks for the ones Perms lacks (QPerms) and is
-// given the read again with them.
-type PullRead struct {
-	// Pull holds the trusted-PR facts (author permission, approvals).
-	Pull *PullFacts
-	// URL is the PR's page.
-	URL     string
-	Reviews []ReviewRead
-	// Checks are the check runs and commit statuses on the head (nil
-	// when the step does not wait for checks).
-	Checks []CheckRead
-	// Perms are the reviewers' permissions asked for, by login as given.
-	Perms map[string]PermRead
-}
-
-// WithPerms adds looked-up permissions (QPerms).
-func (e PullRead) WithPerms(perms map[string]PermRead) Event {
-	e.Perms = withPerms(e.Perms, perms)
-	return e
-}
-
-func withPerms(have, add map[string]PermRead) map[string]PermRead {
-	out := make(map[string]PermRead, len(have)+len(add))
-	for k, v := range have {
-		out[k] = v
-	}
-	for k, v := range add {
-		out[k] = v
-	}
-	return out
-}
-
 func (m *machine) pullRead(e PullRead) {
 	p := e.Pull
 	if p == nil {

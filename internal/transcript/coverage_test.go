@@ -125,7 +125,7 @@ func coverRuns(t *testing.T, files map[string]*transcript.File) {
 		}
 	}
 	for _, ev := range eventTypes(t) {
-		if !applied["engine."+ev] {
+		if !applied["events."+ev] {
 			t.Errorf("no transcript applies the engine event %s", ev)
 		}
 	}
