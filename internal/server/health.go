@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 )
 
 // storeProbeInterval is how often the shared store is pinged in the
@@ -89,5 +91,5 @@ func (s *Server) noteStore(err error) {
 
 // probeStore pings the store every storeProbeInterval until ctx ends.
 func (s *Server) probeStore(ctx context.Context) {
-	every(ctx, storeProbeInterval, func() { _ = s.checkStore(ctx) })
+	job.Every(ctx, storeProbeInterval, func() { _ = s.checkStore(ctx) })
 }

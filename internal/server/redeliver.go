@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
 )
 
@@ -22,7 +23,7 @@ func (s *Server) redeliveryOptions() redelivery.Options {
 // replica was up) and then every Config.RedeliveryInterval until ctx ends.
 func (s *Server) redeliveryTimer(ctx context.Context) {
 	s.redeliveryTick(ctx)
-	every(ctx, s.cfg.RedeliveryInterval, func() { s.redeliveryTick(ctx) })
+	job.Every(ctx, s.cfg.RedeliveryInterval, func() { s.redeliveryTick(ctx) })
 }
 
 // redeliveryTick runs this interval's pass, unless another replica sharing

@@ -15,11 +15,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
-// testPrefix isolates one test's keys.
-func testPrefix(t *testing.T) string {
-	return fmt.Sprintf("autopilot-test:%s:%d:", t.Name(), time.Now().UnixNano())
-}
-
 func newRedis(t *testing.T, rawURL string, opts RedisOptions) *RedisStore {
 	t.Helper()
 	s, err := NewRedisStore(rawURL, opts)
@@ -34,14 +29,14 @@ func newRedis(t *testing.T, rawURL string, opts RedisOptions) *RedisStore {
 }
 
 func TestRedisLockerExclusiveFencedOwnerOnly(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
 	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
 	lockerContract(t, a, b)
 }
 
 func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	px := startProxy(t, u)
 	store := newRedis(t, px.url, RedisOptions{Prefix: prefix, Owner: "outage"})
 	rec := newRecorder()
@@ -79,7 +74,7 @@ func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
 // be processed exactly once, jobs on one issue must never overlap (across
 // replicas), and fencing tokens must grow per issue in processing order.
 func TestTwoReplicasOneRedis(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	rec := newRecorder()
 	rec.delay = 2 * time.Millisecond
 	var fenceMu sync.Mutex

@@ -61,7 +61,7 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	store := newRedis(t, u, RedisOptions{Prefix: prefix})
 	ctx := context.Background()
 	if err := store.EnsureGroup(ctx); err != nil {
@@ -104,7 +104,7 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 // Redis queue are processed exactly once, a redelivered id is a duplicate,
 // and the stream is empty (acknowledged and deleted) afterwards.
 func TestStreamQueueProcessesEachOnceAndAcknowledges(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	rec := newRecorder()
 	s, srv, store := streamServer(t, u, prefix, testConfig(), rec)
 	const n = 40
@@ -143,7 +143,7 @@ func TestStreamQueueProcessesEachOnceAndAcknowledges(t *testing.T) {
 // and /readyz fails; once jobs finish both recover and the refused delivery
 // is accepted when sent again.
 func TestStreamQueueFullRefusesAndReadyzFails(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	rec := newRecorder()
 	rec.gate = make(chan struct{})
 	cfg := testConfig()
@@ -174,7 +174,7 @@ func TestStreamQueueFullRefusesAndReadyzFails(t *testing.T) {
 // that then stops (no renewal, no acknowledgement) are claimed by a live
 // replica once idle for QUEUE_CLAIM_IDLE, and processed once each.
 func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
 	if err := dead.EnsureGroup(ctx); err != nil {
@@ -219,7 +219,7 @@ func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 // QUEUE_CLAIM_IDLE keeps its entry (renewed), so a second replica never
 // runs it too.
 func TestStreamQueueSlowJobIsNotClaimed(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	rec := newRecorder()
 	rec.delay = 1500 * time.Millisecond
 	cfg := testConfig()
@@ -245,7 +245,7 @@ func TestStreamQueueSlowJobIsNotClaimed(t *testing.T) {
 // started back to the group, where another replica takes them at once
 // (long before QUEUE_CLAIM_IDLE).
 func TestStreamQueueShutdownHandsBackWaitingEntries(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	rec := newRecorder()
 	rec.gate = make(chan struct{})
 	cfg := testConfig()
@@ -286,7 +286,7 @@ func TestStreamQueueShutdownHandsBackWaitingEntries(t *testing.T) {
 // TestStreamQueueRedisAway: with the queue's Redis unreachable, deliveries
 // get 503 with Retry-After and /readyz fails; when it returns, work resumes.
 func TestStreamQueueRedisAway(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	px := startProxy(t, u)
 	rec := newRecorder()
 	_, srv, _ := streamServer(t, px.url, prefix, testConfig(), rec)
@@ -313,7 +313,7 @@ func TestStreamQueueRedisAway(t *testing.T) {
 // deliveries spread over few issues sent to either: each processed exactly
 // once, never two jobs on one issue at once, and both replicas worked.
 func TestStreamQueueTwoReplicasUnderLoad(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	rec := newRecorder()
 	rec.delay = 3 * time.Millisecond
 	cfg := testConfig()
@@ -386,7 +386,7 @@ func value(t *testing.T, m *Metrics, name string) float64 {
 // again but dropped to the sweep, counted as lost; a fresh one next to it
 // is run.
 func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
 	if err := dead.EnsureGroup(ctx); err != nil {

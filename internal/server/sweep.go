@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -14,7 +15,7 @@ import (
 // Config.SweepInterval, until ctx ends.
 func (s *Server) sweepTimer(ctx context.Context) {
 	s.sweepAll(ctx)
-	every(ctx, s.cfg.SweepInterval, func() { s.sweepAll(ctx) })
+	job.Every(ctx, s.cfg.SweepInterval, func() { s.sweepAll(ctx) })
 }
 
 // sweepAll queues one sweep job per installation. Each installation's sweep

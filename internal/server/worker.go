@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -249,35 +250,9 @@ func (s *Server) lockRetry(ctx context.Context, key string, log *slog.Logger) (L
 		}
 		s.noteStore(err)
 		log.Warn("lock failed; retrying", "key", key, "err", err, "in", wait)
-		if !sleepCtx(ctx, wait) {
+		if !job.Sleep(ctx, wait) {
 			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		}
 		wait = min(2*wait, 5*time.Second)
-	}
-}
-
-// sleepCtx waits for d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// every calls f every d until ctx ends.
-func every(ctx context.Context, d time.Duration, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
 	}
 }

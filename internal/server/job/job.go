@@ -64,3 +64,30 @@ func (l Lease) Release(ctx context.Context) error {
 	}
 	return l.h.ReleaseLease(ctx, l)
 }
+
+// Every calls f every d until ctx ends (the server's and a replica's
+// periodic work: sweeps, probes, lease renewal).
+func Every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+// Sleep waits for d; false when ctx ended first.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -110,7 +111,7 @@ func (q *Replica) ReadLoop(ctx context.Context) {
 			}
 			q.NoteStore(err)
 			log.Warn("queue read failed; retrying", "err", err, "in", wait)
-			if !sleepCtx(ctx, wait) {
+			if !job.Sleep(ctx, wait) {
 				return
 			}
 			wait = min(2*wait, 2*time.Second)
@@ -322,7 +323,7 @@ func (q *Replica) AckLoop(ctx context.Context) {
 				}
 				q.NoteStore(err)
 				q.Log.Warn("queue acknowledgement failed; retrying", "err", err, "in", wait)
-				sleepCtx(ctx, wait)
+				job.Sleep(ctx, wait)
 				wait = min(2*wait, 2*time.Second)
 				continue
 			}
@@ -343,7 +344,7 @@ func (q *Replica) AckLoop(ctx context.Context) {
 // RenewLoop keeps the held entries from being claimed, every third of
 // QUEUE_CLAIM_IDLE, until ctx ends.
 func (q *Replica) RenewLoop(ctx context.Context) {
-	every(ctx, max(q.Idle/3, 10*time.Millisecond), func() {
+	job.Every(ctx, max(q.Idle/3, 10*time.Millisecond), func() {
 		q.forgetAcked(time.Now().Add(-ackedMemory))
 		ids := q.heldIDs()
 		for len(ids) > 0 {
@@ -424,17 +425,3 @@ func (q *Replica) Leave() {
 
 // storeTimeout bounds one Redis call made outside a job.
 const storeTimeout = 2 * time.Second
-
-// every calls f every d until ctx ends.
-func every(ctx context.Context, d time.Duration, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
-}

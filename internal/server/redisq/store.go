@@ -113,18 +113,6 @@ func (s *Store) Close() error {
 	return s.rdb.Close()
 }
 
-// sleepCtx waits for d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // Ping implements Pinger.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
@@ -159,7 +147,7 @@ func (s *Store) Lock(ctx context.Context, key string) (job.Lease, error) {
 		if token > 0 {
 			return job.NewLease(key, token, owner, s), nil
 		}
-		if !sleepCtx(ctx, wait) {
+		if !job.Sleep(ctx, wait) {
 			return job.Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		}
 		wait = min(2*wait, s.opts.PollMax)

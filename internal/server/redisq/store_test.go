@@ -3,7 +3,6 @@ package redisq
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -11,11 +10,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
-
-// testPrefix isolates one test's keys.
-func testPrefix(t *testing.T) string {
-	return fmt.Sprintf("autopilot-test:%s:%d:", t.Name(), time.Now().UnixNano())
-}
 
 func newRedis(t *testing.T, rawURL string, opts Options) *Store {
 	t.Helper()
@@ -31,7 +25,7 @@ func newRedis(t *testing.T, rawURL string, opts Options) *Store {
 }
 
 func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	a := newRedis(t, u, Options{Prefix: prefix, Owner: "a"})
 	b := newRedis(t, u, Options{Prefix: prefix, Owner: "b"})
 	ctx := context.Background()
@@ -48,7 +42,7 @@ func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
 }
 
 func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	ttl := 300 * time.Millisecond
 	a := newRedis(t, u, Options{Prefix: prefix, Owner: "a", LockTTL: ttl})
 	b := newRedis(t, u, Options{Prefix: prefix, Owner: "b", LockTTL: ttl, PollMax: 10 * time.Millisecond})
@@ -97,7 +91,7 @@ func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
 // replicas are removed from the group once idle, unless they still hold
 // entries (removing them would drop those entries from the group).
 func TestStreamDropsOnlyIdleConsumersHoldingNothing(t *testing.T) {
-	u, prefix := servertest.RedisURL(t), testPrefix(t)
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	ctx := context.Background()
 	stores := map[string]*Store{}
 	for _, name := range []string{"live", "empty", "holding"} {

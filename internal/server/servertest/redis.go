@@ -1,8 +1,10 @@
 package servertest
 
 import (
+	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // RedisURL is the Redis the tests share (AUTOPILOT_TEST_REDIS_URL, e.g.
@@ -19,4 +21,10 @@ func RedisURL(t testing.TB) string {
 		t.Skip("AUTOPILOT_TEST_REDIS_URL not set (e.g. redis://127.0.0.1:6390/0)")
 	}
 	return u
+}
+
+// Prefix is a Redis key prefix of one test's own, so tests sharing a
+// server never see each other's keys.
+func Prefix(t testing.TB) string {
+	return fmt.Sprintf("autopilot-test:%s:%d:", t.Name(), time.Now().UnixNano())
 }
