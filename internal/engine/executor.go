@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -256,62 +257,27 @@ func (m *machine) runCompleted(e RunCompleted) {
 	m.fail(why)
 }
 
-// RunClockSkew is how much earlier than the dispatch (bot clock) a run's
-// created_at (GitHub's clock) may be and still match by session token.
-const RunClockSkew = time.Minute
-
-// MatchRun decides whether a completed workflow run reports the dispatched
-// step of s (PRODUCT §9). When the dispatch recorded a run id, only that id
-// matches. Without one (a server that returned no run details) the session
-// token in the display title matches, and only for a run of the configured
-// workflow file, triggered by workflow_dispatch, on the base repository (not
-// a fork), created after the dispatch: the token is printed on the issue,
-// so anyone can put it in a title. The reason says why a run was ignored.
+// MatchRun is the run rule (evidence.RunRule.Match): only the recorded
+// run id, or the session token under the strict checks, completes the
+// dispatched step of s.
 func MatchRun(set Settings, s *state.State, e RunCompleted) (bool, string) {
-	if s == nil || s.Exec == nil || s.Exec.Executor != "dispatch" || s.Status != state.InProgress {
-		return false, "no dispatched step is waiting for a run"
+	rule := evidence.RunRule{Repo: set.Repo}
+	if s != nil && s.Exec != nil && s.Exec.RunID == 0 {
+		rule = runRule(set, s.Slug) // the workflow file matters only for a token match
 	}
-	ex := s.Exec
-	if ex.RunID != 0 {
-		if e.RunID == ex.RunID {
-			return true, ""
-		}
-		return false, fmt.Sprintf("run %d is not the recorded run %d", e.RunID, ex.RunID)
-	}
-	if ex.Session == "" || !containsToken(e.DisplayTitle, ex.Session) {
-		return false, "the display title does not carry the session token " + ex.Session
-	}
-	return TokenRunTrusted(set, s.Slug, ex, e.Path, e.Event, e.HeadRepo, e.CreatedAt)
+	return rule.Match(s, evidence.Run{ID: e.RunID, DisplayTitle: e.DisplayTitle,
+		Path: e.Path, Event: e.Event, HeadRepo: e.HeadRepo, CreatedAt: e.CreatedAt})
 }
 
 // TokenRunTrusted checks a run that carries the session token but was not
-// recorded by id: the configured workflow file of step slug, event
-// workflow_dispatch, the base repository, created after the dispatch.
-// The dispatch retry uses it too, before adopting a run.
+// recorded by id (evidence.RunRule.TokenTrusted); the dispatch retry uses
+// it before adopting a run.
 func TokenRunTrusted(set Settings, slug string, ex *state.Execution, path, event, headRepo string, created time.Time) (bool, string) {
-	wf := set.Config.ExecutorFor(slug).Workflow
-	file, _, _ := strings.Cut(path, "@") // ".github/workflows/x.yml@main"
-	switch {
-	case wf == "" || file != wf && file != ".github/workflows/"+wf:
-		return false, fmt.Sprintf("workflow file %q is not the configured %q", path, wf)
-	case event != "workflow_dispatch":
-		return false, fmt.Sprintf("event %q is not workflow_dispatch", event)
-	case set.Repo == "" || !strings.EqualFold(headRepo, set.Repo):
-		return false, fmt.Sprintf("head repository %q is not %q", headRepo, set.Repo)
-	case created.IsZero() || created.Before(ex.DispatchedAt.Add(-RunClockSkew)):
-		return false, fmt.Sprintf("created %s, before the dispatch at %s", created.UTC().Format(time.RFC3339), ex.DispatchedAt.UTC().Format(time.RFC3339))
-	}
-	return true, ""
+	return runRule(set, slug).TokenTrusted(ex, evidence.Run{Path: path, Event: event, HeadRepo: headRepo, CreatedAt: created})
 }
 
-// containsToken matches the session token as a whole word.
-func containsToken(title, token string) bool {
-	for _, f := range strings.Fields(title) {
-		if f == token {
-			return true
-		}
-	}
-	return false
+func runRule(set Settings, slug string) evidence.RunRule {
+	return evidence.RunRule{Workflow: set.Config.ExecutorFor(slug).Workflow, Repo: set.Repo}
 }
 
 // tick is the sweep: executor timeouts and wall-clock limits at boundaries.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -293,12 +294,12 @@ func TestRunMatchRules(t *testing.T) {
 		}},
 		{name: "created before the dispatch", why: "before the dispatch", ev: func(s string, at time.Time) RunCompleted {
 			r := tokenRun(900, s, "success")
-			r.CreatedAt = at.Add(-RunClockSkew - time.Second)
+			r.CreatedAt = at.Add(-evidence.RunClockSkew - time.Second)
 			return r
 		}},
 		{name: "created within the clock skew", match: true, ev: func(s string, at time.Time) RunCompleted {
 			r := tokenRun(900, s, "success")
-			r.CreatedAt = at.Add(-RunClockSkew)
+			r.CreatedAt = at.Add(-evidence.RunClockSkew)
 			return r
 		}},
 		{name: "no creation time", why: "before the dispatch", ev: func(s string, _ time.Time) RunCompleted {
