@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 
@@ -20,13 +19,13 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tasks"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -222,7 +221,7 @@ type run struct {
 	// last: the Issue call's last pass (checkVersion).
 	last bool
 	// parsed caches each comment's reply (parse).
-	parsed map[int64]parsedBody
+	parsed comments.Parser
 	// outside: the pass sent requests elsewhere than the forge (the
 	// tracker), which the forge's request count does not show
 	// (loadIsReread).
@@ -374,28 +373,19 @@ func (ru *run) startIfAsked(t Trigger) error {
 // applyComments applies every unhandled comment of the issue and of the
 // linked PRs worth reading, in creation order.
 func (ru *run) applyComments(t Trigger) error {
-	comments := append([]forge.Comment(nil), ru.loaded.Human...)
+	cs := append([]forge.Comment(nil), ru.loaded.Human...)
 	prComments, err := ru.prComments(t)
 	if err != nil {
 		return err
 	}
 	classified := len(ru.st.Ledger)
-	comments = append(comments, prComments...)
-	sort.SliceStable(comments, func(i, j int) bool {
-		if !comments[i].CreatedAt.Equal(comments[j].CreatedAt) {
-			return comments[i].CreatedAt.Before(comments[j].CreatedAt)
-		}
-		return comments[i].ID < comments[j].ID
-	})
-	for _, c := range comments {
+	cs = append(cs, prComments...)
+	comments.InOrder(cs)
+	for _, c := range cs {
 		if engine.Handled(ru.st, c.ID) {
 			continue
 		}
-		ev, err := ru.commentEvent(c)
-		if err != nil {
-			return err
-		}
-		if err := ru.applyComment(ev); err != nil {
+		if err := ru.applyComment(ru.commentEvent(c)); err != nil {
 			return err
 		}
 	}
@@ -550,36 +540,11 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 
 // pendingInput reports an unhandled issue comment that could act.
 func (ru *run) pendingInput() bool {
-	for _, c := range ru.loaded.Human {
-		if engine.Handled(ru.st, c.ID) {
-			continue
-		}
-		if ru.parse(c).Acts() {
-			return true
-		}
-	}
-	return false
+	return comments.Pending(ru.loaded.Human, ru.st, ru.parse)
 }
 
-// parsedBody is a comment's body and its reply as parsed.
-type parsedBody struct {
-	body string
-	r    reply.Result
-}
-
-// parse parses a comment's body once per pass (the engine is given the
-// parsed form; an edit read later is parsed again).
-func (ru *run) parse(c forge.Comment) reply.Result {
-	if p, ok := ru.parsed[c.ID]; ok && p.body == c.Body {
-		return p.r
-	}
-	r := engine.Parse(c.Body)
-	if ru.parsed == nil {
-		ru.parsed = map[int64]parsedBody{}
-	}
-	ru.parsed[c.ID] = parsedBody{c.Body, r}
-	return r
-}
+// parse parses a comment's body once per pass (comments.Parser).
+func (ru *run) parse(c forge.Comment) reply.Result { return ru.parsed.Parse(c) }
 
 func linked(s *state.State, pr int) bool {
 	if s == nil {
@@ -593,49 +558,10 @@ func linked(s *state.State, pr int) bool {
 	return false
 }
 
-// commentEvent builds the engine's view of a comment: the author's
-// permission (looked up when engine.NeedsPerm says so), agent status and
-// declared tasks.
-func (ru *run) commentEvent(c forge.Comment) (engine.Comment, error) {
-	cfg := ru.set.Config
-	ev := engine.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: cfg.IsAgent(c.Author.Login),
-		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: ru.loaded.GatePosted(ru.st)}
-	if c.IssueNumber != ru.number {
-		ev.OnPR = c.IssueNumber
-	}
-	ev.EditUnproven = ru.editUnproven(c)
-	res := ru.parse(c)
-	ev.Reply, ev.Replied = &res, ru.replied(c.ID)
-	if engine.NeedsPerm(ev) {
-		p := ru.permission(c.Author.Login)
-		ev.Perm, ev.PermErr = p.p, p.err != nil
-	}
-	if engine.DeclaresTasks(res) {
-		start := len(ru.st.Tasks) + 1
-		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
-		if err == nil && len(ts) == 0 && ev.Perm.AtLeast(ru.set.AnswerPermission) {
-			ts, err = ru.taskFiles(start)
-		}
-		if err != nil {
-			ev.DeclaredErr = err.Error()
-		} else {
-			ev.Declared = ts
-		}
-	}
-	return ev, nil
-}
-
-// editUnproven reports a comment edited after it was posted (GitHub
-// stamps updated_at on every edit) whose current text nothing shows its
-// author wrote: the REST API does not name the editor, so only an
-// issue_comment.edited delivery sent by the author, carrying exactly the
-// text read now, proves it.
-func (ru *run) editUnproven(c forge.Comment) bool {
-	if c.UpdatedAt.IsZero() || c.UpdatedAt.Equal(c.CreatedAt) {
-		return false
-	}
-	p := ru.authorEdit
-	return p == nil || p.ID != c.ID || !strings.EqualFold(p.Author.Login, c.Author.Login) || p.Body != c.Body
+// commentEvent builds the engine's view of a comment (comments.Event).
+func (ru *run) commentEvent(c forge.Comment) engine.Comment {
+	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config, AnswerPermission: ru.set.AnswerPermission,
+		AuthorEdit: ru.authorEdit, GatePosted: ru.loaded.GatePosted, Parse: ru.parse, Replied: ru.replied, Perm: ru.perm, TaskFiles: ru.taskFiles}, ru.st, c)
 }
 
 // taskFiles reads the _docs/ task files of a Jira step when the config
@@ -650,11 +576,9 @@ func (ru *run) taskFiles(start int) ([]state.Task, error) {
 
 // replied reports whether the bot already replied to comment id.
 func (ru *run) replied(id int64) bool {
-	_, ok := ru.loaded.Markers[replyMarker(id)]
+	_, ok := ru.loaded.Markers[comments.ReplyMarker(id)]
 	return ok
 }
-
-func replyMarker(id int64) string { return fmt.Sprintf("<!-- autopilot:reply %d -->", id) }
 
 func (ru *run) permission(login string) permResult {
 	key := strings.ToLower(login)

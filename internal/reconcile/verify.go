@@ -10,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -86,18 +87,9 @@ func (ru *run) verify() error {
 }
 
 // unseenInput reports a comment that could act, posted after the load and
-// not handled by this pass: a concurrent run may have applied it to the
-// state this pass is about to overwrite (or just overwrote).
+// not handled by this pass (comments.Unseen).
 func (ru *run) unseenInput(cs []forge.Comment) bool {
-	for _, c := range cs {
-		if ru.loaded.Seen[c.ID] || ru.r.trusted(c) || engine.Handled(ru.st, c.ID) {
-			continue
-		}
-		if ru.parse(c).Acts() {
-			return true
-		}
-	}
-	return false
+	return comments.Unseen(cs, ru.loaded.Seen, ru.r.trusted, ru.st, ru.parse)
 }
 
 func sameBody(a, b string) bool {

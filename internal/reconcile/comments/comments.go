@@ -1,0 +1,150 @@
+// Package comments builds the engine's view of the comments a pass reads:
+// each reply parsed once per pass, whether an edit is proven its author's,
+// the author's permission when the engine needs it, the tasks a report
+// declares and whether they still fit the state; and which comments could
+// act and are not yet handled.
+package comments
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tasks"
+)
+
+// Parser parses each comment's body once per pass (the engine is given the
+// parsed form; an edit read later is parsed again). The zero value is ready.
+type Parser struct {
+	m map[int64]parsed
+}
+
+// parsed is a comment's body and its reply as parsed.
+type parsed struct {
+	body string
+	r    reply.Result
+}
+
+// Parse returns c's reply, parsed once per body.
+func (p *Parser) Parse(c forge.Comment) reply.Result {
+	if got, ok := p.m[c.ID]; ok && got.body == c.Body {
+		return got.r
+	}
+	r := engine.Parse(c.Body)
+	if p.m == nil {
+		p.m = map[int64]parsed{}
+	}
+	p.m[c.ID] = parsed{c.Body, r}
+	return r
+}
+
+// Sources is what building a comment's view asks of the pass.
+type Sources struct {
+	Issue            int
+	Config           *config.Config
+	AnswerPermission access.Level
+	// AuthorEdit is the trigger's proof of an edit by a comment's author.
+	AuthorEdit *forge.Comment
+	// GatePosted is when the open Choose block was posted (load.Loaded).
+	GatePosted func(*state.State) time.Time
+	Parse      func(forge.Comment) reply.Result
+	// Replied reports whether the bot already replied to a comment.
+	Replied func(id int64) bool
+	// Perm looks up (once per pass) a login's permission.
+	Perm func(login string) (access.Level, error)
+	// TaskFiles reads a Jira step's task files, numbered from start.
+	TaskFiles func(start int) ([]state.Task, error)
+}
+
+// Event builds the engine's view of a comment: the author's permission
+// (looked up when engine.NeedsPerm says so), agent status and declared
+// tasks.
+func Event(src Sources, st *state.State, c forge.Comment) engine.Comment {
+	ev := engine.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: src.Config.IsAgent(c.Author.Login),
+		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: src.GatePosted(st)}
+	if c.IssueNumber != src.Issue {
+		ev.OnPR = c.IssueNumber
+	}
+	ev.EditUnproven = EditUnproven(c, src.AuthorEdit)
+	res := src.Parse(c)
+	ev.Reply, ev.Replied = &res, src.Replied(c.ID)
+	if engine.NeedsPerm(ev) {
+		p, err := src.Perm(c.Author.Login)
+		ev.Perm, ev.PermErr = p, err != nil
+	}
+	if engine.DeclaresTasks(res) {
+		start := len(st.Tasks) + 1
+		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
+		if err == nil && len(ts) == 0 && ev.Perm.AtLeast(src.AnswerPermission) {
+			ts, err = src.TaskFiles(start)
+		}
+		if err != nil {
+			ev.DeclaredErr = err.Error()
+		} else {
+			ev.Declared = ts
+		}
+	}
+	return ev
+}
+
+// EditUnproven reports a comment edited after it was posted (GitHub
+// stamps updated_at on every edit) whose current text nothing shows its
+// author wrote: the REST API does not name the editor, so only an
+// issue_comment.edited delivery sent by the author (proof), carrying
+// exactly the text read now, proves it.
+func EditUnproven(c forge.Comment, proof *forge.Comment) bool {
+	if c.UpdatedAt.IsZero() || c.UpdatedAt.Equal(c.CreatedAt) {
+		return false
+	}
+	p := proof
+	return p == nil || p.ID != c.ID || !strings.EqualFold(p.Author.Login, c.Author.Login) || p.Body != c.Body
+}
+
+// ReplyMarker is the hidden marker of the bot's reply to comment id.
+func ReplyMarker(id int64) string { return fmt.Sprintf("<!-- autopilot:reply %d -->", id) }
+
+// InOrder sorts comments in creation order (ids break ties).
+func InOrder(cs []forge.Comment) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		if !cs[i].CreatedAt.Equal(cs[j].CreatedAt) {
+			return cs[i].CreatedAt.Before(cs[j].CreatedAt)
+		}
+		return cs[i].ID < cs[j].ID
+	})
+}
+
+// Pending reports an unhandled comment among cs that could act.
+func Pending(cs []forge.Comment, st *state.State, parse func(forge.Comment) reply.Result) bool {
+	for _, c := range cs {
+		if engine.Handled(st, c.ID) {
+			continue
+		}
+		if parse(c).Acts() {
+			return true
+		}
+	}
+	return false
+}
+
+// Unseen reports a comment that could act, not among those seen at the
+// load, not the bot's (trusted) and not handled in st: a concurrent run
+// may have applied it to the state a pass is about to overwrite (or just
+// overwrote).
+func Unseen(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, st *state.State, parse func(forge.Comment) reply.Result) bool {
+	for _, c := range cs {
+		if seen[c.ID] || trusted(c) {
+			continue
+		}
+		if Pending([]forge.Comment{c}, st, parse) {
+			return true
+		}
+	}
+	return false
+}
