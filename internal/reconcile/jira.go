@@ -2,11 +2,11 @@ package reconcile
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -90,49 +90,24 @@ func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 	return opts
 }
 
-// DefaultClaimSettle is how long a pass waits, after recording Jira creates
-// in the state, before it reads the state back and sends them. Runs outside
-// one lock (Action runs outside one concurrency group, the Action and the
-// App during a migration) can overlap; GitHub has no compare-and-swap, so
-// the wait is what keeps two of them from both creating the same Jira
-// issues. It costs seconds only when creating.
-const DefaultClaimSettle = 2 * time.Second
+// DefaultClaimSettle is how long a pass waits before sending Jira creates
+// (writes.DefaultClaimSettle); kept here for internal/wiring.
+const DefaultClaimSettle = writes.DefaultClaimSettle
 
-// ParseClaimSettle reads AUTOPILOT_CLAIM_SETTLE: empty means the default,
-// "0s" turns the wait off (tests).
-func ParseClaimSettle(v string) (time.Duration, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return DefaultClaimSettle, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("AUTOPILOT_CLAIM_SETTLE: want a duration such as 2s, got %q", v)
-	}
-	return d, nil
-}
+// ParseClaimSettle reads AUTOPILOT_CLAIM_SETTLE (writes.ParseClaimSettle);
+// kept here for internal/wiring.
+func ParseClaimSettle(v string) (time.Duration, error) { return writes.ParseClaimSettle(v) }
 
 // claim makes sure the state write that records Jira creates stands before
-// they are sent: after ClaimSettle it reads the state comment back, and if
-// another run's write replaced it, this pass sends nothing and starts over
-// from that state (whose creates are that run's to send).
+// they are sent (writes.ClaimStands): if another run's write replaced it,
+// this pass sends nothing and starts over from that state (whose creates
+// are that run's to send).
 func (ru *run) claim() error {
-	d := ru.r.o.ClaimSettle
-	if d <= 0 || ru.wroteID == 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-ru.ctx.Done():
-		t.Stop()
-		return ru.ctx.Err()
-	}
-	c, err := ru.r.o.Forge.GetComment(ru.ctx, ru.wroteID)
+	ok, err := writes.ClaimStands(ru.ctx, ru.r.o.Forge, ru.r.o.ClaimSettle, ru.wroteID, ru.wroteBody)
 	if err != nil {
-		return fmt.Errorf("read the state back before creating Jira issues: %w", err)
+		return err
 	}
-	if !sameBody(c.Body, ru.wroteBody) {
+	if !ok {
 		ru.r.o.Logger.Warn("another run wrote the state before our Jira creates; sending nothing", "issue", ru.number)
 		return errRecheck
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -103,7 +104,7 @@ func New(o Options) (*Reconciler, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.WriteID == nil {
-		o.WriteID = newWriteID
+		o.WriteID = writes.NewID
 	}
 	if o.Print == nil {
 		o.Print = func(string) {}

@@ -18,6 +18,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -225,7 +226,7 @@ func (ru *run) seen() outbox.Seen {
 		sn.Links[m] = c.URL
 	}
 	for _, e := range ru.st.Outbox {
-		if e.Kind == state.EffComment && ru.wasRefused(fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve))) {
+		if e.Kind == state.EffComment && ru.wasRefused(writes.Fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve))) {
 			sn.Refused[e.Marker] = true // GitHub refused it (422): given up, said once in the log
 		}
 	}
@@ -358,7 +359,7 @@ func (ru *run) perform() error {
 				r.o.Print("dry-run: would comment on #" + fmt.Sprint(ru.number) + ":\n" + body)
 				continue
 			}
-			fp := fingerprint("comment", e.Marker, body)
+			fp := writes.Fingerprint("comment", e.Marker, body)
 			if ru.wasRefused(fp) {
 				continue
 			}
@@ -467,7 +468,7 @@ func (ru *run) labels() error {
 		}
 	}
 	if len(add) > 0 {
-		fp := fingerprint("labels", "", strings.Join(add, "\n"))
+		fp := writes.Fingerprint("labels", "", strings.Join(add, "\n"))
 		if ru.wasRefused(fp) {
 			add = nil
 		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, labelsync.Defs(add)); errors.Is(err, forge.ErrValidation) {

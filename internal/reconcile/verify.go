@@ -1,16 +1,12 @@
 package reconcile
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -51,18 +47,9 @@ func (ru *run) verify() error {
 		byID[c.ID] = c
 	}
 	again := false
-	ids := make([]int64, 0, len(ru.posted))
-	for id := range ru.posted {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		m := ru.posted[id]
-		low, ok := first[m]
-		if !ok || low == id {
-			continue
-		}
-		r.o.Logger.Warn("a concurrent run posted the same comment first; deleting ours", "issue", ru.number, "marker", m, "comment", id, "kept", low)
+	for _, d := range writes.Duplicates(ru.posted, first) {
+		id, m := d.ID, d.Marker
+		r.o.Logger.Warn("a concurrent run posted the same comment first; deleting ours", "issue", ru.number, "marker", m, "comment", id, "kept", d.Kept)
 		if err := r.o.Forge.DeleteIssueComment(ru.ctx, id); err != nil {
 			return fmt.Errorf("delete duplicate comment %d on #%d: %w", id, ru.number, err)
 		}
@@ -72,7 +59,7 @@ func (ru *run) verify() error {
 		}
 	}
 	if ru.wroteID != 0 && !again {
-		if c, ok := byID[ru.wroteID]; !ok || !sameBody(c.Body, ru.wroteBody) {
+		if c, ok := byID[ru.wroteID]; !ok || !writes.SameBody(c.Body, ru.wroteBody) {
 			r.o.Logger.Warn("state comment changed after our write; applying again", "issue", ru.number, "comment", ru.wroteID)
 			again = true
 		}
@@ -92,27 +79,8 @@ func (ru *run) unseenInput(cs []forge.Comment) bool {
 	return comments.Unseen(cs, ru.loaded.Seen, ru.r.trusted, ru.st, ru.parse)
 }
 
-func sameBody(a, b string) bool {
-	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
-	return norm(a) == norm(b)
-}
-
-// fingerprint identifies a request for State.Refused: its kind, marker and
-// a hash of its content.
-func fingerprint(kind, marker, content string) string {
-	h := sha256.Sum256([]byte(content))
-	fp := kind + " " + hex.EncodeToString(h[:8])
-	if marker != "" {
-		fp = kind + " " + strings.TrimSuffix(strings.TrimPrefix(marker, "<!-- autopilot:"), " -->") + " " + hex.EncodeToString(h[:8])
-	}
-	if len(fp) > 200 {
-		fp = fp[:200]
-	}
-	return fp
-}
-
 func (ru *run) wasRefused(fp string) bool {
-	return ru.st != nil && slices.Contains(ru.st.Refused, fp)
+	return writes.Refused(ru.st, fp)
 }
 
 // refuse records a request GitHub refused with 422; it is given up (the
@@ -128,11 +96,4 @@ func (ru *run) refuse(fp string, err error) {
 	if err := ru.apply(engine.Refused{Request: fp}); err == nil {
 		ru.refused = true
 	}
-}
-
-// newWriteID is the random id of one state write (State.WriteID).
-func newWriteID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
 }
