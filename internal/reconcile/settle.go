@@ -3,7 +3,6 @@ package reconcile
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -444,40 +443,18 @@ func (ru *run) afterDispatch(ev engine.Dispatched) error {
 	return nil
 }
 
-// labels makes the issue's autopilot labels match the state.
+// labels makes the issue's autopilot labels match the state
+// (labelsync.Apply).
 func (ru *run) labels() error {
-	r := ru.r
-	if ru.st == nil || r.o.DryRun {
+	if ru.st == nil || ru.r.o.DryRun {
 		return nil
 	}
-	want := outbox.Labels(ru.st)
-	if ld := ru.loaded; ld.Snapshot && !labelsync.SameManaged(ld.Issue.Labels, ld.ReadLabels) && !labelsync.SameManaged(ld.Issue.Labels, want) {
-		// The payload's labels disagree with the state as read: the event is
-		// late or redelivered. Diff against the issue as it is now, so a
-		// redelivery sends no needless label changes.
-		is, err := r.o.Forge.GetIssue(ru.ctx, ru.number)
-		if err != nil {
-			return fmt.Errorf("read labels of #%d: %w", ru.number, err)
-		}
-		ld.Issue.Labels, ld.Snapshot = is.Labels, false
+	ld := ru.loaded
+	is := labelsync.Issue{Number: ru.number, Labels: ld.Issue.Labels, Snapshot: ld.Snapshot, ReadLabels: ld.ReadLabels}
+	labels, reread, err := labelsync.Apply(ru.ctx, ru.r.o.Forge, is, outbox.Labels(ru.st), labelsync.Refusals{Refused: ru.wasRefused, Refuse: ru.refuse})
+	if reread {
+		ld.Snapshot = false
 	}
-	add, del := labelsync.Diff(ru.loaded.Issue.Labels, want)
-	for _, l := range del {
-		if err := r.o.Forge.RemoveLabel(ru.ctx, ru.number, l); err != nil && !errors.Is(err, forge.ErrNotFound) {
-			return fmt.Errorf("remove label %s: %w", l, err)
-		}
-	}
-	if len(add) > 0 {
-		fp := writes.Fingerprint("labels", "", strings.Join(add, "\n"))
-		if ru.wasRefused(fp) {
-			add = nil
-		} else if err := r.o.Forge.AddLabels(ru.ctx, ru.number, labelsync.Defs(add)); errors.Is(err, forge.ErrValidation) {
-			ru.refuse(fp, err)
-			add = nil
-		} else if err != nil {
-			return fmt.Errorf("add labels: %w", err)
-		}
-	}
-	ru.loaded.Issue.Labels = append(labelsync.Without(ru.loaded.Issue.Labels, del), add...)
-	return nil
+	ld.Issue.Labels = labels
+	return err
 }
