@@ -2,8 +2,8 @@ package engine
 
 import "github.com/autopilot-dev/autopilot/internal/engine/events"
 
-// The event types live in engine/events; callers build them through the
-// engine, so the aliases keep those names.
+// The event and query types live in engine/events; callers build them
+// through the engine, so the aliases keep those names.
 type (
 	Event        = events.Event
 	PermAsker    = events.PermAsker
@@ -27,4 +27,17 @@ type (
 	CheckShown   = events.CheckShown
 	Click        = events.Click
 	PullRead     = events.PullRead
+	Query        = events.Query
+	QueryKind    = events.QueryKind
+	JiraReason   = events.JiraReason
+)
+
+const (
+	QJiraAuth = events.QJiraAuth
+	QJiraSync = events.QJiraSync
+	QCheckPR  = events.QCheckPR
+	QPerms    = events.QPerms
+	JiraAuto  = events.JiraAuto
+	JiraAsked = events.JiraAsked
+	JiraRetry = events.JiraRetry
 )

@@ -62,52 +62,16 @@ func (m *machine) jiraSynced(e JiraSynced) {
 	}
 }
 
-// PausedAuth is the state's JiraNote while a refused token (401) pauses
-// the tracker: nothing is sent until `/autopilot jira retry`.
-const PausedAuth = "paused: authentication failed"
+// PausedAuth is outbox.PausedAuth, the state's JiraNote while a 401
+// pauses the tracker.
+const PausedAuth = outbox.PausedAuth
 
-// SyncPlan is whether a pass runs the tracker outbox (tracker.Sync).
-type SyncPlan struct {
-	Run bool
-	// Retry: also resend the tasks the tracker rejected.
-	Retry bool
-	// Enable: an explicit request turns Jira back on (after "Continue
-	// without Jira"); the sync reports it (JiraSynced.Enable).
-	Enable bool
-	// Unconfigured: a sync was asked for and no tracker is configured.
-	Unconfigured bool
-}
+// SyncPlan is whether a pass runs the tracker outbox (outbox.PlanSync).
+type SyncPlan = outbox.SyncPlan
 
-// PlanSync decides whether this pass syncs the tasks with the tracker:
-// when the engine asked for it (the QJiraSync queries of the pass), tasks
-// wait for it, or the sweep reads statuses back. An explicit `/autopilot
-// jira sync|retry` always may (it also turns Jira back on); otherwise only
-// while Jira is enabled and not paused by a 401, so a refused token is
-// tried once, not at every event.
+// PlanSync is outbox.PlanSync with the settings' tracker credentials.
 func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan {
-	want, why := false, JiraAuto
-	for _, q := range asked {
-		if q.Kind != QJiraSync {
-			continue
-		}
-		want = true
-		if q.Jira == JiraRetry || q.Jira == JiraAsked && why != JiraRetry {
-			why = q.Jira
-		}
-	}
-	explicit := why != JiraAuto
-	if s == nil || !set.JiraConfigured || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
-		return SyncPlan{Unconfigured: want && !set.JiraConfigured && s != nil}
-	}
-	enabled := s.JiraEnabled != nil && *s.JiraEnabled
-	switch {
-	case explicit:
-	case !enabled, s.JiraNote == PausedAuth:
-		return SyncPlan{}
-	case !want && outbox.PendingCount(s) == 0 && !sweep:
-		return SyncPlan{}
-	}
-	return SyncPlan{Run: true, Retry: why == JiraRetry, Enable: explicit && !enabled}
+	return outbox.PlanSync(set.JiraConfigured, s, asked, sweep)
 }
 
 // subIssues reports whether the tasks go to GitHub sub-issues (the config's

@@ -1,9 +1,10 @@
-// Package events holds the engine's inputs: the Event types Apply takes
-// and the evidence they carry. They are plain data; the engine re-exports
-// them under its own name.
+// Package events holds the engine's inputs: the Event types Apply takes,
+// the evidence they carry and the queries the engine asks to get them.
+// They are plain data; the engine re-exports them under its own name.
 package events
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -324,3 +325,59 @@ func withPerms(have, add map[string]PermRead) map[string]PermRead {
 	}
 	return out
 }
+
+// QueryKind says what the engine needs answered before it can go on.
+type QueryKind int
+
+// The queries and the events that answer them.
+const (
+	// QJiraAuth: check the tracker's credentials; answer JiraAuth.
+	QJiraAuth QueryKind = iota + 1
+	// QJiraSync: run the tracker outbox (Query.Jira says who asked);
+	// answer JiraSynced.
+	QJiraSync
+	// QCheckPR: read linked PR Query.PR, its reviews and, when Evidence
+	// says so, its checks; answer PullRead.
+	QCheckPR
+	// QPerms: look up the permissions of Query.Logins; answer
+	// Query.Then.WithPerms(them).
+	QPerms
+)
+
+func (k QueryKind) String() string {
+	switch k {
+	case QJiraAuth:
+		return "jira-auth"
+	case QJiraSync:
+		return "jira-sync"
+	case QCheckPR:
+		return "check-pr"
+	case QPerms:
+		return "perms"
+	}
+	return fmt.Sprintf("query(%d)", int(k))
+}
+
+// MarshalText names the kind (logs, transcripts).
+func (k QueryKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Query is a question the engine asks its caller (Result.Queries).
+type Query struct {
+	Kind   QueryKind
+	PR     int        // QCheckPR
+	Jira   JiraReason // QJiraSync
+	Logins []string   // QPerms
+	Then   PermAsker  `json:"-"` // QPerms: the event to give again
+}
+
+// JiraReason is why the engine asks for a tracker sync.
+type JiraReason string
+
+const (
+	// JiraAuto: tasks were declared, or the authentication check passed.
+	JiraAuto JiraReason = ""
+	// JiraAsked: `/autopilot jira sync`.
+	JiraAsked JiraReason = "sync"
+	// JiraRetry: `/autopilot jira retry`, which also resends rejected tasks.
+	JiraRetry JiraReason = "retry"
+)

@@ -1,0 +1,55 @@
+package outbox
+
+import (
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// PausedAuth is the state's JiraNote while a refused token (401) pauses
+// the tracker: nothing is sent until `/autopilot jira retry`.
+const PausedAuth = "paused: authentication failed"
+
+// SyncPlan is whether a pass runs the tracker outbox (tracker.Sync).
+type SyncPlan struct {
+	Run bool
+	// Retry: also resend the tasks the tracker rejected.
+	Retry bool
+	// Enable: an explicit request turns Jira back on (after "Continue
+	// without Jira"); the sync reports it (JiraSynced.Enable).
+	Enable bool
+	// Unconfigured: a sync was asked for and no tracker is configured.
+	Unconfigured bool
+}
+
+// PlanSync decides whether this pass syncs the tasks with the tracker:
+// when the engine asked for it (the events.QJiraSync queries of the
+// pass), tasks wait for it, or the sweep reads statuses back. An explicit `/autopilot
+// jira sync|retry` always may (it also turns Jira back on); otherwise only
+// while Jira is enabled and not paused by a 401, so a refused token is
+// tried once, not at every event. jiraConfigured: the tracker's
+// credentials were supplied.
+func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep bool) SyncPlan {
+	want, why := false, events.JiraAuto
+	for _, q := range asked {
+		if q.Kind != events.QJiraSync {
+			continue
+		}
+		want = true
+		if q.Jira == events.JiraRetry || q.Jira == events.JiraAsked && why != events.JiraRetry {
+			why = q.Jira
+		}
+	}
+	explicit := why != events.JiraAuto
+	if s == nil || !jiraConfigured || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
+		return SyncPlan{Unconfigured: want && !jiraConfigured && s != nil}
+	}
+	enabled := s.JiraEnabled != nil && *s.JiraEnabled
+	switch {
+	case explicit:
+	case !enabled, s.JiraNote == PausedAuth:
+		return SyncPlan{}
+	case !want && PendingCount(s) == 0 && !sweep:
+		return SyncPlan{}
+	}
+	return SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}
+}
