@@ -107,8 +107,7 @@ func (m *machine) refuseUnauthorized(c Comment) {
 	m.react(c.ID, outbox.ReactConfuse)
 	key := "unauth:" + strings.ToLower(c.Author) + ":" + m.gateKey()
 	if m.owed(key) {
-		m.replyTo(c.ID, fmt.Sprintf("@\u200b%s, thanks — only people with at least **%s** permission on this repository can answer autopilot's questions or run its commands, so this comment was not applied.",
-			textsafe.Escape(c.Author), m.set.AnswerPermission))
+		m.replyTo(c.ID, prose.Unauthorized(c.Author, string(m.set.AnswerPermission)))
 	}
 }
 
@@ -120,8 +119,7 @@ func (m *machine) refuseEdited(c Comment) {
 	m.ledger(c.ID, "rejected:edited")
 	m.changed = true
 	m.react(c.ID, outbox.ReactConfuse)
-	m.replyTo(c.ID, fmt.Sprintf("@\u200b%s: this comment was edited before autopilot processed it, and autopilot cannot confirm that you wrote its current text, so it was not applied. Please post your answer or command as a new comment.",
-		textsafe.Escape(c.Author)))
+	m.replyTo(c.ID, prose.Edited(c.Author))
 }
 
 // replyOnce posts a reply unless this user already got one of this kind for
@@ -255,16 +253,10 @@ func (m *machine) dependents() string {
 	return strings.Join(out, ", ")
 }
 
-// jiraNotConfigured answers /autopilot jira sync|retry where no Jira is
-// configured: it says how to configure it.
-const jiraNotConfigured = "Jira is not configured for this repository, so there is nothing to sync with; " +
-	"the tasks stay in the state comment. To use Jira, set the action inputs `jira_url`, `jira_token` and " +
-	"`jira_project` (plus `jira_user` on Jira Cloud; autopilot's docs/jira.md shows how), then comment `/autopilot jira sync`."
-
 // jiraCommand handles /autopilot jira retry|sync.
 func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if !m.set.JiraConfigured && (m.s.Gate == nil || m.s.Gate.Kind != "jira-auth") {
-		refuse("jira-not-configured", jiraNotConfigured)
+		refuse("jira-not-configured", prose.JiraNotConfigured)
 		return
 	}
 	if m.s.JiraOff != "" {

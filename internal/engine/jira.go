@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -42,15 +41,15 @@ func (m *machine) jiraSynced(e JiraSynced) {
 			m.s.JiraNote = PausedAuth
 			m.changed = true
 		}
-		m.notice("jira-close-auth", fmt.Sprintf("⚠️ Jira refused autopilot's credentials while moving this issue's Jira tasks to done, so %d of them are still open in Jira. The GitHub side is not affected. Fix the token, then comment `/autopilot jira retry` to finish.", e.Left))
+		m.notice("jira-close-auth", prose.JiraCloseAuth(e.Left))
 	case e.Paused == "auth":
 		if m.s.JiraNote != PausedAuth {
 			m.s.JiraNote = PausedAuth
 			m.changed = true
 			if m.subIssues() {
-				m.post("reply", "⚠️ GitHub refused to create this issue's task sub-issues (401/403), so the task sync is paused. The flow goes on; tasks wait as pending. Give the token `issues: write` (docs/tasks.md), then comment `/autopilot jira retry`.")
+				m.post("reply", prose.SubIssuesRefused)
 			} else {
-				m.post("reply", "⚠️ Jira rejected autopilot's credentials (401), so Jira sync is paused. The GitHub side goes on; tasks wait as `Jira: pending`. Fix the token, then comment `/autopilot jira retry`.")
+				m.post("reply", prose.JiraRefused)
 			}
 		}
 	case e.Note != "" && e.Note != m.s.JiraNote:

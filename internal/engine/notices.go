@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -11,14 +12,9 @@ func (m *machine) recovered(e Recovered) {
 	switch {
 	case e.Restored && m.s != nil:
 		m.changed = true
-		m.notice(fmt.Sprintf("tamper-%d-v%d", e.Comment, e.Version),
-			fmt.Sprintf("⚠️ The autopilot state comment was edited by someone other than the bot. Edits are not acted on: the last good state (version %d) was restored.", e.Version))
+		m.notice(fmt.Sprintf("tamper-%d-v%d", e.Comment, e.Version), prose.Tampered(e.Version))
 	case e.Lost && m.s == nil:
-		why := "modified so that it no longer verifies"
-		if e.Deleted {
-			why = "deleted"
-		}
-		m.notice("state-lost", "⚠️ The autopilot state comment of this issue was "+why+", so autopilot has paused here rather than guess. Nothing further happens on this issue (Jira tasks are never re-created). To start over, remove and re-add the `"+m.set.TriggerLabel+"` label.")
+		m.notice("state-lost", prose.StateLost(e.Deleted, m.set.TriggerLabel))
 	}
 }
 
@@ -34,7 +30,7 @@ func (m *machine) unmanaged(e Unmanaged) {
 	if p.Err || !p.Perm.AtLeast(m.set.AnswerPermission) {
 		return
 	}
-	m.replyTo(e.ID, "This issue is not managed by autopilot. Add the `"+m.set.TriggerLabel+"` label to start a run.")
+	m.replyTo(e.ID, prose.Unmanaged(m.set.TriggerLabel))
 }
 
 // notice posts a one-off notice under a fixed marker: posted once, however

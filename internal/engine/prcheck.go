@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // gatePassed records each linked PR's head as the one the merge gate
@@ -74,8 +73,7 @@ func (m *machine) click(e Click) {
 	if !e.Perm.AtLeast(m.set.AnswerPermission) {
 		key := "unauth-click:" + strings.ToLower(e.Sender) + ":" + g.ID
 		if m.owed(key) {
-			m.post("reply", fmt.Sprintf("@\u200b%s, thanks — only people with at least **%s** permission on this repository can answer autopilot's questions, so your click on **%s** in the PR check was not applied.",
-				textsafe.Escape(e.Sender), m.set.AnswerPermission, letter))
+			m.post("reply", prose.UnauthorizedClick(e.Sender, string(m.set.AnswerPermission), letter))
 		}
 		return
 	}

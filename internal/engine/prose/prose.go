@@ -1,6 +1,7 @@
 // Package prose holds the engine's pure text helpers: the status banner,
 // the next-action line, the context snapshot and the small formatting
-// rules (one line, short SHA, plurals) every engine message shares.
+// rules (one line, short SHA, plurals) every engine message shares, and
+// the texts of the one-off notices and refusals.
 package prose
 
 import (
