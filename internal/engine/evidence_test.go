@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -118,7 +119,7 @@ func TestChecksSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, ok := ChecksSummary(4, pr.HeadSHA, pr.URL, tt.checks, "autopilot")
+			ev, ok := checkview.ChecksSummary(4, pr.HeadSHA, pr.URL, tt.checks, "autopilot")
 			if ok != tt.ok || ok && (ev.State != tt.state || !reflect.DeepEqual(ev.Failed, tt.failed) || ev.URL != pr.URL+"/checks" || ev.SHA != "abc") {
 				t.Errorf("ChecksSummary = %+v, %v", ev, ok)
 			}

@@ -41,35 +41,9 @@ func (m *machine) pullRead(e PullRead) {
 				State: r.State, Body: r.Body, At: r.At, URL: r.URL, CommitSHA: r.CommitSHA, Pull: head})
 		}
 	case "checks":
-		if c, ok := ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, checkview.CheckName(m.set.Config)); ok {
+		if c, ok := checkview.ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, checkview.CheckName(m.set.Config)); ok {
 			c.Pull = p
 			m.checks(c)
 		}
 	}
-}
-
-// ChecksSummary adds up the check runs on a PR's head: any failure →
-// failure; all completed successfully (success/neutral/skipped) → success;
-// otherwise pending (ok false: no evidence yet). The bot's own PR check
-// (named own) is no evidence of anything.
-func ChecksSummary(pr int, sha, url string, cs []CheckRead, own string) (Checks, bool) {
-	cs = slices.DeleteFunc(slices.Clone(cs), func(c CheckRead) bool { return c.Name == own })
-	if len(cs) == 0 {
-		return Checks{}, false
-	}
-	ev := Checks{PR: pr, SHA: sha, State: "success", URL: url + "/checks"}
-	for _, c := range cs {
-		ev.IDs = append(ev.IDs, c.ID)
-		switch {
-		case c.Status != "completed":
-			if ev.State == "success" {
-				ev.State = "pending"
-			}
-		case c.Conclusion == "success" || c.Conclusion == "neutral" || c.Conclusion == "skipped":
-		default:
-			ev.State = "failure"
-			ev.Failed = append(ev.Failed, c.Name)
-		}
-	}
-	return ev, ev.State != "pending"
 }
