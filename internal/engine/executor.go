@@ -277,6 +277,9 @@ func TokenRunTrusted(set Settings, slug string, ex *state.Execution, path, event
 }
 
 func runRule(set Settings, slug string) evidence.RunRule {
+	if set.Config == nil { // no configuration: no workflow a token run could match
+		return evidence.RunRule{Repo: set.Repo}
+	}
 	return evidence.RunRule{Workflow: set.Config.ExecutorFor(slug).Workflow, Repo: set.Repo}
 }
 
