@@ -12,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/labelsync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
@@ -343,56 +344,13 @@ func (ru *run) view() state.View {
 	return v
 }
 
-// perform executes the effects, skipping comments whose marker exists.
+// perform executes the effects (effects.Performer).
 func (ru *run) perform() error {
 	r := ru.r
-	for i := 0; i < len(ru.effects); i++ {
-		e := ru.effects[i]
-		switch e.Kind {
-		case state.EffComment, state.EffArchive:
-			if _, done := ru.loaded.Markers[e.Marker]; done {
-				continue
-			}
-			body := textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve)
-			if r.o.DryRun {
-				r.o.Print("dry-run: would comment on #" + fmt.Sprint(ru.number) + ":\n" + body)
-				continue
-			}
-			fp := writes.Fingerprint("comment", e.Marker, body)
-			if ru.wasRefused(fp) {
-				continue
-			}
-			c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body+ru.versionTag())
-			if errors.Is(err, forge.ErrValidation) {
-				ru.refuse(fp, err)
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("comment on #%d: %w", ru.number, err)
-			}
-			ru.loaded.Markers[e.Marker] = c
-			ru.posted[c.ID] = e.Marker
-		case state.EffReact:
-			if !e.Owed && ru.replied(e.Target) {
-				// Re-classified (status and help are not kept in the ledger
-				// without a write): its reaction came before the reply that
-				// is already there, so it is not sent again.
-				continue
-			}
-			if r.o.DryRun {
-				r.o.Print(fmt.Sprintf("dry-run: would react %s to comment %d", e.Reaction, e.Target))
-				continue
-			}
-			if err := r.o.Forge.React(ru.ctx, e.Target, e.Reaction); err != nil && !errors.Is(err, forge.ErrNotFound) {
-				return fmt.Errorf("react on #%d: %w", ru.number, err)
-			}
-		case state.EffDispatch:
-			if err := ru.dispatch(e); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	p := effects.Performer{Forge: r.o.Forge, Issue: ru.number, DryRun: r.o.DryRun, Print: r.o.Print, Markers: ru.loaded.Markers,
+		Refused: ru.wasRefused, Refuse: ru.refuse, Tag: ru.versionTag, Replied: ru.replied, Dispatch: ru.dispatch,
+		Posted: func(id int64, marker string) { ru.posted[id] = marker }}
+	return p.Perform(ru.ctx, func() []state.Effect { return ru.effects })
 }
 
 // dispatch triggers a workflow. A run whose id is lost is still matched by
@@ -404,28 +362,12 @@ func (ru *run) dispatch(e state.Effect) error {
 		r.o.Print("dry-run: would dispatch " + e.Workflow + " session " + e.Marker)
 		return nil
 	}
-	if e.Retry {
-		// An earlier dispatch may have committed although its answer was
-		// lost: adopt a run carrying the session token instead of sending twice.
-		id, ok, err := dispatch.Adopt(ru.ctx, r.o.Forge, r.o.Logger, ru.number, e, ru.set, ru.st, r.o.Now())
-		if err != nil {
-			ru.notes = append(ru.notes, "dispatch pending: "+err.Error())
-			return nil
-		}
-		if ok {
-			return ru.afterDispatch(engine.Dispatched{Session: e.Marker, RunID: id})
-		}
+	ev, note, ok := dispatch.Run(ru.ctx, r.o.Forge, r.o.Logger, ru.number, e, ru.set, ru.st, r.o.Now())
+	if note != "" {
+		ru.notes = append(ru.notes, note)
 	}
-	// No configured ref: the repository's default branch (dispatch.Ref).
-	id, err := dispatch.Send(ru.ctx, r.o.Forge, e)
-	if dispatch.Deferred(err) {
-		// Not a failure of the step: it waits in the outbox.
-		ru.notes = append(ru.notes, "dispatch deferred: "+err.Error())
+	if !ok {
 		return nil
-	}
-	ev := engine.Dispatched{Session: e.Marker, RunID: id}
-	if err != nil {
-		ev.Err = err.Error()
 	}
 	return ru.afterDispatch(ev)
 }

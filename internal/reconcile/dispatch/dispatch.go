@@ -101,3 +101,31 @@ func Ref(ctx context.Context, f forge.Forge, ref string) (string, error) {
 	}
 	return b, nil
 }
+
+// Run sends e, or, when it is sent again (e.Retry), first adopts a run an
+// earlier send started (Adopt); no configured ref means the repository's
+// default branch (Ref). It returns the outcome for the engine, or ok false
+// when the dispatch waits in the outbox (the runs could not be listed, or
+// the send was deferred: not a failure of the step), with a note saying why.
+func Run(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (ev engine.Dispatched, note string, ok bool) {
+	if e.Retry {
+		// An earlier dispatch may have committed although its answer was
+		// lost: adopt a run carrying the session token instead of sending twice.
+		id, found, err := Adopt(ctx, f, log, issue, e, set, st, now)
+		if err != nil {
+			return ev, "dispatch pending: " + err.Error(), false
+		}
+		if found {
+			return engine.Dispatched{Session: e.Marker, RunID: id}, "", true
+		}
+	}
+	id, err := Send(ctx, f, e)
+	if Deferred(err) {
+		return ev, "dispatch deferred: " + err.Error(), false
+	}
+	ev = engine.Dispatched{Session: e.Marker, RunID: id}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	return ev, "", true
+}

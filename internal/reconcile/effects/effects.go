@@ -1,0 +1,100 @@
+// Package effects carries out the effects a pass announced in the state:
+// comments (skipped when their marker is on the thread, given up when
+// GitHub refused them), reactions, and workflow dispatches (handed back to
+// the pass, which feeds their outcome to the engine).
+package effects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// Performer is what performing a pass's effects needs of it.
+type Performer struct {
+	Forge  forge.Forge
+	Issue  int
+	DryRun bool
+	Print  func(string)
+	// Markers are the bot's comments on the thread by marker; a comment
+	// posted is added.
+	Markers map[string]forge.Comment
+	// Refused and Refuse remember requests GitHub refused with 422.
+	Refused func(fp string) bool
+	Refuse  func(fp string, err error)
+	// Tag is the version tag a posted comment carries.
+	Tag func() string
+	// Replied reports whether the bot already replied to a comment.
+	Replied func(id int64) bool
+	// Posted records a comment this pass created and its marker.
+	Posted func(id int64, marker string)
+	// Dispatch sends a workflow dispatch and applies its outcome.
+	Dispatch func(state.Effect) error
+}
+
+// Perform executes the effects, skipping comments whose marker exists.
+// effects is read again after each one: a dispatch's outcome can add more.
+func (p Performer) Perform(ctx context.Context, effects func() []state.Effect) error {
+	for i := 0; i < len(effects()); i++ {
+		e := effects()[i]
+		switch e.Kind {
+		case state.EffComment, state.EffArchive:
+			if err := p.comment(ctx, e); err != nil {
+				return err
+			}
+		case state.EffReact:
+			if !e.Owed && p.Replied(e.Target) {
+				// Re-classified (status and help are not kept in the ledger
+				// without a write): its reaction came before the reply that
+				// is already there, so it is not sent again.
+				continue
+			}
+			if p.DryRun {
+				p.Print(fmt.Sprintf("dry-run: would react %s to comment %d", e.Reaction, e.Target))
+				continue
+			}
+			if err := p.Forge.React(ctx, e.Target, e.Reaction); err != nil && !errors.Is(err, forge.ErrNotFound) {
+				return fmt.Errorf("react on #%d: %w", p.Issue, err)
+			}
+		case state.EffDispatch:
+			if err := p.Dispatch(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// comment posts an announced comment unless its marker is on the thread
+// or GitHub refused it before.
+func (p Performer) comment(ctx context.Context, e state.Effect) error {
+	if _, done := p.Markers[e.Marker]; done {
+		return nil
+	}
+	body := textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve)
+	if p.DryRun {
+		p.Print("dry-run: would comment on #" + fmt.Sprint(p.Issue) + ":\n" + body)
+		return nil
+	}
+	fp := writes.Fingerprint("comment", e.Marker, body)
+	if p.Refused(fp) {
+		return nil
+	}
+	c, err := p.Forge.CreateComment(ctx, p.Issue, body+p.Tag())
+	if errors.Is(err, forge.ErrValidation) {
+		p.Refuse(fp, err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("comment on #%d: %w", p.Issue, err)
+	}
+	p.Markers[e.Marker] = c
+	p.Posted(c.ID, e.Marker)
+	return nil
+}
