@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
+	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // The PR check (PRODUCT §14): the engine decides what each trusted linked
@@ -72,10 +73,9 @@ func (ru *run) reading(n int) bool {
 	return false
 }
 
-// planChecks compares the check each PR head should show with what the
-// state says it shows, and records the new hash before the state write
-// (persist before effect); publishChecks then creates the runs. A check
-// an earlier pass could not create (pending) is created again.
+// planChecks records the new hash of each check a PR head should show
+// before the state write (prcheck.Plan); publishChecks then creates the
+// runs.
 func (ru *run) planChecks() error {
 	ru.checks = nil
 	if ru.st == nil || ru.r.o.DryRun {
@@ -84,18 +84,10 @@ func (ru *run) planChecks() error {
 	if _, ok := ru.r.o.Forge.(forge.CheckWriter); !ok {
 		return nil
 	}
-	for _, c := range checkview.DesiredChecks(ru.set.Config, ru.set.AnswerPermission, ru.st, checkview.CheckOptions{Buttons: ru.r.o.CheckButtons}) {
-		h := c.Hash()
-		r, _ := prcheck.Record(ru.st.PRChecks, c.PR, c.HeadSHA)
-		if r.Shown == h && !r.Pending {
-			continue
-		}
-		if r.Shown != h {
-			if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: h}); err != nil {
-				return err
-			}
-		}
-		ru.checks = append(ru.checks, c)
+	want := checkview.DesiredChecks(ru.set.Config, ru.set.AnswerPermission, ru.st, checkview.CheckOptions{Buttons: ru.r.o.CheckButtons})
+	var err error
+	if ru.checks, err = prcheck.Plan(want, ru.state, ru.applyCheck); err != nil {
+		return err
 	}
 	if len(ru.checks) > 0 {
 		ru.changed = true
@@ -103,40 +95,42 @@ func (ru *run) planChecks() error {
 	return nil
 }
 
-// publishChecks creates the planned check runs. A failure is logged and
-// noted, never fatal: the issue's run does not depend on its PR check. A
-// transient one (5xx, timeout, rate limit) marks the check pending, and a
-// later pass creates it; a refusal (a workflow without checks: write gets
-// 403) is given up until the check shows something new. settle writes the
-// marks (set or cleared) after.
+// publishChecks creates the planned check runs (prcheck.Publisher);
+// settle writes the pending marks (set or cleared) after.
 func (ru *run) publishChecks() error {
 	cw, ok := ru.r.o.Forge.(forge.CheckWriter)
 	if !ok {
 		return nil
 	}
-	for _, c := range ru.checks {
-		var l prcheck.Links
-		if sc := ru.loaded.StateComment; sc != nil {
-			l.State = sc.URL
-		}
-		if gc, ok := ru.loaded.Markers[prose.GateMarker(c.Gate)]; ok && c.Gate != "" {
-			l.Gate, l.GateSet = gc.URL, true
-		}
-		pending, err := prcheck.Create(ru.ctx, cw, c, l)
-		if err != nil {
-			ru.r.o.Logger.Warn("PR check not shown", "issue", ru.number, "pr", c.PR, "head", c.HeadSHA, "err", err)
-			ru.notes = append(ru.notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
-		}
-		if r, _ := prcheck.Record(ru.st.PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
-			if err := ru.apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
-				return err
-			}
-			ru.checksMarked = true
-		}
+	p := prcheck.Publisher{Checks: cw, Logger: ru.r.o.Logger, Issue: ru.number, St: ru.state, Apply: ru.applyCheck, Links: ru.checkLinks}
+	notes, marked, err := p.Publish(ru.ctx, ru.checks)
+	ru.notes = append(ru.notes, notes...)
+	if marked {
+		ru.checksMarked = true
+	}
+	if err != nil {
+		return err
 	}
 	ru.checks = nil
 	return nil
 }
+
+// checkLinks are where c's check run points: the state comment, and the
+// open gate's comment when the thread shows it.
+func (ru *run) checkLinks(c checkview.CheckRun) prcheck.Links {
+	var l prcheck.Links
+	if sc := ru.loaded.StateComment; sc != nil {
+		l.State = sc.URL
+	}
+	if gc, ok := ru.loaded.Markers[prose.GateMarker(c.Gate)]; ok && c.Gate != "" {
+		l.Gate, l.GateSet = gc.URL, true
+	}
+	return l
+}
+
+func (ru *run) state() *state.State { return ru.st }
+
+func (ru *run) applyCheck(ev engine.CheckShown) error { return ru.apply(ev) }
 
 // mergeGroup answers a merge queue's request for checks
 // (prcheck.MergeGroup) with the configured check name. Only check runs

@@ -1,0 +1,70 @@
+package prcheck
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// Plan compares the check each PR head should show (want) with what the
+// state says it shows, and records each new hash through apply before the
+// state write (persist before effect); it returns the check runs to
+// create. A check an earlier pass could not create (pending) is created
+// again. st is the state as apply leaves it.
+func Plan(want []checkview.CheckRun, st func() *state.State, apply func(engine.CheckShown) error) ([]checkview.CheckRun, error) {
+	var out []checkview.CheckRun
+	for _, c := range want {
+		h := c.Hash()
+		r, _ := Record(st().PRChecks, c.PR, c.HeadSHA)
+		if r.Shown == h && !r.Pending {
+			continue
+		}
+		if r.Shown != h {
+			if err := apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: h}); err != nil {
+				return out, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Publisher is what creating the planned check runs needs of a pass.
+type Publisher struct {
+	Checks forge.CheckWriter
+	Logger *slog.Logger
+	Issue  int
+	// Links are where c's check run points.
+	Links func(c checkview.CheckRun) Links
+	// St is the state as Apply leaves it; Apply records a pending mark.
+	St    func() *state.State
+	Apply func(engine.CheckShown) error
+}
+
+// Publish creates the planned check runs. A failure is logged and noted,
+// never fatal: the issue's run does not depend on its PR check. A
+// transient one (5xx, timeout, rate limit) marks the check pending, and a
+// later pass creates it; a refusal (a workflow without checks: write gets
+// 403) is given up until the check shows something new. marked: a pending
+// mark was set or cleared (the state is to be written).
+func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (notes []string, marked bool, err error) {
+	for _, c := range checks {
+		pending, err := Create(ctx, p.Checks, c, p.Links(c))
+		if err != nil {
+			p.Logger.Warn("PR check not shown", "issue", p.Issue, "pr", c.PR, "head", c.HeadSHA, "err", err)
+			notes = append(notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
+		}
+		if r, _ := Record(p.St().PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
+			if err := p.Apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
+				return notes, marked, err
+			}
+			marked = true
+		}
+	}
+	return notes, marked, nil
+}
