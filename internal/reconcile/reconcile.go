@@ -566,13 +566,9 @@ func (ru *run) commentEvent(c forge.Comment) engine.Comment {
 }
 
 // taskFiles reads the _docs/ task files of a Jira step when the config
-// names a directory (jira.task_files) and the report declared no block.
+// names a directory (repofiles.StepTaskFiles).
 func (ru *run) taskFiles(start int) ([]state.Task, error) {
-	dir := ru.set.Config.Jira.TaskFiles
-	if dir == "" || ru.currentStep().Jira != "tasks" {
-		return nil, nil
-	}
-	return repofiles.TaskFiles(ru.ctx, ru.r.o.Forge, dir, start, ru.st.Tasks)
+	return repofiles.StepTaskFiles(ru.ctx, ru.r.o.Forge, ru.set.Config, ru.st, start)
 }
 
 // replied reports whether the bot already replied to comment id.
@@ -595,27 +591,11 @@ func (ru *run) permission(login string) permResult {
 	return res
 }
 
-// config returns the repository configuration. It is read through the API
-// when a run starts, once per sweep (the sweep passes what it read), and
-// whenever the state holds no copy; other events use the copy the state
-// carries (one API call saved per event; a changed file takes effect at the
-// next sweep or start).
+// config returns the repository configuration (repofiles.Current): read
+// through the API when a run starts, once per sweep, and whenever the state
+// holds no copy; else the copy the state carries.
 func (ru *run) config(fresh bool, sw *repofiles.Config) (*config.Config, error) {
-	r := ru.r
-	if r.cfg != nil {
-		return r.cfg, nil
-	}
-	if sw != nil {
-		ru.freshConfig, ru.configRaw = sw.Keep, sw.Raw
-		return sw.Config, nil
-	}
-	if s := ru.loaded.State; s != nil && s.ConfigRead && !fresh {
-		c, err := config.Parse([]byte(s.ConfigYAML))
-		if err == nil {
-			return c, nil
-		}
-	}
-	sc, err := r.readConfig(ru.ctx)
+	sc, err := repofiles.Current(ru.ctx, ru.r.o.Forge, ru.r.o.ConfigPath, ru.r.cfg, sw, ru.loaded.State, fresh)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
-	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
@@ -202,18 +201,6 @@ func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 func (ru *run) perm(login string) (access.Level, error) {
 	p := ru.permission(login)
 	return p.p, p.err
-}
-
-func (ru *run) currentStep() flow.Step {
-	if ru.st == nil {
-		return flow.Step{}
-	}
-	f := ru.set.Config.All[ru.st.Flow]
-	if f == nil {
-		return flow.Step{}
-	}
-	st, _ := f.StepAt(ru.st.Step)
-	return st
 }
 
 // seen reports what the thread shows of the writes the state announced:

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
@@ -170,4 +171,50 @@ func Detect(ctx context.Context, f forge.Forge) ([]string, error) {
 		out = append(out, "greenfield")
 	}
 	return out, nil
+}
+
+// Current returns the configuration a pass uses. It is read through the API
+// when a run starts (fresh), once per sweep (the sweep passes what it read,
+// sw), and whenever the state holds no copy; other events use the copy the
+// state carries (one API call saved per event; a changed file takes effect
+// at the next sweep or start). fixed, when set, is used as it is. Raw and
+// Keep are set only for a copy read through the API.
+func Current(ctx context.Context, f forge.Forge, path string, fixed *config.Config, sw *Config, read *state.State, fresh bool) (*Config, error) {
+	if fixed != nil {
+		return &Config{Config: fixed}, nil
+	}
+	if sw != nil {
+		return sw, nil
+	}
+	if s := read; s != nil && s.ConfigRead && !fresh {
+		c, err := config.Parse([]byte(s.ConfigYAML))
+		if err == nil {
+			return &Config{Config: c}, nil
+		}
+	}
+	return ReadConfig(ctx, f, path)
+}
+
+// CurrentStep is the step the state is at in its flow (zero when none).
+func CurrentStep(cfg *config.Config, s *state.State) flow.Step {
+	if s == nil {
+		return flow.Step{}
+	}
+	f := cfg.All[s.Flow]
+	if f == nil {
+		return flow.Step{}
+	}
+	st, _ := f.StepAt(s.Step)
+	return st
+}
+
+// StepTaskFiles reads the task files of a Jira step (TaskFiles) when the
+// config names a directory (jira.task_files) and the state is at a step
+// whose Jira role is "tasks"; nothing otherwise.
+func StepTaskFiles(ctx context.Context, f forge.Forge, cfg *config.Config, s *state.State, start int) ([]state.Task, error) {
+	dir := cfg.Jira.TaskFiles
+	if dir == "" || CurrentStep(cfg, s).Jira != "tasks" {
+		return nil, nil
+	}
+	return TaskFiles(ctx, f, dir, start, s.Tasks)
 }
