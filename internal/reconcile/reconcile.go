@@ -498,45 +498,14 @@ func (ru *run) applyLinked(e engine.PRLinked) error {
 }
 
 // prComments reads the conversations of linked PRs that may hold unhandled
-// answers: the PR a comment event came from, and every PR the state knows
-// (one call each) on a sweep or when an issue comment is about to be
-// applied, so an answer on a PR whose event was lost is applied in creation
-// order, before later issue comments. The bot's own comments are left out;
-// a PR that is gone is skipped.
+// answers (comments.PRs): on a sweep or when an issue comment is about to
+// be applied, every PR the state knows. The bot's own comments are left
+// out; a PR that is gone is skipped.
 func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
-	var prs []int
-	if t.PR != 0 {
-		prs = append(prs, t.PR)
-	}
-	if (t.Sweep || ru.pendingInput()) && ru.st.Run != state.RunDone {
-		for _, n := range ru.st.LinkedPRs {
-			if n != t.PR {
-				prs = append(prs, n)
-			}
-		}
-	}
-	var out []forge.Comment
-	for _, n := range prs {
-		if n == ru.number {
-			continue
-		}
-		cs, err := ru.listPR(n)
-		if errors.Is(err, forge.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("list comments of linked PR #%d: %w", n, err)
-		}
-		for _, c := range cs {
-			if ru.r.trusted(c) {
-				continue
-			}
-			c.IssueNumber = n
-			out = append(out, c)
-			ru.prSeen = append(ru.prSeen, c)
-		}
-	}
-	return out, nil
+	prs := comments.PRs(t.PR, ru.number, ru.st, t.Sweep || ru.pendingInput())
+	out, err := comments.ReadPRs(prs, ru.listPR, ru.r.trusted)
+	ru.prSeen = append(ru.prSeen, out...)
+	return out, err
 }
 
 // pendingInput reports an unhandled issue comment that could act.
