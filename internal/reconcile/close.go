@@ -3,7 +3,6 @@ package reconcile
 import (
 	"fmt"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -31,18 +30,11 @@ func (ru *run) closeJira() error {
 		return nil
 	}
 	ru.outside = true
-	maxWait := ru.r.o.JiraMaxWait
-	if trackersync.IsSubIssues(ru.tracker) {
-		maxWait = -1
-	}
-	res := tracker.CloseTasks(ru.ctx, closer, s.Tasks, tracker.SyncOptions{
-		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: maxWait, NotBefore: s.JiraRetryAt,
-	})
-	ru.notes = append(ru.notes, trackersync.CloseNotes(ru.r.o.Logger, ru.number, res)...)
+	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, s, tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
+	ru.notes = append(ru.notes, notes...)
 	// ru.changed may already hold this pass's changes: the write below
 	// carries them.
-	// The engine pauses Jira and says so once on a refused token.
-	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Note: s.JiraNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}); err != nil {
+	if err := ru.apply(ev); err != nil {
 		return err
 	}
 	if !ru.changed {

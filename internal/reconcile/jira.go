@@ -11,55 +11,31 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// syncPlan takes the QJiraSync queries of this pass and asks the engine
-// whether to sync.
-func (ru *run) syncPlan() engine.SyncPlan {
-	var asked, rest []engine.Query
-	for _, q := range ru.queries {
-		if q.Kind == engine.QJiraSync {
-			asked = append(asked, q)
-		} else {
-			rest = append(rest, q)
-		}
-	}
-	ru.queries = rest
-	return engine.PlanSync(ru.set, ru.st, asked, ru.sweep)
-}
-
-// jira runs the Jira outbox (tracker.Sync) when the engine's plan says so
-// (engine.PlanSync). Jira trouble never fails the run: the sync stops
+// jira runs the Jira outbox (trackersync.Sync) when the engine's plan says
+// so (trackersync.Plan). Jira trouble never fails the run: the sync stops
 // early and the state says why. Only a failed state write (Persist) is an
 // error.
 func (ru *run) jira() error {
-	plan := ru.syncPlan()
+	var plan engine.SyncPlan
+	plan, ru.queries = trackersync.Plan(ru.queries, ru.set, ru.st, ru.sweep)
 	if plan.Unconfigured {
 		ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")
 	}
 	if !plan.Run {
 		return nil
 	}
-	s, tr := ru.st, ru.tracker
 	if ru.r.o.DryRun {
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(s)))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(ru.st)))
 		return nil
 	}
 	ru.outside = true
-	tasks := s.Tasks
-	if plan.Retry {
-		tasks = tracker.RetryFailed(tasks)
-	}
-	res, err := tracker.Sync(ru.ctx, tr, tasks, ru.syncOptions(plan))
+	ev, err := trackersync.Sync(ru.ctx, ru.tracker, ru.st, plan, ru.syncOptions(plan), ru.r.o.Logger, ru.number)
 	if err != nil {
-		return fmt.Errorf("jira sync of #%d: %w", ru.number, err)
+		return err
 	}
-	if res.Note != "" {
-		ru.r.o.Logger.Info("jira sync", "issue", ru.number, "created", res.Created, "found", res.Found,
-			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
-	}
-	note := trackersync.WaitingNote(res)
 	// Persist wrote the state before any create: write again only when the
 	// outcome (or this pass, if nothing was created) changed it.
-	if err := ru.apply(engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: note, RetryAt: res.RetryAt, Enable: plan.Enable}); err != nil {
+	if err := ru.apply(ev); err != nil {
 		return err
 	}
 	if ru.changed {

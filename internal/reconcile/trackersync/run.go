@@ -1,0 +1,60 @@
+package trackersync
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// Plan takes the QJiraSync queries out of queries and asks the engine
+// whether to sync (engine.PlanSync); rest are the other queries.
+func Plan(queries []engine.Query, set engine.Settings, st *state.State, sweep bool) (plan engine.SyncPlan, rest []engine.Query) {
+	var asked []engine.Query
+	for _, q := range queries {
+		if q.Kind == engine.QJiraSync {
+			asked = append(asked, q)
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	return engine.PlanSync(set, st, asked, sweep), rest
+}
+
+// Sync runs the Jira outbox (tracker.Sync) over the state's tasks (only
+// the failed ones again on a retry) and returns its outcome for the
+// engine. Jira trouble never fails it: the sync stops early and the
+// outcome says why; only a failed state write (opts.Persist) is an error.
+func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.SyncPlan, opts tracker.SyncOptions, log *slog.Logger, issue int) (engine.JiraSynced, error) {
+	tasks := st.Tasks
+	if plan.Retry {
+		tasks = tracker.RetryFailed(tasks)
+	}
+	res, err := tracker.Sync(ctx, tr, tasks, opts)
+	if err != nil {
+		return engine.JiraSynced{}, fmt.Errorf("jira sync of #%d: %w", issue, err)
+	}
+	if res.Note != "" {
+		log.Info("jira sync", "issue", issue, "created", res.Created, "found", res.Found,
+			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
+	}
+	return engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: WaitingNote(res), RetryAt: res.RetryAt, Enable: plan.Enable}, nil
+}
+
+// Close moves the tasks' Jira issues to done (tracker.CloseTasks) with
+// closer and returns the outcome for the engine, with notes for the
+// outcome. Sub-issues are never waited for; opts.MaxWait bounds a Jira
+// wait.
+func Close(ctx context.Context, closer tracker.Closer, tr tracker.Tracker, s *state.State, opts tracker.SyncOptions, log *slog.Logger, issue int) (engine.JiraSynced, []string) {
+	if IsSubIssues(tr) {
+		opts.MaxWait = -1
+	}
+	opts.NotBefore = s.JiraRetryAt
+	res := tracker.CloseTasks(ctx, closer, s.Tasks, opts)
+	notes := CloseNotes(log, issue, res)
+	// The engine pauses Jira and says so once on a refused token.
+	return engine.JiraSynced{Tasks: res.Tasks, Note: s.JiraNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
+}
