@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -182,7 +181,7 @@ type run struct {
 	wrote    bool
 	changed  bool
 	notes    []string
-	perms    map[string]permResult
+	perms    comments.Perms
 	tracker  tracker.Tracker
 	// sweep: this pass is the scheduled catch-up (Jira statuses are read back).
 	sweep bool
@@ -229,13 +228,8 @@ type run struct {
 	outside bool
 }
 
-type permResult struct {
-	p   access.Level
-	err error
-}
-
 func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string, last bool) (Outcome, error) {
-	ru := &run{r: r, ctx: ctx, number: number, perms: map[string]permResult{}, sweep: t.Sweep, own: *own, posted: map[int64]string{}, authorEdit: t.AuthorEdit, last: last}
+	ru := &run{r: r, ctx: ctx, perms: comments.Perms{Forge: r.o.Forge, Logger: r.o.Logger}, number: number, sweep: t.Sweep, own: *own, posted: map[int64]string{}, authorEdit: t.AuthorEdit, last: last}
 	defer func() {
 		if ru.wroteBody != "" {
 			*own = ru.wroteBody
@@ -298,8 +292,8 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 func (ru *run) prefetch(t Trigger) error {
 	c := t.Comment // an edit is usually of a comment already handled: not asked
 	if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
-		if p := ru.permission(c.Author.Login); errors.Is(p.err, forge.ErrUnauthorized) {
-			return fmt.Errorf("permission of @%s: %w", c.Author.Login, p.err)
+		if _, err := ru.perm(c.Author.Login); errors.Is(err, forge.ErrUnauthorized) {
+			return fmt.Errorf("permission of @%s: %w", c.Author.Login, err)
 		}
 	}
 	return nil
@@ -412,8 +406,8 @@ func (ru *run) applyTrigger(t Trigger) error {
 	}
 	if t.Click != nil {
 		c := *t.Click
-		p := ru.permission(c.Sender)
-		c.Perm, c.PermErr = p.p, p.err != nil
+		p, err := ru.perm(c.Sender)
+		c.Perm, c.PermErr = p, err != nil
 		evs = append(evs, c)
 	}
 	if t.Run != nil {
@@ -459,8 +453,8 @@ func (ru *run) applyAll(evs ...engine.Event) error {
 // applyReview applies a submitted review with its reviewer's permission
 // and its PR as it is now (the payload's may be stale: a push since).
 func (ru *run) applyReview(rv engine.Review) error {
-	p := ru.permission(rv.Reviewer)
-	rv.Perm, rv.PermErr = p.p, p.err != nil
+	p, perr := ru.perm(rv.Reviewer)
+	rv.Perm, rv.PermErr = p, perr != nil
 	pr, err := ru.getPull(rv.PR)
 	switch {
 	case errors.Is(err, forge.ErrNotFound):
@@ -544,20 +538,6 @@ func (ru *run) taskFiles(start int) ([]state.Task, error) {
 func (ru *run) replied(id int64) bool {
 	_, ok := ru.loaded.Markers[comments.ReplyMarker(id)]
 	return ok
-}
-
-func (ru *run) permission(login string) permResult {
-	key := strings.ToLower(login)
-	if p, ok := ru.perms[key]; ok {
-		return p
-	}
-	p, err := ru.r.o.Forge.Permission(ru.ctx, login)
-	if err != nil {
-		ru.r.o.Logger.Warn("permission lookup failed; failing closed", "login", login, "err", err)
-	}
-	res := permResult{p, err}
-	ru.perms[key] = res
-	return res
 }
 
 // config returns the repository configuration (repofiles.Current): read

@@ -173,8 +173,8 @@ func (ru *run) applyRead(read engine.PullRead) error {
 		}
 		perms := map[string]engine.PermRead{}
 		for _, login := range ask.Logins {
-			p := ru.permission(login)
-			perms[login] = engine.PermRead{Perm: p.p, Err: p.err != nil}
+			p, err := ru.perm(login)
+			perms[login] = engine.PermRead{Perm: p, Err: err != nil}
 		}
 		ev = ask.Then.WithPerms(perms)
 	}
@@ -197,11 +197,8 @@ func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 	return prcheck.Edit(ru.ctx, ru.r.o.Forge, n, ru.number, e, ru.perm)
 }
 
-// perm is permission as a prcheck.Perm.
-func (ru *run) perm(login string) (access.Level, error) {
-	p := ru.permission(login)
-	return p.p, p.err
-}
+// perm is a login's permission, looked up once per pass (comments.Perms).
+func (ru *run) perm(login string) (access.Level, error) { return ru.perms.Get(ru.ctx, login) }
 
 // seen reports what the thread shows of the writes the state announced:
 // the bot's comment markers, the outbox comments GitHub refused, and the
