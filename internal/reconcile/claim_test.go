@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
-	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -94,7 +94,7 @@ func rewriteState(t *testing.T, w *world, n int, id int64) {
 		t.Fatal(err)
 	}
 	s.WriteID = "another-run"
-	body, err := state.Render(s, (&run{set: engine.Settings{Config: cfg}, st: s}).view(), []byte(testKey))
+	body, err := state.Render(s, writes.View(cfg, s), []byte(testKey))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
-	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
@@ -236,7 +235,7 @@ func (ru *run) write() error {
 	s.Since = ru.nextSince()
 	ru.st = outbox.Compact(s, ru.readIDs())
 	s = ru.st
-	body, err := state.Render(s, ru.view(), r.o.StateKey)
+	body, err := state.Render(s, writes.View(ru.set.Config, s), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
 	}
@@ -315,17 +314,6 @@ func (ru *run) checkVersion(prev int64) error {
 		return fmt.Errorf("%w: %s", ErrConflict, why)
 	}
 	return nil
-}
-
-func (ru *run) view() state.View {
-	f := ru.set.Config.All[ru.st.Flow]
-	v := state.View{Action: prose.NextAction(ru.st)}
-	if f != nil {
-		for i, st := range f.Steps {
-			v.Steps = append(v.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
-		}
-	}
-	return v
 }
 
 // perform executes the effects (effects.Performer).
