@@ -12,13 +12,11 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/labelsync"
-	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // settle runs queries, writes the state, then performs the effects.
@@ -199,21 +197,10 @@ func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 // perm is a login's permission, looked up once per pass (comments.Perms).
 func (ru *run) perm(login string) (access.Level, error) { return ru.perms.Get(ru.ctx, login) }
 
-// seen reports what the thread shows of the writes the state announced:
-// the bot's comment markers, the outbox comments GitHub refused, and the
-// reactions the stored ledger names that the comments lack.
+// seen reports what the thread shows of the writes the state announced
+// (writes.Seen).
 func (ru *run) seen() outbox.Seen {
-	sn := outbox.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: ru.owedReactions(), Links: map[string]string{}}
-	for m, c := range ru.loaded.Markers {
-		sn.Markers[m] = true
-		sn.Links[m] = c.URL
-	}
-	for _, e := range ru.st.Outbox {
-		if e.Kind == state.EffComment && ru.wasRefused(writes.Fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve))) {
-			sn.Refused[e.Marker] = true // GitHub refused it (422): given up, said once in the log
-		}
-	}
-	return sn
+	return writes.Seen(ru.loaded.Markers, ru.st, ru.owedReactions(), ru.wasRefused)
 }
 
 // write renders and stores the state, re-reading its version first.

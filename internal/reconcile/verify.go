@@ -1,13 +1,10 @@
 package reconcile
 
 import (
-	"fmt"
-
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
-	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // verify reads the comments back after a pass that posted comments. GitHub
@@ -46,17 +43,10 @@ func (ru *run) verify() error {
 	for _, c := range cs {
 		byID[c.ID] = c
 	}
-	again := false
-	for _, d := range writes.Duplicates(ru.posted, first) {
-		id, m := d.ID, d.Marker
-		r.o.Logger.Warn("a concurrent run posted the same comment first; deleting ours", "issue", ru.number, "marker", m, "comment", id, "kept", d.Kept)
-		if err := r.o.Forge.DeleteIssueComment(ru.ctx, id); err != nil {
-			return fmt.Errorf("delete duplicate comment %d on #%d: %w", id, ru.number, err)
-		}
-		ru.notes = append(ru.notes, fmt.Sprintf("deleted duplicate comment %d (%s)", id, m))
-		if m == state.Marker {
-			again = true
-		}
+	notes, again, err := writes.DeleteDuplicates(ru.ctx, r.o.Forge, r.o.Logger, ru.number, ru.posted, first)
+	ru.notes = append(ru.notes, notes...)
+	if err != nil {
+		return err
 	}
 	if ru.wroteID != 0 && !again {
 		if c, ok := byID[ru.wroteID]; !ok || !writes.SameBody(c.Body, ru.wroteBody) {
