@@ -1,0 +1,213 @@
+package writes
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func sandbox(t *testing.T) (*forge.Sandbox, int) {
+	t.Helper()
+	sb := forge.NewSandbox("o/r", forge.User{Login: "bot[bot]", Type: "Bot"}, func() time.Time { return t0 })
+	return sb, sb.CreateIssue("alice", "t", "b").Number
+}
+
+func TestSameBody(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"a\nb", "a\nb", true},
+		{"a\r\nb\r\n", "a\nb", true},
+		{"  a\nb\n\n", "a\nb", true},
+		{"a\nb", "a\nc", false},
+		{"a b", "a  b", false},
+		{"a\n\nb", "a\nb", false},
+	} {
+		if got := SameBody(tc.a, tc.b); got != tc.want {
+			t.Errorf("SameBody(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	base := Fingerprint("comment", "<!-- autopilot:reply 5 -->", "hello")
+	if again := Fingerprint("comment", "<!-- autopilot:reply 5 -->", "hello"); again != base {
+		t.Errorf("same request fingerprinted twice: %q != %q", again, base)
+	}
+	for name, other := range map[string]string{
+		"content": Fingerprint("comment", "<!-- autopilot:reply 5 -->", "hello!"),
+		"marker":  Fingerprint("comment", "<!-- autopilot:reply 6 -->", "hello"),
+		"kind":    Fingerprint("edit", "<!-- autopilot:reply 5 -->", "hello"),
+		"none":    Fingerprint("comment", "", "hello"),
+	} {
+		if other == base {
+			t.Errorf("changed %s: fingerprint still %q", name, base)
+		}
+	}
+	if !strings.HasPrefix(base, "comment reply 5 ") || strings.Contains(base, "<!--") {
+		t.Errorf("fingerprint %q does not name kind and bare marker", base)
+	}
+	if long := Fingerprint("comment", "<!-- autopilot:"+strings.Repeat("x", 500)+" -->", "c"); len(long) > 200 {
+		t.Errorf("fingerprint of a long marker is %d bytes, want at most 200", len(long))
+	}
+}
+
+func TestNewID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 200 {
+		id := NewID()
+		if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+			t.Fatalf("NewID() = %q, want 16 lower-case hex digits", id)
+		}
+		if seen[id] {
+			t.Fatalf("NewID() repeated %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestRefused(t *testing.T) {
+	fp := Fingerprint("comment", "<!-- autopilot:reply 5 -->", "body")
+	s := &state.State{Refused: []string{fp}}
+	if !Refused(s, fp) {
+		t.Error("a fingerprint the state remembers is not refused")
+	}
+	if Refused(s, Fingerprint("comment", "<!-- autopilot:reply 5 -->", "body, changed")) {
+		t.Error("a changed request counts as refused; it should be sent")
+	}
+	if Refused(nil, fp) {
+		t.Error("no state: nothing can be refused")
+	}
+}
+
+func TestParseClaimSettle(t *testing.T) {
+	for in, want := range map[string]time.Duration{"": DefaultClaimSettle, "  ": DefaultClaimSettle, "0s": 0, " 5s ": 5 * time.Second, "250ms": 250 * time.Millisecond} {
+		got, err := ParseClaimSettle(in)
+		if err != nil || got != want {
+			t.Errorf("ParseClaimSettle(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1s", "soon", "5", "2 s"} {
+		if got, err := ParseClaimSettle(in); err == nil {
+			t.Errorf("ParseClaimSettle(%q) = %v, want an error", in, got)
+		} else if !strings.Contains(err.Error(), "AUTOPILOT_CLAIM_SETTLE") {
+			t.Errorf("ParseClaimSettle(%q) error %q does not name the variable", in, err)
+		}
+	}
+}
+
+func TestDuplicates(t *testing.T) {
+	posted := map[int64]string{9: "n", 5: "m", 3: "m", 7: "o", 2: "n"}
+	first := map[string]int64{"m": 3, "n": 2}
+	got := Duplicates(posted, first)
+	want := []Duplicate{{ID: 5, Kept: 3, Marker: "m"}, {ID: 9, Kept: 2, Marker: "n"}}
+	if len(got) != len(want) {
+		t.Fatalf("Duplicates = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("Duplicates[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestDeleteDuplicates(t *testing.T) {
+	ctx := context.Background()
+	sb, issue := sandbox(t)
+	post := func(body string) int64 {
+		c, err := sb.CreateComment(ctx, issue, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.ID
+	}
+	keptState, keptReply := post(state.Marker+"\na"), post("<!-- autopilot:reply 1 -->\nx")
+	dupState, dupReply := post(state.Marker+"\nb"), post("<!-- autopilot:reply 1 -->\ny")
+	posted := map[int64]string{dupState: state.Marker, dupReply: "<!-- autopilot:reply 1 -->"}
+	first := map[string]int64{state.Marker: keptState, "<!-- autopilot:reply 1 -->": keptReply}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	notes, stateDup, err := DeleteDuplicates(ctx, sb, log, issue, posted, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !stateDup || len(notes) != 2 {
+		t.Errorf("notes %q, stateDup %v; want 2 notes and the state comment among them", notes, stateDup)
+	}
+	var left []int64
+	for _, c := range sb.Comments(issue) {
+		left = append(left, c.ID)
+	}
+	if len(left) != 2 || left[0] != keptState || left[1] != keptReply {
+		t.Errorf("comments left %v, want the earlier ones %d and %d", left, keptState, keptReply)
+	}
+
+	// A failed delete is reported, not swallowed.
+	sb.FailNext("DELETE comment", errors.New("boom"))
+	other := post("<!-- autopilot:reply 1 -->\nz")
+	if _, _, err := DeleteDuplicates(ctx, sb, log, issue, map[int64]string{other: "<!-- autopilot:reply 1 -->"}, first); err == nil {
+		t.Error("failed delete: no error")
+	}
+}
+
+func TestClaimStands(t *testing.T) {
+	ctx := context.Background()
+	sb, issue := sandbox(t)
+	c, err := sb.CreateComment(ctx, issue, "claim\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No wait, or nothing written: stands without reading.
+	for _, tc := range []struct {
+		d  time.Duration
+		id int64
+	}{{0, c.ID}, {-time.Second, c.ID}, {time.Hour, 0}} {
+		if ok, err := ClaimStands(ctx, sb, tc.d, tc.id, "other"); !ok || err != nil {
+			t.Errorf("ClaimStands(d=%v, id=%d) = %v, %v; want true", tc.d, tc.id, ok, err)
+		}
+	}
+	if n := sb.Calls()["GET comment"]; n != 0 {
+		t.Errorf("%d reads without a wait, want none", n)
+	}
+	if ok, err := ClaimStands(ctx, sb, time.Nanosecond, c.ID, "claim"); !ok || err != nil {
+		t.Errorf("same body read back = %v, %v; want it to stand", ok, err)
+	}
+	if ok, err := ClaimStands(ctx, sb, time.Nanosecond, c.ID, "another run's claim"); ok || err != nil {
+		t.Errorf("replaced body read back = %v, %v; want it not to stand", ok, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if ok, err := ClaimStands(cctx, sb, time.Hour, c.ID, "claim"); ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait = %v, %v; want false, context.Canceled", ok, err)
+	}
+}
+
+func TestSeen(t *testing.T) {
+	refusedBody := "too much"
+	s := &state.State{Outbox: []state.Effect{
+		{Kind: state.EffComment, Marker: "<!-- autopilot:a -->", Body: refusedBody},
+		{Kind: state.EffComment, Marker: "<!-- autopilot:b -->", Body: "fine"},
+	}}
+	bad := Fingerprint("comment", "<!-- autopilot:a -->", refusedBody)
+	owed := []state.Effect{{Kind: state.EffReact, Target: 7, Reaction: "+1"}}
+	markers := map[string]forge.Comment{"<!-- autopilot:c -->": {URL: "https://x/c"}}
+	sn := Seen(markers, s, owed, func(fp string) bool { return fp == bad })
+	if !sn.Markers["<!-- autopilot:c -->"] || sn.Links["<!-- autopilot:c -->"] != "https://x/c" {
+		t.Errorf("marker on the thread not seen: %+v", sn)
+	}
+	if !sn.Refused["<!-- autopilot:a -->"] || sn.Refused["<!-- autopilot:b -->"] {
+		t.Errorf("Refused = %v, want only a", sn.Refused)
+	}
+	if len(sn.Owed) != 1 || sn.Owed[0].Target != 7 {
+		t.Errorf("Owed = %+v, want the owed reaction", sn.Owed)
+	}
+}
