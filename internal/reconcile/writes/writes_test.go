@@ -97,7 +97,7 @@ func TestParseClaimSettle(t *testing.T) {
 			t.Errorf("ParseClaimSettle(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"-1s", "soon", "5", "2 s"} {
+	for _, in := range []string{"-1s", "-1ns", "soon", "5", "2 s"} {
 		if got, err := ParseClaimSettle(in); err == nil {
 			t.Errorf("ParseClaimSettle(%q) = %v, want an error", in, got)
 		} else if !strings.Contains(err.Error(), "AUTOPILOT_CLAIM_SETTLE") {
