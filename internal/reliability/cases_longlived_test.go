@@ -83,24 +83,11 @@ func case28(t *testing.T) {
 	w.Clock.Advance(time.Minute)
 	w.MustSweep() // catches up on the 1,200 comments once
 	w.Clock.Advance(time.Minute)
-	w.post(n, Devin, "Looks fine on a long thread.")
-	chat := w.Runs()[len(w.Runs())-1].ID
-	w.Clock.Advance(time.Minute)
-	ans := w.post(n, Maria, "A")
-	answer := w.Runs()[len(w.Runs())-1].ID
+	chat, answer := w.chatterThenAnswer(t, n, "at 1,200 comments")
 	s := w.mustState(n)
-	if len(s.Decisions) != 1 || s.Decisions[0].CommentID != ans.ID {
-		t.Fatalf("the answer on a 1,200-comment thread was not applied: decisions %s", decisions(s))
-	}
 	t.Logf("billed calls: chatter %d on a short thread, %d at 1,200 comments; answer %d", w.billed(shortRun), w.billed(chat), w.billed(answer))
 	if l := w.commentListings(chat, n); l > 2 {
 		t.Errorf("a chatter comment at 1,200 comments listed the thread %d times (GraphQL: one page; REST: first page + since)", l)
-	}
-	if b := w.billed(chat); b > 3 {
-		t.Errorf("a chatter comment at 1,200 comments cost %d billed calls, want ≤ 3", b)
-	}
-	if b := w.billed(answer); b > 6 {
-		t.Errorf("a gate answer at 1,200 comments cost %d billed calls, want ≤ 6", b)
 	}
 	if s.LedgerFloor == 0 || len(s.Ledger) > 400 {
 		t.Errorf("ledger of %d entries, floor %d: the oldest entries were not folded", len(s.Ledger), s.LedgerFloor)
@@ -133,27 +120,13 @@ func case36(t *testing.T) {
 	w.MustRun(w.LabelDelivery(n, "labeled", "autopilot", Maria))
 	from := len(w.Runs())
 	w.toGate(n)
-	w.post(n, Devin, "Looks fine to me.")
-	chat := w.Runs()[len(w.Runs())-1].ID
-	w.Clock.Advance(time.Minute)
-	ans := w.post(n, Maria, "A")
-	answer := w.Runs()[len(w.Runs())-1].ID
-	s := w.mustState(n)
-	if len(s.Decisions) != 1 || s.Decisions[0].CommentID != ans.ID {
-		t.Fatalf("the answer on an issue labelled late was not applied: decisions %s", decisions(s))
-	}
+	chat, answer := w.chatterThenAnswer(t, n, "on an issue labelled late")
 	for _, r := range w.Runs()[from:] {
 		if l := w.commentListings(r.ID, n); l > 2 {
 			t.Errorf("run %d listed #%d's comments %d times: it read the whole thread of %d comments", r.ID, n, l, len(w.GH.Comments(Repo, n)))
 		}
 	}
 	t.Logf("billed calls on an issue labelled after 250 comments: chatter %d, answer %d", w.billed(chat), w.billed(answer))
-	if b := w.billed(chat); b > 3 {
-		t.Errorf("a chatter comment cost %d billed calls, want ≤ 3", b)
-	}
-	if b := w.billed(answer); b > 6 {
-		t.Errorf("a gate answer cost %d billed calls, want ≤ 6", b)
-	}
 	check(t, w, CheckOptions{Issue: n})
 }
 
@@ -401,4 +374,27 @@ func case32(t *testing.T) {
 	}
 	w.MustSweep()
 	check(t, w, CheckOptions{Issue: n, Budget: -1})
+}
+
+// chatterThenAnswer posts a chatter comment, then (a minute later) the
+// gate's answer "A", each run by its own event; it fails t unless the
+// answer was applied, or either run went over PRODUCT §13's budget
+// (chatter ≤ 3 billed calls, an answer ≤ 6), and returns the two runs.
+func (w *World) chatterThenAnswer(t *testing.T, n int, where string) (chat, answer int) {
+	t.Helper()
+	w.post(n, Devin, "Looks fine to me.")
+	chat = w.Runs()[len(w.Runs())-1].ID
+	w.Clock.Advance(time.Minute)
+	ans := w.post(n, Maria, "A")
+	answer = w.Runs()[len(w.Runs())-1].ID
+	if s := w.mustState(n); len(s.Decisions) != 1 || s.Decisions[0].CommentID != ans.ID {
+		t.Fatalf("the answer %s was not applied: decisions %s", where, decisions(s))
+	}
+	if b := w.billed(chat); b > 3 {
+		t.Errorf("a chatter comment %s cost %d billed calls, want ≤ 3", where, b)
+	}
+	if b := w.billed(answer); b > 6 {
+		t.Errorf("a gate answer %s cost %d billed calls, want ≤ 6", where, b)
+	}
+	return chat, answer
 }
