@@ -106,24 +106,58 @@ type request struct {
 // the measurements.
 func Run(ctx context.Context, o Options) (Result, error) {
 	o = withDefaults(o)
-	if o.Payloads == nil {
-		dir, err := servertest.Dir()
-		if err != nil {
-			return Result{}, err
-		}
-		if o.Payloads, err = servertest.Load(dir); err != nil {
-			return Result{}, err
-		}
-	}
-	reqs, err := prepare(o.Payloads, o.Issues)
+	reqs, err := requests(o)
 	if err != nil {
 		return Result{}, err
 	}
-
 	if o.Bare {
 		return runBare(ctx, o, reqs)
 	}
 	proc := &countingProcessor{delay: o.Delay, runs: make([]atomic.Int32, o.Deliveries)}
+	srv, closeStore, err := newServer(o, proc)
+	if err != nil {
+		return Result{}, err
+	}
+	defer closeStore()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, fmt.Errorf("loadtest listen: %w", err)
+	}
+	serveCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(serveCtx, ln) }()
+
+	m := sendAll(ctx, o, ln, reqs)
+	waitProcessed(proc, m.codes)
+	drained := time.Since(m.start)
+	stop()
+	if err := <-served; err != nil {
+		return Result{}, err
+	}
+	res := m.result(proc)
+	res.ProcessedPerSecond = float64(res.Processed) / drained.Seconds()
+	return res, nil
+}
+
+// requests signs the run's payloads (by default every example in
+// testdata/webhooks/).
+func requests(o Options) ([]request, error) {
+	if o.Payloads == nil {
+		dir, err := servertest.Dir()
+		if err != nil {
+			return nil, err
+		}
+		if o.Payloads, err = servertest.Load(dir); err != nil {
+			return nil, err
+		}
+	}
+	return prepare(o.Payloads, o.Issues)
+}
+
+// newServer builds the webhook server around proc, on Redis when the run
+// names one; the returned func closes what it opened.
+func newServer(o Options, proc server.Processor) (*server.Server, func(), error) {
 	cfg := server.Config{
 		WebhookSecret:   secret,
 		AppID:           1,
@@ -136,38 +170,28 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		DedupeTTL:       server.MinDedupeTTL,
 	}
 	deps := server.Deps{Processor: proc, Logger: o.Logger, BotLogin: "octocoders-linter[bot]"}
+	closeStore := func() {}
 	if o.RedisURL != "" {
 		store, err := server.NewRedisStore(o.RedisURL, server.RedisOptions{
 			Prefix: fmt.Sprintf("autopilot-loadtest:%d:", time.Now().UnixNano()), LockTTL: cfg.LockTTL})
 		if err != nil {
-			return Result{}, err
+			return nil, nil, err
 		}
-		defer store.Close()
+		closeStore = func() { store.Close() }
 		deps.Queue, deps.Deduper, deps.Locker = store, store, store
 	}
 	srv, err := server.New(cfg, deps)
 	if err != nil {
-		return Result{}, err
+		closeStore()
+		return nil, nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return Result{}, fmt.Errorf("loadtest listen: %w", err)
-	}
-	serveCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
+	return srv, closeStore, nil
+}
 
-	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
-	codes := make([]int, o.Deliveries)
-	acks := make([]time.Duration, o.Deliveries)
-	start, cpu0 := time.Now(), processCPU()
-	send(ctx, o, url, reqs, codes, acks)
-	elapsed, cpu := time.Since(start), processCPU()-cpu0
-
-	// Let the workers finish what was acknowledged before stopping: a
-	// replica stopping hands queued Redis entries to the others (there are
-	// none here), which would read as lost.
+// waitProcessed lets the workers finish what was acknowledged before the
+// server stops: a replica stopping hands queued Redis entries to the others
+// (there are none here), which would read as lost.
+func waitProcessed(proc *countingProcessor, codes []int) {
 	accepted := 0
 	for _, c := range codes {
 		if c == http.StatusAccepted {
@@ -177,19 +201,58 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for wait := time.Now().Add(2 * time.Minute); proc.total() < accepted && time.Now().Before(wait); {
 		time.Sleep(time.Millisecond)
 	}
-	drained := time.Since(start)
-	stop()
-	if err := <-served; err != nil {
-		return Result{}, err
-	}
-	res := summarise(codes, acks, proc, elapsed)
-	res.CPUPerDelivery = cpu / time.Duration(res.Sent)
-	res.ProcessedPerSecond = float64(res.Processed) / drained.Seconds()
-	return res, nil
+}
+
+// sending is what the clients measured: each delivery's status code and
+// acknowledgement time, and the wall and CPU time of the whole send.
+type sending struct {
+	codes        []int
+	acks         []time.Duration
+	start        time.Time
+	elapsed, cpu time.Duration
+}
+
+// sendAll sends every delivery to the webhook path on ln.
+func sendAll(ctx context.Context, o Options, ln net.Listener, reqs []request) sending {
+	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
+	m := sending{codes: make([]int, o.Deliveries), acks: make([]time.Duration, o.Deliveries)}
+	var cpu0 time.Duration
+	m.start, cpu0 = time.Now(), processCPU()
+	send(ctx, o, url, reqs, m.codes, m.acks)
+	m.elapsed, m.cpu = time.Since(m.start), processCPU()-cpu0
+	return m
+}
+
+// result sums up the send against what the processor ran.
+func (m sending) result(p *countingProcessor) Result {
+	res := summarise(m.codes, m.acks, p, m.elapsed)
+	res.CPUPerDelivery = m.cpu / time.Duration(res.Sent)
+	return res
 }
 
 // runBare measures the bare handler: read the body, check the HMAC, 202.
 func runBare(ctx context.Context, o Options, reqs []request) (Result, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, fmt.Errorf("loadtest listen: %w", err)
+	}
+	hs := &http.Server{Handler: bareHandler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+	m := sendAll(ctx, o, ln, reqs)
+	// Every delivery counts as processed: nothing is queued.
+	proc := &countingProcessor{runs: make([]atomic.Int32, o.Deliveries)}
+	for i, c := range m.codes {
+		if c == http.StatusAccepted {
+			proc.runs[i].Store(1)
+		}
+	}
+	return m.result(proc), nil
+}
+
+// bareHandler answers 202 to every delivery with a good signature and does
+// nothing else.
+func bareHandler() http.Handler {
 	key := []byte(secret)
 	h := http.NewServeMux()
 	h.HandleFunc("POST "+server.DefaultWebhookPath, func(w http.ResponseWriter, r *http.Request) {
@@ -204,29 +267,7 @@ func runBare(ctx context.Context, o Options, reqs []request) (Result, error) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return Result{}, fmt.Errorf("loadtest listen: %w", err)
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
-	codes := make([]int, o.Deliveries)
-	acks := make([]time.Duration, o.Deliveries)
-	start, cpu0 := time.Now(), processCPU()
-	send(ctx, o, url, reqs, codes, acks)
-	elapsed, cpu := time.Since(start), processCPU()-cpu0
-	// Every delivery counts as processed: nothing is queued.
-	proc := &countingProcessor{runs: make([]atomic.Int32, o.Deliveries)}
-	for i, c := range codes {
-		if c == http.StatusAccepted {
-			proc.runs[i].Store(1)
-		}
-	}
-	res := summarise(codes, acks, proc, elapsed)
-	res.CPUPerDelivery = cpu / time.Duration(res.Sent)
-	return res, nil
+	return h
 }
 
 func withDefaults(o Options) Options {
