@@ -29,42 +29,17 @@ func (s *syncer) call(ctx context.Context, idempotent bool, f func(context.Conte
 			s.note("Jira authentication failed (HTTP %d); sync paused until `/autopilot jira retry`", ae.Status)
 			return &haltError{cause: err}
 		case errors.As(err, &rl):
-			wait := rl.RetryAfter
-			if wait <= 0 {
-				wait = DefaultRetryAfter
-			}
-			if wait > s.o.MaxWait || rateWaits >= maxRateWaits {
-				s.res.RetryAt = s.o.Now().Add(wait)
-				s.note("Jira rate limit%s; next request not before %s", reasonSuffix(rl.Reason), s.res.RetryAt.UTC().Format(time.RFC3339))
+			if !s.waitRateLimit(ctx, rl, rateWaits) {
 				return &haltError{cause: err}
 			}
 			rateWaits++
-			if err := s.o.Sleep(ctx, wait); err != nil {
-				s.note("stopped while waiting out a Jira rate limit: %v", err)
-				return &haltError{cause: err}
-			}
 		case errors.As(err, &te) && idempotent && attempt < s.o.Attempts:
-			wait := s.backoff(attempt)
-			if te.RetryAfter > wait {
-				wait = te.RetryAfter
-			}
-			if wait > s.o.MaxWait {
-				s.res.RetryAt = s.o.Now().Add(wait)
-				s.note("Jira unavailable (%v); next request not before %s", te, s.res.RetryAt.UTC().Format(time.RFC3339))
-				return &haltError{cause: err}
-			}
-			if err := s.o.Sleep(ctx, wait); err != nil {
-				s.note("stopped while backing off from Jira: %v", err)
+			if !s.waitToRetry(ctx, te, attempt) {
 				return &haltError{cause: err}
 			}
 			attempt++
 		case errors.As(err, &te):
-			if te.RetryAfter > 0 {
-				s.res.RetryAt = s.o.Now().Add(te.RetryAfter)
-			}
-			if idempotent {
-				s.note("Jira unavailable after %d attempts (%v); tasks kept for the next sync", attempt, te)
-			}
+			s.giveUp(te, idempotent, attempt)
 			return &haltError{cause: err}
 		case ctx.Err() != nil:
 			s.note("stopped: %v", ctx.Err())
@@ -72,6 +47,60 @@ func (s *syncer) call(ctx context.Context, idempotent bool, f func(context.Conte
 		default:
 			return err
 		}
+	}
+}
+
+// waitRateLimit waits out a 429 so the request can be sent again. It
+// reports false, with the reason noted, when the sync stops instead: the
+// wait is longer than MaxWait, the request waited maxRateWaits times
+// already, or ctx ended.
+func (s *syncer) waitRateLimit(ctx context.Context, rl *RateLimitError, waits int) bool {
+	wait := rl.RetryAfter
+	if wait <= 0 {
+		wait = DefaultRetryAfter
+	}
+	if wait > s.o.MaxWait || waits >= maxRateWaits {
+		s.res.RetryAt = s.o.Now().Add(wait)
+		s.note("Jira rate limit%s; next request not before %s", reasonSuffix(rl.Reason), s.res.RetryAt.UTC().Format(time.RFC3339))
+		return false
+	}
+	if err := s.o.Sleep(ctx, wait); err != nil {
+		s.note("stopped while waiting out a Jira rate limit: %v", err)
+		return false
+	}
+	return true
+}
+
+// waitToRetry waits before retrying an idempotent request after a transient
+// error (at least as long as the tracker asked). It reports false, with the
+// reason noted, when the sync stops instead: the wait is longer than
+// MaxWait, or ctx ended.
+func (s *syncer) waitToRetry(ctx context.Context, te *TransientError, attempt int) bool {
+	wait := s.backoff(attempt)
+	if te.RetryAfter > wait {
+		wait = te.RetryAfter
+	}
+	if wait > s.o.MaxWait {
+		s.res.RetryAt = s.o.Now().Add(wait)
+		s.note("Jira unavailable (%v); next request not before %s", te, s.res.RetryAt.UTC().Format(time.RFC3339))
+		return false
+	}
+	if err := s.o.Sleep(ctx, wait); err != nil {
+		s.note("stopped while backing off from Jira: %v", err)
+		return false
+	}
+	return true
+}
+
+// giveUp records a transient error that is not retried: a request that is
+// not idempotent may have been processed, and an idempotent one has used its
+// attempts.
+func (s *syncer) giveUp(te *TransientError, idempotent bool, attempt int) {
+	if te.RetryAfter > 0 {
+		s.res.RetryAt = s.o.Now().Add(te.RetryAfter)
+	}
+	if idempotent {
+		s.note("Jira unavailable after %d attempts (%v); tasks kept for the next sync", attempt, te)
 	}
 }
 

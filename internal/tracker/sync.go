@@ -369,8 +369,37 @@ func (s *syncer) epicFor(t state.Task) (key string, ready bool) {
 	return "", true
 }
 
-// createPhase creates the ready outbox tasks of one kind.
+// createPhase creates the ready outbox tasks of one kind, MaxBulk at a time,
+// after persisting them as "sending".
 func (s *syncer) createPhase(ctx context.Context, kind string) error {
+	idx := s.readyToCreate(kind)
+	if len(idx) == 0 {
+		return nil
+	}
+	restore, err := s.markSending(idx)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(idx); start += MaxBulk {
+		end := min(start+MaxBulk, len(idx))
+		sent, err := s.createChunk(ctx, idx[start:end])
+		if err == nil {
+			continue
+		}
+		if sent {
+			restore(end)
+		} else {
+			restore(start)
+		}
+		return err
+	}
+	return nil
+}
+
+// readyToCreate lists the outbox tasks of one kind that can be sent now:
+// pending ones, and "sending" ones not found past the search lag. Tasks
+// whose epic is still on its way are held (and noted).
+func (s *syncer) readyToCreate(kind string) []int {
 	var idx []int
 	held := 0
 	for i, t := range s.res.Tasks {
@@ -389,9 +418,13 @@ func (s *syncer) createPhase(ctx context.Context, kind string) error {
 	if held > 0 {
 		s.note("%d held until their epic is in Jira", held)
 	}
-	if len(idx) == 0 {
-		return nil
-	}
+	return idx
+}
+
+// markSending marks the tasks "sending" and persists that before anything
+// is sent, so a crash after the send finds them by idempotency key.
+// restore(from) puts idx[from:] back as they were, for the tasks never sent.
+func (s *syncer) markSending(idx []int) (restore func(from int), err error) {
 	prev := make([]state.Task, len(idx))
 	now := s.o.Now()
 	for n, i := range idx {
@@ -399,58 +432,59 @@ func (s *syncer) createPhase(ctx context.Context, kind string) error {
 		t := &s.res.Tasks[i]
 		t.Jira, t.SentAt, t.Error = state.JiraSending, now, ""
 	}
-	restore := func(from int) {
+	restore = func(from int) {
 		for n := from; n < len(idx); n++ {
 			s.res.Tasks[idx[n]] = prev[n]
 		}
 	}
 	if s.o.Persist == nil {
 		restore(0)
-		return errors.New("tracker sync: SyncOptions.Persist is required before creating issues")
+		return nil, errors.New("tracker sync: SyncOptions.Persist is required before creating issues")
 	}
 	if err := s.o.Persist(cloneTasks(s.res.Tasks)); err != nil {
 		restore(0)
-		return fmt.Errorf("persist outbox before jira create: %w", err)
+		return nil, fmt.Errorf("persist outbox before jira create: %w", err)
 	}
-	for start := 0; start < len(idx); start += MaxBulk {
-		chunk := idx[start:min(start+MaxBulk, len(idx))]
-		items := make([]Item, len(chunk))
-		for n, i := range chunk {
-			items[n] = s.item(s.res.Tasks[i])
-		}
-		var results []CreateResult
-		err := s.call(ctx, false, func(ctx context.Context) error {
-			var err error
-			results, err = s.tr.CreateBulk(ctx, items)
-			return err
-		})
-		var ve *ValidationError
-		switch {
-		case err == nil:
-			if s.apply(chunk, results) {
-				restore(start + len(chunk))
-				return &haltError{cause: errors.New("rate limited")}
-			}
-		case errors.As(err, &ve):
-			for _, i := range chunk {
-				s.fail(&s.res.Tasks[i], ve)
-			}
-		default:
-			// Nothing after this chunk was sent. The chunk itself was not
-			// committed on auth or rate-limit errors; on anything else its
-			// outcome is unknown and it stays "sending" for the next lookup.
-			var ae *AuthError
-			var rl *RateLimitError
-			if errors.As(err, &ae) || errors.As(err, &rl) {
-				restore(start)
-			} else {
-				restore(start + len(chunk))
-				s.note("%d create outcomes unknown (%v); looked up by idempotency key at the next sync", len(chunk), unwrapHalt(err))
-			}
-			return s.haltOn("create issues", err)
-		}
+	return restore, nil
+}
+
+// createChunk sends one bulk create and records its outcome. An error stops
+// the sync: nothing after the chunk is sent, and sent says whether the chunk
+// itself may have reached the tracker (when not, it goes back to the outbox
+// with the rest).
+func (s *syncer) createChunk(ctx context.Context, chunk []int) (sent bool, err error) {
+	items := make([]Item, len(chunk))
+	for n, i := range chunk {
+		items[n] = s.item(s.res.Tasks[i])
 	}
-	return nil
+	var results []CreateResult
+	err = s.call(ctx, false, func(ctx context.Context) error {
+		var err error
+		results, err = s.tr.CreateBulk(ctx, items)
+		return err
+	})
+	var ve *ValidationError
+	var ae *AuthError
+	var rl *RateLimitError
+	switch {
+	case err == nil:
+		if s.apply(chunk, results) {
+			return true, &haltError{cause: errors.New("rate limited")}
+		}
+		return true, nil
+	case errors.As(err, &ve):
+		for _, i := range chunk {
+			s.fail(&s.res.Tasks[i], ve)
+		}
+		return true, nil
+	case errors.As(err, &ae) || errors.As(err, &rl):
+		// Not committed: the tracker refused the request as a whole.
+		return false, s.haltOn("create issues", err)
+	default:
+		// Its outcome is unknown: it stays "sending" for the next lookup.
+		s.note("%d create outcomes unknown (%v); looked up by idempotency key at the next sync", len(chunk), unwrapHalt(err))
+		return true, s.haltOn("create issues", err)
+	}
 }
 
 func (s *syncer) item(t state.Task) Item {
