@@ -116,15 +116,40 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 	if o.Flow == "" {
 		o.Flow = "greenfield"
 	}
+	cfg, err := scenarioConfig(&o)
+	if err != nil {
+		return Transcript{}, err
+	}
+	w, err := newWorld(o, cfg)
+	if err != nil {
+		return Transcript{}, err
+	}
+	switch o.Flow {
+	case "greenfield":
+		w.greenfield(ctx)
+	default:
+		w.generic(ctx, o.Flow)
+	}
+	if w.err != nil {
+		return Transcript{}, w.err
+	}
+	t := w.transcript()
+	return t, w.print(out, o, t)
+}
+
+// scenarioConfig is the repository configuration the scenario runs with:
+// the defaults, the roles the review loop needs, and the tracker asked for
+// (o.Tracker "jira" sets o.Jira).
+func scenarioConfig(o *Options) (*config.Config, error) {
 	cfg := config.Default()
 	if _, ok := cfg.All[o.Flow]; !ok {
-		return Transcript{}, &UsageError{fmt.Sprintf("unknown flow %q (have %s)", o.Flow, strings.Join(cfg.All.Names(), ", "))}
+		return nil, &UsageError{fmt.Sprintf("unknown flow %q (have %s)", o.Flow, strings.Join(cfg.All.Names(), ", "))}
 	}
 	if o.Flow == "review-loop" {
 		var err error
 		cfg, err = config.Parse([]byte("roles:\n  architect: [ada]\n  critic: [grace]\n"))
 		if err != nil {
-			return Transcript{}, err
+			return nil, err
 		}
 	}
 	switch o.Tracker {
@@ -136,8 +161,14 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 		c.Tracker, c.CloseChildren = config.TrackerGitHub, true
 		cfg = &c
 	default:
-		return Transcript{}, &UsageError{fmt.Sprintf("unknown tracker %q (have jira, github, local)", o.Tracker)}
+		return nil, &UsageError{fmt.Sprintf("unknown tracker %q (have jira, github, local)", o.Tracker)}
 	}
+	return cfg, nil
+}
+
+// newWorld builds the sandbox forge with the scenario's people, the
+// sandbox Jira (its token refused at first) and the reconciler on both.
+func newWorld(o Options, cfg *config.Config) (*world, error) {
 	w := &world{clock: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC), subIssues: o.Tracker == config.TrackerGitHub}
 	w.sb = forge.NewSandbox(repo, forge.User{Login: bot, ID: 41898282, Type: "Bot"}, w.now)
 	w.sb.OnChange = w.record
@@ -163,29 +194,25 @@ func Run(ctx context.Context, o Options, out io.Writer) (Transcript, error) {
 		WriteID: func() string { w.writes++; return fmt.Sprintf("demo-%04d", w.writes) },
 	})
 	if err != nil {
-		return Transcript{}, err
+		return nil, err
 	}
-	switch o.Flow {
-	case "greenfield":
-		w.greenfield(ctx)
-	default:
-		w.generic(ctx, o.Flow)
-	}
-	if w.err != nil {
-		return Transcript{}, w.err
-	}
-	t := w.transcript()
+	return w, nil
+}
+
+// print writes the transcript as o asks: JSON, the summary alone, or the
+// whole conversation.
+func (w *world) print(out io.Writer, o Options, t Transcript) error {
 	switch {
 	case o.JSON:
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return t, enc.Encode(t)
+		return enc.Encode(t)
 	case o.Quiet:
 		printSummary(out, t.Summary)
 	default:
 		printTranscript(out, w, t)
 	}
-	return t, nil
+	return nil
 }
 
 // record turns sandbox changes into transcript entries.
