@@ -9,6 +9,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -136,6 +137,30 @@ func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 // Validate checks the flow's internal consistency. Errors name the field path.
 func (f *Flow) Validate() error {
 	base := "flows." + f.Name
+	if err := f.validateShape(base); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, s := range f.Steps {
+		if err := f.validateStep(fmt.Sprintf("%s.steps[%d]", base, i), s, seen); err != nil {
+			return err
+		}
+		seen[s.Slug] = true
+	}
+	for i, s := range f.Steps {
+		if err := f.validateReturnTo(fmt.Sprintf("%s.steps[%d].return_to", base, i), i, s.ReturnTo, seen); err != nil {
+			return err
+		}
+	}
+	if f.Loop != nil && !seen[f.Loop.To] {
+		return &FieldError{base + ".loop.to", fmt.Sprintf("unknown step %q", f.Loop.To)}
+	}
+	return nil
+}
+
+// validateShape checks the flow's name (it becomes a label) and how many
+// steps it has.
+func (f *Flow) validateShape(base string) error {
 	if !flowNameRE.MatchString(f.Name) {
 		return &FieldError{base, "flow name must be kebab-case (a-z, 0-9, '-')"}
 	}
@@ -148,56 +173,64 @@ func (f *Flow) Validate() error {
 	if len(f.Steps) > 40 {
 		return &FieldError{base + ".steps", "at most 40 steps"}
 	}
-	seen := map[string]bool{}
-	for i, s := range f.Steps {
-		p := fmt.Sprintf("%s.steps[%d]", base, i)
-		if !ValidSlug(s.Slug) {
-			return &FieldError{p + ".slug", fmt.Sprintf("%q is not a kebab-case slug of at most %d characters", s.Slug, MaxNameLen)}
-		}
-		if s.Slug == "done" {
-			return &FieldError{p + ".slug", `"done" is reserved`}
-		}
-		if seen[s.Slug] {
-			return &FieldError{p + ".slug", fmt.Sprintf("duplicate step %q", s.Slug)}
-		}
-		seen[s.Slug] = true
-		if strings.TrimSpace(s.Name) == "" {
-			return &FieldError{p + ".name", "required"}
-		}
-		switch s.Jira {
-		case "", "epics", "tasks":
-		default:
-			return &FieldError{p + ".jira", fmt.Sprintf("%q: want epics or tasks", s.Jira)}
-		}
-		switch s.Evidence {
-		case "", "review", "checks":
-		default:
-			return &FieldError{p + ".evidence", fmt.Sprintf("%q: want review or checks", s.Evidence)}
-		}
-		switch s.Gate {
-		case "", "approval":
-		default:
-			return &FieldError{p + ".gate", fmt.Sprintf("%q: want approval", s.Gate)}
-		}
-		// The engine keeps consensus approvals and return-to-plan findings
-		// in the review-loop state, which only review_loop flows have.
-		if s.Consensus && !f.ReviewLoop {
-			return &FieldError{p + ".consensus", "needs review_loop: true on the flow"}
+	return nil
+}
+
+// validateStep checks one step's own fields at path p; seen holds the slugs
+// of the steps before it.
+func (f *Flow) validateStep(p string, s Step, seen map[string]bool) error {
+	if !ValidSlug(s.Slug) {
+		return &FieldError{p + ".slug", fmt.Sprintf("%q is not a kebab-case slug of at most %d characters", s.Slug, MaxNameLen)}
+	}
+	if s.Slug == "done" {
+		return &FieldError{p + ".slug", `"done" is reserved`}
+	}
+	if seen[s.Slug] {
+		return &FieldError{p + ".slug", fmt.Sprintf("duplicate step %q", s.Slug)}
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return &FieldError{p + ".name", "required"}
+	}
+	if err := s.validateWords(p); err != nil {
+		return err
+	}
+	// The engine keeps consensus approvals and return-to-plan findings
+	// in the review-loop state, which only review_loop flows have.
+	if s.Consensus && !f.ReviewLoop {
+		return &FieldError{p + ".consensus", "needs review_loop: true on the flow"}
+	}
+	return nil
+}
+
+// validateWords checks the step fields that take one of a few words.
+func (s Step) validateWords(p string) error {
+	for _, w := range []struct {
+		field, value, want string
+		allowed            []string
+	}{
+		{"jira", s.Jira, "want epics or tasks", []string{"epics", "tasks"}},
+		{"evidence", s.Evidence, "want review or checks", []string{"review", "checks"}},
+		{"gate", s.Gate, "want approval", []string{"approval"}},
+	} {
+		if w.value != "" && !slices.Contains(w.allowed, w.value) {
+			return &FieldError{p + "." + w.field, fmt.Sprintf("%q: %s", w.value, w.want)}
 		}
 	}
-	for i, s := range f.Steps {
-		if s.ReturnTo != "" && !seen[s.ReturnTo] {
-			return &FieldError{fmt.Sprintf("%s.steps[%d].return_to", base, i), fmt.Sprintf("unknown step %q", s.ReturnTo)}
-		}
-		if s.ReturnTo != "" && f.Index(s.ReturnTo) >= i {
-			return &FieldError{fmt.Sprintf("%s.steps[%d].return_to", base, i), "must name an earlier step"}
-		}
-		if s.ReturnTo != "" && !f.ReviewLoop {
-			return &FieldError{fmt.Sprintf("%s.steps[%d].return_to", base, i), "needs review_loop: true on the flow"}
-		}
-	}
-	if f.Loop != nil && !seen[f.Loop.To] {
-		return &FieldError{base + ".loop.to", fmt.Sprintf("unknown step %q", f.Loop.To)}
+	return nil
+}
+
+// validateReturnTo checks the return_to (at path p) of step i: it names an
+// earlier step, in a review_loop flow. seen holds every step's slug.
+func (f *Flow) validateReturnTo(p string, i int, to string, seen map[string]bool) error {
+	switch {
+	case to == "":
+		return nil
+	case !seen[to]:
+		return &FieldError{p, fmt.Sprintf("unknown step %q", to)}
+	case f.Index(to) >= i:
+		return &FieldError{p, "must name an earlier step"}
+	case !f.ReviewLoop:
+		return &FieldError{p, "needs review_loop: true on the flow"}
 	}
 	return nil
 }
