@@ -68,70 +68,110 @@ func ParseFiles(files map[string]string, opts Options) ([]state.Task, error) {
 	return finish(drafts, opts)
 }
 
+// parseFile reads one task file (see ParseFiles); where names it in errors.
 func parseFile(where, content string) (state.Task, error) {
-	t := state.Task{Kind: state.KindTask}
-	fail := func(line int, field, msg string) (state.Task, error) {
-		return state.Task{}, &Error{Where: where, Line: line, Field: field, Msg: msg}
-	}
-	lines := strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n")
-	var desc []string
-	seen := map[string]int{}
-	var inFence *fence
-	titleLine := 0
-	for i, line := range lines {
-		n := i + 1
-		if inFence != nil {
-			if inFence.closes(line) {
-				inFence = nil
-			}
-			desc = append(desc, line)
-			continue
-		}
-		if f, ok := openFence(line); ok {
-			inFence = &f
-			desc = append(desc, line)
-			continue
-		}
-		if titleLine == 0 {
-			if h, ok := strings.CutPrefix(strings.TrimLeft(line, " "), "# "); ok {
-				title := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(h), "#"))
-				if msg := checkTitle(title); msg != "" {
-					return fail(n, "title", msg)
-				}
-				t.Title, titleLine = title, n
-				continue
-			}
-		}
-		m := metaRE.FindStringSubmatch(line)
-		if m == nil {
-			if titleLine != 0 {
-				desc = append(desc, line)
-			}
-			continue
-		}
-		key := strings.ToLower(m[1])
-		if key == "type" {
-			key = "kind"
-		}
-		if first, dup := seen[key]; dup {
-			return fail(n, m[1], fmt.Sprintf("given twice (first on line %d)", first))
-		}
-		seen[key] = n
-		if err := setMeta(&t, key, strings.TrimSpace(strings.Trim(m[2], "*")), where, n, m[1]); err != nil {
+	f := &taskFile{where: where, task: state.Task{Kind: state.KindTask}, seen: map[string]int{}}
+	for i, line := range strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n") {
+		if err := f.line(i+1, line); err != nil {
 			return state.Task{}, err
 		}
 	}
-	if titleLine == 0 {
-		return fail(0, "", `missing the "# Title" heading`)
+	if err := f.finish(); err != nil {
+		return state.Task{}, err
 	}
-	t.Description = strings.TrimSpace(strings.Join(desc, "\n"))
-	if msg := checkDescription(t.Description); msg != "" {
-		return fail(titleLine, "description", msg)
+	return f.task, nil
+}
+
+// taskFile is a task file being read, line by line.
+type taskFile struct {
+	where     string
+	task      state.Task
+	desc      []string       // description lines
+	seen      map[string]int // metadata key → the line it was given on
+	fence     *fence         // the code fence the reader is in, if any
+	titleLine int            // 0 until the title is read
+}
+
+func (f *taskFile) fail(line int, field, msg string) error {
+	return &Error{Where: f.where, Line: line, Field: field, Msg: msg}
+}
+
+// line reads line n: code fences and other text after the title are
+// description, the first "# " heading is the title, and a metadata line
+// outside a fence sets a field wherever it stands.
+func (f *taskFile) line(n int, line string) error {
+	if f.fenced(line) {
+		f.desc = append(f.desc, line)
+		return nil
 	}
-	if t.Kind == state.KindEpic && t.Epic != "" {
-		return fail(seen["epic"], "Epic", "an epic cannot belong to an epic")
+	if f.titleLine == 0 {
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, " "), "# "); ok {
+			return f.title(n, h)
+		}
 	}
-	return t, nil
+	if m := metaRE.FindStringSubmatch(line); m != nil {
+		return f.meta(n, m[1], m[2])
+	}
+	if f.titleLine != 0 {
+		f.desc = append(f.desc, line)
+	}
+	return nil
+}
+
+// fenced reports whether line belongs to a code fence (opens, is inside or
+// closes one), keeping track of the fence.
+func (f *taskFile) fenced(line string) bool {
+	if f.fence != nil {
+		if f.fence.closes(line) {
+			f.fence = nil
+		}
+		return true
+	}
+	if open, ok := openFence(line); ok {
+		f.fence = &open
+		return true
+	}
+	return false
+}
+
+// title reads the "# " heading h on line n.
+func (f *taskFile) title(n int, h string) error {
+	title := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(h), "#"))
+	if msg := checkTitle(title); msg != "" {
+		return f.fail(n, "title", msg)
+	}
+	f.task.Title, f.titleLine = title, n
+	return nil
+}
+
+// meta reads the metadata line n, "label: value"; a field given twice is
+// an error.
+func (f *taskFile) meta(n int, label, value string) error {
+	key := strings.ToLower(label)
+	if key == "type" {
+		key = "kind"
+	}
+	if first, dup := f.seen[key]; dup {
+		return f.fail(n, label, fmt.Sprintf("given twice (first on line %d)", first))
+	}
+	f.seen[key] = n
+	return setMeta(&f.task, key, strings.TrimSpace(strings.Trim(value, "*")), f.where, n, label)
+}
+
+// finish checks the file as a whole once every line is read and sets the
+// description.
+func (f *taskFile) finish() error {
+	if f.titleLine == 0 {
+		return f.fail(0, "", `missing the "# Title" heading`)
+	}
+	f.task.Description = strings.TrimSpace(strings.Join(f.desc, "\n"))
+	if msg := checkDescription(f.task.Description); msg != "" {
+		return f.fail(f.titleLine, "description", msg)
+	}
+	if f.task.Kind == state.KindEpic && f.task.Epic != "" {
+		return f.fail(f.seen["epic"], "Epic", "an epic cannot belong to an epic")
+	}
+	return nil
 }
 
 // setMeta applies one metadata line.
