@@ -24,68 +24,85 @@ func (m match) text(want, got string) bool {
 // on line that m describes. Without such a node it returns the first key or
 // value on that line, or "document" when the line has none.
 func locate(root *yaml.Node, line int, m match) string {
-	var first, found, lastContainer string
-	var walk func(n *yaml.Node, path string)
-	walk = func(n *yaml.Node, path string) {
-		if n == nil || found != "" {
-			return
-		}
-		if n.Line == line && path != "" {
-			switch n.Kind {
-			case yaml.ScalarNode:
-				if first == "" {
-					first = path
-				}
-				if m.value != "" && m.text(m.value, n.Value) {
-					found = path
-					return
-				}
-			case yaml.MappingNode:
-				if m.container == "!!map" {
-					lastContainer = path
-				}
-			case yaml.SequenceNode:
-				if m.container == "!!seq" {
-					lastContainer = path
-				}
-			}
-		}
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, path)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", path, i))
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := n.Content[i]
-				p := joinPath(path, k.Value)
-				if k.Line == line {
-					if first == "" {
-						first = p
-					}
-					if m.key != "" && m.text(m.key, k.Value) {
-						found = p
-						return
-					}
-				}
-				walk(n.Content[i+1], p)
-			}
-		}
-	}
-	walk(root, "")
+	l := &locator{line: line, m: m}
+	l.walk(root, "")
 	switch {
-	case found != "":
-		return found
-	case lastContainer != "":
-		return lastContainer
-	case first != "":
-		return first
+	case l.found != "":
+		return l.found
+	case l.lastContainer != "":
+		return l.lastContainer
+	case l.first != "":
+		return l.first
 	}
 	return "document"
+}
+
+// locator walks a YAML tree for locate, noting the candidates on its line.
+type locator struct {
+	line int
+	m    match
+	// found is the node m describes; lastContainer the last mapping or list
+	// of m's kind; first the first key or scalar on the line.
+	found, lastContainer, first string
+}
+
+// walk visits n (at path) and its children in document order until the
+// node m describes is found.
+func (l *locator) walk(n *yaml.Node, path string) {
+	if n == nil || l.found != "" {
+		return
+	}
+	if n.Line == l.line && path != "" {
+		l.onLine(n, path)
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			l.walk(c, path)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			l.walk(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			p := joinPath(path, k.Value)
+			if k.Line == l.line && l.candidate(p, l.m.key, k.Value) {
+				return
+			}
+			l.walk(n.Content[i+1], p)
+		}
+	}
+}
+
+// onLine notes a node that starts on the line.
+func (l *locator) onLine(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		l.candidate(path, l.m.value, n.Value)
+	case yaml.MappingNode:
+		if l.m.container == "!!map" {
+			l.lastContainer = path
+		}
+	case yaml.SequenceNode:
+		if l.m.container == "!!seq" {
+			l.lastContainer = path
+		}
+	}
+}
+
+// candidate notes a key or scalar (its text got) at path on the line, and
+// reports whether it is the one m describes (want, when m names one).
+func (l *locator) candidate(path, want, got string) bool {
+	if l.first == "" {
+		l.first = path
+	}
+	if want != "" && l.m.text(want, got) {
+		l.found = path
+		return true
+	}
+	return false
 }
 
 func joinPath(path, key string) string {
