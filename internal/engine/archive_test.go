@@ -10,21 +10,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/testkit"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
-
-// words is n characters of random lower-case words (compresses about as
-// badly as prose, a pessimistic measure).
-func words(rnd *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		for range 3 + rnd.IntN(7) {
-			b.WriteByte(byte('a' + rnd.IntN(26)))
-		}
-		b.WriteByte(' ')
-	}
-	return strings.TrimSpace(b.String()[:n])
-}
 
 // atTaskLimit is a run at its session-boundary gate holding the largest
 // task list a declaration may leave: 141 tasks of 300-character
@@ -35,7 +23,7 @@ func atTaskLimit(t *testing.T, rnd *rand.Rand) *harness {
 	s.Tasks = nil
 	for i := 1; i <= 141; i++ {
 		s.Tasks = append(s.Tasks, state.Task{ID: fmt.Sprintf("%02d", i), Kind: state.KindTask,
-			Title: fmt.Sprintf("Task number %d of the CSV export", i), Description: words(rnd, 300),
+			Title: fmt.Sprintf("Task number %d of the CSV export", i), Description: testkit.Words(rnd, 300),
 			Step: "decompose", IdemKey: fmt.Sprintf("ap-%d-%02d", testIssue, i), Jira: state.JiraLocal})
 	}
 	h.st = s
@@ -47,9 +35,9 @@ func atTaskLimit(t *testing.T, rnd *rand.Rand) *harness {
 func openGate(h *harness, rnd *rand.Rand, i int) {
 	s := outbox.Clone(h.st)
 	s.Gate = &state.Gate{ID: fmt.Sprintf("review-round-%d", i), Kind: "review",
-		Title: "DECISION REQUIRED: " + words(rnd, 250),
-		Options: []state.Option{{Letter: "A", Text: words(rnd, 200), Action: state.ActStay},
-			{Letter: "B", Text: words(rnd, 200), Action: state.ActAbort}},
+		Title: "DECISION REQUIRED: " + testkit.Words(rnd, 250),
+		Options: []state.Option{{Letter: "A", Text: testkit.Words(rnd, 200), Action: state.ActStay},
+			{Letter: "B", Text: testkit.Words(rnd, 200), Action: state.ActAbort}},
 		Recommend: "A", Reason: "keep going", OpenedAt: h.now()}
 	s.Run = state.RunAwaitingDecision
 	h.st = s
@@ -73,7 +61,7 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 		h.advance(time.Hour)
 		openGate(h, rnd, i)
 		gateTimes = append(gateTimes, h.now().Unix())
-		res := h.apply(h.comment("maria", access.Write, "A — "+words(rnd, 150)))
+		res := h.apply(h.comment("maria", access.Write, "A — "+testkit.Words(rnd, 150)))
 		r := outbox.Settle(res.State, res.Effects, seen, res.Changed, true)
 		if !r.Write {
 			t.Fatalf("answer %d: no state write", i)

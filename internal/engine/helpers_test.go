@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/testkit"
 )
 
 // t0 is the fixed start of every test clock.
@@ -256,20 +256,16 @@ func gateBody(t testing.TB, effs []state.Effect, g *state.Gate) string {
 	return ""
 }
 
-// want fails the test when got != want.
-func want[T comparable](t testing.TB, what string, got, want T) {
+// want and wantDeep are testkit's checks under the short names the engine
+// tests use.
+func want[T comparable](t testing.TB, what string, got, w T) {
 	t.Helper()
-	if got != want {
-		t.Errorf("%s = %v, want %v", what, got, want)
-	}
+	testkit.Want(t, what, got, w)
 }
 
-// wantDeep fails the test when got and want differ.
-func wantDeep(t testing.TB, what string, got, want any) {
+func wantDeep(t testing.TB, what string, got, w any) {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s = %#v, want %#v", what, got, want)
-	}
+	testkit.WantDeep(t, what, got, w)
 }
 
 // taskN is a declared task with a numbered title.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/testkit"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -27,18 +28,6 @@ flows:
       - {slug: release, name: Release}
 `
 
-// reason is a reason of n characters of random words.
-func reason(rnd *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		for range 3 + rnd.IntN(7) {
-			b.WriteByte(byte('a' + rnd.IntN(26)))
-		}
-		b.WriteByte(' ')
-	}
-	return strings.TrimSpace(b.String()[:n])
-}
-
 // case37: key decisions past what one state comment holds. A run at the
 // task limit (the largest declaration that fits, as in case 29) answers 150
 // approval gates, each with a reason of 200 characters: the oldest
@@ -49,7 +38,7 @@ func reason(rnd *rand.Rand, n int) string {
 func case37(t *testing.T) {
 	w, n := started(t, Options{Config: signOffConfig})
 	rnd := rand.New(rand.NewPCG(37, 1))
-	w.post(n, Maria, "B — "+reason(rnd, 200))
+	w.post(n, Maria, "B — "+testkit.Words(rnd, 200))
 	c := w.post(n, Devin, bigDecompose(180, 300))
 	rs := w.replies(n, c.ID)
 	var fit int
@@ -65,7 +54,7 @@ func case37(t *testing.T) {
 	largest, crashed := 0, false
 	for i := 1; i <= rounds; i++ {
 		w.Clock.Advance(time.Minute)
-		a := w.Say(n, Maria, "B — "+reason(rnd, 200))
+		a := w.Say(n, Maria, "B — "+testkit.Words(rnd, 200))
 		before := w.mustState(n)
 		if !crashed && len(before.Decisions) == 25 {
 			// This answer's write announces the first archive: the run

@@ -15,30 +15,17 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
-func newRedis(t *testing.T, rawURL string, opts RedisOptions) *RedisStore {
-	t.Helper()
-	s, err := NewRedisStore(rawURL, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	if err := s.Ping(context.Background()); err != nil {
-		t.Fatalf("test Redis unreachable: %v", err)
-	}
-	return s
-}
-
 func TestRedisLockerExclusiveFencedOwnerOnly(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	a := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
-	b := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
+	a := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
+	b := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
 	lockerContract(t, a, b)
 }
 
 func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	px := startProxy(t, u)
-	store := newRedis(t, px.url, RedisOptions{Prefix: prefix, Owner: "outage"})
+	store := servertest.OpenRedis(t, NewRedisStore, px.url, RedisOptions{Prefix: prefix, Owner: "outage"})
 	rec := newRecorder()
 	_, srv := start(t, testConfig(), Deps{Processor: rec, Deduper: store, Locker: store})
 	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
@@ -95,7 +82,7 @@ func TestTwoReplicasOneRedis(t *testing.T) {
 	}
 	var replicas []running
 	for i := range 2 {
-		store := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: fmt.Sprintf("replica-%d", i), PollMax: 5 * time.Millisecond})
+		store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: fmt.Sprintf("replica-%d", i), PollMax: 5 * time.Millisecond})
 		cfg := testConfig()
 		cfg.QueueSize, cfg.Workers = 512, 4
 		s, err := New(cfg, Deps{Processor: rec, Deduper: store, Locker: store, Logger: quietLogger(t)})

@@ -22,7 +22,7 @@ import (
 // prefix (each call a new replica, with its own consumer).
 func streamServer(t *testing.T, u, prefix string, cfg Config, rec *recorder) (*Server, running, *RedisStore) {
 	t.Helper()
-	store := newRedis(t, u, RedisOptions{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
+	store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
 	s, srv := start(t, cfg, Deps{Processor: rec, Deduper: store, Locker: store, Queue: store})
 	return s, srv, store
 }
@@ -62,7 +62,7 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	store := newRedis(t, u, RedisOptions{Prefix: prefix})
+	store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix})
 	ctx := context.Background()
 	if err := store.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestStreamQueueFullRefusesAndReadyzFails(t *testing.T) {
 // replica once idle for QUEUE_CLAIM_IDLE, and processed once each.
 func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
+	dead := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
 	if err := dead.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
@@ -387,7 +387,7 @@ func value(t *testing.T, m *Metrics, name string) float64 {
 // is run.
 func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	dead := newRedis(t, u, RedisOptions{Prefix: prefix, Owner: "dead"})
+	dead := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
 	if err := dead.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)

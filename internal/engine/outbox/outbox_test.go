@@ -2,10 +2,10 @@ package outbox
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/testkit"
 )
 
 func TestOwedReactions(t *testing.T) {
@@ -23,31 +23,15 @@ func TestOwedReactions(t *testing.T) {
 	for _, e := range OwedReactions(stored, read) {
 		got = append(got, fmt.Sprintf("%d %s %v", e.Target, e.Reaction, e.Owed))
 	}
-	wantDeep(t, "owed", got, []string{"1 +1 true", "2 confused true"})
-	want(t, "no stored state", len(OwedReactions(nil, read)), 0)
+	testkit.WantDeep(t, "owed", got, []string{"1 +1 true", "2 confused true"})
+	testkit.Want(t, "no stored state", len(OwedReactions(nil, read)), 0)
 }
 
 func TestManagedLabels(t *testing.T) {
 	for _, l := range Labels(&state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield", Tasks: []state.Task{{Jira: state.JiraPending}}}) {
-		want(t, l+" managed", Managed(l), true)
+		testkit.Want(t, l+" managed", Managed(l), true)
 	}
 	for _, l := range []string{"autopilot", "bug", "autopilot/other"} {
-		want(t, l+" managed", Managed(l), false)
-	}
-}
-
-// want fails the test when got != want.
-func want[T comparable](t testing.TB, what string, got, want T) {
-	t.Helper()
-	if got != want {
-		t.Errorf("%s = %v, want %v", what, got, want)
-	}
-}
-
-// wantDeep fails the test when got and want differ.
-func wantDeep(t testing.TB, what string, got, want any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s = %#v, want %#v", what, got, want)
+		testkit.Want(t, l+" managed", Managed(l), false)
 	}
 }

@@ -3,25 +3,19 @@ package prose
 import (
 	"strings"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/testkit"
 )
 
-// want fails the test when got != want.
-func want[T comparable](t testing.TB, what string, got, want T) {
-	t.Helper()
-	if got != want {
-		t.Errorf("%s = %v, want %v", what, got, want)
-	}
-}
-
 func TestOneLineAndPoints(t *testing.T) {
-	want(t, "collapses", OneLine("a\n  b\tc", 10), "a b c")
-	want(t, "truncates", OneLine("abcdefghij", 5), "abcd…")
-	want(t, "whole points", Points(3), "3")
-	want(t, "half points", Points(2.5), "2.5")
-	want(t, "plural", Plural(1, "tasks"), "task")
-	want(t, "items", Plural(2, ""), "items")
-	want(t, "short sha", Short("abc"), "abc")
-	want(t, "first line of empty", FirstLine("\n \n"), "(no details)")
+	testkit.Want(t, "collapses", OneLine("a\n  b\tc", 10), "a b c")
+	testkit.Want(t, "truncates", OneLine("abcdefghij", 5), "abcd…")
+	testkit.Want(t, "whole points", Points(3), "3")
+	testkit.Want(t, "half points", Points(2.5), "2.5")
+	testkit.Want(t, "plural", Plural(1, "tasks"), "task")
+	testkit.Want(t, "items", Plural(2, ""), "items")
+	testkit.Want(t, "short sha", Short("abc"), "abc")
+	testkit.Want(t, "first line of empty", FirstLine("\n \n"), "(no details)")
 }
 
 func TestTaskSlug(t *testing.T) {

@@ -11,23 +11,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
-func newRedis(t *testing.T, rawURL string, opts Options) *Store {
-	t.Helper()
-	s, err := New(rawURL, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	if err := s.Ping(context.Background()); err != nil {
-		t.Fatalf("test Redis unreachable: %v", err)
-	}
-	return s
-}
-
 func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	a := newRedis(t, u, Options{Prefix: prefix, Owner: "a"})
-	b := newRedis(t, u, Options{Prefix: prefix, Owner: "b"})
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
 	ctx := context.Background()
 	if seen, err := a.Seen(ctx, "d-1"); err != nil || seen {
 		t.Fatalf("first Seen on a = %v, %v; want false", seen, err)
@@ -44,8 +31,8 @@ func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
 func TestRedisLeaseExpiresUnlessRenewed(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	ttl := 300 * time.Millisecond
-	a := newRedis(t, u, Options{Prefix: prefix, Owner: "a", LockTTL: ttl})
-	b := newRedis(t, u, Options{Prefix: prefix, Owner: "b", LockTTL: ttl, PollMax: 10 * time.Millisecond})
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a", LockTTL: ttl})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b", LockTTL: ttl, PollMax: 10 * time.Millisecond})
 	ctx := context.Background()
 	la, err := a.Lock(ctx, "o/r#9")
 	if err != nil {
@@ -95,7 +82,7 @@ func TestStreamDropsOnlyIdleConsumersHoldingNothing(t *testing.T) {
 	ctx := context.Background()
 	stores := map[string]*Store{}
 	for _, name := range []string{"live", "empty", "holding"} {
-		stores[name] = newRedis(t, u, Options{Prefix: prefix, Owner: name})
+		stores[name] = servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: name})
 	}
 	if err := stores["live"].EnsureGroup(ctx); err != nil {
 		t.Fatal(err)

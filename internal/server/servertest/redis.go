@@ -1,6 +1,7 @@
 package servertest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -27,4 +28,25 @@ func RedisURL(t testing.TB) string {
 // server never see each other's keys.
 func Prefix(t testing.TB) string {
 	return fmt.Sprintf("autopilot-test:%s:%d:", t.Name(), time.Now().UnixNano())
+}
+
+// redisStore is what OpenRedis needs of a store on Redis.
+type redisStore interface {
+	Ping(context.Context) error
+	Close() error
+}
+
+// OpenRedis opens a store with open(url, opts), closes it when the test
+// ends, and fails the test when that Redis does not answer.
+func OpenRedis[O any, S redisStore](t testing.TB, open func(string, O) (S, error), url string, opts O) S {
+	t.Helper()
+	s, err := open(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatalf("test Redis unreachable: %v", err)
+	}
+	return s
 }
