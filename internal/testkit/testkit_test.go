@@ -42,7 +42,8 @@ func TestWordsFillsNCharactersWithWords(t *testing.T) {
 			t.Errorf("Words(%d) = %q: want lower-case words", n, s)
 		}
 	}
-	if Words(rand.New(rand.NewPCG(7, 7)), 50) != Words(rand.New(rand.NewPCG(7, 7)), 50) {
-		t.Error("Words differs for the same seed")
+	a, b := Words(rand.New(rand.NewPCG(7, 7)), 50), Words(rand.New(rand.NewPCG(7, 7)), 50)
+	if a != b {
+		t.Errorf("Words differs for the same seed: %q and %q", a, b)
 	}
 }
