@@ -11,22 +11,22 @@ import (
 // alreadyDecided answers a late answer to a gate that was decided: who
 // decided what when the decision is in the state, a link to its archive
 // when it was archived. It reports whether it answered.
-func (m *machine) alreadyDecided(c Comment) bool {
+func (m *inputs) alreadyDecided(c Comment) bool {
 	text := ""
 	if d, ok := m.decidedFor(c); ok {
 		text = fmt.Sprintf("already decided by @\u200b%s: %s", textsafe.Escape(d.By), d.Option)
-	} else if a, ok := archivedFor(m.s, c); ok {
+	} else if a, ok := archivedFor(m.S, c); ok {
 		text = fmt.Sprintf("already decided; that decision is archived with decisions %d–%d", a.From, a.To)
 		if a.URL != "" {
 			text += ": " + a.URL
 		}
-	} else if len(m.s.Archives) > 0 && m.s.Archives[0].From > 1 {
+	} else if len(m.S.Archives) > 0 && m.S.Archives[0].From > 1 {
 		text = "already decided; that decision is in an older archive of decisions (linked from the oldest one the state comment lists)."
 	} else {
 		return false
 	}
 	m.ledger(c.ID, "rejected:already-decided")
-	m.react(c.ID, outbox.ReactConfuse)
+	m.React(c.ID, outbox.ReactConfuse)
 	m.replyOnce(c, "decided", text)
 	return true
 }

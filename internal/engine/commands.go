@@ -1,11 +1,11 @@
 package engine
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -14,7 +14,7 @@ import (
 // command is one `/autopilot` command. Everything about commands is read
 // from the commands table below: the parser and its usage hints (Parse),
 // the help text (Usage), ReadOnly, what agents may send, and the dispatch
-// in machine.command. Adding a command is one row here and its handler.
+// in inputs.command. Adding a command is one row here and its handler.
 type command struct {
 	reply.Spec
 	// readOnly: answering it changes nothing in the state, so it needs no
@@ -32,56 +32,56 @@ type command struct {
 	handle handler
 }
 
-type handler func(m *machine, c Comment, r reply.Result, accept func(), refuse func(why, text string))
+type handler func(m *inputs, c Comment, r reply.Result, accept func(), refuse func(why, text string))
 
 // commands lists the commands of PRODUCT.md §7 in the order the help text
 // shows them.
 var commands = [...]command{
 	{Spec: reply.Spec{Name: "status", About: "post where the run is"},
-		readOnly: true, handle: (*machine).statusCommand},
+		readOnly: true, handle: (*inputs).statusCommand},
 	{Spec: reply.Spec{Name: "done", Args: "[--confidence X] [summary]", Flags: true,
 		About: "report the current step finished",
 		Rule:  "X is a number from 0 to 1, e.g. 0.7"},
-		agents: true, declares: true, handle: (*machine).reportCommand},
+		agents: true, declares: true, handle: (*inputs).reportCommand},
 	{Spec: reply.Spec{Name: "fail", Args: "<reason>", NeedText: true,
 		About: "report the current step failed",
 		Rule:  "a reason is required"},
-		agents: true, handle: (*machine).reportCommand},
+		agents: true, handle: (*inputs).reportCommand},
 	{Spec: reply.Spec{Name: "progress", Args: "<phase> <name> [detail]", Phase: true, Slug: true,
 		About: "record progress inside the current step",
 		Rule:  "phase is a whole number, 0 or more; name is kebab-case, e.g. run-tests"},
-		agents: true, handle: (*machine).reportCommand},
+		agents: true, handle: (*inputs).reportCommand},
 	{Spec: reply.Spec{Name: "skip", Args: "[reason]",
 		About: "skip the current step (security-audit and qa need a reason)"},
-		handle: (*machine).skipCommand},
+		handle: (*inputs).skipCommand},
 	{Spec: reply.Spec{Name: "back", Args: "<step>", Slug: true,
 		About: "go back to an earlier step",
 		Rule:  "step is a step name such as plan, or its number"},
-		handle: (*machine).backCommand},
+		handle: (*inputs).backCommand},
 	{Spec: reply.Spec{Name: "retry", About: "retry the failed step"},
-		handle: (*machine).retryCommand},
+		handle: (*inputs).retryCommand},
 	{Spec: reply.Spec{Name: "stop", About: "stop the run"},
-		handle: (*machine).stopCommand},
+		handle: (*inputs).stopCommand},
 	{Spec: reply.Spec{Name: "resume", About: "continue a stopped run"},
-		handle: (*machine).resumeCommand},
+		handle: (*inputs).resumeCommand},
 	{Spec: reply.Spec{Name: "approve", Args: "<role> [note]", Slug: true,
 		About: "approve the plan in a review role",
 		Rule:  "role is architect or critic"},
-		handle: (*machine).consensus},
+		handle: (*inputs).consensus},
 	{Spec: reply.Spec{Name: "reject", Args: "<role> <reason>", Slug: true, NeedText: true,
 		About: "reject the plan in a review role",
 		Rule:  "role is architect or critic; a reason is required"},
-		handle: (*machine).consensus},
+		handle: (*inputs).consensus},
 	{Spec: reply.Spec{Name: "jira retry", About: "retry Jira authentication"},
-		handle: (*machine).jiraCommand},
+		handle: (*inputs).jiraCommand},
 	{Spec: reply.Spec{Name: "jira sync", About: "create the tasks still marked Jira: pending"},
-		handle: (*machine).jiraCommand},
+		handle: (*inputs).jiraCommand},
 	{Spec: reply.Spec{Name: "help", About: "show this list"},
-		readOnly: true, handle: (*machine).helpCommand},
+		readOnly: true, handle: (*inputs).helpCommand},
 	{Spec: reply.Spec{Name: "choose", Args: "<letter>", Letter: true,
 		About: "answer the open decision, same as replying with the letter",
 		Rule:  "letter is one of A, B, C, D"},
-		handle: (*machine).chooseCommand},
+		handle: (*inputs).chooseCommand},
 }
 
 // grammar is the parser built from the commands table (set in init: the
@@ -142,16 +142,16 @@ func DeclaresTasks(r reply.Result) bool {
 }
 
 // command applies an /autopilot command from an authorised author.
-func (m *machine) command(c Comment, r reply.Result) {
+func (m *inputs) command(c Comment, r reply.Result) {
 	accept := func() {
 		m.ledger(c.ID, outbox.OutApplied)
-		m.changed = true
-		m.react(c.ID, outbox.ReactUp)
+		m.Changed = true
+		m.React(c.ID, outbox.ReactUp)
 	}
 	refuse := func(why, text string) {
 		m.ledger(c.ID, "rejected:"+why)
-		m.changed = true
-		m.react(c.ID, outbox.ReactConfuse)
+		m.Changed = true
+		m.React(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, why, text)
 	}
 	cmd, ok := lookupCommand(r.Cmd)
@@ -162,82 +162,79 @@ func (m *machine) command(c Comment, r reply.Result) {
 	cmd.handle(m, c, r, accept, refuse)
 }
 
-func (m *machine) chooseCommand(c Comment, r reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) chooseCommand(c Comment, r reply.Result, _ func(), _ func(string, string)) {
 	m.choice(c, r.Letter, r.Reason)
 }
 
-func (m *machine) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, outbox.OutApplied)
-	m.react(c.ID, outbox.ReactUp)
-	m.replyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+m.banner()+"\n```")
+	m.React(c.ID, outbox.ReactUp)
+	m.ReplyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+prose.Banner(m.Set.Config.All, m.S)+"\n```")
 }
 
-func (m *machine) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, outbox.OutApplied)
-	m.react(c.ID, outbox.ReactUp)
-	m.replyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
+	m.React(c.ID, outbox.ReactUp)
+	m.ReplyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
 }
 
-func (m *machine) stopCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
-	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone {
+func (m *inputs) stopCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone {
 		refuse("not-running", "the run is not running, so there is nothing to stop.")
 		return
 	}
 	accept()
-	m.stop("user-abort", "stopped by @"+c.Author)
+	m.Stop("user-abort", "stopped by @"+c.Author)
 }
 
-func (m *machine) resumeCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
-	if m.s.Run != state.RunStopped {
+func (m *inputs) resumeCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+	if m.S.Run != state.RunStopped {
 		refuse("not-stopped", "the run is not stopped; `/autopilot resume` continues a stopped run.")
 		return
 	}
 	accept()
-	m.resume("resumed by @" + c.Author)
+	m.Resume("resumed by @" + c.Author)
 }
 
 // reportCommand handles the executor's done, fail and progress.
-func (m *machine) reportCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	if m.s.Run == state.RunStopped || m.s.Run == state.RunDone || m.s.Status != state.InProgress || m.s.Gate != nil && m.s.Gate.Kind != "approval-"+m.s.Slug {
+func (m *inputs) reportCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone || m.S.Status != state.InProgress || m.S.Gate != nil && m.S.Gate.Kind != "approval-"+m.S.Slug {
 		refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
 		return
 	}
 	m.executorReport(c, r, accept, refuse)
 }
 
-func (m *machine) backCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	if m.f == nil || m.s.Run == state.RunStopped {
+func (m *inputs) backCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if m.F == nil || m.S.Run == state.RunStopped {
 		refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
 		return
 	}
-	if g := m.s.Gate; g != nil && !strings.HasPrefix(g.Kind, "approval-") && g.Kind != "skill-failed" {
+	if g := m.S.Gate; g != nil && !strings.HasPrefix(g.Kind, "approval-") && g.Kind != "skill-failed" {
 		refuse("gate-open", "answer the open question first; `/autopilot back` can follow once it is decided.")
 		return
 	}
-	i := m.f.Index(r.Name)
-	if k, err := strconv.Atoi(r.Name); err == nil && i < 0 && k >= 1 && k <= len(m.f.Steps) {
+	i := m.F.Index(r.Name)
+	if k, err := strconv.Atoi(r.Name); err == nil && i < 0 && k >= 1 && k <= len(m.F.Steps) {
 		i = k - 1
 	}
-	latest := m.s.Step
-	if m.s.Run == state.RunDone {
-		latest = len(m.f.Steps) + 1
+	latest := m.S.Step
+	if m.S.Run == state.RunDone {
+		latest = len(m.F.Steps) + 1
 	}
 	if i < 0 || i+1 >= latest {
 		refuse("bad-step", "`/autopilot back` needs an earlier step of this flow: "+strings.Join(m.slugs(), ", ")+".")
 		return
 	}
 	accept()
-	st := m.f.Steps[i]
-	m.openGate("rollback-"+st.Slug, fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
-		[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: state.ActBack.With(st.Slug)}, {Letter: "B", Text: "Stay on the current step", Action: state.ActStay}},
-		"B", "re-running discards later progress; choose A only if the earlier output was wrong")
+	m.OpenRollbackGate(m.F.Steps[i])
 }
 
-func (m *machine) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(string, string)) {
-	if m.s.Status != state.Failed || m.s.Gate == nil || !strings.HasPrefix(m.s.Gate.Kind, "skill-failed") {
+func (m *inputs) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(string, string)) {
+	if m.S.Status != state.Failed || m.S.Gate == nil || !strings.HasPrefix(m.S.Gate.Kind, "skill-failed") {
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return
 	}
 	m.ledger(c.ID, outbox.OutApplied)
-	m.answer(c, "A", "via /autopilot retry")
+	m.Answer(c, "A", "via /autopilot retry")
 }

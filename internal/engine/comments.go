@@ -12,22 +12,22 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
-func (m *machine) ledger(id int64, outcome string) {
-	if outbox.Handled(m.s, id) {
+func (m *inputs) ledger(id int64, outcome string) {
+	if outbox.Handled(m.S, id) {
 		return
 	}
-	m.s.Ledger = append(m.s.Ledger, state.LedgerEntry{CommentID: id, Outcome: outcome})
+	m.S.Ledger = append(m.S.Ledger, state.LedgerEntry{CommentID: id, Outcome: outcome})
 }
 
 // agentComment applies a configured agent's comment: agents may report
 // on the step they execute, nothing else.
-func (m *machine) agentComment(c Comment, r reply.Result) {
+func (m *inputs) agentComment(c Comment, r reply.Result) {
 	switch {
 	case !agentMay(r):
 		m.ledger(c.ID, outbox.OutNotCommand)
 	case c.PermErr:
 		// fail closed: not classified, retried on the next reconcile
-	case !agentPermitted(c, m.set.AnswerPermission):
+	case !agentPermitted(c, m.Set.AnswerPermission):
 		m.refuseUnauthorized(c)
 	case c.EditUnproven && !ReadOnlyReply(r):
 		m.refuseEdited(c)
@@ -37,17 +37,17 @@ func (m *machine) agentComment(c Comment, r reply.Result) {
 }
 
 // comment classifies one comment exactly once and applies it.
-func (m *machine) comment(c Comment) error {
-	if outbox.Handled(m.s, c.ID) {
+func (m *inputs) comment(c Comment) error {
+	if outbox.Handled(m.S, c.ID) {
 		return nil // already classified: duplicates and re-runs are no-ops
 	}
-	if before(c.At, m.s.StartedAt) {
+	if before(c.At, m.S.StartedAt) {
 		m.ledger(c.ID, outbox.OutNotCommand) // older than the run: history, not input
 		return nil
 	}
 	r := parsed(c)
 	if answeredReadOnly(c, r) && c.Perm == "" && !c.PermErr {
-		c.Perm = m.set.AnswerPermission // permitted when it was answered (NeedsPerm)
+		c.Perm = m.Set.AnswerPermission // permitted when it was answered (NeedsPerm)
 	}
 	if !r.Acts() {
 		m.ledger(c.ID, outbox.OutNotCommand)
@@ -64,7 +64,7 @@ func (m *machine) comment(c Comment) error {
 	if c.PermErr {
 		return nil // fail closed: not classified, retried on the next reconcile
 	}
-	if !c.Perm.AtLeast(m.set.AnswerPermission) {
+	if !c.Perm.AtLeast(m.Set.AnswerPermission) {
 		m.refuseUnauthorized(c)
 		return nil
 	}
@@ -74,8 +74,8 @@ func (m *machine) comment(c Comment) error {
 	}
 	if r.Attempt {
 		m.ledger(c.ID, "rejected:not-canonical")
-		m.changed = true
-		m.react(c.ID, outbox.ReactConfuse) // refused: 😕, like every refused comment (PRODUCT §7)
+		m.Changed = true
+		m.React(c.ID, outbox.ReactConfuse) // refused: 😕, like every refused comment (PRODUCT §7)
 		m.replyOnce(c, "attempt", r.Hint)
 		return nil
 	}
@@ -101,13 +101,13 @@ func agentPermitted(c Comment, min access.Level) bool {
 }
 
 // refuseUnauthorized: 😕 and at most one explanation per user per gate.
-func (m *machine) refuseUnauthorized(c Comment) {
+func (m *inputs) refuseUnauthorized(c Comment) {
 	m.ledger(c.ID, "rejected:unauthorized")
-	m.changed = true
-	m.react(c.ID, outbox.ReactConfuse)
+	m.Changed = true
+	m.React(c.ID, outbox.ReactConfuse)
 	key := "unauth:" + strings.ToLower(c.Author) + ":" + m.gateKey()
-	if m.owed(key) {
-		m.replyTo(c.ID, prose.Unauthorized(c.Author, string(m.set.AnswerPermission)))
+	if m.Owed(key) {
+		m.ReplyTo(c.ID, prose.Unauthorized(c.Author, string(m.Set.AnswerPermission)))
 	}
 }
 
@@ -115,53 +115,41 @@ func (m *machine) refuseUnauthorized(c Comment) {
 // current text its author cannot be shown to have written: someone with
 // write access may have changed it. The author is asked, once, to post a
 // new comment; the edited one is never applied.
-func (m *machine) refuseEdited(c Comment) {
+func (m *inputs) refuseEdited(c Comment) {
 	m.ledger(c.ID, "rejected:edited")
-	m.changed = true
-	m.react(c.ID, outbox.ReactConfuse)
-	m.replyTo(c.ID, prose.Edited(c.Author))
+	m.Changed = true
+	m.React(c.ID, outbox.ReactConfuse)
+	m.ReplyTo(c.ID, prose.Edited(c.Author))
 }
 
 // replyOnce posts a reply unless this user already got one of this kind for
 // the current gate.
-func (m *machine) replyOnce(c Comment, kind, text string) {
-	if m.owed(kind + ":" + strings.ToLower(c.Author) + ":" + m.gateKey()) {
-		m.replyTo(c.ID, fmt.Sprintf("@\u200b%s: %s", textsafe.Escape(c.Author), text))
+func (m *inputs) replyOnce(c Comment, kind, text string) {
+	if m.Owed(kind + ":" + strings.ToLower(c.Author) + ":" + m.gateKey()) {
+		m.ReplyTo(c.ID, fmt.Sprintf("@\u200b%s: %s", textsafe.Escape(c.Author), text))
 	}
 }
 
-// owed records a reply key and reports whether it was new.
-func (m *machine) owed(key string) bool {
-	for _, k := range m.s.Replies {
-		if k == key {
-			return false
-		}
+func (m *inputs) gateKey() string {
+	if m.S.Gate != nil {
+		return m.S.Gate.ID
 	}
-	m.s.Replies = append(m.s.Replies, key)
-	m.changed = true
-	return true
-}
-
-func (m *machine) gateKey() string {
-	if m.s.Gate != nil {
-		return m.s.Gate.ID
-	}
-	return fmt.Sprintf("step-%s-c%d", m.s.Slug, m.s.Cycle)
+	return fmt.Sprintf("step-%s-c%d", m.S.Slug, m.S.Cycle)
 }
 
 // choice handles a letter answer.
-func (m *machine) choice(c Comment, letter, reason string) {
-	g := m.s.Gate
-	if g == nil || m.s.Run == state.RunStopped {
+func (m *inputs) choice(c Comment, letter, reason string) {
+	g := m.S.Gate
+	if g == nil || m.S.Run == state.RunStopped {
 		if m.alreadyDecided(c) {
 			return
 		}
-		if c.At.After(m.s.UpdatedAt) && !m.s.UpdatedAt.IsZero() && m.s.Run != state.RunStopped {
+		if c.At.After(m.S.UpdatedAt) && !m.S.UpdatedAt.IsZero() && m.S.Run != state.RunStopped {
 			return // may answer a gate whose state write is not visible yet: defer
 		}
 		m.ledger(c.ID, "rejected:no-open-gate")
-		m.changed = true
-		m.react(c.ID, outbox.ReactConfuse)
+		m.Changed = true
+		m.React(c.ID, outbox.ReactConfuse)
 		return
 	}
 	opened := g.OpenedAt
@@ -173,25 +161,25 @@ func (m *machine) choice(c Comment, letter, reason string) {
 			return
 		}
 		m.ledger(c.ID, "rejected:stale")
-		m.react(c.ID, outbox.ReactConfuse)
+		m.React(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, "stale", "this answer was written before the current question was asked, so it was not applied. Please answer the open question below it.")
 		return
 	}
 	if _, ok := g.Option(letter); !ok {
 		m.ledger(c.ID, "rejected:invalid-option")
-		m.changed = true
-		m.react(c.ID, outbox.ReactConfuse)
+		m.Changed = true
+		m.React(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, "invalid", fmt.Sprintf("`%s` is not one of the options; did you mean one of %s?", letter, strings.Join(strings.Split(g.Letters(), ""), ", ")))
 		return
 	}
 	m.ledger(c.ID, outbox.OutApplied)
-	m.answer(c, letter, reason)
+	m.Answer(c, letter, reason)
 }
 
 // decidedFor finds the decision of the gate a late answer was meant for.
-func (m *machine) decidedFor(c Comment) (state.Decision, bool) {
-	for i := len(m.s.Decisions) - 1; i >= 0; i-- {
-		d := m.s.Decisions[i]
+func (m *inputs) decidedFor(c Comment) (state.Decision, bool) {
+	for i := len(m.S.Decisions) - 1; i >= 0; i-- {
+		d := m.S.Decisions[i]
 		if !before(c.At, d.GateOpenedAt) && d.CommentID != c.ID {
 			return d, true
 		}
@@ -199,9 +187,9 @@ func (m *machine) decidedFor(c Comment) (state.Decision, bool) {
 	return state.Decision{}, false
 }
 
-func (m *machine) slugs() []string {
-	out := make([]string, len(m.f.Steps))
-	for i, s := range m.f.Steps {
+func (m *inputs) slugs() []string {
+	out := make([]string, len(m.F.Steps))
+	for i, s := range m.F.Steps {
 		out[i] = s.Slug
 	}
 	return out
@@ -209,13 +197,13 @@ func (m *machine) slugs() []string {
 
 // skipCommand handles /autopilot skip [reason]: reason required where the
 // step says so; the skip itself is confirmed with a Choose (seed 002).
-func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	if m.s.Run == state.RunDone || m.s.Run == state.RunStopped || m.s.Step == 0 {
+func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if m.S.Run == state.RunDone || m.S.Run == state.RunStopped || m.S.Step == 0 {
 		refuse("not-running", "there is no running step to skip.")
 		return
 	}
-	st := m.step()
-	if g := m.s.Gate; g != nil && g.Kind != "approval-"+st.Slug {
+	st := m.Step()
+	if g := m.S.Gate; g != nil && g.Kind != "approval-"+st.Slug {
 		refuse("gate-open", "answer the open question first; it decides what happens to this step.")
 		return
 	}
@@ -233,72 +221,46 @@ func (m *machine) skipCommand(c Comment, r reply.Result, accept func(), refuse f
 		return
 	}
 	accept()
-	if reason == "" {
-		reason = "no reason given"
-	}
-	details := []string{"Reason: " + textsafe.Code(prose.OneLine(reason, 200))}
-	if deps := m.dependents(); deps != "" {
-		details = append(details, "Warning: later steps ("+deps+") may depend on its output.")
-	}
-	m.openGate("skip-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Skip %s?", st.Name), details,
-		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: state.ActSkipReason.With(c.Author)}, {Letter: "B", Text: "Execute the step", Action: state.ActExecute}},
-		"B", "skipped steps leave gaps later steps may rely on")
-}
-
-func (m *machine) dependents() string {
-	var out []string
-	for i := m.s.Step; i < len(m.f.Steps) && len(out) < 3; i++ {
-		out = append(out, m.f.Steps[i].Name)
-	}
-	return strings.Join(out, ", ")
+	m.OpenSkipGate(reason, c.Author)
 }
 
 // jiraCommand handles /autopilot jira retry|sync.
-func (m *machine) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	if !m.set.JiraConfigured && (m.s.Gate == nil || m.s.Gate.Kind != "jira-auth") {
+func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != "jira-auth") {
 		refuse("jira-not-configured", prose.JiraNotConfigured)
 		return
 	}
-	if m.s.JiraOff != "" {
+	if m.S.JiraOff != "" {
 		// Jira is configured now: the tasks kept here go to the outbox.
-		for i := range m.s.Tasks {
-			if m.s.Tasks[i].Jira == state.JiraLocal {
-				m.s.Tasks[i].Jira = state.JiraPending
+		for i := range m.S.Tasks {
+			if m.S.Tasks[i].Jira == state.JiraLocal {
+				m.S.Tasks[i].Jira = state.JiraPending
 			}
 		}
-		m.s.JiraOff = ""
-		m.changed = true
+		m.S.JiraOff = ""
+		m.Changed = true
 	}
 	if r.Cmd == "jira retry" {
-		if m.s.Gate != nil && m.s.Gate.Kind == "jira-auth" {
+		if m.S.Gate != nil && m.S.Gate.Kind == "jira-auth" {
 			m.ledger(c.ID, outbox.OutApplied)
-			m.answer(c, "A", "via /autopilot jira retry")
+			m.Answer(c, "A", "via /autopilot jira retry")
 			return
 		}
 		accept()
-		m.s.JiraNote = ""
-		m.ask(Query{Kind: QJiraSync, Jira: JiraRetry})
+		m.S.JiraNote = ""
+		m.Ask(Query{Kind: QJiraSync, Jira: JiraRetry})
 		return
 	}
-	if !m.hasPendingTasks() && !m.hasCreatedTasks() {
+	if !m.HasPendingTasks() && !m.hasCreatedTasks() {
 		refuse("nothing-to-sync", "there are no tasks to sync with Jira.")
 		return
 	}
 	accept()
-	m.ask(Query{Kind: QJiraSync, Jira: JiraAsked})
+	m.Ask(Query{Kind: QJiraSync, Jira: JiraAsked})
 }
 
-func (m *machine) hasPendingTasks() bool {
-	for _, t := range m.s.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
-			return true
-		}
-	}
-	return false
-}
-
-func (m *machine) hasCreatedTasks() bool {
-	for _, t := range m.s.Tasks {
+func (m *inputs) hasCreatedTasks() bool {
+	for _, t := range m.S.Tasks {
 		if t.Jira == state.JiraCreated {
 			return true
 		}

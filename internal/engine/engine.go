@@ -28,10 +28,16 @@
 // it was processed is refused unless its author is shown to have written
 // the text (Comment.EditUnproven).
 //
-// Kill-switches (seed 004) act only at iteration boundaries: after a step
-// completes or is skipped (advance), when a fresh executor session would
-// start (sessionLimit), and on the sweep's Tick while the run waits at a
-// boundary. Each sets the run stopped with a reason and a recovery hint;
+// Two packages share the work. This one reads the inputs — events,
+// comments, commands, PR evidence — and decides whether and how they count
+// (the rules above); package machine is the walk, how a run moves (steps,
+// gates and their answers, retries, kill-switches), which this package
+// embeds and calls.
+//
+// Kill-switches (seed 004, in package machine) act only at iteration
+// boundaries: after a step completes or is skipped (advance), when a fresh
+// executor session would start (sessionLimit), and on the sweep's Tick
+// while the run waits at a boundary. Each sets the run stopped with a reason and a recovery hint;
 // /autopilot resume (or re-adding the trigger label) continues and resets
 // the budgets the stop was about.
 package engine
@@ -40,31 +46,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/access"
-	"github.com/autopilot-dev/autopilot/internal/config"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
-	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
-
-// Settings is what the engine needs to know about its environment.
-type Settings struct {
-	Config *config.Config
-	// AnswerPermission is the minimum permission to answer a gate or run a command.
-	AnswerPermission access.Level
-	// JiraConfigured is true when Jira credentials were supplied.
-	JiraConfigured bool
-	// SubIssues is true when the forge can create GitHub sub-issues, so the
-	// Jira authentication gate offers them instead.
-	SubIssues bool
-	Repo      string
-	// TriggerLabel is the label that starts a run (notices name it).
-	TriggerLabel string
-	// BudgetLow: the API rate budget is nearly spent; the next iteration
-	// boundary stops the run with resource-overload.
-	BudgetLow bool
-}
 
 // NeedsPerm reports whether classifying c needs its author's permission
 // (the caller looks it up into Perm, or sets PermErr). Bots never act, so
@@ -111,49 +96,32 @@ type Result struct {
 	Decision string
 }
 
-// machine carries one Apply call.
-type machine struct {
-	set  Settings
-	s    *state.State
-	f    *flow.Flow
-	now  time.Time
-	effs []state.Effect
-	qs   []Query
-	// changed marks a state change that must be written.
-	changed  bool
-	decision string
-	// announced is the step a just-answered gate already announced.
-	announced string
-	// lastFailure is the last retry-log reason of the step just completed
-	// or skipped (the log is cleared then), for the failed-wave notice.
-	lastFailure string
-}
+// Settings is what the engine needs to know about its environment.
+type Settings = machine.Settings
+
+// inputs is one Apply call seen from the engine: the walk (machine.M)
+// plus the handlers that read each input and decide which move it makes.
+type inputs struct{ *machine.M }
 
 // Apply computes the next state and effects for one event. s may be nil
 // when the issue has no state yet (only Start creates one). Apply never
 // mutates s.
 func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error) {
-	m := &machine{set: set, now: now.UTC()}
-	if s != nil {
-		m.s = outbox.Clone(s)
-		if m.s.Flow != "" {
-			f, ok := set.Config.All[m.s.Flow]
-			if !ok {
-				return Result{}, fmt.Errorf("state names unknown flow %q (have %v)", m.s.Flow, set.Config.All.Names())
-			}
-			m.f = f
-		}
+	w, err := machine.New(set, s, now)
+	if err != nil {
+		return Result{}, err
 	}
+	m := &inputs{w}
 	if err := m.apply(ev); err != nil {
 		return Result{}, err
 	}
-	if m.s != nil && m.changed {
-		m.s.UpdatedAt = m.now
+	if m.S != nil && m.Changed {
+		m.S.UpdatedAt = m.Now
 	}
-	return Result{State: m.s, Effects: m.effs, Queries: m.qs, Changed: m.changed, Decision: m.decision}, nil
+	return Result{State: m.S, Effects: m.Effs, Queries: m.Qs, Changed: m.Changed, Decision: m.Decision}, nil
 }
 
-func (m *machine) apply(ev Event) error {
+func (m *inputs) apply(ev Event) error {
 	switch e := ev.(type) {
 	case Recovered:
 		m.recovered(e)
@@ -162,20 +130,20 @@ func (m *machine) apply(ev Event) error {
 		m.unmanaged(e)
 		return nil
 	}
-	if m.s == nil {
+	if m.S == nil {
 		if st, ok := ev.(Start); ok {
-			return m.start(st)
+			return m.Start(st)
 		}
 		return nil // no run on this issue: nothing to do
 	}
 	switch e := ev.(type) {
 	case Start:
-		return m.restart(e)
+		return m.Restart(e)
 	case LabelRemoved:
-		m.stop("user-abort", "the trigger label was removed"+by(e.Actor))
+		m.Stop("user-abort", "the trigger label was removed"+machine.By(e.Actor))
 	case Closed:
-		if m.s.Run != state.RunDone && m.s.Run != state.RunStopped {
-			m.stop("user-abort", "the issue was closed")
+		if m.S.Run != state.RunDone && m.S.Run != state.RunStopped {
+			m.Stop("user-abort", "the issue was closed")
 		}
 	case Comment:
 		return m.comment(e)
@@ -188,11 +156,11 @@ func (m *machine) apply(ev Event) error {
 	case Dispatched:
 		m.dispatched(e)
 	case JiraAuth:
-		m.jiraAuth(e)
+		m.JiraAuth(e)
 	case JiraSynced:
 		m.jiraSynced(e)
 	case Tick:
-		m.tick(e)
+		m.Tick(e)
 	case PRLinked:
 		m.prLinked(e)
 	case PullSeen:
@@ -212,48 +180,6 @@ func (m *machine) apply(ev Event) error {
 	}
 	return nil
 }
-
-// by names who did something, when known (" by @x"; "" for the sweep).
-func by(actor string) string {
-	if actor == "" {
-		return ""
-	}
-	return " by @" + actor
-}
-
-func (m *machine) emit(e state.Effect) { m.effs = append(m.effs, e) }
-
-func (m *machine) ask(q Query) { m.qs = append(m.qs, q) }
-
-// nextMarker returns a fresh marker id for a bot comment.
-func (m *machine) nextMarker(kind string) string {
-	m.s.Seq++
-	m.changed = true
-	return fmt.Sprintf("<!-- autopilot:%s %d-%d -->", kind, m.s.Issue, m.s.Seq)
-}
-
-// post emits a new bot comment with a unique marker.
-func (m *machine) post(kind, text string) {
-	marker := m.nextMarker(kind)
-	m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
-}
-
-// replyTo posts a reply to a comment; its marker is keyed by the comment id,
-// so a reply is idempotent across runs without a state write.
-func (m *machine) replyTo(id int64, text string) {
-	marker := fmt.Sprintf("<!-- autopilot:reply %d -->", id)
-	m.emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
-}
-
-func (m *machine) react(id int64, content string) {
-	if id != 0 {
-		m.emit(state.Effect{Kind: state.EffReact, Target: id, Reaction: content})
-	}
-}
-
-// execStart is the start of an execution at GitHub's one-second
-// resolution, so evidence GitHub stamps in the same second still counts.
-func (m *machine) execStart() time.Time { return m.now.Truncate(time.Second) }
 
 // before reports whether a (a GitHub timestamp, whole seconds) is before b
 // (the engine's clock), comparing at GitHub's one-second resolution.

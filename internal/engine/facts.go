@@ -2,22 +2,22 @@ package engine
 
 import "github.com/autopilot-dev/autopilot/internal/state"
 
-func (m *machine) configRead(e ConfigRead) {
-	if !m.s.ConfigRead || m.s.ConfigYAML != e.YAML {
-		m.s.ConfigRead, m.s.ConfigYAML = true, e.YAML
-		m.changed = true
+func (m *inputs) configRead(e ConfigRead) {
+	if !m.S.ConfigRead || m.S.ConfigYAML != e.YAML {
+		m.S.ConfigRead, m.S.ConfigYAML = true, e.YAML
+		m.Changed = true
 	}
 }
 
-func (m *machine) refused(e Refused) {
-	for _, r := range m.s.Refused {
+func (m *inputs) refused(e Refused) {
+	for _, r := range m.S.Refused {
 		if r == e.Request {
 			return
 		}
 	}
-	m.s.Refused = append(m.s.Refused, e.Request)
-	if n := len(m.s.Refused); n > state.MaxRefused {
-		m.s.Refused = m.s.Refused[n-state.MaxRefused:]
+	m.S.Refused = append(m.S.Refused, e.Request)
+	if n := len(m.S.Refused); n > state.MaxRefused {
+		m.S.Refused = m.S.Refused[n-state.MaxRefused:]
 	}
-	m.changed = true
+	m.Changed = true
 }

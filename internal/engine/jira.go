@@ -10,54 +10,54 @@ import (
 
 // jiraSynced merges the outcome of an outbox sync into the state. Jira
 // trouble never blocks the GitHub side: the flow goes on regardless.
-func (m *machine) jiraSynced(e JiraSynced) {
-	if e.Enable && (m.s.JiraEnabled == nil || !*m.s.JiraEnabled) {
+func (m *inputs) jiraSynced(e JiraSynced) {
+	if e.Enable && (m.S.JiraEnabled == nil || !*m.S.JiraEnabled) {
 		on := true
-		m.s.JiraEnabled = &on
-		m.changed = true
+		m.S.JiraEnabled = &on
+		m.Changed = true
 	}
 	byKey := map[string]state.Task{}
 	for _, t := range e.Tasks {
 		byKey[t.IdemKey] = t
 	}
-	for i, t := range m.s.Tasks {
+	for i, t := range m.S.Tasks {
 		if u, ok := byKey[t.IdemKey]; ok {
 			if u.Jira != t.Jira || u.JiraKey != t.JiraKey || u.Done != t.Done || u.Error != t.Error || !u.SentAt.Equal(t.SentAt) {
-				m.s.Tasks[i].Jira, m.s.Tasks[i].JiraKey, m.s.Tasks[i].JiraURL = u.Jira, u.JiraKey, u.JiraURL
-				m.s.Tasks[i].Done, m.s.Tasks[i].Error, m.s.Tasks[i].SentAt = u.Done, u.Error, u.SentAt
-				m.changed = true
+				m.S.Tasks[i].Jira, m.S.Tasks[i].JiraKey, m.S.Tasks[i].JiraURL = u.Jira, u.JiraKey, u.JiraURL
+				m.S.Tasks[i].Done, m.S.Tasks[i].Error, m.S.Tasks[i].SentAt = u.Done, u.Error, u.SentAt
+				m.Changed = true
 			}
 		}
 	}
-	if !e.RetryAt.Equal(m.s.JiraRetryAt) {
-		m.s.JiraRetryAt = e.RetryAt
-		m.changed = true
+	if !e.RetryAt.Equal(m.S.JiraRetryAt) {
+		m.S.JiraRetryAt = e.RetryAt
+		m.Changed = true
 	}
 	switch {
 	case e.Paused == "auth" && e.Closing:
 		// Paused like the outbox: no further Jira request from this issue
 		// until `/autopilot jira retry`, which also finishes the closes.
-		if m.s.JiraNote != PausedAuth {
-			m.s.JiraNote = PausedAuth
-			m.changed = true
+		if m.S.JiraNote != PausedAuth {
+			m.S.JiraNote = PausedAuth
+			m.Changed = true
 		}
 		m.notice("jira-close-auth", prose.JiraCloseAuth(e.Left))
 	case e.Paused == "auth":
-		if m.s.JiraNote != PausedAuth {
-			m.s.JiraNote = PausedAuth
-			m.changed = true
+		if m.S.JiraNote != PausedAuth {
+			m.S.JiraNote = PausedAuth
+			m.Changed = true
 			if m.subIssues() {
-				m.post("reply", prose.SubIssuesRefused)
+				m.Post("reply", prose.SubIssuesRefused)
 			} else {
-				m.post("reply", prose.JiraRefused)
+				m.Post("reply", prose.JiraRefused)
 			}
 		}
-	case e.Note != "" && e.Note != m.s.JiraNote:
-		m.s.JiraNote = e.Note
-		m.changed = true
-	case e.Note == "" && m.s.JiraNote != "" && !m.hasPendingTasks():
-		m.s.JiraNote = ""
-		m.changed = true
+	case e.Note != "" && e.Note != m.S.JiraNote:
+		m.S.JiraNote = e.Note
+		m.Changed = true
+	case e.Note == "" && m.S.JiraNote != "" && !m.HasPendingTasks():
+		m.S.JiraNote = ""
+		m.Changed = true
 	}
 }
 
@@ -75,8 +75,8 @@ func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan 
 
 // subIssues reports whether the tasks go to GitHub sub-issues (the config's
 // tracker: github, or the answer C at the Jira authentication gate).
-func (m *machine) subIssues() bool {
-	return m.s.Tracker == config.TrackerGitHub || (m.set.Config != nil && m.set.Config.Tracker == config.TrackerGitHub)
+func (m *inputs) subIssues() bool {
+	return m.S.Tracker == config.TrackerGitHub || (m.Set.Config != nil && m.Set.Config.Tracker == config.TrackerGitHub)
 }
 
 // PendingCount is the number of tasks waiting for Jira

@@ -7,24 +7,24 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 )
 
-func (m *machine) pullRead(e PullRead) {
+func (m *inputs) pullRead(e PullRead) {
 	p := e.Pull
 	if p == nil {
 		return
 	}
-	ev := evidence.Wanted(m.set.Config, m.s)
+	ev := evidence.Wanted(m.Set.Config, m.S)
 	if ev == "" {
 		return
 	}
 	if ev == "review" {
 		var missing []string
 		for _, r := range e.Reviews {
-			if _, ok := e.Perms[r.Reviewer]; evidence.Counts(r, m.s.Exec) && !ok && !slices.Contains(missing, r.Reviewer) {
+			if _, ok := e.Perms[r.Reviewer]; evidence.Counts(r, m.S.Exec) && !ok && !slices.Contains(missing, r.Reviewer) {
 				missing = append(missing, r.Reviewer)
 			}
 		}
 		if len(missing) > 0 {
-			m.ask(Query{Kind: QPerms, Logins: missing, Then: e})
+			m.Ask(Query{Kind: QPerms, Logins: missing, Then: e})
 			return
 		}
 	}
@@ -33,7 +33,7 @@ func (m *machine) pullRead(e PullRead) {
 	case "review":
 		head := &PullFacts{Number: p.Number, Author: p.Author, Fork: p.Fork, HeadSHA: p.HeadSHA, Links: p.Links, Body: p.Body}
 		for _, r := range e.Reviews {
-			if !evidence.Counts(r, m.s.Exec) {
+			if !evidence.Counts(r, m.S.Exec) {
 				continue
 			}
 			pr := e.Perms[r.Reviewer]
@@ -41,7 +41,7 @@ func (m *machine) pullRead(e PullRead) {
 				State: r.State, Body: r.Body, At: r.At, URL: r.URL, CommitSHA: r.CommitSHA, Pull: head})
 		}
 	case "checks":
-		if c, ok := checkview.ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, checkview.CheckName(m.set.Config)); ok {
+		if c, ok := checkview.ChecksSummary(p.Number, p.HeadSHA, e.URL, e.Checks, checkview.CheckName(m.Set.Config)); ok {
 			c.Pull = p
 			m.checks(c)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -18,29 +19,29 @@ type (
 )
 
 // rule is the trust rules' view of the settings.
-func (m *machine) rule() evidence.Rule {
-	return evidence.Rule{Answer: m.set.AnswerPermission, KeepStale: m.set.Config != nil && m.set.Config.KeepStaleApprovals}
+func (m *inputs) rule() evidence.Rule {
+	return evidence.Rule{Answer: m.Set.AnswerPermission, KeepStale: m.Set.Config != nil && m.Set.Config.KeepStaleApprovals}
 }
 
 // linkVouch records or drops the vouch of a PR's link (evidence.Rule.Vouch).
-func (m *machine) linkVouch(pr int, e *PullEdit) {
-	if vs, changed := m.rule().Vouch(m.s.LinkVouches, pr, e); changed {
-		m.s.LinkVouches = vs
-		m.changed = true
+func (m *inputs) linkVouch(pr int, e *PullEdit) {
+	if vs, changed := m.rule().Vouch(m.S.LinkVouches, pr, e); changed {
+		m.S.LinkVouches = vs
+		m.Changed = true
 	}
 }
 
 // TrustedPull is the trusted-PR rule (evidence.Rule.Trusted) with s's link
 // vouches.
 func TrustedPull(set Settings, s *state.State, p *PullFacts) (bool, string) {
-	m := &machine{set: set, s: s}
+	m := &inputs{&machine.M{Set: set, S: s}}
 	return m.trustedPull(p)
 }
 
-func (m *machine) trustedPull(p *PullFacts) (bool, string) {
+func (m *inputs) trustedPull(p *PullFacts) (bool, string) {
 	var vs []state.LinkVouch
-	if m.s != nil {
-		vs = m.s.LinkVouches
+	if m.S != nil {
+		vs = m.S.LinkVouches
 	}
 	return m.rule().Trusted(vs, p)
 }
