@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -33,18 +34,33 @@ func SameBody(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
+// maxFingerprint is the length the state allows a Refused entry.
+const maxFingerprint = 200
+
 // Fingerprint identifies a request for State.Refused: its kind, marker and
-// a hash of its content.
+// a hash of its content. A marker too long for maxFingerprint bytes is cut
+// and hashed with the content, so the hash stays whole and still tells
+// apart requests that differ only past the cut.
 func Fingerprint(kind, marker, content string) string {
-	h := sha256.Sum256([]byte(content))
-	fp := kind + " " + hex.EncodeToString(h[:8])
+	head := kind
 	if marker != "" {
-		fp = kind + " " + strings.TrimSuffix(strings.TrimPrefix(marker, "<!-- autopilot:"), " -->") + " " + hex.EncodeToString(h[:8])
+		head += " " + strings.TrimSuffix(strings.TrimPrefix(marker, "<!-- autopilot:"), " -->")
 	}
-	if len(fp) > 200 {
-		fp = fp[:200]
+	if fp := head + " " + hash8(content); len(fp) <= maxFingerprint {
+		return fp
 	}
-	return fp
+	sum := " " + hash8(marker+"\x00"+content)
+	n := maxFingerprint - len(sum)
+	for n > 0 && !utf8.RuneStart(head[n]) {
+		n-- // cut between characters, not inside one
+	}
+	return head[:n] + sum
+}
+
+// hash8 is the first 8 bytes of s's SHA-256, in hex.
+func hash8(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:8])
 }
 
 // Refused reports a request (by fingerprint) GitHub refused with 422 that

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -59,6 +60,43 @@ func TestFingerprint(t *testing.T) {
 	}
 	if long := Fingerprint("comment", "<!-- autopilot:"+strings.Repeat("x", 500)+" -->", "c"); len(long) > 200 {
 		t.Errorf("fingerprint of a long marker is %d bytes, want at most 200", len(long))
+	}
+}
+
+// TestFingerprintOfALongMarkerKeepsTheHash: a fingerprint takes at most
+// 200 bytes (what the state keeps), and a marker too long for that is cut,
+// never the hash, so requests that differ only past the cut still
+// fingerprint apart.
+func TestFingerprintOfALongMarkerKeepsTheHash(t *testing.T) {
+	marker := func(n int, end string) string {
+		return "<!-- autopilot:archive " + strings.Repeat("d", n) + end + " -->"
+	}
+	type req struct{ kind, marker, content string }
+	for _, tc := range []struct {
+		name string
+		a, b req
+	}{
+		{"markers of 218 characters differing at the end", req{"comment", marker(190, "1"), "c"}, req{"comment", marker(190, "2"), "c"}},
+		{"markers of 503 characters differing at the end", req{"comment", marker(475, "1"), "c"}, req{"comment", marker(475, "2"), "c"}},
+		{"one marker of 200 characters, other contents", req{"comment", marker(173, ""), "c"}, req{"comment", marker(173, ""), "d"}},
+		{"one marker of 327 characters, other contents", req{"comment", marker(300, ""), "c"}, req{"comment", marker(300, ""), "d"}},
+		{"a multi-byte marker, other contents", req{"comment", "<!-- autopilot:a" + strings.Repeat("é", 150) + " -->", "c"}, req{"comment", "<!-- autopilot:a" + strings.Repeat("é", 150) + " -->", "d"}},
+	} {
+		fa, fb := Fingerprint(tc.a.kind, tc.a.marker, tc.a.content), Fingerprint(tc.b.kind, tc.b.marker, tc.b.content)
+		if fa == fb {
+			t.Errorf("%s: both fingerprint as %q", tc.name, fa)
+		}
+		for _, fp := range []string{fa, fb} {
+			if len(fp) > 200 || !utf8.ValidString(fp) {
+				t.Errorf("%s: fingerprint %q is %d bytes (valid UTF-8: %v), want at most 200 of UTF-8", tc.name, fp, len(fp), utf8.ValidString(fp))
+			}
+			if !strings.HasPrefix(fp, "comment ") {
+				t.Errorf("%s: fingerprint %q does not start with its kind", tc.name, fp)
+			}
+		}
+		if again := Fingerprint(tc.a.kind, tc.a.marker, tc.a.content); again != fa {
+			t.Errorf("%s: the same request fingerprinted twice: %q != %q", tc.name, again, fa)
+		}
 	}
 }
 
