@@ -17,9 +17,12 @@ const (
 
 // settleArchives handles the archives the stored outbox announced, before
 // Settle re-announces what is still owed: one seen on the thread drops its
-// decisions from s and is recorded (with its link); one not seen is posted
-// again, its body rendered from the decisions s still holds (the outbox
-// keeps only its marker, so announcing it never grows the state).
+// decisions from s and is recorded (with its link); one GitHub refused is
+// given up and its decisions stay (the next write announces the batch
+// again, archiveNext, which the reconciler does not resend while the
+// refusal is remembered); one not seen is posted again, its body rendered
+// from the decisions s still holds (the outbox keeps only its marker, so
+// announcing it never grows the state).
 func settleArchives(s *state.State, seen Seen) []state.Effect {
 	var again []state.Effect
 	keep := s.Outbox[:0:0]

@@ -10,10 +10,8 @@ import (
 	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // Performer is what performing a pass's effects needs of it.
@@ -77,12 +75,11 @@ func (p Performer) comment(ctx context.Context, e state.Effect) error {
 	if _, done := p.Markers[e.Marker]; done {
 		return nil
 	}
-	body := textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve)
+	body, fp := writes.CommentRequest(e.Marker, e.Body)
 	if p.DryRun {
 		p.Print("dry-run: would comment on #" + fmt.Sprint(p.Issue) + ":\n" + body)
 		return nil
 	}
-	fp := writes.Fingerprint("comment", e.Marker, body)
 	if p.Refused(fp) {
 		return nil
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // Seen is what the thread shows of the writes s announced: the bot's
-// comment markers (and their links), the outbox comments GitHub refused
-// (refused, by fingerprint), and owed, the reactions the stored ledger
+// comment markers (and their links), the outbox comments and archives
+// GitHub refused (refused, by fingerprint), and owed, the reactions the stored ledger
 // names that the comments lack.
 func Seen(markers map[string]forge.Comment, s *state.State, owed []state.Effect, refused func(fp string) bool) outbox.Seen {
 	sn := outbox.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: owed, Links: map[string]string{}}
@@ -23,11 +23,37 @@ func Seen(markers map[string]forge.Comment, s *state.State, owed []state.Effect,
 		sn.Links[m] = c.URL
 	}
 	for _, e := range s.Outbox {
-		if e.Kind == state.EffComment && refused(Fingerprint("comment", e.Marker, textsafe.Truncate(e.Body, textsafe.MaxBody-load.TagReserve))) {
+		body, ok := postedBody(s, e)
+		if _, fp := CommentRequest(e.Marker, body); ok && refused(fp) {
 			sn.Refused[e.Marker] = true // GitHub refused it (422): given up, said once in the log
 		}
 	}
 	return sn
+}
+
+// CommentRequest is a comment effect as posted: its body cut to what a
+// comment holds (leaving room for the version tag), and the fingerprint a
+// refusal of it is remembered by.
+func CommentRequest(marker, body string) (sent, fp string) {
+	sent = textsafe.Truncate(body, textsafe.MaxBody-load.TagReserve)
+	return sent, Fingerprint("comment", marker, sent)
+}
+
+// postedBody is the body an outbox comment is posted with. The outbox
+// keeps no body for an archive: it is rendered from the decisions s holds
+// until the archive is seen, as the engine renders it to post.
+func postedBody(s *state.State, e state.Effect) (string, bool) {
+	switch e.Kind {
+	case state.EffComment:
+		return e.Body, true
+	case state.EffArchive:
+		from, to, ok := state.ParseArchiveMarker(e.Marker)
+		if !ok {
+			return "", false
+		}
+		return state.RenderArchive(s, from, to)
+	}
+	return "", false
 }
 
 // CommentDeleter deletes an issue comment.

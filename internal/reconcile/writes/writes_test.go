@@ -3,6 +3,7 @@ package writes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -247,5 +248,28 @@ func TestSeen(t *testing.T) {
 	}
 	if len(sn.Owed) != 1 || sn.Owed[0].Target != 7 {
 		t.Errorf("Owed = %+v, want the owed reaction", sn.Owed)
+	}
+}
+
+// TestSeenReportsARefusedArchive: the outbox keeps no body for an archive,
+// so its refusal is found by the body rendered from the decisions the
+// state holds, the body it was posted with.
+func TestSeenReportsARefusedArchive(t *testing.T) {
+	s := &state.State{}
+	for i := 1; i <= 30; i++ {
+		s.Decisions = append(s.Decisions, state.Decision{Gate: fmt.Sprintf("g%d", i), Question: "Ship?", Option: "A", OptionText: "yes", By: "maria", At: t0, GateOpenedAt: t0})
+	}
+	m := state.ArchiveMarker(1, 25)
+	s.Outbox = []state.Effect{{Kind: state.EffArchive, Marker: m}}
+	body, ok := state.RenderArchive(s, 1, 25)
+	if !ok {
+		t.Fatal("archive 1-25 does not render")
+	}
+	_, bad := CommentRequest(m, body)
+	if sn := Seen(nil, s, nil, func(fp string) bool { return fp == bad }); !sn.Refused[m] {
+		t.Errorf("a refused archive is not seen refused: %v", sn.Refused)
+	}
+	if sn := Seen(nil, s, nil, func(fp string) bool { return fp != bad }); sn.Refused[m] {
+		t.Errorf("an archive refused under another body is seen refused: %v", sn.Refused)
 	}
 }
