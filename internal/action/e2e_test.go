@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 var (
@@ -208,7 +209,7 @@ func (h *harness) state(n int) *state.State {
 		if c.Author.Login != fakegithub.ActionsBotLogin || !strings.HasPrefix(c.Body, state.Marker) {
 			continue
 		}
-		s, err := state.Parse(c.Body, state.Want{Repo: repo, Issue: n, Key: []byte(key)})
+		s, err := codec.Parse(c.Body, codec.Want{Repo: repo, Issue: n, Key: []byte(key)})
 		if err != nil {
 			h.t.Fatalf("state comment does not parse: %v", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // execRig is one issue driven through the binary against the fake GitHub,
@@ -100,12 +101,12 @@ func (r *execRig) backdate(change func(*state.State)) {
 		best *state.State
 		id   int64
 	)
-	want := state.Want{Repo: repo, Issue: r.n, Key: []byte(key)}
+	want := codec.Want{Repo: repo, Issue: r.n, Key: []byte(key)}
 	for _, c := range r.gh.Comments(repo, r.n) {
 		if c.Author.Login != fakegithub.ActionsBotLogin || !strings.HasPrefix(c.Body, state.Marker) {
 			continue
 		}
-		if s, err := state.Parse(c.Body, want); err == nil && (best == nil || s.Version > best.Version) {
+		if s, err := codec.Parse(c.Body, want); err == nil && (best == nil || s.Version > best.Version) {
 			best, id = s, c.ID
 		}
 	}
@@ -117,13 +118,13 @@ func (r *execRig) backdate(change func(*state.State)) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	var view state.View
+	var view codec.View
 	if f := cfg.All[best.Flow]; f != nil {
 		for i, st := range f.Steps {
-			view.Steps = append(view.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
+			view.Steps = append(view.Steps, codec.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
 		}
 	}
-	body, err := state.Render(best, view, []byte(key))
+	body, err := codec.Render(best, view, []byte(key))
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // greenfieldConfig pins the flow so a start needs no detection.
@@ -251,7 +252,7 @@ func TestTamperedStateBlock(t *testing.T) {
 	sc := h.stateComment(n)
 	forged := *h.state(n)
 	forged.Gate, forged.Run = nil, state.RunDone
-	body, err := state.Render(&forged, state.View{}, []byte("guessed-key"))
+	body, err := codec.Render(&forged, codec.View{}, []byte("guessed-key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -160,7 +161,7 @@ func (r *jiraRig) stateBody() string {
 		if !strings.HasPrefix(c.Body, state.Marker) {
 			continue
 		}
-		s, err := state.Parse(c.Body, state.Want{Repo: repo, Issue: r.n, Key: []byte(key)})
+		s, err := codec.Parse(c.Body, codec.Want{Repo: repo, Issue: r.n, Key: []byte(key)})
 		if err == nil && s.Version > ver {
 			best, ver = c.Body, s.Version
 		}

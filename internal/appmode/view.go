@@ -12,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // view is the forge one job (or one repository's sweep) sees: the cached
@@ -197,8 +198,8 @@ func (v *view) written(number int, body string) {
 }
 
 func (v *view) parse(body string, number int) *state.State {
-	s, err := state.Parse(body, state.Want{Repo: v.Repo(), Issue: number, Key: []byte(v.a.o.Wiring.Inputs.StateKey)})
-	if err != nil && !errors.Is(err, state.ErrEdited) {
+	s, err := codec.Parse(body, codec.Want{Repo: v.Repo(), Issue: number, Key: []byte(v.a.o.Wiring.Inputs.StateKey)})
+	if err != nil && !errors.Is(err, codec.ErrEdited) {
 		return nil
 	}
 	return s

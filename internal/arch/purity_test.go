@@ -21,7 +21,7 @@ const module = "github.com/autopilot-dev/autopilot"
 
 // pureRoots decide the workflow; they and every module package they import
 // must stay free of I/O so the engine is a function of its input.
-var pureRoots = []string{"engine", "state", "reply", "flow"}
+var pureRoots = []string{"engine", "state", "state/codec", "reply", "flow"}
 
 // forbidden are imports that do I/O, carry cancellation or read the clock or
 // randomness. A path ending in "/" forbids the whole tree below it too.

@@ -20,6 +20,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -252,7 +253,7 @@ func (w *world) record(c forge.Change) {
 }
 
 func (w *world) stateLine(body string) string {
-	s, err := state.Parse(body, state.Want{Repo: repo, Issue: w.issue, Key: []byte("demo-state-key")})
+	s, err := codec.Parse(body, codec.Want{Repo: repo, Issue: w.issue, Key: []byte("demo-state-key")})
 	if err != nil {
 		return "state comment (unreadable: " + err.Error() + ")"
 	}
@@ -321,7 +322,7 @@ func (w *world) deliver(ctx context.Context, ev *ghevent.Event) {
 func (w *world) state() *state.State {
 	for _, c := range w.sb.Comments(w.issue) {
 		if c.Author.Login == bot && strings.HasPrefix(c.Body, state.Marker) {
-			s, err := state.Parse(c.Body, state.Want{Repo: repo, Issue: w.issue, Key: []byte("demo-state-key")})
+			s, err := codec.Parse(c.Body, codec.Want{Repo: repo, Issue: w.issue, Key: []byte("demo-state-key")})
 			if err == nil {
 				return s
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
 
@@ -95,7 +96,7 @@ func TestDemoCoversTheScenario(t *testing.T) {
 	if s.Status != state.RunDone || s.StepsCompleted != 8 || len(s.Decisions) != 2 || s.Tasks != 6 || s.JiraPending != 0 {
 		t.Errorf("summary = %+v", s)
 	}
-	st, err := state.Parse(tr.State, state.Want{Repo: repo, Issue: 1, Key: []byte("demo-state-key")})
+	st, err := codec.Parse(tr.State, codec.Want{Repo: repo, Issue: 1, Key: []byte("demo-state-key")})
 	if err != nil {
 		t.Fatalf("final state comment does not parse: %v", err)
 	}

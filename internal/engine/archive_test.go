@@ -10,6 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/testkit"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -66,11 +67,11 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 		if !r.Write {
 			t.Fatalf("answer %d: no state write", i)
 		}
-		body, err := state.Render(r.State, state.View{}, nil)
+		body, err := codec.Render(r.State, codec.View{}, nil)
 		if err != nil {
 			t.Fatalf("answer %d (%d decisions in the state, %d archived): %v", i, len(r.State.Decisions), r.State.DecisionsArchived, err)
 		}
-		ms, _ := state.MachineSize(r.State, false)
+		ms, _ := codec.MachineSize(r.State, false)
 		largest = max(largest, ms)
 		if n := textsafe.Len(body); n > textsafe.SafeBody {
 			t.Fatalf("answer %d: state comment of %d characters, over %d", i, n, textsafe.SafeBody)
@@ -121,7 +122,7 @@ func TestDecisionsArchiveKeepsTheStateInOneComment(t *testing.T) {
 			t.Fatalf("no archive starts at decision %d", next)
 		}
 	}
-	body, _ := state.Render(s, state.View{}, nil)
+	body, _ := codec.Render(s, codec.View{}, nil)
 	wantLines(t, "state comment", body, fmt.Sprintf("_%d earlier decisions in archive comments: ", s.DecisionsArchived), s.Archives[len(s.Archives)-1].URL)
 	t.Logf("%d answers: largest machine block %d characters; %d decisions archived in %d comments, %d kept", answers, largest, s.DecisionsArchived, len(posted), len(s.Decisions))
 

@@ -9,6 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -85,7 +86,7 @@ func rewriteState(t *testing.T, w *world, n int, id int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := state.Parse(c.Body, state.Want{Repo: testRepo, Issue: n, Key: []byte(testKey)})
+	s, err := codec.Parse(c.Body, codec.Want{Repo: testRepo, Issue: n, Key: []byte(testKey)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func rewriteState(t *testing.T, w *world, n int, id int64) {
 		t.Fatal(err)
 	}
 	s.WriteID = "another-run"
-	body, err := state.Render(s, writes.View(cfg, s), []byte(testKey))
+	body, err := codec.Render(s, writes.View(cfg, s), []byte(testKey))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 const (
@@ -173,7 +174,7 @@ func (w *world) state(n int) *state.State {
 		if c.Author.Login != bot || !c.Author.IsBot() || !strings.HasPrefix(c.Body, state.Marker) {
 			continue
 		}
-		s, err := state.Parse(c.Body, state.Want{Repo: testRepo, Issue: n, Key: w.key})
+		s, err := codec.Parse(c.Body, codec.Want{Repo: testRepo, Issue: n, Key: w.key})
 		if err != nil {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // settle runs queries, writes the state, then performs the effects.
@@ -222,7 +223,7 @@ func (ru *run) write() error {
 	s.Since = ru.nextSince()
 	ru.st = outbox.Compact(s, ru.readIDs())
 	s = ru.st
-	body, err := state.Render(s, writes.View(ru.set.Config, s), r.o.StateKey)
+	body, err := codec.Render(s, writes.View(ru.set.Config, s), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
 	}

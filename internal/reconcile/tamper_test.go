@@ -9,6 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 func TestTrusted(t *testing.T) {
@@ -54,7 +55,7 @@ func TestImpostorStateIsIgnored(t *testing.T) {
 	forged.Version += 10
 	forged.Gate = nil
 	forged.Run = state.RunDone
-	body, err := state.Render(&forged, state.View{}, nil)
+	body, err := codec.Render(&forged, codec.View{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func (w *world) stateOf(n int, key []byte) *state.State {
 		if c.Author.Login != bot || !c.Author.IsBot() || !strings.HasPrefix(c.Body, state.Marker) {
 			continue
 		}
-		if s, err := state.Parse(c.Body, state.Want{Repo: testRepo, Issue: n, Key: key}); err == nil && (best == nil || s.Version > best.Version) {
+		if s, err := codec.Parse(c.Body, codec.Want{Repo: testRepo, Issue: n, Key: key}); err == nil && (best == nil || s.Version > best.Version) {
 			best = s
 		}
 	}
@@ -111,7 +112,7 @@ func TestEditedStateIsRestoredOnce(t *testing.T) {
 		w.comment(n, "devin", "/autopilot status")
 	}
 	after := w.stateComment(n)
-	s, err := state.Parse(after.Body, state.Want{Repo: testRepo, Issue: n, Key: []byte(testKey)})
+	s, err := codec.Parse(after.Body, codec.Want{Repo: testRepo, Issue: n, Key: []byte(testKey)})
 	if err != nil {
 		t.Fatalf("the state comment still does not verify: %v", err)
 	}
@@ -141,7 +142,7 @@ func TestForgedStatePausesOnce(t *testing.T) {
 	forged := *w.state(n)
 	forged.Gate = nil
 	forged.Version += 5
-	body, err := state.Render(&forged, state.View{}, []byte("not-the-key"))
+	body, err := codec.Render(&forged, codec.View{}, []byte("not-the-key"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
-	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // recentWorld is a world whose forge reads threads most recently updated
@@ -77,7 +77,7 @@ func (p *permWriter) Permission(ctx context.Context, login string) (access.Level
 		sc := p.w.stateComment(p.n)
 		s := p.w.state(p.n)
 		s.Version++
-		body, err := state.Render(s, state.View{}, p.w.key)
+		body, err := codec.Render(s, codec.View{}, p.w.key)
 		if err != nil {
 			p.w.t.Fatal(err)
 		}

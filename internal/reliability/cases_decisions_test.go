@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/testkit"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -73,7 +73,7 @@ func case37(t *testing.T) {
 		if textsafe.Len(sc.Body) > textsafe.SafeBody {
 			t.Fatalf("round %d: state comment of %d characters, over I7's %d", i, textsafe.Len(sc.Body), textsafe.SafeBody)
 		}
-		ms, _ := state.MachineSize(s, false)
+		ms, _ := codec.MachineSize(s, false)
 		largest = max(largest, ms)
 	}
 	s := w.mustState(n)

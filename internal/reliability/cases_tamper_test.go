@@ -12,6 +12,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 const dataPrefix = "<!-- autopilot:data "
@@ -242,7 +243,7 @@ func case19(t *testing.T) {
 				}
 				t.Fatalf("iteration %d: %v", i, err)
 			}
-			body, err := state.Render(&s, state.View{}, w.Key)
+			body, err := codec.Render(&s, codec.View{}, w.Key)
 			must(t, err)
 			checkMarkers(t, body)
 		}

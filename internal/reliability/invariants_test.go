@@ -14,6 +14,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // Violation is one broken invariant.
@@ -579,11 +580,11 @@ func (w *World) CheckBounds(n int) []Violation {
 // RoundTrip renders s and parses it back, and reports any difference.
 func RoundTrip(s *state.State, key []byte) error {
 	c := *s
-	body, err := state.Render(&c, state.View{}, key)
+	body, err := codec.Render(&c, codec.View{}, key)
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	back, err := state.Parse(body, state.Want{Repo: s.Repo, Issue: s.Issue, Key: key})
+	back, err := codec.Parse(body, codec.Want{Repo: s.Repo, Issue: s.Issue, Key: key})
 	if err != nil {
 		return fmt.Errorf("parse: %w", err)
 	}

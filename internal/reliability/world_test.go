@@ -18,6 +18,7 @@ import (
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/jira"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -337,7 +338,7 @@ func (w *World) stateComment(n int) (*state.State, fakegithub.Comment) {
 		if !w.trusted(c) || !strings.HasPrefix(c.Body, state.Marker) {
 			continue
 		}
-		s, err := state.Parse(c.Body, state.Want{Repo: Repo, Issue: n, Key: w.Key})
+		s, err := codec.Parse(c.Body, codec.Want{Repo: Repo, Issue: n, Key: w.Key})
 		if err != nil {
 			continue
 		}

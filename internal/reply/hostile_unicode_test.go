@@ -15,6 +15,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // x/text before v0.39.0 loops forever in norm's composing iterator on a
@@ -104,14 +105,14 @@ func TestHostileUnicodeReply(t *testing.T) {
 // both as the whole body and inside a real state comment (fields, human
 // part), and a state carrying such text round-trips.
 func TestHostileUnicodeState(t *testing.T) {
-	want := state.Want{Repo: "octo-org/hello-world", Issue: 12, Key: []byte("0123456789abcdef0123456789abcdef")}
+	want := codec.Want{Repo: "octo-org/hello-world", Issue: 12, Key: []byte("0123456789abcdef0123456789abcdef")}
 	for name, text := range hostileTexts() {
 		t.Run(name, func(t *testing.T) {
-			finishes(t, "state.Parse", func() {
-				if _, err := state.Parse(text, want); err == nil {
+			finishes(t, "codec.Parse", func() {
+				if _, err := codec.Parse(text, want); err == nil {
 					t.Error("a hostile text parsed as a state")
 				}
-				if _, err := state.Parse(state.Marker+"\n"+text, want); err == nil {
+				if _, err := codec.Parse(state.Marker+"\n"+text, want); err == nil {
 					t.Error("the marker plus a hostile text parsed as a state")
 				}
 			})
@@ -129,9 +130,9 @@ func TestHostileUnicodeState(t *testing.T) {
 				LastSession: state.Session{Notes: valid},
 			}
 			var body string
-			finishes(t, "state.Render", func() {
+			finishes(t, "codec.Render", func() {
 				var err error
-				body, err = state.Render(s, state.View{}, want.Key)
+				body, err = codec.Render(s, codec.View{}, want.Key)
 				if err != nil {
 					body = ""
 				}
@@ -139,8 +140,8 @@ func TestHostileUnicodeState(t *testing.T) {
 			if body == "" {
 				return // refused by Valid: nothing to decode
 			}
-			finishes(t, "state.Parse of a rendered state", func() {
-				got, err := state.Parse(body, want)
+			finishes(t, "codec.Parse of a rendered state", func() {
+				got, err := codec.Parse(body, want)
 				if err != nil {
 					t.Errorf("a rendered state with this text is refused: %v", err)
 					return
@@ -150,8 +151,8 @@ func TestHostileUnicodeState(t *testing.T) {
 				}
 			})
 			// The same state with the hostile text appended to its human part.
-			finishes(t, "state.Parse of an edited state", func() {
-				if _, err := state.Parse(strings.Replace(body, "\n", "\n"+text+"\n", 1), want); err == nil {
+			finishes(t, "codec.Parse of an edited state", func() {
+				if _, err := codec.Parse(strings.Replace(body, "\n", "\n"+text+"\n", 1), want); err == nil {
 					t.Error("an edited human part was not reported")
 				}
 			})

@@ -1,7 +1,8 @@
-// Package state holds the workflow state of one issue and its codec: the
-// state comment (human-readable Markdown rendered from the state, plus a
-// machine block of base64 JSON, optionally HMAC-signed). The machine block is
-// the truth; the Markdown must agree with it. This package never does I/O.
+// Package state holds the workflow state of one issue: its types, their
+// schema (Valid), gate actions and effects. Package state/codec writes and
+// reads it as the state comment (human-readable Markdown plus a machine
+// block of base64 JSON, optionally HMAC-signed); the machine block is the
+// truth. This package never does I/O.
 package state
 
 import "time"
@@ -147,6 +148,12 @@ type State struct {
 
 // MaxRefused bounds State.Refused; the oldest fingerprints are dropped.
 const MaxRefused = 20
+
+// DeclareBudget is the largest machine block a task declaration may leave
+// (characters): the rest of textsafe.SafeBody is headroom for what a run
+// keeps adding afterwards (ledger, decisions, notes, the human part's
+// shortest form), so a state that accepted a declaration still renders.
+const DeclareBudget = 40000
 
 // SubStep is the structured sub-step of seed 001.
 type SubStep struct {

@@ -25,6 +25,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
@@ -208,7 +209,7 @@ func (d *engineDriver) show(c *transcript.Case) string {
 		return prose.Banner(d.set.Config.All, d.st)
 	case "comment":
 		s := *d.st
-		body, err := state.Render(&s, stateView(d.set.Config, &s), nil)
+		body, err := codec.Render(&s, stateView(d.set.Config, &s), nil)
 		if err != nil {
 			return "error: " + err.Error()
 		}
@@ -218,11 +219,11 @@ func (d *engineDriver) show(c *transcript.Case) string {
 	return "show banner|comment"
 }
 
-func stateView(cfg *config.Config, s *state.State) state.View {
-	v := state.View{Action: prose.NextAction(s)}
+func stateView(cfg *config.Config, s *state.State) codec.View {
+	v := codec.View{Action: prose.NextAction(s)}
 	if f := cfg.All[s.Flow]; f != nil {
 		for i, st := range f.Steps {
-			v.Steps = append(v.Steps, state.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
+			v.Steps = append(v.Steps, codec.StepInfo{Slug: st.Slug, Name: st.Name, Label: f.LabelOf(i + 1)})
 		}
 	}
 	return v

@@ -24,6 +24,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
@@ -404,7 +405,7 @@ func (d *reconcileDriver) changeText(c forge.Change) string {
 	case "comment", "edit":
 		body := c.Comment.Body
 		if strings.HasPrefix(body, state.Marker) {
-			s, err := state.Parse(body, state.Want{Repo: repo, Issue: c.Issue, Key: []byte(stateKey)})
+			s, err := codec.Parse(body, codec.Want{Repo: repo, Issue: c.Issue, Key: []byte(stateKey)})
 			if err != nil {
 				return fmt.Sprintf("%s state comment on #%d: unreadable: %v", c.Kind, c.Issue, err)
 			}

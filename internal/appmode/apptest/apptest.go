@@ -28,6 +28,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // The App and installation every GitHub is set up with.
@@ -281,7 +282,7 @@ func (g *GitHub) State(repo string, n int) *state.State {
 	g.tb.Helper()
 	var best *state.State
 	for _, c := range g.States(repo, n) {
-		s, err := state.Parse(c.Body, state.Want{Repo: repo, Issue: n, Key: []byte(StateKey)})
+		s, err := codec.Parse(c.Body, codec.Want{Repo: repo, Issue: n, Key: []byte(StateKey)})
 		if err != nil {
 			g.tb.Fatalf("state comment %d does not verify: %v", c.ID, err)
 		}

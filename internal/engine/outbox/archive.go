@@ -1,6 +1,9 @@
 package outbox
 
-import "github.com/autopilot-dev/autopilot/internal/state"
+import (
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
+)
 
 // Key decisions past ArchiveAbove move to archive comments, oldest first,
 // in batches that leave ArchiveKeep in the state (a batch is smaller when
@@ -35,7 +38,7 @@ func settleArchives(s *state.State, seen Seen) []state.Effect {
 		if !ok || seen.Refused[e.Marker] {
 			continue
 		}
-		body, ok := state.RenderArchive(s, from, to)
+		body, ok := codec.RenderArchive(s, from, to)
 		switch {
 		case !ok:
 			continue // not the next batch (cannot happen): given up
@@ -78,10 +81,10 @@ func archiveNext(s *state.State) (state.Effect, bool) {
 	}
 	from := s.DecisionsArchived + 1
 	to := s.DecisionsArchived + len(s.Decisions) - ArchiveKeep
-	for to > from && !state.ArchiveFits(s, from, to) {
+	for to > from && !codec.ArchiveFits(s, from, to) {
 		to = from + (to-from)/2
 	}
-	body, _ := state.RenderArchive(s, from, to)
+	body, _ := codec.RenderArchive(s, from, to)
 	e := state.Effect{Kind: state.EffArchive, Marker: state.ArchiveMarker(from, to), Body: body}
 	s.Outbox = append(s.Outbox, outboxEntry(e))
 	return e, true

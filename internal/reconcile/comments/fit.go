@@ -7,6 +7,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // The state never outgrows one comment. Input that would make it too large
@@ -61,6 +62,6 @@ func fits(s *state.State, signed bool) bool {
 	if s == nil {
 		return true
 	}
-	n, err := state.MachineSize(s, signed)
+	n, err := codec.MachineSize(s, signed)
 	return err == nil && n <= state.DeclareBudget
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // Loaded is what one read of an issue found.
@@ -87,14 +88,14 @@ func (l Loader) Trusted(c forge.Comment) bool {
 // Watermark is the Since of the newest trusted state on the first page
 // (zero when there is none).
 func (l Loader) Watermark(head []forge.Comment, n int) time.Time {
-	want := state.Want{Repo: l.Forge.Repo(), Issue: n, Key: l.StateKey}
+	want := codec.Want{Repo: l.Forge.Repo(), Issue: n, Key: l.StateKey}
 	var best *state.State
 	for _, c := range head {
 		if !l.Trusted(c) || FirstLine(c.Body) != state.Marker {
 			continue
 		}
-		s, err := state.Parse(c.Body, want)
-		if s == nil || err != nil && !errors.Is(err, state.ErrEdited) {
+		s, err := codec.Parse(c.Body, want)
+		if s == nil || err != nil && !errors.Is(err, codec.ErrEdited) {
 			continue
 		}
 		if best == nil || s.Version > best.Version {
@@ -120,7 +121,7 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 		return nil, err
 	}
 	ld := &Loaded{Issue: is, Comments: cs, Markers: map[string]forge.Comment{}, Snapshot: snap != nil, Seen: map[int64]bool{}, Win: win}
-	want := state.Want{Repo: l.Forge.Repo(), Issue: number, Key: l.StateKey}
+	want := codec.Want{Repo: l.Forge.Repo(), Issue: number, Key: l.StateKey}
 	for i := range cs {
 		c := &cs[i]
 		ld.Seen[c.ID] = true
@@ -166,7 +167,7 @@ func (ld *Loaded) mark(first string, c forge.Comment) {
 // loadOwn takes in one of the bot's comments: its marker, the numbers it
 // carries, and, for a state comment, the newest state that verifies (or
 // the signed machine block of one whose human part was edited).
-func (l Loader) loadOwn(ld *Loaded, c *forge.Comment, want state.Want) {
+func (l Loader) loadOwn(ld *Loaded, c *forge.Comment, want codec.Want) {
 	first := FirstLine(c.Body)
 	if strings.HasPrefix(first, "<!-- autopilot:") {
 		ld.mark(first, *c)
@@ -176,13 +177,13 @@ func (l Loader) loadOwn(ld *Loaded, c *forge.Comment, want state.Want) {
 	if first != state.Marker {
 		return
 	}
-	s, err := state.Parse(c.Body, want)
+	s, err := codec.Parse(c.Body, want)
 	switch {
 	case err == nil:
 		if ld.State == nil || s.Version > ld.State.Version {
 			ld.State, ld.StateComment = s, c
 		}
-	case errors.Is(err, state.ErrEdited) && s != nil:
+	case errors.Is(err, codec.ErrEdited) && s != nil:
 		// The human part was edited; the signed machine block is intact.
 		if ld.Restorable == nil || s.Version > ld.Restorable.Version {
 			ld.Restorable = s

@@ -7,6 +7,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // What the bot's comments read again show about writes: before a state
@@ -19,21 +20,21 @@ import (
 // comment is at another version, or it no longer verifies (unless the
 // pass restores it over an edit: restoring).
 func (l Loader) Moved(cs []forge.Comment, issue int, stateID, prev int64, restoring bool) string {
-	want := state.Want{Repo: l.Forge.Repo(), Issue: issue, Key: l.StateKey}
+	want := codec.Want{Repo: l.Forge.Repo(), Issue: issue, Key: l.StateKey}
 	for _, c := range cs {
 		if c.ID != stateID {
 			if l.Trusted(c) && strings.HasPrefix(c.Body, state.Marker) {
-				if s, err := state.Parse(c.Body, want); err == nil && s.Version > prev {
+				if s, err := codec.Parse(c.Body, want); err == nil && s.Version > prev {
 					return fmt.Sprintf("another state comment %d is at v%d, this pass read v%d", c.ID, s.Version, prev)
 				}
 			}
 			continue
 		}
-		s, err := state.Parse(c.Body, want)
+		s, err := codec.Parse(c.Body, want)
 		if err == nil && s.Version != prev {
 			return fmt.Sprintf("it is at v%d, this pass read v%d", s.Version, prev)
 		}
-		if err != nil && !restoring && !errors.Is(err, state.ErrEdited) {
+		if err != nil && !restoring && !errors.Is(err, codec.ErrEdited) {
 			return fmt.Sprintf("it no longer verifies (%v)", err)
 		}
 	}
@@ -46,7 +47,7 @@ func (l Loader) Moved(cs []forge.Comment, issue int, stateID, prev int64, restor
 // the pass loaded) competes: an old or broken one stays beside a new
 // run's state, e.g. the Action's during a migration to the App.
 func (l Loader) FirstByMarker(cs []forge.Comment, issue int, read *state.State) map[string]int64 {
-	want := state.Want{Repo: l.Forge.Repo(), Issue: issue, Key: l.StateKey}
+	want := codec.Want{Repo: l.Forge.Repo(), Issue: issue, Key: l.StateKey}
 	first := map[string]int64{}
 	for _, c := range cs {
 		if !l.Trusted(c) {
@@ -57,8 +58,8 @@ func (l Loader) FirstByMarker(cs []forge.Comment, issue int, read *state.State) 
 			continue
 		}
 		if m == state.Marker {
-			s, err := state.Parse(c.Body, want)
-			if err != nil && !errors.Is(err, state.ErrEdited) || s == nil || read == nil || s.Version < read.Version {
+			s, err := codec.Parse(c.Body, want)
+			if err != nil && !errors.Is(err, codec.ErrEdited) || s == nil || read == nil || s.Version < read.Version {
 				continue
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -51,7 +52,7 @@ func postedBody(s *state.State, e state.Effect) (string, bool) {
 		if !ok {
 			return "", false
 		}
-		return state.RenderArchive(s, from, to)
+		return codec.RenderArchive(s, from, to)
 	}
 	return "", false
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -261,7 +262,7 @@ func TestSeenReportsARefusedArchive(t *testing.T) {
 	}
 	m := state.ArchiveMarker(1, 25)
 	s.Outbox = []state.Effect{{Kind: state.EffArchive, Marker: m}}
-	body, ok := state.RenderArchive(s, 1, 25)
+	body, ok := codec.RenderArchive(s, 1, 25)
 	if !ok {
 		t.Fatal("archive 1-25 does not render")
 	}

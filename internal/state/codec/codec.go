@@ -1,4 +1,10 @@
-package state
+// Package codec is the state comment's format: Render writes a state as
+// Markdown (the human-readable part, escaped with textsafe) plus a machine
+// block of base64 JSON, gzipped when large and optionally HMAC-signed; Parse
+// reads it back and refuses what Render did not write. It also renders the
+// archive comments of old decisions. The model and its schema (Valid) are
+// package state; this package never does I/O.
+package codec
 
 import (
 	"bytes"
@@ -11,20 +17,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // Errors returned by Parse, always wrapped with a detail naming the field
 // or the check that failed. Test them with errors.Is.
 var (
-	// ErrNotState: the first line is not Marker.
+	// ErrNotState: the first line is not state.Marker.
 	ErrNotState = errors.New("not an autopilot state comment")
 	// ErrCorrupt: the machine block is missing, duplicated, not base64, not
-	// gzip, not JSON, has unknown fields, another schema, or a value Valid
-	// rejects.
+	// gzip, not JSON, has unknown fields, another schema, or a value
+	// state.Valid rejects.
 	ErrCorrupt = errors.New("corrupt state machine block")
 	// ErrForeign: the state belongs to another repository or issue.
 	ErrForeign = errors.New("state belongs to another issue")
@@ -75,18 +83,21 @@ const (
 	maxBodyBytes = 4 * textsafe.MaxBody
 )
 
+// hexRE matches the envelope's human hash: SHA-256 in lower-case hex.
+var hexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
 // envelope is the JSON inside the machine block.
 type envelope struct {
-	V     int    `json:"v"`
-	State *State `json:"state"`
-	Human string `json:"human"` // SHA-256 (hex) of the human-readable part
+	V     int          `json:"v"`
+	State *state.State `json:"state"`
+	Human string       `json:"human"` // SHA-256 (hex) of the human-readable part
 }
 
 // Render returns the state comment body for s: the human-readable part
 // (everything user-supplied escaped with textsafe) and the machine block.
 //
-// It validates s (Valid) and changes nothing but s.Sig: with a key it sets
-// s.Sig to the HMAC-SHA256 (hex) of
+// It validates s (state.Valid) and changes nothing but s.Sig: with a key
+// it sets s.Sig to the HMAC-SHA256 (hex) of
 // repo "\n" issue "\n" version "\n" content "\n" human, where content is
 // the JSON of s with Sig empty and human the SHA-256 (hex) of the rendered
 // human part; without a key it clears s.Sig (a stale signature would only
@@ -96,13 +107,13 @@ type envelope struct {
 // tables and lists in the human part are cut to their last rows (the
 // machine block always holds everything). Render fails only when s is
 // invalid or the machine block alone cannot fit in textsafe.MaxBody.
-func Render(s *State, view View, key []byte) (string, error) {
+func Render(s *state.State, view View, key []byte) (string, error) {
 	if s == nil {
-		return "", fmt.Errorf("render state: %w", bad("state", "missing"))
+		return "", fmt.Errorf("render state: %w", state.Valid(nil))
 	}
 	oldSig := s.Sig
 	s.Sig = ""
-	if err := Valid(s); err != nil {
+	if err := state.Valid(s); err != nil {
 		s.Sig = oldSig
 		return "", fmt.Errorf("render state: %w", err)
 	}
@@ -156,15 +167,9 @@ func Render(s *State, view View, key []byte) (string, error) {
 	return body, nil
 }
 
-// DeclareBudget is the largest machine block a task declaration may leave
-// (characters): the rest of textsafe.SafeBody is headroom for what a run
-// keeps adding afterwards (ledger, decisions, notes, the human part's
-// shortest form), so a state that accepted a declaration still renders.
-const DeclareBudget = 40000
-
 // MachineSize returns the length in characters of s's machine block as
 // Render would write it (signed or not), without validating s.
-func MachineSize(s *State, signed bool) (int, error) {
+func MachineSize(s *state.State, signed bool) (int, error) {
 	c := *s
 	c.Sig = ""
 	if signed {
@@ -178,8 +183,8 @@ func MachineSize(s *State, signed bool) (int, error) {
 }
 
 // machineBlock encodes the envelope as the last line of the comment.
-func machineBlock(s *State, human string) (string, error) {
-	js, err := json.Marshal(envelope{V: SchemaVersion, State: s, Human: human})
+func machineBlock(s *state.State, human string) (string, error) {
+	js, err := json.Marshal(envelope{V: state.SchemaVersion, State: s, Human: human})
 	if err != nil {
 		return "", fmt.Errorf("encode: %w", err)
 	}
@@ -201,7 +206,7 @@ func machineBlock(s *State, human string) (string, error) {
 // Parse reads a state comment body and returns its state, rejecting
 // anything Render did not write for this repository and issue (see the
 // Err* values). Checks run in this order: marker (ErrNotState), machine
-// block and Valid (ErrCorrupt), repository and issue (ErrForeign),
+// block and state.Valid (ErrCorrupt), repository and issue (ErrForeign),
 // signature when want.Key is set (ErrUnsigned, ErrForged), human part
 // (ErrEdited — the only error returned with a state). Without a key any
 // signature present is ignored.
@@ -210,10 +215,10 @@ func machineBlock(s *State, human string) (string, error) {
 // issue (a replay) parses fine. The caller keeps the highest version it has
 // seen and refuses to go back. CRLF line endings are read as LF. Parse
 // never panics.
-func Parse(body string, want Want) (*State, error) {
+func Parse(body string, want Want) (*state.State, error) {
 	body = strings.ReplaceAll(body, "\r\n", "\n")
-	if body != Marker && !strings.HasPrefix(body, Marker+"\n") {
-		return nil, fmt.Errorf("%w: first line is not %s", ErrNotState, Marker)
+	if body != state.Marker && !strings.HasPrefix(body, state.Marker+"\n") {
+		return nil, fmt.Errorf("%w: first line is not %s", ErrNotState, state.Marker)
 	}
 	if len(body) > maxBodyBytes {
 		return nil, fmt.Errorf("%w: body of %d bytes is over GitHub's limit", ErrCorrupt, len(body))
@@ -227,7 +232,7 @@ func Parse(body string, want Want) (*State, error) {
 		return nil, err
 	}
 	s := env.State
-	if err := Valid(s); err != nil {
+	if err := state.Valid(s); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if !strings.EqualFold(s.Repo, want.Repo) || s.Issue != want.Issue {
@@ -300,8 +305,8 @@ func decodePayload(payload string) (*envelope, error) {
 		return nil, fmt.Errorf("%w: data after the payload JSON", ErrCorrupt)
 	}
 	switch {
-	case env.V != SchemaVersion:
-		return nil, fmt.Errorf("%w: envelope v is %d, this build reads %d", ErrCorrupt, env.V, SchemaVersion)
+	case env.V != state.SchemaVersion:
+		return nil, fmt.Errorf("%w: envelope v is %d, this build reads %d", ErrCorrupt, env.V, state.SchemaVersion)
 	case env.State == nil:
 		return nil, fmt.Errorf("%w: envelope has no state", ErrCorrupt)
 	case !hexRE.MatchString(env.Human):

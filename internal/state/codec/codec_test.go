@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"bytes"
@@ -12,8 +12,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/statetest"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
@@ -21,14 +22,6 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/state.golden")
 
 var key = []byte("test-state-key")
-
-func at(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
 
 func greenfieldView() View {
 	names := []string{"Problem", "Research", "Plan", "Decompose", "Implement", "Run Tests", "Security Audit", "Deploy"}
@@ -39,57 +32,7 @@ func greenfieldView() View {
 	return v
 }
 
-// sample is a fully populated state, as after a few steps of greenfield.
-func sample() *State {
-	no := false
-	return &State{
-		Schema: SchemaVersion, Version: 7, Repo: "octo-org/hello-world", Issue: 12, Title: "Add login",
-		Flow: "greenfield", Step: 3, Slug: "plan", Name: "Plan", Status: InProgress, Run: RunInProgress,
-		SubStep:    SubStep{Phase: 4, Name: "architecture-review", Detail: "risk table"},
-		RetryCount: 1, Cycle: 1,
-		Steps: []StepProgress{
-			{Slug: "problem", Status: Completed}, {Slug: "research", Status: Completed, Note: "2 drafts"},
-			{Slug: "plan", Status: InProgress, Retries: 1}, {Slug: "decompose", Status: NotStarted},
-			{Slug: "implement", Status: NotStarted}, {Slug: "run-tests", Status: NotStarted},
-			{Slug: "security-audit", Status: NotStarted}, {Slug: "deploy", Status: NotStarted},
-		},
-		Completed: []CompletedStep{
-			{Step: 1, Slug: "problem", Name: "Problem", At: at("2026-11-22T10:00:00Z"), Outcome: "Users can't log in | see #4"},
-			{Step: 2, Slug: "research", Name: "Research", At: at("2026-11-22T12:30:00Z"), Outcome: "OAuth via <GitHub> — ping @org/security"},
-		},
-		Decisions: []Decision{{
-			Gate: "research-rounds-1", Question: "Another research round?", Option: "B", OptionText: "Proceed to plan",
-			By: "octocat", At: at("2026-11-22T14:05:00Z"), CommentID: 1001,
-			Link: "https://github.com/octo-org/hello-world/issues/12#issuecomment-1001", Reason: "enough data",
-		}},
-		LastSession: Session{Date: at("2026-11-22T14:10:00Z"), EndedAt: "Step 3 Plan — SubStep 4 architecture-review",
-			Reason: "retry", Notes: "executor run failed: ```\n<!-- autopilot:state -->"},
-		RetryLog: []RetryEntry{{Attempt: 1, Step: 3, Name: "Plan", SubStep: "4 — architecture-review",
-			Reason: "workflow run 99 failed", At: at("2026-11-22T14:09:00Z")}},
-		Blockers: []string{"waiting for the security team (@org/security)"},
-		Tasks: []Task{
-			{ID: "01", Kind: KindEpic, Title: "Auth service", IdemKey: "ap-12-01", Jira: JiraCreated, JiraKey: "PROJ-1",
-				JiraURL: "https://example.atlassian.net/browse/PROJ-1"},
-			{ID: "02", Kind: KindTask, Title: "Token endpoint", Epic: "01", Points: 3, IdemKey: "ap-12-02", Jira: JiraPending, Done: true},
-			{ID: "03", Kind: KindTask, Title: "Refresh tokens --> <!-- autopilot:state", Epic: "Auth service", IdemKey: "ap-12-03",
-				Jira: JiraFailed, Error: "field 'priority' is required"},
-			{ID: "04", Kind: KindTask, Title: "Docs", IdemKey: "ap-12-04", Jira: JiraSending, Carryover: true, Points: 0.5},
-		},
-		JiraEnabled: &no, JiraNote: "paused: 401",
-		Gate: &Gate{ID: "plan-review-3", Kind: "review", Title: "DECISION REQUIRED: accept the plan?",
-			Options:   []Option{{Letter: "A", Text: "Accept", Action: ActApprove}, {Letter: "B", Text: "Revise", Action: ActChanges}},
-			Recommend: "A", Reason: "architect approved", OpenedAt: at("2026-11-22T14:11:00Z"), CommentID: 1010},
-		Ledger:    []LedgerEntry{{CommentID: 1001, Outcome: "applied"}, {CommentID: 1005, Outcome: "not-a-command"}},
-		Replies:   []string{"reply:plan-review-3:mallory"},
-		Outbox:    []Effect{{Kind: EffReact, Target: 1001, Reaction: "+1"}},
-		Limits:    Limits{Sessions: 2, Iterations: 3, RunStartedAt: at("2026-11-22T09:59:00Z")},
-		Exec:      &Execution{Executor: "dispatch", Session: "ap-12-3-1", Attempt: 2, RunID: 99, DispatchedAt: at("2026-11-22T14:08:00Z")},
-		LinkedPRs: []int{15},
-		StartedAt: at("2026-11-22T09:59:00Z"), UpdatedAt: at("2026-11-22T14:11:00Z"),
-	}
-}
-
-func mustRender(t *testing.T, s *State, k []byte) string {
+func mustRender(t *testing.T, s *state.State, k []byte) string {
 	t.Helper()
 	body, err := Render(s, greenfieldView(), k)
 	if err != nil {
@@ -99,7 +42,7 @@ func mustRender(t *testing.T, s *State, k []byte) string {
 }
 
 func TestRenderGolden(t *testing.T) {
-	body := mustRender(t, sample(), key)
+	body := mustRender(t, statetest.Sample(), key)
 	transcript.Golden(t, filepath.Join("testdata", "state.golden"), body, *update)
 }
 
@@ -139,7 +82,7 @@ func TestRoundTripHugeStatesStayUnderTheLimit(t *testing.T) {
 
 // checkRoundTrip renders s, checks the bounds and escaping of the body, and
 // checks parse(render(s)) == s (times compared in UTC).
-func checkRoundTrip(t *testing.T, s *State, k []byte) string {
+func checkRoundTrip(t *testing.T, s *state.State, k []byte) string {
 	t.Helper()
 	body, err := Render(s, greenfieldView(), k)
 	if err != nil {
@@ -170,7 +113,7 @@ func checkRoundTrip(t *testing.T, s *State, k []byte) string {
 }
 
 func TestRenderEscapesUserText(t *testing.T) {
-	body := mustRender(t, sample(), nil)
+	body := mustRender(t, statetest.Sample(), nil)
 	human := body[:strings.Index(body, dataPrefix)]
 	for _, bad := range []string{"@org/security", "#4", "<GitHub>", "--> <!--", "@octocat"} {
 		if strings.Contains(human, bad) {
@@ -195,8 +138,8 @@ func TestRenderEscapesUserText(t *testing.T) {
 }
 
 func TestRenderShowsDoneStep(t *testing.T) {
-	s := sample()
-	s.Step, s.Slug, s.Name, s.Status, s.Run = 0, "done", "Done", Completed, RunDone
+	s := statetest.Sample()
+	s.Step, s.Slug, s.Name, s.Status, s.Run = 0, "done", "Done", state.Completed, state.RunDone
 	body := mustRender(t, s, nil)
 	if !strings.Contains(body, "\nstep: done\n") || !strings.Contains(body, " Current: Done\n") {
 		t.Errorf("done state not rendered as done:\n%s", body)
@@ -204,7 +147,7 @@ func TestRenderShowsDoneStep(t *testing.T) {
 }
 
 func TestRenderLabelsUnknownStepsBySlug(t *testing.T) {
-	s := sample()
+	s := statetest.Sample()
 	body, err := Render(s, View{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +158,7 @@ func TestRenderLabelsUnknownStepsBySlug(t *testing.T) {
 }
 
 func TestRenderSignatureHandling(t *testing.T) {
-	s := sample()
+	s := statetest.Sample()
 	mustRender(t, s, key)
 	if len(s.Sig) != 64 {
 		t.Fatalf("Render with a key set Sig = %q", s.Sig)
@@ -232,11 +175,11 @@ func TestRenderSignatureHandling(t *testing.T) {
 }
 
 func TestRenderFailsWhenMachineBlockCannotFit(t *testing.T) {
-	s := sample()
+	s := statetest.Sample()
 	r := rand.New(rand.NewSource(7))
 	noise := make([]byte, 60000)
 	r.Read(noise)
-	s.Outbox = append(s.Outbox, Effect{Kind: "comment", Body: base64.StdEncoding.EncodeToString(noise)})
+	s.Outbox = append(s.Outbox, state.Effect{Kind: "comment", Body: base64.StdEncoding.EncodeToString(noise)})
 	_, err := Render(s, View{}, key)
 	if err == nil || !strings.Contains(err.Error(), "machine block alone is too large") {
 		t.Errorf("Render of an oversized state: err = %v", err)
@@ -244,10 +187,10 @@ func TestRenderFailsWhenMachineBlockCannotFit(t *testing.T) {
 }
 
 func TestRenderRejectsInvalidState(t *testing.T) {
-	s := sample()
+	s := statetest.Sample()
 	s.Tasks[0].Title = "bad \xff utf-8"
 	_, err := Render(s, View{}, nil)
-	var fe *FieldError
+	var fe *state.FieldError
 	if !errors.As(err, &fe) || fe.Field != "tasks[0].title" {
 		t.Errorf("Render with invalid UTF-8: err = %v, want FieldError on tasks[0].title", err)
 	}
@@ -301,9 +244,9 @@ func gz(t *testing.T, b []byte) string {
 }
 
 func TestParseRejectsWithSentinelErrors(t *testing.T) {
-	signed := mustRender(t, sample(), key)
-	unsigned := mustRender(t, sample(), nil)
-	other := sample()
+	signed := mustRender(t, statetest.Sample(), key)
+	unsigned := mustRender(t, statetest.Sample(), nil)
+	other := statetest.Sample()
 	other.Issue = 13
 	otherIssue := mustRender(t, other, key)
 	human, _ := envelopeOf(t, unsigned)
@@ -319,10 +262,10 @@ func TestParseRejectsWithSentinelErrors(t *testing.T) {
 		{"empty body", "", want, ErrNotState, ""},
 		{"plain comment", "A\nlooks good", want, ErrNotState, ""},
 		{"marker not first", "hi\n" + signed, want, ErrNotState, ""},
-		{"marker with suffix", Marker + "x\n", want, ErrNotState, ""},
-		{"no machine block", Marker + "\n## Autopilot State\n", want, ErrCorrupt, "missing"},
+		{"marker with suffix", state.Marker + "x\n", want, ErrNotState, ""},
+		{"no machine block", state.Marker + "\n## Autopilot State\n", want, ErrCorrupt, "missing"},
 		{"two machine blocks", signed + "\n" + signed[strings.Index(signed, dataPrefix):], want, ErrCorrupt, "2 machine blocks"},
-		{"machine block mid-line", Marker + "\nx " + dataPrefix + "AA== -->", want, ErrCorrupt, "start a line"},
+		{"machine block mid-line", state.Marker + "\nx " + dataPrefix + "AA== -->", want, ErrCorrupt, "start a line"},
 		{"unterminated block", strings.TrimSuffix(signed, dataSuffix), want, ErrCorrupt, "does not end"},
 		{"not base64", human + dataPrefix + "!!!" + dataSuffix, want, ErrCorrupt, "base64"},
 		{"not gzip", human + dataPrefix + gzipPrefix + "AAAA" + dataSuffix, want, ErrCorrupt, "gzip"},
@@ -351,7 +294,7 @@ func TestParseRejectsWithSentinelErrors(t *testing.T) {
 			s["sig"] = string(sig)
 		}), want, ErrForged, ""},
 		{"gate decided in machine block", mutate(t, signed, func(s, _ map[string]any) {
-			s["run"] = RunInProgress
+			s["run"] = state.RunInProgress
 			s["gate"].(map[string]any)["recommend"] = "B"
 		}), want, ErrForged, ""},
 		{"human edit with recomputed hash", func() string {
@@ -360,7 +303,7 @@ func TestParseRejectsWithSentinelErrors(t *testing.T) {
 			env["human"] = humanHash(h)
 			return withPayload(t, h, env)
 		}(), want, ErrForged, ""},
-		{"forged marker comment with copied block", Marker + "\n" + signed[strings.Index(signed, dataPrefix):], want, ErrEdited, ""},
+		{"forged marker comment with copied block", state.Marker + "\n" + signed[strings.Index(signed, dataPrefix):], want, ErrEdited, ""},
 		{"collaborator flips a value", strings.Replace(signed, "status: in_progress", "status: completed", 1), want, ErrEdited, ""},
 		{"collaborator ticks a task", strings.Replace(signed, "- [ ] 04", "- [x] 04", 1), want, ErrEdited, ""},
 		{"text appended after block", signed + "\nappended", want, ErrEdited, ""},
@@ -382,7 +325,7 @@ func TestParseRejectsWithSentinelErrors(t *testing.T) {
 }
 
 func TestParseEditedReturnsAuthenticState(t *testing.T) {
-	orig := sample()
+	orig := statetest.Sample()
 	body := mustRender(t, orig, key)
 	s, err := Parse(strings.Replace(body, "retry_count: 1", "retry_count: 0", 1), Want{Repo: orig.Repo, Issue: orig.Issue, Key: key})
 	if !errors.Is(err, ErrEdited) {
@@ -397,7 +340,7 @@ func TestParseEditedReturnsAuthenticState(t *testing.T) {
 }
 
 func TestParseAcceptsReplayOfOlderVersion(t *testing.T) {
-	s := sample()
+	s := statetest.Sample()
 	s.Version = 5
 	old := mustRender(t, s, key)
 	s.Version = 6
@@ -410,7 +353,7 @@ func TestParseAcceptsReplayOfOlderVersion(t *testing.T) {
 }
 
 func TestParseTolerance(t *testing.T) {
-	s := sample()
+	s := statetest.Sample()
 	body := mustRender(t, s, key)
 	tests := []struct {
 		name string
@@ -432,7 +375,7 @@ func TestParseTolerance(t *testing.T) {
 }
 
 func TestParseRejectsOversizedBody(t *testing.T) {
-	body := Marker + "\n" + strings.Repeat("x", maxBodyBytes)
+	body := state.Marker + "\n" + strings.Repeat("x", maxBodyBytes)
 	if _, err := Parse(body, Want{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("err = %v, want ErrCorrupt", err)
 	}

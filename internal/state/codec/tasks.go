@@ -1,16 +1,17 @@
-package state
+package codec
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // tasks renders the Tasks section: a Jira status line, then epics with
 // their tasks indented under them, then tasks without a (known) epic.
-func tasks(b *strings.Builder, s *State, lim budget) {
+func tasks(b *strings.Builder, s *state.State, lim budget) {
 	if status := jiraStatus(s, lim); status != "" {
 		b.WriteString(status + "\n\n")
 	}
@@ -34,17 +35,17 @@ func tasks(b *strings.Builder, s *State, lim budget) {
 	}
 }
 
-func jiraStatus(s *State, lim budget) string {
+func jiraStatus(s *state.State, lim budget) string {
 	var parts []string
 	switch {
-	case s.JiraOff == JiraNotConfigured:
+	case s.JiraOff == state.JiraNotConfigured:
 		parts = append(parts, "Jira: not configured — tasks are kept here, numbered 01, 02, …; to sync them, set the action's `jira_*` inputs and comment `/autopilot jira sync`")
 	case s.JiraEnabled != nil && !*s.JiraEnabled:
 		parts = append(parts, "Jira: disabled — tasks are kept here until `/autopilot jira sync`")
 	}
 	pending := 0
 	for _, t := range s.Tasks {
-		if t.Jira != JiraCreated && t.Jira != JiraLocal {
+		if t.Jira != state.JiraCreated && t.Jira != state.JiraLocal {
 			pending++
 		}
 	}
@@ -59,15 +60,15 @@ func jiraStatus(s *State, lim budget) string {
 
 // taskLines orders tasks as a tree: each epic followed by its tasks (a
 // task's Epic names the epic's id or title), then the remaining tasks.
-func taskLines(all []Task, lim budget) []string {
+func taskLines(all []state.Task, lim budget) []string {
 	parent := make([]int, len(all)) // index of the task's epic, or -1
 	for i, t := range all {
 		parent[i] = -1
-		if t.Kind == KindEpic || t.Epic == "" {
+		if t.Kind == state.KindEpic || t.Epic == "" {
 			continue
 		}
 		for j, e := range all {
-			if e.Kind == KindEpic && (e.ID == t.Epic || e.Title == t.Epic) {
+			if e.Kind == state.KindEpic && (e.ID == t.Epic || e.Title == t.Epic) {
 				parent[i] = j
 				break
 			}
@@ -75,7 +76,7 @@ func taskLines(all []Task, lim budget) []string {
 	}
 	lines := make([]string, 0, len(all))
 	for j, e := range all {
-		if e.Kind != KindEpic {
+		if e.Kind != state.KindEpic {
 			continue
 		}
 		lines = append(lines, taskLine(e, "", lim))
@@ -86,21 +87,21 @@ func taskLines(all []Task, lim budget) []string {
 		}
 	}
 	for i, t := range all {
-		if t.Kind != KindEpic && parent[i] < 0 {
+		if t.Kind != state.KindEpic && parent[i] < 0 {
 			lines = append(lines, taskLine(t, "", lim))
 		}
 	}
 	return lines
 }
 
-func taskLine(t Task, indent string, lim budget) string {
+func taskLine(t state.Task, indent string, lim budget) string {
 	var b strings.Builder
 	box := "[ ]"
 	if t.Done {
 		box = "[x]"
 	}
 	b.WriteString(indent + "- " + box + " " + textsafe.Inline(t.ID) + " ")
-	if t.Kind == KindEpic {
+	if t.Kind == state.KindEpic {
 		b.WriteString("**Epic:** ")
 	}
 	b.WriteString(inline(t.Title, lim))
@@ -116,9 +117,9 @@ func taskLine(t Task, indent string, lim budget) string {
 		fmt.Fprintf(&b, "[%s](%s)", t.JiraKey, t.JiraURL)
 	case t.JiraKey != "":
 		b.WriteString(t.JiraKey)
-	case t.Jira == JiraFailed && t.Error != "":
+	case t.Jira == state.JiraFailed && t.Error != "":
 		b.WriteString("Jira: failed — " + inline(t.Error, lim))
-	case t.Jira == JiraLocal:
+	case t.Jira == state.JiraLocal:
 		b.WriteString("kept here (no Jira)")
 	default:
 		b.WriteString("Jira: " + t.Jira)

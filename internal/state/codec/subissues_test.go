@@ -1,22 +1,25 @@
-package state
+package codec
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/statetest"
 )
 
 // With tracker: github the Tasks section links sub-issues as #n, and a run
 // with hundreds of them still renders within one comment.
 func TestManySubIssueTasksRenderAsLinksWithinOneComment(t *testing.T) {
 	for _, n := range []int{120, 600} {
-		s := sample()
+		s := statetest.Sample()
 		s.Tasks = nil
 		for i := 1; i <= n; i++ {
-			s.Tasks = append(s.Tasks, Task{ID: fmt.Sprintf("%02d", i), Kind: KindTask,
+			s.Tasks = append(s.Tasks, state.Task{ID: fmt.Sprintf("%02d", i), Kind: state.KindTask,
 				Title: fmt.Sprintf("Parse the %dth column family of the CSV export", i), Points: 2,
-				IdemKey: fmt.Sprintf("autopilot-%010x", i), Jira: JiraCreated, JiraKey: fmt.Sprintf("#%d", 100+i),
+				IdemKey: fmt.Sprintf("autopilot-%010x", i), Jira: state.JiraCreated, JiraKey: fmt.Sprintf("#%d", 100+i),
 				JiraURL: fmt.Sprintf("https://github.com/acme/widgets/issues/%d", 100+i), SentAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)})
 		}
 		body, err := Render(s, View{}, []byte("k"))

@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -19,9 +20,9 @@ var budgets = []budget{{-1, 300}, {100, 200}, {30, 120}, {10, 80}, {3, 60}, {0, 
 
 // renderHuman renders everything before the machine block (ending in a
 // blank line).
-func renderHuman(s *State, view View, lim budget) string {
+func renderHuman(s *state.State, view View, lim budget) string {
 	var b strings.Builder
-	b.WriteString(Marker + "\n## Autopilot State\n```text\n")
+	b.WriteString(state.Marker + "\n## Autopilot State\n```text\n")
 	b.WriteString(banner(s, view))
 	b.WriteString("\n```\n")
 	for _, sec := range sections {
@@ -35,7 +36,7 @@ func renderHuman(s *State, view View, lim budget) string {
 // sections are the headed sections after the banner, in order.
 var sections = []struct {
 	title  string
-	render func(*strings.Builder, *State, budget)
+	render func(*strings.Builder, *state.State, budget)
 }{
 	{"Current Step", currentStep},
 	{"Completed Steps", completed},
@@ -57,7 +58,7 @@ func stepInfo(view View, slug string, index int) StepInfo {
 	return StepInfo{Slug: slug, Name: slug, Label: "Step " + strconv.Itoa(index)}
 }
 
-func banner(s *State, view View) string {
+func banner(s *state.State, view View) string {
 	rows := make([]choose.Row, len(s.Steps))
 	for i, p := range s.Steps {
 		info := stepInfo(view, p.Slug, i+1)
@@ -77,7 +78,7 @@ func banner(s *State, view View) string {
 	return choose.Banner(s.Flow, rows, cur)
 }
 
-func currentStep(b *strings.Builder, s *State, _ budget) {
+func currentStep(b *strings.Builder, s *state.State, _ budget) {
 	step := strconv.Itoa(s.Step)
 	if s.Slug == "done" {
 		step = "done"
@@ -175,7 +176,7 @@ func minute(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
-func completed(b *strings.Builder, s *State, lim budget) {
+func completed(b *strings.Builder, s *state.State, lim budget) {
 	rows(b, "| Step | Name | Completed | Key Outcome |\n|------|------|-----------|-------------|\n", "rows",
 		len(s.Completed), lim, func(i int) string {
 			c := s.Completed[i]
@@ -187,7 +188,7 @@ func completed(b *strings.Builder, s *State, lim budget) {
 		})
 }
 
-func decisions(b *strings.Builder, s *State, lim budget) {
+func decisions(b *strings.Builder, s *state.State, lim budget) {
 	archived(b, s)
 	if len(s.Decisions) == 0 && s.DecisionsArchived > 0 {
 		return
@@ -198,7 +199,7 @@ func decisions(b *strings.Builder, s *State, lim budget) {
 }
 
 // decisionLine renders one decision as a list item.
-func decisionLine(d Decision, lim budget) string {
+func decisionLine(d state.Decision, lim budget) string {
 	q := d.Question
 	if q == "" {
 		q = d.Gate
@@ -216,9 +217,9 @@ func decisionLine(d Decision, lim budget) string {
 	return line
 }
 
-func lastSession(b *strings.Builder, s *State, lim budget) {
+func lastSession(b *strings.Builder, s *state.State, lim budget) {
 	ls := s.LastSession
-	if ls == (Session{}) {
+	if ls == (state.Session{}) {
 		none(b)
 		return
 	}
@@ -226,7 +227,7 @@ func lastSession(b *strings.Builder, s *State, lim budget) {
 		minute(ls.Date), inline(ls.EndedAt, lim), inline(ls.Reason, lim), inline(ls.Notes, budget{cell: 3 * lim.cell}))
 }
 
-func retryLog(b *strings.Builder, s *State, lim budget) {
+func retryLog(b *strings.Builder, s *state.State, lim budget) {
 	header := "| Attempt | Step | Name | SubStep | Failure Reason | Timestamp |\n" +
 		"|---------|------|------|---------|----------------|-----------|\n"
 	rows(b, header, "rows", len(s.RetryLog), lim, func(i int) string {
@@ -236,7 +237,7 @@ func retryLog(b *strings.Builder, s *State, lim budget) {
 	})
 }
 
-func blockers(b *strings.Builder, s *State, lim budget) {
+func blockers(b *strings.Builder, s *state.State, lim budget) {
 	rows(b, "", "blockers", len(s.Blockers), lim, func(i int) string {
 		return "- " + inline(s.Blockers[i], lim)
 	})

@@ -1,27 +1,30 @@
-package state
+package codec
 
 import (
 	"errors"
 	"math/rand"
 	"reflect"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/statetest"
 )
 
 // FuzzParse feeds arbitrary bodies to Parse: it must never panic, return a
 // state only with a nil error or ErrEdited, and any state it accepts must
 // render to a body it accepts again, unchanged.
 func FuzzParse(f *testing.F) {
-	f.Add(mustRenderF(f, sample(), key), true)
-	f.Add(mustRenderF(f, sample(), nil), false)
+	f.Add(mustRenderF(f, statetest.Sample(), key), true)
+	f.Add(mustRenderF(f, statetest.Sample(), nil), false)
 	g := gen{rand.New(rand.NewSource(10))}
 	for i := 0; i < 4; i++ {
 		s := g.state(g.n(5))
 		s.Repo, s.Issue = "octo-org/hello-world", 12
 		f.Add(mustRenderF(f, s, nil), false)
 	}
-	f.Add(Marker+"\n"+dataPrefix+"e30="+dataSuffix, false)
+	f.Add(state.Marker+"\n"+dataPrefix+"e30="+dataSuffix, false)
 	// A gzipped envelope (payload "z:"), so the inflate path is explored.
-	f.Add(Marker+"\n\n"+dataPrefix+gzipPrefix+"H4sIAAAAAAACA6tWKlOyMtRRKi5JLElVsqpWKk7OSM1NBIrV6ihllOYm5ilZKSnVAgBFIEeRJwAAAA=="+dataSuffix, false)
+	f.Add(state.Marker+"\n\n"+dataPrefix+gzipPrefix+"H4sIAAAAAAACA6tWKlOyMtRRKi5JLElVsqpWKk7OSM1NBIrV6ihllOYm5ilZKSnVAgBFIEeRJwAAAA=="+dataSuffix, false)
 	f.Add("", false)
 
 	f.Fuzz(func(t *testing.T, body string, keyed bool) {
@@ -57,7 +60,7 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func mustRenderF(f *testing.F, s *State, k []byte) string {
+func mustRenderF(f *testing.F, s *state.State, k []byte) string {
 	body, err := Render(s, greenfieldView(), k)
 	if err != nil {
 		f.Fatal(err)

@@ -1,4 +1,4 @@
-package state
+package codec
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // hostile fragments for generated text: marker breakouts, fences, mentions,
@@ -66,8 +68,8 @@ func (g gen) link() string {
 	return fmt.Sprintf("https://github.com/octo-org/hello-world/issues/%d#issuecomment-%d", 1+g.n(99), 1+g.n(1e6))
 }
 
-func (g gen) verdict() *Verdict {
-	return &Verdict{Clean: g.n(1) == 0, Skipped: g.n(1) == 0, Reason: g.text(false), Evidence: g.link()}
+func (g gen) verdict() *state.Verdict {
+	return &state.Verdict{Clean: g.n(1) == 0, Skipped: g.n(1) == 0, Reason: g.text(false), Evidence: g.link()}
 }
 
 func (g gen) kebab() string {
@@ -78,12 +80,14 @@ var slugs = []string{"problem", "research", "plan", "decompose", "implement", "r
 
 func (g gen) slug() string { return slugs[g.r.Intn(len(slugs))] }
 
-func (g gen) stepStatus() string { return g.pick(NotStarted, InProgress, Completed, Skipped, Failed) }
+func (g gen) stepStatus() string {
+	return g.pick(state.NotStarted, state.InProgress, state.Completed, state.Skipped, state.Failed)
+}
 
 // state returns a random valid state; tasks is the number of tasks.
-func (g gen) state(tasks int) *State {
-	s := &State{
-		Schema:     SchemaVersion,
+func (g gen) state(tasks int) *state.State {
+	s := &state.State{
+		Schema:     state.SchemaVersion,
 		Version:    int64(g.n(1000)),
 		Repo:       g.pick("octo-org/hello-world", "a/b", "Octo-Org/Hello.World_2"),
 		Issue:      1 + g.n(99999),
@@ -93,10 +97,10 @@ func (g gen) state(tasks int) *State {
 		Slug:       g.pick(append(slugs, "done")...),
 		Name:       g.text(false),
 		Status:     g.stepStatus(),
-		Run:        g.pick(RunInProgress, RunAwaitingDecision, RunFailed, RunDone, RunStopped),
+		Run:        g.pick(state.RunInProgress, state.RunAwaitingDecision, state.RunFailed, state.RunDone, state.RunStopped),
 		RetryCount: g.n(3),
 		Cycle:      1 + g.n(4),
-		Limits: Limits{Sessions: g.n(5), Iterations: g.n(9), RunStartedAt: g.time(),
+		Limits: state.Limits{Sessions: g.n(5), Iterations: g.n(9), RunStartedAt: g.time(),
 			LastConfidence: float64(g.n(100)) / 100, HasConfidence: g.n(1) == 1, FailedWaves: g.n(2), Deferred: g.text(false)},
 		StartedAt: g.time(),
 		UpdatedAt: g.time(),
@@ -104,27 +108,27 @@ func (g gen) state(tasks int) *State {
 	switch g.n(2) {
 	case 0:
 	case 1:
-		s.SubStep = SubStep{Phase: 0, Name: AwaitingInvocation}
+		s.SubStep = state.SubStep{Phase: 0, Name: state.AwaitingInvocation}
 	default:
-		s.SubStep = SubStep{Phase: g.n(9), Name: g.kebab(), Detail: g.text(false)}
+		s.SubStep = state.SubStep{Phase: g.n(9), Name: g.kebab(), Detail: g.text(false)}
 	}
 	for i := g.n(10); i > 0; i-- {
-		s.Steps = append(s.Steps, StepProgress{Slug: g.slug(), Status: g.stepStatus(), Retries: g.n(3), Note: g.text(false), Declared: g.n(1) == 0})
+		s.Steps = append(s.Steps, state.StepProgress{Slug: g.slug(), Status: g.stepStatus(), Retries: g.n(3), Note: g.text(false), Declared: g.n(1) == 0})
 	}
 	for i := g.n(6); i > 0; i-- {
-		s.Completed = append(s.Completed, CompletedStep{Step: g.n(12), Slug: g.slug(), Name: g.text(false),
+		s.Completed = append(s.Completed, state.CompletedStep{Step: g.n(12), Slug: g.slug(), Name: g.text(false),
 			At: g.time(), Outcome: g.text(false), Cycle: g.n(3)})
 	}
 	for i := g.n(5); i > 0; i-- {
-		s.Decisions = append(s.Decisions, Decision{Gate: fmt.Sprintf("gate-%d", g.n(50)), Question: g.text(false),
+		s.Decisions = append(s.Decisions, state.Decision{Gate: fmt.Sprintf("gate-%d", g.n(50)), Question: g.text(false),
 			Option: g.pick("A", "B", "C", "D"), OptionText: g.text(false), By: g.pick("octocat", "dependabot[bot]", "a-b"),
 			At: g.time(), Link: g.link(), CommentID: int64(g.n(1e6)), Reason: g.text(false), GateOpenedAt: g.time()})
 	}
 	if g.n(2) > 0 {
-		s.LastSession = Session{Date: g.time(), EndedAt: g.text(false), Reason: g.text(false), Notes: g.text(false)}
+		s.LastSession = state.Session{Date: g.time(), EndedAt: g.text(false), Reason: g.text(false), Notes: g.text(false)}
 	}
 	for i := g.n(4); i > 0; i-- {
-		s.RetryLog = append(s.RetryLog, RetryEntry{Attempt: 1 + g.n(2), Step: g.n(9), Name: g.text(false),
+		s.RetryLog = append(s.RetryLog, state.RetryEntry{Attempt: 1 + g.n(2), Step: g.n(9), Name: g.text(false),
 			SubStep: g.text(false), Reason: g.text(false), At: g.time()})
 	}
 	for i := g.n(3); i > 0; i-- {
@@ -135,10 +139,10 @@ func (g gen) state(tasks int) *State {
 	return s
 }
 
-func (g gen) tasks(s *State, n int) {
+func (g gen) tasks(s *state.State, n int) {
 	for i := 0; i < n; i++ {
-		t := Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(KindEpic, KindTask, KindTask), Title: g.text(false),
-			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Jira: g.pick(JiraPending, JiraSending, JiraCreated, JiraFailed, JiraLocal),
+		t := state.Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(state.KindEpic, state.KindTask, state.KindTask), Title: g.text(false),
+			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Jira: g.pick(state.JiraPending, state.JiraSending, state.JiraCreated, state.JiraFailed, state.JiraLocal),
 			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
 			Points: float64(g.n(16)) / 2}
 		if i > 0 && g.n(1) == 0 {
@@ -150,7 +154,7 @@ func (g gen) tasks(s *State, n int) {
 				t.DepsLinked = t.DependsOn
 			}
 		}
-		if t.Jira == JiraCreated {
+		if t.Jira == state.JiraCreated {
 			t.JiraKey = fmt.Sprintf("PROJ-%d", 1+g.n(999))
 			if g.n(1) == 0 {
 				t.JiraURL = "https://example.atlassian.net/browse/" + t.JiraKey
@@ -160,12 +164,12 @@ func (g gen) tasks(s *State, n int) {
 	}
 }
 
-func (g gen) rest(s *State) {
+func (g gen) rest(s *state.State) {
 	if g.n(2) > 0 {
 		v := g.n(1) == 1
 		s.JiraEnabled = &v
 		s.JiraNote = g.text(false)
-		s.JiraOff = g.pick("", JiraNotConfigured)
+		s.JiraOff = g.pick("", state.JiraNotConfigured)
 		s.JiraRetryAt = g.time()
 		s.Tracker = g.pick("", "github")
 	}
@@ -176,16 +180,16 @@ func (g gen) rest(s *State) {
 		from := g.n(40) + 1
 		for i := g.n(3); i >= 0; i-- {
 			to := from + g.n(30)
-			s.Archives = append(s.Archives, DecisionArchive{From: from, To: to, URL: g.link(), Opened: g.time()})
+			s.Archives = append(s.Archives, state.DecisionArchive{From: from, To: to, URL: g.link(), Opened: g.time()})
 			from = to + 1
 		}
 		s.DecisionsArchived = from - 1
 	}
 	if g.n(1) == 0 {
-		gt := &Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),
+		gt := &state.Gate{ID: fmt.Sprintf("gate-%d", g.n(50)), Kind: "boundary", Title: "DECISION REQUIRED: " + g.text(true),
 			Recommend: "A", Reason: "because " + g.text(false), OpenedAt: g.time(), CommentID: int64(g.n(1e6))}
 		for i := 0; i < 2+g.n(2); i++ {
-			gt.Options = append(gt.Options, Option{Letter: string(rune('A' + i)), Text: "opt " + g.text(true), Action: Action(g.pick("confirm", "retry-fresh", "back:plan"))})
+			gt.Options = append(gt.Options, state.Option{Letter: string(rune('A' + i)), Text: "opt " + g.text(true), Action: state.Action(g.pick("confirm", "retry-fresh", "back:plan"))})
 		}
 		if g.n(1) == 0 {
 			gt.Details = []string{"Step: 5 — " + g.text(true)}
@@ -196,13 +200,13 @@ func (g gen) rest(s *State) {
 		s.Gate = gt
 	}
 	for i := g.n(5); i > 0; i-- {
-		s.Ledger = append(s.Ledger, LedgerEntry{CommentID: int64(1 + g.n(1e6)), Outcome: g.pick("applied", "rejected:unauthorized", "not-a-command")})
+		s.Ledger = append(s.Ledger, state.LedgerEntry{CommentID: int64(1 + g.n(1e6)), Outcome: g.pick("applied", "rejected:unauthorized", "not-a-command")})
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.Replies = append(s.Replies, g.text(false))
 	}
 	for i := g.n(2); i > 0; i-- {
-		e := Effect{Kind: EffectKind(g.pick("comment", "reply", "react", "dispatch", "jira-sync")), Marker: g.text(false), Body: g.text(false),
+		e := state.Effect{Kind: state.EffectKind(g.pick("comment", "reply", "react", "dispatch", "jira-sync")), Marker: g.text(false), Body: g.text(false),
 			Target: int64(g.n(1000)), Reaction: g.pick("+1", "confused", "")}
 		if g.n(1) == 0 {
 			e.Workflow, e.Ref = "autopilot.yml", "main"
@@ -211,25 +215,25 @@ func (g gen) rest(s *State) {
 		s.Outbox = append(s.Outbox, e)
 	}
 	if g.n(3) == 0 {
-		s.Stop = &Stop{Reason: "max-sessions-reached", Hint: g.text(false), At: g.time(), Resume: g.pick("", RunInProgress)}
+		s.Stop = &state.Stop{Reason: "max-sessions-reached", Hint: g.text(false), At: g.time(), Resume: g.pick("", state.RunInProgress)}
 	}
 	if g.n(2) == 0 {
-		s.Review = &ReviewLoop{Slug: "fix-login", Snapshot: g.text(false), Iteration: g.n(10), ReviewCycle: g.n(3), MaxIterations: 10,
-			Architect: &Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
-			Handoffs: map[string]Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()},
+		s.Review = &state.ReviewLoop{Slug: "fix-login", Snapshot: g.text(false), Iteration: g.n(10), ReviewCycle: g.n(3), MaxIterations: 10,
+			Architect: &state.Approval{By: "octocat", At: g.time(), Link: g.link(), Note: g.text(false)},
+			Handoffs: map[string]state.Handoff{"plan": {Summary: g.text(false), Links: []string{g.link()}, At: g.time()},
 				"qa": {Summary: g.text(false), Links: []string{g.link()}, At: g.time(), PR: g.n(500) + 1, HeadSHA: "6dcb09b5b57875f334f61aebed695e2e4193db5e",
 					Review: int64(g.n(1e9)) + 1, Checks: []int64{int64(g.n(1e9)) + 1}}},
 			FailureHistory: []string{g.text(false)}}
 	}
 	if g.n(1) == 0 {
-		s.Exec = &Execution{Executor: "dispatch", Session: "ap-12-3", Attempt: g.n(3), RunID: int64(g.n(1e9)), DispatchedAt: g.time(), StartedAt: g.time(), Announced: true}
+		s.Exec = &state.Execution{Executor: "dispatch", Session: "ap-12-3", Attempt: g.n(3), RunID: int64(g.n(1e9)), DispatchedAt: g.time(), StartedAt: g.time(), Announced: true}
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.LinkedPRs = append(s.LinkedPRs, 1+g.n(500))
-		s.PRChecks = append(s.PRChecks, PRCheck{PR: 1 + g.n(500), Head: fmt.Sprintf("%040x", g.n(1e9)), Trusted: g.n(1) == 0, Shown: fmt.Sprintf("%016x", g.n(1e9)), GateHead: g.pick("", fmt.Sprintf("%040x", g.n(1e9))), Pending: g.n(1) == 0})
+		s.PRChecks = append(s.PRChecks, state.PRCheck{PR: 1 + g.n(500), Head: fmt.Sprintf("%040x", g.n(1e9)), Trusted: g.n(1) == 0, Shown: fmt.Sprintf("%016x", g.n(1e9)), GateHead: g.pick("", fmt.Sprintf("%040x", g.n(1e9))), Pending: g.n(1) == 0})
 	}
 	for i := g.n(2); i > 0; i-- {
-		s.LinkVouches = append(s.LinkVouches, LinkVouch{PR: 1 + g.n(500), By: g.pick("octocat", "a-b"), Body: fmt.Sprintf("%016x", g.n(1e9))})
+		s.LinkVouches = append(s.LinkVouches, state.LinkVouch{PR: 1 + g.n(500), By: g.pick("octocat", "a-b"), Body: fmt.Sprintf("%016x", g.n(1e9))})
 	}
 	s.Seq = int64(g.n(40))
 	if g.n(1) == 0 {
@@ -246,7 +250,7 @@ func (g gen) rest(s *State) {
 		s.FailedSessions = map[string]int{g.slug(): g.n(3)}
 	}
 	if s.Review != nil {
-		s.Review.Critic = &Approval{By: "hubot", At: g.time(), Link: g.link(), Note: g.text(false)}
+		s.Review.Critic = &state.Approval{By: "hubot", At: g.time(), Link: g.link(), Note: g.text(false)}
 		s.Review.ReviewVerdict = g.verdict()
 		s.Review.QAVerdict = g.verdict()
 		s.Review.InterviewRationale, s.Review.InterviewSkipped = g.text(false), g.text(false)
@@ -354,7 +358,7 @@ func setPaths(v reflect.Value, path string, out map[string]bool) {
 // a field is added to State, the generator must learn to fill it.
 func TestGeneratorCoversEveryField(t *testing.T) {
 	all, set := map[string]bool{}, map[string]bool{}
-	leafPaths(reflect.TypeOf(State{}), "", all)
+	leafPaths(reflect.TypeOf(state.State{}), "", all)
 	g := gen{rand.New(rand.NewSource(9))}
 	for i := 0; i < 300; i++ {
 		s := g.state(g.n(6))
