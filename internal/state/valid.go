@@ -78,7 +78,7 @@ func Valid(s *State) error {
 	if s == nil {
 		return bad("state", "missing")
 	}
-	checks := []func(*State) error{validHeader, validCurrent, validHistory, validArchives, validTasks, validGate, validRest}
+	checks := []func(*State) error{validHeader, validCurrent, validHistory, validArchives, validTasks, validGate, validRest, validMarks}
 	for _, check := range checks {
 		if err := check(s); err != nil {
 			return err
@@ -237,6 +237,8 @@ func validGate(s *State) error {
 	return nil
 }
 
+// validRest checks the run's bookkeeping: ledger, outbox, stop, limits,
+// review loop and execution.
 func validRest(s *State) error {
 	if s.LedgerFloor < 0 {
 		return bad("ledger_floor", "is negative")
@@ -270,6 +272,12 @@ func validRest(s *State) error {
 	if e := s.Exec; e != nil && (e.Attempt < 0 || e.RunID < 0) {
 		return bad("exec", "attempt and run_id must be >= 0")
 	}
+	return nil
+}
+
+// validMarks checks what the engine remembers across passes: counters, the
+// refused requests, linked PRs and their vouches.
+func validMarks(s *State) error {
 	if s.Seq < 0 {
 		return bad("seq", "is negative")
 	}
