@@ -33,11 +33,12 @@ type (
 )
 
 const (
-	QJiraAuth = events.QJiraAuth
-	QJiraSync = events.QJiraSync
-	QCheckPR  = events.QCheckPR
-	QPerms    = events.QPerms
-	JiraAuto  = events.JiraAuto
-	JiraAsked = events.JiraAsked
-	JiraRetry = events.JiraRetry
+	QJiraAuth  = events.QJiraAuth
+	QJiraSync  = events.QJiraSync
+	QCheckPR   = events.QCheckPR
+	QPerms     = events.QPerms
+	QJiraClose = events.QJiraClose
+	JiraAuto   = events.JiraAuto
+	JiraAsked  = events.JiraAsked
+	JiraRetry  = events.JiraRetry
 )

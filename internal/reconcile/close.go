@@ -7,11 +7,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// closeJira moves the Jira issues of the tasks to done when the GitHub issue
-// is closed and jira.transition_on_close is set (PRODUCT §10), when
-// trackersync.Closing finds something to do: every created task not yet
-// done is transitioned, in task order, and marked done in the state,
-// written once at the end.
+// closeJira answers the engine's QJiraClose (the GitHub issue is closed,
+// the configuration asks for it and open tasks have tracker issues;
+// PRODUCT §10): every created task not yet done is transitioned, in task
+// order, and marked done in the state, written once at the end.
 //
 // Jira trouble never fails the run: a refused token pauses Jira for the
 // issue and says so once; a rate limit leaves the rest to a later pass,
@@ -19,10 +18,9 @@ import (
 // it; an issue Jira will not move (no transition to done) is logged and
 // tried again by a later pass. A redelivered closed event finds every task
 // done and sends nothing.
-func (ru *run) closeJira() error {
-	s := ru.st
-	closer, open := trackersync.Closing(ru.set.Config, ru.tracker, s, ru.loaded.Issue.State)
-	if closer == nil {
+func (ru *run) closeJira(open int) error {
+	closer, ok := ru.tracker.(tracker.Closer)
+	if !ok {
 		return nil
 	}
 	if ru.r.o.DryRun {
@@ -30,17 +28,16 @@ func (ru *run) closeJira() error {
 		return nil
 	}
 	ru.outside = true
-	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, s, tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
+	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, ru.state(), tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
 	ru.notes = append(ru.notes, notes...)
-	// ru.changed may already hold this pass's changes: the write below
+	// The node may already hold this pass's changes: the write below
 	// carries them.
 	if err := ru.apply(ev); err != nil {
 		return err
 	}
-	if !ru.changed {
+	if !ru.node.Changed() {
 		return nil
 	}
-	ru.changed = false
 	if err := ru.write(); err != nil {
 		return fmt.Errorf("record jira transitions of #%d: %w", ru.number, err)
 	}

@@ -11,25 +11,17 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// jira runs the Jira outbox (trackersync.Sync) when the engine's plan says
-// so (trackersync.Plan). Jira trouble never fails the run: the sync stops
-// early and the state says why. Only a failed state write (Persist) is an
-// error.
-func (ru *run) jira() error {
-	var plan engine.SyncPlan
-	plan, ru.queries = trackersync.Plan(ru.queries, ru.set, ru.st, ru.sweep)
-	if plan.Unconfigured {
-		ru.notes = append(ru.notes, "jira sync requested but Jira is not configured")
-	}
-	if !plan.Run {
-		return nil
-	}
+// jira answers the engine's QJiraSync: it runs the Jira outbox
+// (trackersync.Sync) with the engine's plan. Jira trouble never fails the
+// run: the sync stops early and the state says why. Only a failed state
+// write (Persist) is an error.
+func (ru *run) jira(plan engine.SyncPlan) error {
 	if ru.r.o.DryRun {
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(ru.st)))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(ru.state())))
 		return nil
 	}
 	ru.outside = true
-	ev, err := trackersync.Sync(ru.ctx, ru.tracker, ru.st, plan, ru.syncOptions(plan), ru.r.o.Logger, ru.number)
+	ev, err := trackersync.Sync(ru.ctx, ru.tracker, ru.state(), plan, ru.syncOptions(plan), ru.r.o.Logger, ru.number)
 	if err != nil {
 		return err
 	}
@@ -38,8 +30,7 @@ func (ru *run) jira() error {
 	if err := ru.apply(ev); err != nil {
 		return err
 	}
-	if ru.changed {
-		ru.changed = false
+	if ru.node.Changed() {
 		return ru.write()
 	}
 	return nil
@@ -48,14 +39,15 @@ func (ru *run) jira() error {
 // syncOptions are a sync's bounds; its Persist writes the state that
 // claims the creates before any is sent (and waits for the claim to stand).
 func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
+	st := ru.state()
 	opts := tracker.SyncOptions{
-		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: ru.st.JiraRetryAt,
+		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: st.JiraRetryAt,
 		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
 		Persist: func(ts []state.Task) error {
-			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: ru.st.JiraNote, RetryAt: ru.st.JiraRetryAt, Enable: plan.Enable}); err != nil {
+			st := ru.state()
+			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: st.JiraNote, RetryAt: st.JiraRetryAt, Enable: plan.Enable}); err != nil {
 				return err
 			}
-			ru.changed = false
 			if err := ru.write(); err != nil {
 				return err
 			}

@@ -14,11 +14,11 @@ func (ru *run) versionTag() string {
 }
 
 // recover handles tampered or lost state before any input is applied
-// (load.Loaded.Recover).
-func (ru *run) recover() error {
-	rc := ru.loaded.Recover()
+// (load.Loaded.Recover); a rolled-back state is written whatever happens
+// (NodeOptions.Rewrite).
+func (ru *run) recover(rc load.Recovery) error {
 	if rc.Rollback {
-		ru.rollback, ru.changed = true, true
+		ru.rollback = true
 		s := ru.loaded.State
 		ru.r.o.Logger.Warn("state is older than the bot's comments; re-applying the comments since", "issue", ru.number, "version", s.Version, "comments_version", ru.loaded.MaxVersion)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
-	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // The PR check (PRODUCT §14): the engine decides what each trusted linked
@@ -23,7 +22,7 @@ import (
 // seePull reads a linked PR as it is now (head, author permission,
 // approvals) and records it, so the check follows its head and its trust.
 func (ru *run) seePull(n int) error {
-	if ru.st == nil || n == ru.number {
+	if ru.state() == nil || n == ru.number {
 		return nil
 	}
 	pr, err := ru.getPull(n)
@@ -65,49 +64,20 @@ func (ru *run) seePullRead(pr forge.Pull) error {
 // reading reports whether this pass reads PR n as evidence anyway
 // (checkPR records what it read), so it need not be read twice.
 func (ru *run) reading(n int) bool {
-	for _, q := range ru.queries {
-		if q.Kind == engine.QCheckPR && q.PR == n {
-			return true
-		}
-	}
-	return false
+	return ru.node.Asks(engine.QCheckPR, n)
 }
 
-// planChecks records the new hash of each check a PR head should show
-// before the state write (prcheck.Plan); publishChecks then creates the
-// runs.
-func (ru *run) planChecks() error {
-	ru.checks = nil
-	if ru.st == nil || ru.r.o.DryRun {
-		return nil
-	}
-	if _, ok := ru.r.o.Forge.(forge.CheckWriter); !ok {
-		return nil
-	}
-	want := checkview.DesiredChecks(ru.set.Config, ru.set.AnswerPermission, ru.st, checkview.CheckOptions{Buttons: ru.r.o.CheckButtons})
-	var err error
-	if ru.checks, err = prcheck.Plan(want, ru.state, ru.applyCheck); err != nil {
-		return err
-	}
-	if len(ru.checks) > 0 {
-		ru.changed = true
-	}
-	return nil
-}
-
-// publishChecks creates the planned check runs (prcheck.Publisher);
-// settle writes the pending marks (set or cleared) after.
+// publishChecks creates the check runs the engine planned
+// (prcheck.Publisher); settle writes the pending marks (set or cleared)
+// after.
 func (ru *run) publishChecks() error {
 	cw, ok := ru.r.o.Forge.(forge.CheckWriter)
 	if !ok {
 		return nil
 	}
 	p := prcheck.Publisher{Checks: cw, Logger: ru.r.o.Logger, Issue: ru.number, St: ru.state, Apply: ru.applyCheck, Links: ru.checkLinks}
-	notes, marked, err := p.Publish(ru.ctx, ru.checks)
+	notes, _, err := p.Publish(ru.ctx, ru.checks)
 	ru.notes = append(ru.notes, notes...)
-	if marked {
-		ru.checksMarked = true
-	}
 	if err != nil {
 		return err
 	}
@@ -127,8 +97,6 @@ func (ru *run) checkLinks(c checkview.CheckRun) prcheck.Links {
 	}
 	return l
 }
-
-func (ru *run) state() *state.State { return ru.st }
 
 func (ru *run) applyCheck(ev engine.CheckShown) error { return ru.apply(ev) }
 

@@ -168,21 +168,22 @@ func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome,
 
 // run is one reconcile pass over an issue.
 type run struct {
-	r       *Reconciler
-	ctx     context.Context
-	number  int
-	set     engine.Settings
-	loaded  *load.Loaded
-	st      *state.State
+	r      *Reconciler
+	ctx    context.Context
+	number int
+	set    engine.Settings
+	loaded *load.Loaded
+	// node is the engine's side of the pass: it holds the state as the
+	// events left it and decides what to do next (engine.Node.Ready).
+	node *engine.Node
+	// effects are what the node handed out to perform, in order; the
+	// performer reads the list live, so effects the outcomes produce
+	// while it runs are performed too.
 	effects []state.Effect
-	// queries are what the engine asked this pass and nobody answered yet.
-	queries  []engine.Query
-	decision string
-	wrote    bool
-	changed  bool
-	notes    []string
-	perms    comments.Perms
-	tracker  tracker.Tracker
+	wrote   bool
+	notes   []string
+	perms   comments.Perms
+	tracker tracker.Tracker
 	// sweep: this pass is the scheduled catch-up (Jira statuses are read back).
 	sweep bool
 	// before is the current step of the state as read (Outcome.StepBefore).
@@ -193,17 +194,14 @@ type run struct {
 	configRaw   string
 	// own is the state body an earlier pass of this Issue call wrote.
 	own string
-	// rollback: the state read is older than the bot's own comments.
+	// rollback: the state read is older than the bot's own comments (its
+	// write goes above every version they name).
 	rollback bool
 	// posted maps the comments this pass created to their markers.
 	posted map[int64]string
 	// wroteID and wroteBody are the state comment this pass wrote.
 	wroteID   int64
 	wroteBody string
-	// refused grew: a 422 was recorded and must be written.
-	refused bool
-	// classified: the ledger grew; written at the latest at the end.
-	classified bool
 	// authorEdit is the trigger's proof of an edit by a comment's author.
 	authorEdit *forge.Comment
 	// prSeen are the linked PRs' comments read (they bound the watermark).
@@ -211,11 +209,11 @@ type run struct {
 	// slowWrite: a state write came slowly after its re-read; the pass is
 	// read back even if it posted nothing (verify).
 	slowWrite bool
-	// checks are the PR check runs planned before this pass's write.
+	// checks are the PR check runs the node planned, created after the
+	// state write.
 	checks []checkview.CheckRun
-	// checksMarked: publishChecks set or cleared a pending mark (a create
-	// failed, or one an earlier pass owed succeeded): one more write.
-	checksMarked bool
+	// labels are the issue's autopilot labels as the last Ready had them.
+	labels []string
 	// pulls are the PRs read this pass.
 	pulls map[int]forge.Pull
 	// last: the Issue call's last pass (checkVersion).
@@ -243,7 +241,6 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 		return Outcome{Issue: number}, err
 	}
 	ru.loaded = ld
-	ru.st = ld.State
 	if ld.State != nil {
 		ru.before = ld.State.Slug
 	}
@@ -251,27 +248,13 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if err != nil {
 		return Outcome{Issue: number}, err
 	}
-	perm := r.o.AnswerPermission
-	if cfg.AnswerPermission != "" {
-		if p := access.Level(cfg.AnswerPermission); p.AtLeast(perm) {
-			perm = p
-		}
-	}
-	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker}
-	if ru.tracker, err = src.For(cfg, ru.st, number); err != nil {
-		return Outcome{Issue: number}, &ConfigError{Path: r.o.ConfigPath, Err: err}
-	}
-	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
-	if r.o.BudgetLow != nil {
-		ru.set.BudgetLow = r.o.BudgetLow()
-	}
-	if err := ru.recover(); err != nil {
+	if err := ru.start(cfg); err != nil {
 		return ru.outcome(), err
 	}
 	if err := ru.collect(t); err != nil {
 		return ru.outcome(), err
 	}
-	if ru.st != nil && ru.freshConfig {
+	if ru.state() != nil && ru.freshConfig {
 		// Kept in the state, so later events need not read it again.
 		if err := ru.apply(engine.ConfigRead{YAML: ru.configRaw}); err != nil {
 			return ru.outcome(), err
@@ -281,6 +264,43 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 		return ru.outcome(), err
 	}
 	return ru.outcome(), nil
+}
+
+// start builds the pass's settings and its engine node, and tells the
+// engine what the load found wrong with the state (load.Loaded.Recover).
+func (ru *run) start(cfg *config.Config) error {
+	r := ru.r
+	perm := r.o.AnswerPermission
+	if cfg.AnswerPermission != "" {
+		if p := access.Level(cfg.AnswerPermission); p.AtLeast(perm) {
+			perm = p
+		}
+	}
+	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker}
+	var err error
+	if ru.tracker, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
+		return &ConfigError{Path: r.o.ConfigPath, Err: err}
+	}
+	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
+	if r.o.BudgetLow != nil {
+		ru.set.BudgetLow = r.o.BudgetLow()
+	}
+	rc := ru.loaded.Recover()
+	_, checks := r.o.Forge.(forge.CheckWriter)
+	ru.node = engine.NewNode(ru.set, ru.loaded.State, engine.NodeOptions{
+		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", SubIssues: trackersync.IsSubIssues(ru.tracker),
+		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback,
+	})
+	return ru.recover(rc)
+}
+
+// state is the state as the events so far left it (the one read before
+// the node exists).
+func (ru *run) state() *state.State {
+	if ru.node == nil {
+		return ru.loaded.State
+	}
+	return ru.node.State()
 }
 
 // prefetch asks for the permission of the trigger comment's author, when
@@ -300,8 +320,11 @@ func (ru *run) prefetch(t Trigger) error {
 }
 
 func (ru *run) outcome() Outcome {
-	o := Outcome{Issue: ru.number, Decision: ru.decision, Wrote: ru.wrote, Notes: ru.notes, StepBefore: ru.before}
-	if s := ru.st; s != nil {
+	o := Outcome{Issue: ru.number, Wrote: ru.wrote, Notes: ru.notes, StepBefore: ru.before}
+	if ru.node != nil {
+		o.Decision = ru.node.Decision()
+	}
+	if s := ru.state(); s != nil {
 		o.Flow, o.Step, o.Status, o.Version = s.Flow, s.Slug, s.Run, s.Version
 		if s.Stop != nil {
 			o.Stop = s.Stop.Reason
@@ -311,25 +334,7 @@ func (ru *run) outcome() Outcome {
 }
 
 // apply feeds one event to the engine.
-func (ru *run) apply(ev engine.Event) error {
-	res, err := engine.Apply(ru.set, ru.st, ev, ru.r.o.Now())
-	if err != nil {
-		return err
-	}
-	if res.State != nil && ru.st == nil {
-		res.State.Issue = ru.number
-	}
-	ru.st = res.State
-	ru.effects = append(ru.effects, res.Effects...)
-	ru.queries = append(ru.queries, res.Queries...)
-	if res.Changed {
-		ru.changed = true
-	}
-	if res.Decision != "" {
-		ru.decision = res.Decision
-	}
-	return nil
-}
+func (ru *run) apply(ev engine.Event) error { return ru.node.Step(ev, ru.r.o.Now()) }
 
 // collect turns the trigger and every unhandled comment into engine
 // events: a start first, then the comments in creation order, then what
@@ -338,7 +343,7 @@ func (ru *run) collect(t Trigger) error {
 	if err := ru.startIfAsked(t); err != nil {
 		return err
 	}
-	if ru.st == nil {
+	if ru.state() == nil {
 		return nil
 	}
 	if err := ru.applyComments(t); err != nil {
@@ -353,8 +358,8 @@ func (ru *run) startIfAsked(t Trigger) error {
 	ld := ru.loaded
 	// The sweep decided from a listing; the issue as read now has the last
 	// word (its label may have come back or gone since).
-	adopt := t.Adopt && ru.st == nil && !ld.Lost && ld.Tampered == "" && ru.r.hasTrigger(ld.Issue.Labels)
-	if !adopt && !(t.Start && (ru.st == nil || ru.st.Run == state.RunStopped || ru.st.Run == state.RunDone)) {
+	adopt := t.Adopt && ru.state() == nil && !ld.Lost && ld.Tampered == "" && ru.r.hasTrigger(ld.Issue.Labels)
+	if !adopt && !(t.Start && (ru.state() == nil || ru.state().Run == state.RunStopped || ru.state().Run == state.RunDone)) {
 		return nil
 	}
 	flowName, cands, err := repofiles.PickFlow(ru.ctx, ru.r.o.Forge, ld.Issue.Labels, ru.set.Config)
@@ -373,24 +378,15 @@ func (ru *run) applyComments(t Trigger) error {
 	if err != nil {
 		return err
 	}
-	classified := len(ru.st.Ledger)
 	cs = append(cs, prComments...)
 	comments.InOrder(cs)
 	for _, c := range cs {
-		if engine.Handled(ru.st, c.ID) {
+		if engine.Handled(ru.state(), c.ID) {
 			continue
 		}
 		if err := ru.applyComment(ru.commentEvent(c)); err != nil {
 			return err
 		}
-	}
-	if len(ru.st.Ledger) > classified {
-		// Every classification is stored, read-only ones too: one that is
-		// not could be edited into an answer before a later write and then
-		// be applied (edits never change a decision). It has no effect to
-		// protect, so it rides on this pass's other write, or gets its own
-		// at the end.
-		ru.classified = true
 	}
 	return nil
 }
@@ -411,7 +407,7 @@ func (ru *run) applyTrigger(t Trigger) error {
 		evs = append(evs, c)
 	}
 	if t.Run != nil {
-		if ok, why := engine.MatchRun(ru.set, ru.st, *t.Run); !ok {
+		if ok, why := engine.MatchRun(ru.set, ru.state(), *t.Run); !ok {
 			// Not this step's run (or a forged one): logged, nothing else.
 			ru.r.o.Logger.Info("workflow run ignored", "issue", ru.number, "run", t.Run.RunID, "why", why)
 		}
@@ -426,7 +422,7 @@ func (ru *run) applyTrigger(t Trigger) error {
 		}
 	}
 	evs = nil
-	if t.PR != 0 && !linked(ru.st, t.PR) {
+	if t.PR != 0 && !linked(ru.state(), t.PR) {
 		evs = append(evs, engine.PRLinked{PR: t.PR})
 	}
 	if t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ru.loaded.Issue.Labels)) {
@@ -496,7 +492,7 @@ func (ru *run) applyLinked(e engine.PRLinked) error {
 // be applied, every PR the state knows. The bot's own comments are left
 // out; a PR that is gone is skipped.
 func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
-	prs := comments.PRs(t.PR, ru.number, ru.st, t.Sweep || ru.pendingInput())
+	prs := comments.PRs(t.PR, ru.number, ru.state(), t.Sweep || ru.pendingInput())
 	out, err := comments.ReadPRs(prs, ru.listPR, ru.r.trusted)
 	ru.prSeen = append(ru.prSeen, out...)
 	return out, err
@@ -504,7 +500,7 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 
 // pendingInput reports an unhandled issue comment that could act.
 func (ru *run) pendingInput() bool {
-	return comments.Pending(ru.loaded.Human, ru.st, ru.parse)
+	return comments.Pending(ru.loaded.Human, ru.state(), ru.parse)
 }
 
 // parse parses a comment's body once per pass (comments.Parser).
@@ -525,13 +521,13 @@ func linked(s *state.State, pr int) bool {
 // commentEvent builds the engine's view of a comment (comments.Event).
 func (ru *run) commentEvent(c forge.Comment) engine.Comment {
 	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config, AnswerPermission: ru.set.AnswerPermission,
-		AuthorEdit: ru.authorEdit, GatePosted: ru.loaded.GatePosted, Parse: ru.parse, Replied: ru.replied, Perm: ru.perm, TaskFiles: ru.taskFiles}, ru.st, c)
+		AuthorEdit: ru.authorEdit, GatePosted: ru.loaded.GatePosted, Parse: ru.parse, Replied: ru.replied, Perm: ru.perm, TaskFiles: ru.taskFiles}, ru.state(), c)
 }
 
 // taskFiles reads the _docs/ task files of a Jira step when the config
 // names a directory (repofiles.StepTaskFiles).
 func (ru *run) taskFiles(start int) ([]state.Task, error) {
-	return repofiles.StepTaskFiles(ru.ctx, ru.r.o.Forge, ru.set.Config, ru.st, start)
+	return repofiles.StepTaskFiles(ru.ctx, ru.r.o.Forge, ru.set.Config, ru.state(), start)
 }
 
 // replied reports whether the bot already replied to comment id.

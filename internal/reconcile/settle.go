@@ -13,40 +13,22 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/labelsync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
-	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
-// settle runs queries, writes the state, then performs the effects.
+// settle carries out what the engine decides: it answers the engine's
+// queries until none is left (ready), writes the state, performs the
+// effects, matches the labels and creates the PR checks, and writes once
+// more if their outcomes left a change unwritten (a refusal to remember,
+// classifications no other write carried, a check's pending mark).
 func (ru *run) settle() error {
-	if err := ru.answer(); err != nil {
+	if err := ru.ready(); err != nil {
 		return err
 	}
-	if err := ru.planChecks(); err != nil {
-		return err
-	}
-	if ru.st != nil {
-		// The engine decides what is still owed and what the write
-		// announces; classifications ride on this pass's write when
-		// effects follow anyway (its version re-read is then usually a
-		// free 304).
-		rd := outbox.Settle(ru.st, ru.effects, ru.seen(), ru.changed, ru.classified)
-		ru.st, ru.effects, ru.changed = rd.State, rd.Effects, rd.Write
-	} else {
-		ru.changed = false
-	}
-	// Jira goes first: a sync that creates writes the state before sending
-	// (its outbox), and that write carries this pass's changes too.
-	if err := ru.jira(); err != nil {
-		return err
-	}
-	if err := ru.closeJira(); err != nil {
-		return err
-	}
-	if ru.changed {
+	if ru.node.Changed() {
 		// Written before any effect, with the effects announced in the outbox.
 		if err := ru.write(); err != nil {
 			return err
@@ -55,16 +37,13 @@ func (ru *run) settle() error {
 	if err := ru.perform(); err != nil {
 		return err
 	}
-	if err := ru.labels(); err != nil {
+	if err := ru.labelsSync(); err != nil {
 		return err
 	}
 	if err := ru.publishChecks(); err != nil {
 		return err
 	}
-	if ru.refused || ru.classified && !ru.wrote || ru.checksMarked {
-		// Remember a refusal, so no later run sends it again unchanged,
-		// classifications no other write carried, and pending marks of
-		// the PR check set or cleared.
+	if ru.node.Unwritten() {
 		if err := ru.write(); err != nil {
 			return err
 		}
@@ -73,44 +52,75 @@ func (ru *run) settle() error {
 }
 
 // maxQueryRounds bounds the rounds of "the engine asks, reconcile answers,
-// the engine again" in one pass: a PR read can lead to a Jira check only
-// through a step completing, so real passes need two or three.
-const maxQueryRounds = 5
+// the engine again" in one pass: reads (a PR read can lead to a Jira check
+// only through a step completing, and a read may ask for permissions),
+// then the tracker sync and the closes.
+const maxQueryRounds = 10
 
-// answer answers the engine's read-only queries (Jira auth check, PR
-// evidence) until none remain, at most maxQueryRounds rounds.
-func (ru *run) answer() error {
-	for round := 0; round < maxQueryRounds; round++ {
-		var rest, q []engine.Query
-		for _, e := range ru.queries {
-			if e.Kind == engine.QJiraAuth || e.Kind == engine.QCheckPR {
-				q = append(q, e)
-			} else {
-				rest = append(rest, e)
-			}
+// ready asks the engine what to do next and answers its queries, round
+// after round, until it asks nothing more; what it hands out to carry out
+// (effects, checks, labels, notes) is kept for the rest of the pass.
+func (ru *run) ready() error {
+	for round := 0; ; round++ {
+		rd, err := ru.next()
+		if err != nil {
+			return err
 		}
-		if len(q) == 0 {
+		if len(rd.Queries) == 0 {
 			return nil
 		}
-		ru.queries = rest
-		for _, e := range q {
-			switch e.Kind {
-			case engine.QJiraAuth:
-				if ru.tracker != nil {
-					ru.outside = true
-				}
-				ev := trackersync.Auth(ru.ctx, ru.tracker, ru.r.o.Logger, ru.number)
-				if err := ru.apply(ev); err != nil {
-					return err
-				}
-			case engine.QCheckPR:
-				if err := ru.checkPR(e.PR); err != nil {
-					return err
-				}
+		if round == maxQueryRounds {
+			ru.r.o.Logger.Warn("engine still asks after the last round; left to the next pass", "issue", ru.number, "queries", rd.Queries)
+			return nil
+		}
+		for _, q := range rd.Queries {
+			if err := ru.answer(q); err != nil {
+				return err
 			}
 		}
 	}
-	return nil
+}
+
+// next takes the engine's Ready: the effects to perform (after what it
+// handed out before), the checks to create, the labels and the notes.
+func (ru *run) next() (engine.Ready, error) {
+	rd, err := ru.node.Ready(ru.seen(), ru.r.o.Now())
+	if err != nil {
+		return rd, err
+	}
+	ru.effects = append(ru.effects, rd.Effects...)
+	ru.checks = append(ru.checks, rd.Checks...)
+	ru.notes = append(ru.notes, rd.Notes...)
+	if rd.Labels != nil {
+		ru.labels = rd.Labels
+	}
+	return rd, nil
+}
+
+// answer answers one query of the engine, with events (or, for the
+// tracker work, by carrying it out and reporting what happened).
+func (ru *run) answer(q engine.Query) error {
+	switch q.Kind {
+	case engine.QJiraAuth:
+		if ru.tracker != nil {
+			ru.outside = true
+		}
+		return ru.apply(trackersync.Auth(ru.ctx, ru.tracker, ru.r.o.Logger, ru.number))
+	case engine.QCheckPR:
+		return ru.checkPR(q.PR)
+	case engine.QPerms:
+		perms := map[string]engine.PermRead{}
+		for _, login := range q.Logins {
+			p, err := ru.perm(login)
+			perms[login] = engine.PermRead{Perm: p, Err: err != nil}
+		}
+		return ru.apply(q.Then.WithPerms(perms))
+	case engine.QJiraSync:
+		return ru.jira(q.Sync)
+	case engine.QJiraClose:
+		return ru.closeJira(q.Open)
+	}
+	return fmt.Errorf("unknown engine query %v", q.Kind)
 }
 
 // checkPR reads a linked PR, its reviews and, for a checks step, its
@@ -124,7 +134,7 @@ func (ru *run) checkPR(n int) error {
 		}
 		return fmt.Errorf("read PR #%d: %w", n, err)
 	}
-	ev := evidence.Wanted(ru.set.Config, ru.st)
+	ev := evidence.Wanted(ru.set.Config, ru.state())
 	if ev == "" {
 		return nil
 	}
@@ -139,43 +149,7 @@ func (ru *run) checkPR(n int) error {
 			return fmt.Errorf("checks of PR #%d: %w", n, err)
 		}
 	}
-	return ru.applyRead(prcheck.Read(pr, facts, rs, cs, ev == "checks"))
-}
-
-// maxPermRounds bounds how often one event goes back to the engine with
-// the permissions it asked for (the router's bound).
-const maxPermRounds = route.MaxPermRounds
-
-// applyRead gives a PR read to the engine and answers the permission
-// lookups it asks for before anything else is applied.
-func (ru *run) applyRead(read engine.PullRead) error {
-	var ev engine.Event = read
-	for round := 0; ; round++ {
-		n := len(ru.queries)
-		if err := ru.apply(ev); err != nil {
-			return err
-		}
-		var ask *engine.Query
-		for i := n; i < len(ru.queries); i++ {
-			if q := ru.queries[i]; q.Kind == engine.QPerms {
-				ask = &q
-				ru.queries = append(ru.queries[:i:i], ru.queries[i+1:]...)
-				break
-			}
-		}
-		if ask == nil {
-			return nil
-		}
-		if round == maxPermRounds {
-			return fmt.Errorf("engine still asks for permissions of %v on PR #%d", ask.Logins, read.Pull.Number)
-		}
-		perms := map[string]engine.PermRead{}
-		for _, login := range ask.Logins {
-			p, err := ru.perm(login)
-			perms[login] = engine.PermRead{Perm: p, Err: err != nil}
-		}
-		ev = ask.Then.WithPerms(perms)
-	}
+	return ru.apply(prcheck.Read(pr, facts, rs, cs, ev == "checks"))
 }
 
 // pullFacts gathers what the trusted-PR rule needs about a linked PR
@@ -201,13 +175,16 @@ func (ru *run) perm(login string) (access.Level, error) { return ru.perms.Get(ru
 // seen reports what the thread shows of the writes the state announced
 // (writes.Seen).
 func (ru *run) seen() outbox.Seen {
-	return writes.Seen(ru.loaded.Markers, ru.st, ru.owedReactions(), ru.wasRefused)
+	if ru.state() == nil {
+		return outbox.Seen{}
+	}
+	return writes.Seen(ru.loaded.Markers, ru.state(), ru.owedReactions(), ru.wasRefused)
 }
 
 // write renders and stores the state, re-reading its version first.
 func (ru *run) write() error {
 	r := ru.r
-	s := ru.st
+	s := ru.state()
 	prev := int64(0)
 	if ru.loaded.State != nil {
 		prev = ru.loaded.State.Version
@@ -221,8 +198,8 @@ func (ru *run) write() error {
 	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
 	s.WriteID = r.o.WriteID()
 	s.Since = ru.nextSince()
-	ru.st = outbox.Compact(s, ru.readIDs())
-	s = ru.st
+	s = outbox.Compact(s, ru.readIDs())
+	ru.node.Wrote(s)
 	body, err := codec.Render(s, writes.View(ru.set.Config, s), r.o.StateKey)
 	if err != nil {
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
@@ -310,7 +287,18 @@ func (ru *run) perform() error {
 	p := effects.Performer{Forge: r.o.Forge, Issue: ru.number, DryRun: r.o.DryRun, Print: r.o.Print, Markers: ru.loaded.Markers,
 		Refused: ru.wasRefused, Refuse: ru.refuse, Tag: ru.versionTag, Replied: ru.replied, Dispatch: ru.dispatch,
 		Posted: func(id int64, marker string) { ru.posted[id] = marker }}
-	return p.Perform(ru.ctx, func() []state.Effect { return ru.effects })
+	return p.Perform(ru.ctx, ru.toPerform)
+}
+
+// toPerform is the performer's live list of effects: what the engine
+// handed out, and the effects the outcomes reported while it runs produced.
+func (ru *run) toPerform() []state.Effect {
+	if _, err := ru.next(); err != nil {
+		// Nothing new is handed out then; the outcome is already logged
+		// by the apply that failed.
+		ru.r.o.Logger.Warn("engine could not say what to do next", "issue", ru.number, "err", err)
+	}
+	return ru.effects
 }
 
 // dispatch triggers a workflow. A run whose id is lost is still matched by
@@ -322,7 +310,7 @@ func (ru *run) dispatch(e state.Effect) error {
 		r.o.Print("dry-run: would dispatch " + e.Workflow + " session " + e.Marker)
 		return nil
 	}
-	ev, note, ok := dispatch.Run(ru.ctx, r.o.Forge, r.o.Logger, ru.number, e, ru.set, ru.st, r.o.Now())
+	ev, note, ok := dispatch.Run(ru.ctx, r.o.Forge, r.o.Logger, ru.number, e, ru.set, ru.state(), r.o.Now())
 	if note != "" {
 		ru.notes = append(ru.notes, note)
 	}
@@ -335,25 +323,27 @@ func (ru *run) dispatch(e state.Effect) error {
 // afterDispatch feeds a dispatch outcome to the engine (which settles
 // its outbox entry) and writes the state when that changed it.
 func (ru *run) afterDispatch(ev engine.Dispatched) error {
-	ru.changed = false
 	if err := ru.apply(ev); err != nil {
 		return err
 	}
-	if ru.changed {
+	if ru.node.Changed() {
 		return ru.write()
 	}
 	return nil
 }
 
-// labels makes the issue's autopilot labels match the state
+// labelsSync makes the issue's autopilot labels match the state
 // (labelsync.Apply).
-func (ru *run) labels() error {
-	if ru.st == nil || ru.r.o.DryRun {
+func (ru *run) labelsSync() error {
+	if _, err := ru.next(); err != nil {
+		return err
+	}
+	if ru.state() == nil || ru.r.o.DryRun {
 		return nil
 	}
 	ld := ru.loaded
 	is := labelsync.Issue{Number: ru.number, Labels: ld.Issue.Labels, Snapshot: ld.Snapshot, ReadLabels: ld.ReadLabels}
-	labels, reread, err := labelsync.Apply(ru.ctx, ru.r.o.Forge, is, outbox.Labels(ru.st), labelsync.Refusals{Refused: ru.wasRefused, Refuse: ru.refuse})
+	labels, reread, err := labelsync.Apply(ru.ctx, ru.r.o.Forge, is, ru.labels, labelsync.Refusals{Refused: ru.wasRefused, Refuse: ru.refuse})
 	if reread {
 		ld.Snapshot = false
 	}

@@ -9,7 +9,7 @@ import (
 // would leave the machine block over state.DeclareBudget is refused with a
 // reply that says how many of them fit (comments.Fit).
 func (ru *run) applyComment(ev engine.Comment) error {
-	ev, note, err := comments.Fit(ru.set, ru.st, ev, ru.r.o.Now(), len(ru.r.o.StateKey) > 0)
+	ev, note, err := comments.Fit(ru.set, ru.state(), ev, ru.r.o.Now(), len(ru.r.o.StateKey) > 0)
 	if err != nil {
 		return err
 	}

@@ -53,8 +53,8 @@ func (ru *run) nextSince() time.Time {
 		}
 	}
 	watch := append(append([]forge.Comment(nil), ru.loaded.Human...), ru.prSeen...)
-	return thread.Next(ru.loaded.Comments, ru.loaded.Win, ru.st.Since, watch, func(c forge.Comment) bool {
-		return !engine.Handled(ru.st, c.ID) || pendingReact[c.ID]
+	return thread.Next(ru.loaded.Comments, ru.loaded.Win, ru.state().Since, watch, func(c forge.Comment) bool {
+		return !engine.Handled(ru.state(), c.ID) || pendingReact[c.ID]
 	})
 }
 

@@ -30,7 +30,7 @@ import (
 // unhandled in the ledger for the next event or the sweep.
 func (ru *run) verify() error {
 	r := ru.r
-	if r.o.DryRun || ru.st == nil || len(ru.posted) == 0 && !ru.slowWrite {
+	if r.o.DryRun || ru.state() == nil || len(ru.posted) == 0 && !ru.slowWrite {
 		return nil
 	}
 	cs, err := ru.reread()
@@ -66,11 +66,11 @@ func (ru *run) verify() error {
 // unseenInput reports a comment that could act, posted after the load and
 // not handled by this pass (comments.Unseen).
 func (ru *run) unseenInput(cs []forge.Comment) bool {
-	return comments.Unseen(cs, ru.loaded.Seen, ru.r.trusted, ru.st, ru.parse)
+	return comments.Unseen(cs, ru.loaded.Seen, ru.r.trusted, ru.state(), ru.parse)
 }
 
 func (ru *run) wasRefused(fp string) bool {
-	return writes.Refused(ru.st, fp)
+	return writes.Refused(ru.state(), fp)
 }
 
 // refuse records a request GitHub refused with 422; it is given up (the
@@ -78,12 +78,13 @@ func (ru *run) wasRefused(fp string) bool {
 func (ru *run) refuse(fp string, err error) {
 	ru.r.o.Logger.Error("GitHub refused a request (422); not sending it again", "issue", ru.number, "request", fp, "err", err)
 	ru.notes = append(ru.notes, "refused by GitHub, given up: "+fp+": "+err.Error())
-	if ru.st == nil || ru.wasRefused(fp) {
+	if ru.state() == nil || ru.wasRefused(fp) {
 		return
 	}
-	// The engine remembers it; the error is already logged, so a failed
-	// apply (none is expected) only loses the memory.
-	if err := ru.apply(engine.Refused{Request: fp}); err == nil {
-		ru.refused = true
+	// The engine remembers it (written at the end of the pass); the error
+	// is already logged, so a failed apply (none is expected) only loses
+	// the memory.
+	if err := ru.apply(engine.Refused{Request: fp}); err != nil {
+		ru.r.o.Logger.Warn("could not remember a refused request", "issue", ru.number, "err", err)
 	}
 }

@@ -20,11 +20,8 @@ type Closer interface {
 	CloseIssue(ctx context.Context, key string) error
 }
 
-// Closable reports whether a task has a tracker issue that is not known to
-// be done, i.e. one CloseTasks would transition.
-func Closable(t state.Task) bool {
-	return t.Jira == state.JiraCreated && t.JiraKey != "" && !t.Done
-}
+// Closable reports whether CloseTasks would transition t (state.Task.Closable).
+func Closable(t state.Task) bool { return t.Closable() }
 
 // CloseFailure is one issue the tracker would not move to done.
 type CloseFailure struct {

@@ -342,6 +342,10 @@ const (
 	// QPerms: look up the permissions of Query.Logins; answer
 	// Query.Then.WithPerms(them).
 	QPerms
+	// QJiraClose: move the tasks' tracker issues to done (the issue is
+	// closed and the configuration asks for it); answer JiraSynced with
+	// Closing set.
+	QJiraClose
 )
 
 func (k QueryKind) String() string {
@@ -354,6 +358,8 @@ func (k QueryKind) String() string {
 		return "check-pr"
 	case QPerms:
 		return "perms"
+	case QJiraClose:
+		return "jira-close"
 	}
 	return fmt.Sprintf("query(%d)", int(k))
 }
@@ -368,6 +374,23 @@ type Query struct {
 	Jira   JiraReason // QJiraSync
 	Logins []string   // QPerms
 	Then   PermAsker  `json:"-"` // QPerms: the event to give again
+	// Sync is the plan of a QJiraSync the node hands out (Node.Ready).
+	Sync SyncPlan `json:",omitzero"`
+	// Open counts the tasks a QJiraClose moves to done.
+	Open int `json:",omitempty"`
+}
+
+// SyncPlan is whether a pass runs the tracker outbox (tracker.Sync) and
+// how (outbox.PlanSync decides).
+type SyncPlan struct {
+	Run bool
+	// Retry: also resend the tasks the tracker rejected.
+	Retry bool
+	// Enable: an explicit request turns Jira back on (after "Continue
+	// without Jira"); the sync reports it (JiraSynced.Enable).
+	Enable bool
+	// Unconfigured: a sync was asked for and no tracker is configured.
+	Unconfigured bool
 }
 
 // JiraReason is why the engine asks for a tracker sync.

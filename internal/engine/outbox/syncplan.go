@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -9,17 +10,8 @@ import (
 // the tracker: nothing is sent until `/autopilot jira retry`.
 const PausedAuth = "paused: authentication failed"
 
-// SyncPlan is whether a pass runs the tracker outbox (tracker.Sync).
-type SyncPlan struct {
-	Run bool
-	// Retry: also resend the tasks the tracker rejected.
-	Retry bool
-	// Enable: an explicit request turns Jira back on (after "Continue
-	// without Jira"); the sync reports it (JiraSynced.Enable).
-	Enable bool
-	// Unconfigured: a sync was asked for and no tracker is configured.
-	Unconfigured bool
-}
+// SyncPlan is whether a pass runs the tracker outbox (events.SyncPlan).
+type SyncPlan = events.SyncPlan
 
 // PlanSync decides whether this pass syncs the tasks with the tracker:
 // when the engine asked for it (the events.QJiraSync queries of the
@@ -52,4 +44,29 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 		return SyncPlan{}
 	}
 	return SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}
+}
+
+// PlanClose counts the tasks to move to done when the GitHub issue closed
+// (PRODUCT §10): with tracker: github when close_children is set, with
+// Jira when jira.transition_on_close is; never while the tracker is off
+// or paused by a refused token. 0: nothing to do. subIssues: the issue's
+// tracker is GitHub sub-issues; tracker: one is configured.
+func PlanClose(cfg *config.Config, s *state.State, tracker, subIssues, closed bool) int {
+	want := cfg.Jira.TransitionOnClose
+	if subIssues {
+		want = cfg.CloseChildren
+	}
+	if s == nil || !tracker || !want || !closed {
+		return 0
+	}
+	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == PausedAuth {
+		return 0
+	}
+	open := 0
+	for _, t := range s.Tasks {
+		if t.Closable() {
+			open++
+		}
+	}
+	return open
 }

@@ -11,29 +11,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// Plan compares the check each PR head should show (want) with what the
-// state says it shows, and records each new hash through apply before the
-// state write (persist before effect); it returns the check runs to
-// create. A check an earlier pass could not create (pending) is created
-// again. st is the state as apply leaves it.
-func Plan(want []checkview.CheckRun, st func() *state.State, apply func(engine.CheckShown) error) ([]checkview.CheckRun, error) {
-	var out []checkview.CheckRun
-	for _, c := range want {
-		h := c.Hash()
-		r, _ := Record(st().PRChecks, c.PR, c.HeadSHA)
-		if r.Shown == h && !r.Pending {
-			continue
-		}
-		if r.Shown != h {
-			if err := apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: h}); err != nil {
-				return out, err
-			}
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
 // Publisher is what creating the planned check runs needs of a pass.
 type Publisher struct {
 	Checks forge.CheckWriter
@@ -59,7 +36,7 @@ func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (no
 			p.Logger.Warn("PR check not shown", "issue", p.Issue, "pr", c.PR, "head", c.HeadSHA, "err", err)
 			notes = append(notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
 		}
-		if r, _ := Record(p.St().PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
+		if r, _ := checkview.Record(p.St().PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
 			if err := p.Apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
 				return notes, marked, err
 			}

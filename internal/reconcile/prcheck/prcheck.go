@@ -17,7 +17,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
-	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // Links are where a check run points: the state comment, and the open
@@ -48,16 +47,6 @@ func Create(ctx context.Context, cw forge.CheckWriter, c checkview.CheckRun, l L
 		return errors.As(err, &te) || errors.As(err, &rl) || ctx.Err() != nil, err
 	}
 	return false, nil
-}
-
-// Record is the state's record of PR pr on head.
-func Record(rs []state.PRCheck, pr int, head string) (state.PRCheck, bool) {
-	for _, r := range rs {
-		if r.PR == pr && r.Head == head {
-			return r, true
-		}
-	}
-	return state.PRCheck{}, false
 }
 
 // MergeGroup answers a merge queue's request for checks: the queue's

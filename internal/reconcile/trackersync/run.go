@@ -10,20 +10,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// Plan takes the QJiraSync queries out of queries and asks the engine
-// whether to sync (engine.PlanSync); rest are the other queries.
-func Plan(queries []engine.Query, set engine.Settings, st *state.State, sweep bool) (plan engine.SyncPlan, rest []engine.Query) {
-	var asked []engine.Query
-	for _, q := range queries {
-		if q.Kind == engine.QJiraSync {
-			asked = append(asked, q)
-		} else {
-			rest = append(rest, q)
-		}
-	}
-	return engine.PlanSync(set, st, asked, sweep), rest
-}
-
 // Sync runs the Jira outbox (tracker.Sync) over the state's tasks (only
 // the failed ones again on a retry) and returns its outcome for the
 // engine. Jira trouble never fails it: the sync stops early and the

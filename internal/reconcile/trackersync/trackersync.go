@@ -119,39 +119,6 @@ func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) 
 	return ev
 }
 
-// Closing is what moving the tasks to done when the GitHub issue closed
-// needs (jira.transition_on_close, or close_children for the sub-issue
-// tracker): the tracker's Closer and how many tasks are still open. It
-// is nil (nothing to do) unless the option is on, the tracker is enabled
-// for the run and not paused by a refused token, it can transition, the
-// issue (issueState as loaded) is closed and some task is still open.
-func Closing(cfg *config.Config, tr tracker.Tracker, s *state.State, issueState string) (tracker.Closer, int) {
-	want := cfg.Jira.TransitionOnClose
-	if IsSubIssues(tr) {
-		want = cfg.CloseChildren
-	}
-	if s == nil || tr == nil || !want {
-		return nil, 0
-	}
-	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == engine.PausedAuth || issueState != "closed" {
-		return nil, 0
-	}
-	closer, ok := tr.(tracker.Closer)
-	if !ok {
-		return nil, 0
-	}
-	open := 0
-	for _, t := range s.Tasks {
-		if tracker.Closable(t) {
-			open++
-		}
-	}
-	if open == 0 {
-		return nil, 0
-	}
-	return closer, open
-}
-
 // CloseNotes logs what moving the tasks of issue to done did and returns
 // the notes for the outcome.
 func CloseNotes(log *slog.Logger, issue int, res tracker.CloseResult) []string {
