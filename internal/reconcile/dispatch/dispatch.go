@@ -8,43 +8,33 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // Adopt looks for a run an earlier dispatch of e may have started although
-// its answer was lost: one carrying the session token (e.Marker) in its
-// display title that the engine accepts by its token (anyone can put the
-// token in a title). err: the runs could not be listed (the dispatch stays
-// pending). now is when the pass looks; st the state of issue.
+// its answer was lost: it lists the runs since the engine's window and
+// lets the engine pick (engine.AdoptRun). err: the runs could not be
+// listed (the dispatch stays pending). now is when the pass looks; st the
+// state of issue.
 func Adopt(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (int64, bool, error) {
-	since := now.Add(-24 * time.Hour)
-	if ex := st.Exec; ex != nil && !ex.DispatchedAt.IsZero() {
-		since = ex.DispatchedAt.Add(-5 * time.Minute)
-	}
-	runs, err := f.ListWorkflowRuns(ctx, e.Workflow, since)
+	runs, err := f.ListWorkflowRuns(ctx, e.Workflow, engine.AdoptSince(st, now))
 	if err != nil {
 		return 0, false, err
 	}
-	for _, wr := range runs {
-		if !hasField(wr.DisplayTitle, e.Marker) {
-			continue
-		}
-		ex := st.Exec
-		if ex == nil {
-			continue
-		}
-		if ok, why := engine.TokenRunTrusted(set, st.Slug, ex, wr.Path, wr.Event, wr.HeadRepo, wr.CreatedAt); !ok {
-			log.Info("run carrying the session token not adopted", "issue", issue, "run", wr.ID, "why", why)
-			continue
-		}
-		return wr.ID, true, nil
+	seen := make([]evidence.Run, len(runs))
+	for i, wr := range runs {
+		seen[i] = evidence.Run{ID: wr.ID, DisplayTitle: wr.DisplayTitle, Path: wr.Path, Event: wr.Event, HeadRepo: wr.HeadRepo, CreatedAt: wr.CreatedAt}
 	}
-	return 0, false, nil
+	id, found, skipped := engine.AdoptRun(set, st, e.Marker, seen)
+	for run, why := range skipped {
+		log.Info("run carrying the session token not adopted", "issue", issue, "run", run, "why", why)
+	}
+	return id, found, nil
 }
 
 // Send dispatches e's workflow at its ref (Ref). A failed read of the
@@ -65,16 +55,6 @@ func Deferred(err error) bool {
 	var te *forge.TransientError
 	var rl *forge.RateLimitError
 	return errors.As(err, &te) || errors.As(err, &rl)
-}
-
-// hasField reports whether s has word as a whole whitespace-separated field.
-func hasField(s, word string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == word {
-			return true
-		}
-	}
-	return false
 }
 
 // defaultBrancher is implemented by forges that can tell the repository's
