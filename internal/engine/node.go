@@ -34,8 +34,9 @@ type Node struct {
 	changed, classified bool
 	decision            string
 	settled             bool
-	// synced and closed: the tracker queries were handed out this pass.
-	synced, closed bool
+	// synced and closed: the tracker queries were handed out this pass;
+	// syncOpen: the sync's answer has not come back yet.
+	synced, closed, syncOpen bool
 	// sync are the QJiraSync queries the events asked (PlanSync reads
 	// them at the settle).
 	sync []Query
@@ -121,6 +122,9 @@ func (n *Node) Step(ev Event, now time.Time) error {
 		}
 	}
 	n.changed = n.changed || res.Changed
+	if _, ok := ev.(JiraSynced); ok {
+		n.syncOpen = false
+	}
 	if _, ok := ev.(Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {
 		// Every classification is stored, read-only ones too: one that
 		// is not could be edited into an answer before a later write and
@@ -202,10 +206,11 @@ func (n *Node) trackerWork(rd *Ready) []Query {
 			rd.Notes = append(rd.Notes, "jira sync requested but Jira is not configured")
 		}
 		if plan.Run {
+			n.syncOpen = true
 			return []Query{{Kind: QJiraSync, Sync: plan}}
 		}
 	}
-	if !n.closed {
+	if !n.closed && !n.syncOpen {
 		n.closed = true
 		if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.SubIssues, n.opt.Closed); open > 0 {
 			return []Query{{Kind: QJiraClose, Open: open}}

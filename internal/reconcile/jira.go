@@ -17,8 +17,11 @@ import (
 // write (Persist) is an error.
 func (ru *run) jira(plan engine.SyncPlan) error {
 	if ru.r.o.DryRun {
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(ru.state())))
-		return nil
+		st := ru.state()
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(st)))
+		// Reported back as a sync that sent nothing, so the closes are
+		// previewed next.
+		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.JiraNote, RetryAt: st.JiraRetryAt})
 	}
 	ru.outside = true
 	ev, err := trackersync.Sync(ru.ctx, ru.tracker, ru.state(), plan, ru.syncOptions(plan), ru.r.o.Logger, ru.number)
