@@ -15,6 +15,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
@@ -297,34 +298,49 @@ const MaxPermRounds = 2
 func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	c := ev.Comment
 	set := engine.Settings{AnswerPermission: r.AnswerPermission, TriggerLabel: r.TriggerLabel, Repo: r.Forge.Repo()}
-	var in engine.Event = engine.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}
-	for round := 0; round <= MaxPermRounds; round++ {
-		res, err := engine.Apply(set, nil, in, r.Now())
+	n := engine.NewNode(set, nil, engine.NodeOptions{Issue: ev.Issue})
+	if err := n.Step(engine.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}, r.Now()); err != nil {
+		return nil, err
+	}
+	for round := 0; ; round++ {
+		rd, err := n.Ready(outbox.Seen{}, r.Now())
 		if err != nil {
 			return nil, err
 		}
-		if len(res.Queries) > 0 && res.Queries[0].Kind == engine.QPerms && round < MaxPermRounds {
-			q := res.Queries[0]
+		if len(rd.Queries) == 0 {
+			return nil, r.replyUnmanaged(ctx, ev.Issue, rd.Effects)
+		}
+		if round == MaxPermRounds {
+			return nil, nil
+		}
+		for _, q := range rd.Queries {
+			if q.Kind != engine.QPerms {
+				continue
+			}
 			perms := map[string]engine.PermRead{}
 			for _, login := range q.Logins {
 				p, err := r.Forge.Permission(ctx, login)
 				perms[login] = engine.PermRead{Perm: p, Err: err != nil}
 			}
-			in = q.Then.WithPerms(perms)
+			if err := n.Step(q.Then.WithPerms(perms), r.Now()); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// replyUnmanaged posts the engine's replies on an unmanaged issue.
+func (r *Router) replyUnmanaged(ctx context.Context, issue int, effects []state.Effect) error {
+	for _, e := range effects {
+		if r.DryRun {
+			r.Print(fmt.Sprintf("dry-run: would reply on #%d:\n%s", issue, e.Body))
 			continue
 		}
-		for _, e := range res.Effects {
-			if r.DryRun {
-				r.Print(fmt.Sprintf("dry-run: would reply on #%d:\n%s", ev.Issue, e.Body))
-				continue
-			}
-			if _, err := r.Forge.CreateComment(ctx, ev.Issue, e.Body); err != nil {
-				return nil, fmt.Errorf("reply on #%d: %w", ev.Issue, err)
-			}
+		if _, err := r.Forge.CreateComment(ctx, issue, e.Body); err != nil {
+			return fmt.Errorf("reply on #%d: %w", issue, err)
 		}
-		return nil, nil
 	}
-	return nil, nil
+	return nil
 }
 
 // forLinked reconciles each linked issue that carries the trigger label.
