@@ -15,7 +15,7 @@ func (ru *run) versionTag() string {
 
 // recover handles tampered or lost state before any input is applied
 // (load.Loaded.Recover); a rolled-back state is written whatever happens
-// (NodeOptions.Rewrite).
+// (pass.Options.Rewrite).
 func (ru *run) recover(rc load.Recovery) error {
 	if rc.Rollback {
 		ru.rollback = true

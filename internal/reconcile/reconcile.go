@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
@@ -174,8 +175,8 @@ type run struct {
 	set    engine.Settings
 	loaded *load.Loaded
 	// node is the engine's side of the pass: it holds the state as the
-	// events left it and decides what to do next (engine.Node.Ready).
-	node *engine.Node
+	// events left it and decides what to do next (pass.Node.Ready).
+	node *pass.Node
 	// effects are what the node handed out to perform, in order; the
 	// performer reads the list live, so effects the outcomes produce
 	// while it runs are performed too.
@@ -287,7 +288,7 @@ func (ru *run) start(cfg *config.Config) error {
 	}
 	rc := ru.loaded.Recover()
 	_, checks := r.o.Forge.(forge.CheckWriter)
-	ru.node = engine.NewNode(ru.set, ru.loaded.State, engine.NodeOptions{
+	ru.node = pass.New(ru.set, ru.loaded.State, pass.Options{
 		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", SubIssues: trackersync.IsSubIssues(ru.tracker),
 		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback,
 	})

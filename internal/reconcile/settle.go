@@ -8,6 +8,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
@@ -83,7 +84,7 @@ func (ru *run) ready() error {
 
 // next takes the engine's Ready: the effects to perform (after what it
 // handed out before), the checks to create, the labels and the notes.
-func (ru *run) next() (engine.Ready, error) {
+func (ru *run) next() (pass.Ready, error) {
 	rd, err := ru.node.Ready(ru.seen(), ru.r.o.Now())
 	if err != nil {
 		return rd, err

@@ -16,6 +16,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
@@ -298,7 +299,7 @@ const MaxPermRounds = 2
 func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	c := ev.Comment
 	set := engine.Settings{AnswerPermission: r.AnswerPermission, TriggerLabel: r.TriggerLabel, Repo: r.Forge.Repo()}
-	n := engine.NewNode(set, nil, engine.NodeOptions{Issue: ev.Issue})
+	n := pass.New(set, nil, pass.Options{Issue: ev.Issue})
 	if err := n.Step(engine.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}, r.Now()); err != nil {
 		return nil, err
 	}

@@ -1,8 +1,12 @@
-package engine
+// Package pass is one reconcile pass as the engine sees it: a Node steps
+// the pass's events into the engine (engine.Apply) and says what to do
+// next (Ready), so the caller keeps no decision of its own.
+package pass
 
 import (
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -23,12 +27,12 @@ import (
 // most once a pass, as its answer writes the state before it sends), the
 // effects produced since, and whether an unwritten change is left.
 type Node struct {
-	set Settings
-	opt NodeOptions
+	set engine.Settings
+	opt Options
 	st  *state.State
 	// effects and queries were produced and not handed out yet.
 	effects []state.Effect
-	queries []Query
+	queries []engine.Query
 	// changed: the state has a change no write carried yet; classified:
 	// the ledger grew and no write carried it yet.
 	changed, classified bool
@@ -37,14 +41,14 @@ type Node struct {
 	// synced and closed: the tracker queries were handed out this pass;
 	// syncOpen: the sync's answer has not come back yet.
 	synced, closed, syncOpen bool
-	// sync are the QJiraSync queries the events asked (PlanSync reads
+	// sync are the engine.QJiraSync queries the events asked (engine.PlanSync reads
 	// them at the settle).
-	sync []Query
+	sync []engine.Query
 }
 
-// NodeOptions are the facts of the pass the node's rules read besides
+// Options are the facts of the pass the node's rules read besides
 // the settings.
-type NodeOptions struct {
+type Options struct {
 	Issue int
 	// Sweep: the scheduled catch-up (tracker statuses are read back).
 	Sweep bool
@@ -65,7 +69,7 @@ type NodeOptions struct {
 // Notes say what the pass chose not to do.
 type Ready struct {
 	outbox.Ready
-	Queries []Query
+	Queries []engine.Query
 	// Checks are the PR check runs to create; their shown hashes are
 	// already in State.
 	Checks   []checkview.CheckRun
@@ -73,15 +77,15 @@ type Ready struct {
 	Notes    []string
 }
 
-// NewNode starts a pass over issue opt.Issue whose state as read is st
+// New starts a pass over issue opt.Issue whose state as read is st
 // (nil: none yet).
-func NewNode(set Settings, st *state.State, opt NodeOptions) *Node {
+func New(set engine.Settings, st *state.State, opt Options) *Node {
 	return &Node{set: set, st: st, opt: opt, changed: opt.Rewrite}
 }
 
 // Asks reports whether the engine asked, and nobody was handed yet, a
 // query of kind k about PR pr (0: any).
-func (n *Node) Asks(k QueryKind, pr int) bool {
+func (n *Node) Asks(k engine.QueryKind, pr int) bool {
 	for _, q := range n.queries {
 		if q.Kind == k && (pr == 0 || q.PR == pr) {
 			return true
@@ -93,19 +97,16 @@ func (n *Node) Asks(k QueryKind, pr int) bool {
 // State is the state as the events so far left it.
 func (n *Node) State() *state.State { return n.st }
 
-// Settings are the pass's settings.
-func (n *Node) Settings() Settings { return n.set }
-
 // Decision is the last option letter an event applied.
 func (n *Node) Decision() string { return n.decision }
 
 // Step applies one event at now.
-func (n *Node) Step(ev Event, now time.Time) error {
+func (n *Node) Step(ev engine.Event, now time.Time) error {
 	ledger := 0
 	if n.st != nil {
 		ledger = len(n.st.Ledger)
 	}
-	res, err := Apply(n.set, n.st, ev, now)
+	res, err := engine.Apply(n.set, n.st, ev, now)
 	if err != nil {
 		return err
 	}
@@ -115,17 +116,17 @@ func (n *Node) Step(ev Event, now time.Time) error {
 	n.st = res.State
 	n.effects = append(n.effects, res.Effects...)
 	for _, q := range res.Queries {
-		if q.Kind == QJiraSync {
+		if q.Kind == engine.QJiraSync {
 			n.sync = append(n.sync, q)
 		} else {
 			n.queries = append(n.queries, q)
 		}
 	}
 	n.changed = n.changed || res.Changed
-	if _, ok := ev.(JiraSynced); ok {
+	if _, ok := ev.(engine.JiraSynced); ok {
 		n.syncOpen = false
 	}
-	if _, ok := ev.(Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {
+	if _, ok := ev.(engine.Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {
 		// Every classification is stored, read-only ones too: one that
 		// is not could be edited into an answer before a later write and
 		// then be applied (edits never change a decision).
@@ -141,13 +142,13 @@ func (n *Node) Step(ev Event, now time.Time) error {
 // the stored state announced, now the time of the pass.
 func (n *Node) Ready(seen outbox.Seen, now time.Time) (Ready, error) {
 	rd := Ready{Decision: n.decision}
-	if q := n.take(func(q Query) bool { return q.Kind == QPerms }); len(q) > 0 {
+	if q := n.take(func(q engine.Query) bool { return q.Kind == engine.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
 		// before anything else is applied.
 		rd.Queries = q
 		return rd, nil
 	}
-	if q := n.take(func(Query) bool { return true }); len(q) > 0 {
+	if q := n.take(func(engine.Query) bool { return true }); len(q) > 0 {
 		rd.Queries = q
 		return rd, nil
 	}
@@ -170,7 +171,7 @@ func (n *Node) settle(seen outbox.Seen, now time.Time) (Ready, error) {
 	var checks []checkview.CheckRun
 	if n.st != nil && n.opt.Checks {
 		want := checkview.DesiredChecks(n.set.Config, n.set.AnswerPermission, n.st, checkview.CheckOptions{Buttons: n.opt.Buttons})
-		var shown []CheckShown
+		var shown []engine.CheckShown
 		checks, shown = checkview.ToCreate(want, n.st.PRChecks)
 		for _, ev := range shown {
 			if err := n.Step(ev, now); err != nil {
@@ -197,31 +198,31 @@ func (n *Node) settle(seen outbox.Seen, now time.Time) (Ready, error) {
 
 // trackerWork hands out the pass's tracker sync, then its closes, once
 // each: the one after the other, as a sync can create what a close moves.
-func (n *Node) trackerWork(rd *Ready) []Query {
+func (n *Node) trackerWork(rd *Ready) []engine.Query {
 	if !n.synced {
 		n.synced = true
-		plan := PlanSync(n.set, n.st, n.sync, n.opt.Sweep)
+		plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep)
 		n.sync = nil
 		if plan.Unconfigured {
 			rd.Notes = append(rd.Notes, "jira sync requested but Jira is not configured")
 		}
 		if plan.Run {
 			n.syncOpen = true
-			return []Query{{Kind: QJiraSync, Sync: plan}}
+			return []engine.Query{{Kind: engine.QJiraSync, Sync: plan}}
 		}
 	}
 	if !n.closed && !n.syncOpen {
 		n.closed = true
 		if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.SubIssues, n.opt.Closed); open > 0 {
-			return []Query{{Kind: QJiraClose, Open: open}}
+			return []engine.Query{{Kind: engine.QJiraClose, Open: open}}
 		}
 	}
 	return nil
 }
 
 // take removes and returns the pending queries keep accepts, in order.
-func (n *Node) take(keep func(Query) bool) []Query {
-	var out, rest []Query
+func (n *Node) take(keep func(engine.Query) bool) []engine.Query {
+	var out, rest []engine.Query
 	for _, q := range n.queries {
 		if keep(q) {
 			out = append(out, q)
