@@ -261,6 +261,12 @@ type Task struct {
 	Carryover bool      `json:"carryover,omitempty"`
 }
 
+// Closable reports whether t has a tracker issue that is not known to be
+// done: one that moves to done when the GitHub issue closes.
+func (t Task) Closable() bool {
+	return t.Jira == JiraCreated && t.JiraKey != "" && !t.Done
+}
+
 // Option is one choice of a Choose block.
 type Option struct {
 	Letter string `json:"letter"`

@@ -126,9 +126,3 @@ func taskLine(t state.Task, indent string, lim budget) string {
 	}
 	return b.String()
 }
-
-// Closable reports whether t has a tracker issue that is not known to be
-// done: one that moves to done when the GitHub issue closes.
-func (t Task) Closable() bool {
-	return t.Jira == JiraCreated && t.JiraKey != "" && !t.Done
-}
