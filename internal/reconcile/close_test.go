@@ -274,3 +274,40 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 		t.Errorf("still paused after jira retry")
 	}
 }
+
+// Tasks still waiting for Jira when the issue closes are created and then
+// moved to done by the same pass: the engine hands out the close only
+// after the sync's answer is back (pass.Node), so the close sees the keys
+// the sync created.
+func TestClosingWithTasksStillWaitingCreatesThenClosesThem(t *testing.T) {
+	jw := newJiraWorld(t, "  transition_on_close: true\n")
+	n := jw.issue("Add CSV export")
+	jw.start(n)
+	const window = 3 * time.Hour // past any wait inside a pass
+	jw.tr.FailNext(tracker.OpCreate, &tracker.RateLimitError{RetryAfter: window, Reason: "jira-per-issue-on-write"})
+	jw.toGate(n)
+	for _, tk := range jw.state(n).Tasks {
+		if tk.Jira == state.JiraCreated {
+			t.Fatalf("task %s created despite the rate limit: %+v", tk.ID, tk)
+		}
+	}
+	jw.tick(window + time.Minute)
+	before := len(jw.tr.Calls())
+	outs := jw.mustHandle(jw.closedEvent(n))
+	if len(outs) != 1 || outs[0].Status != state.RunStopped {
+		t.Fatalf("closing did not stop the run: %+v", outs)
+	}
+	if got := jw.doneInJira(); got != "PROJ-1,PROJ-2" {
+		t.Errorf("done in Jira: %q, want both tasks", got)
+	}
+	if got := doneInState(jw.state(n)); got != "PROJ-1,PROJ-2" {
+		t.Errorf("done in the state: %q, want both tasks", got)
+	}
+	var ops []string
+	for _, c := range jw.tr.Calls()[before:] {
+		ops = append(ops, c.Op)
+	}
+	if got := strings.Join(ops, " "); !strings.Contains(got, tracker.OpCreate) || strings.LastIndex(got, tracker.OpCreate) > strings.Index(got, tracker.OpClose) {
+		t.Errorf("the closing pass sent %q: want the creates, then the closes", got)
+	}
+}
