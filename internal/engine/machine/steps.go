@@ -235,12 +235,7 @@ func (m *M) Complete(outcome string) {
 		m.S.Steps[i].Note = "" // progress notes describe work in flight only
 	}
 	m.S.Completed = append(m.S.Completed, state.CompletedStep{Step: m.S.Step, Slug: st.Slug, Name: st.Name, At: m.Now, Outcome: prose.OneLine(outcome, 200), Cycle: m.S.Cycle})
-	m.gatePassed(st.Slug)
-	m.lastFailure = m.lastFailureOf(m.S.Step)
-	m.clearRetryLog(m.S.Step)
-	m.S.RetryCount = 0
-	m.S.Exec = nil
-	m.removeBlockersFor(st.Slug)
+	m.leaveStep(st.Slug)
 	// A success ends the step's run of consecutive failed sessions.
 	delete(m.S.FailedSessions, st.Slug)
 	if len(m.S.FailedSessions) == 0 {
@@ -274,6 +269,18 @@ func (m *M) Done(summary, link string, declared int) {
 	m.Complete(summary)
 }
 
+// leaveStep clears what the step that just ended (completed or skipped)
+// held: its merge gate passes, its retry log goes (its last failure kept
+// for the failed-wave notice), and so do its executor and its blockers.
+func (m *M) leaveStep(slug string) {
+	m.gatePassed(slug)
+	m.lastFailure = m.lastFailureOf(m.S.Step)
+	m.clearRetryLog(m.S.Step)
+	m.S.RetryCount = 0
+	m.S.Exec = nil
+	m.removeBlockersFor(slug)
+}
+
 // skip marks the current step skipped and moves on.
 func (m *M) skipStep(reason string) {
 	st := m.Step()
@@ -281,12 +288,7 @@ func (m *M) skipStep(reason string) {
 	m.setProgress(state.Skipped)
 	m.S.Steps[m.S.Step-1].Note = "skipped: " + prose.OneLine(reason, 80)
 	m.S.Completed = append(m.S.Completed, state.CompletedStep{Step: m.S.Step, Slug: st.Slug, Name: st.Name, At: m.Now, Outcome: "SKIPPED — " + prose.OneLine(reason, 180), Cycle: m.S.Cycle})
-	m.gatePassed(st.Slug)
-	m.lastFailure = m.lastFailureOf(m.S.Step)
-	m.clearRetryLog(m.S.Step)
-	m.S.RetryCount = 0
-	m.S.Exec = nil
-	m.removeBlockersFor(st.Slug)
+	m.leaveStep(st.Slug)
 	m.Changed = true
 	m.advance(st)
 }
