@@ -34,78 +34,121 @@ func parseJQL(jql string) (query, error) {
 	if err != nil {
 		return query{}, err
 	}
+	p := &jqlParser{toks: toks}
 	var q query
-	i := 0
-	word := func(w string) bool {
-		if i < len(toks) && !toks[i].quoted && strings.EqualFold(toks[i].text, w) {
-			i++
-			return true
+	for p.more() && !p.at("order") {
+		if len(q.clauses) > 0 && !p.word("and") {
+			return query{}, jiraMsg("Error in the JQL Query: Expecting either 'OR' or 'AND' but got '%s'.", p.toks[p.i].text)
 		}
-		return false
-	}
-	next := func() (token, error) {
-		if i >= len(toks) {
-			return token{}, jiraMsg("Error in the JQL Query: Expecting more input at the end of the query.")
-		}
-		i++
-		return toks[i-1], nil
-	}
-	for i < len(toks) && (toks[i].quoted || !strings.EqualFold(toks[i].text, "order")) {
-		if len(q.clauses) > 0 && !word("and") {
-			return query{}, jiraMsg("Error in the JQL Query: Expecting either 'OR' or 'AND' but got '%s'.", toks[i].text)
-		}
-		f, err := next()
+		c, err := p.clause()
 		if err != nil {
 			return query{}, err
 		}
-		field, ok := jqlFields[strings.ToLower(f.text)]
-		if !ok {
-			return query{}, jiraMsg("Field '%s' does not exist or you do not have permission to view it.", f.text)
-		}
-		c := clause{field: field}
-		switch {
-		case word("="):
-			v, err := next()
-			if err != nil {
-				return query{}, err
-			}
-			c.values = []string{v.text}
-		case word("in"):
-			if !word("(") {
-				return query{}, jiraMsg("Error in the JQL Query: Expecting '(' after 'in'.")
-			}
-			for {
-				v, err := next()
-				if err != nil {
-					return query{}, err
-				}
-				c.values = append(c.values, v.text)
-				if word(")") {
-					break
-				}
-				if !word(",") {
-					return query{}, jiraMsg("Error in the JQL Query: Expecting ',' or ')'.")
-				}
-			}
-		default:
-			return query{}, jiraMsg("Error in the JQL Query: Expecting operator after '%s'.", f.text)
-		}
 		q.clauses = append(q.clauses, c)
 	}
-	if word("order") {
-		if !word("by") {
-			return query{}, jiraMsg("Error in the JQL Query: Expecting 'by' after 'order'.")
-		}
-		if _, err := next(); err != nil {
+	if p.word("order") {
+		if q.desc, err = p.orderBy(); err != nil {
 			return query{}, err
 		}
-		q.desc = word("desc")
-		word("asc")
 	}
-	if i < len(toks) {
-		return query{}, jiraMsg("Error in the JQL Query: unexpected '%s'.", toks[i].text)
+	if p.more() {
+		return query{}, jiraMsg("Error in the JQL Query: unexpected '%s'.", p.toks[p.i].text)
 	}
 	return q, nil
+}
+
+// jqlParser walks the tokens of one query; i is the next unread token.
+type jqlParser struct {
+	toks []token
+	i    int
+}
+
+func (p *jqlParser) more() bool { return p.i < len(p.toks) }
+
+// at reports whether the next token is the keyword w (unquoted, any case).
+func (p *jqlParser) at(w string) bool {
+	return p.more() && !p.toks[p.i].quoted && strings.EqualFold(p.toks[p.i].text, w)
+}
+
+// word consumes the keyword w if it comes next.
+func (p *jqlParser) word(w string) bool {
+	if p.at(w) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *jqlParser) next() (token, error) {
+	if !p.more() {
+		return token{}, jiraMsg("Error in the JQL Query: Expecting more input at the end of the query.")
+	}
+	p.i++
+	return p.toks[p.i-1], nil
+}
+
+// clause parses "field = value" or "field in (values)".
+func (p *jqlParser) clause() (clause, error) {
+	f, err := p.next()
+	if err != nil {
+		return clause{}, err
+	}
+	field, ok := jqlFields[strings.ToLower(f.text)]
+	if !ok {
+		return clause{}, jiraMsg("Field '%s' does not exist or you do not have permission to view it.", f.text)
+	}
+	c := clause{field: field}
+	switch {
+	case p.word("="):
+		v, err := p.next()
+		if err != nil {
+			return clause{}, err
+		}
+		c.values = []string{v.text}
+	case p.word("in"):
+		if c.values, err = p.list(); err != nil {
+			return clause{}, err
+		}
+	default:
+		return clause{}, jiraMsg("Error in the JQL Query: Expecting operator after '%s'.", f.text)
+	}
+	return c, nil
+}
+
+// list parses the "(a, b, ...)" after "in".
+func (p *jqlParser) list() ([]string, error) {
+	if !p.word("(") {
+		return nil, jiraMsg("Error in the JQL Query: Expecting '(' after 'in'.")
+	}
+	var values []string
+	for {
+		v, err := p.next()
+		if err != nil {
+			return nil, err
+		}
+		values = append(values, v.text)
+		if p.word(")") {
+			return values, nil
+		}
+		if !p.word(",") {
+			return nil, jiraMsg("Error in the JQL Query: Expecting ',' or ')'.")
+		}
+	}
+}
+
+// orderBy parses what follows "order": "by" and a key, then ASC or DESC;
+// it reports whether the order is descending. The key is not checked:
+// issues are kept in creation order, which is also key order.
+func (p *jqlParser) orderBy() (desc bool, err error) {
+	if !p.word("by") {
+		return false, jiraMsg("Error in the JQL Query: Expecting 'by' after 'order'.")
+	}
+	if _, err := p.next(); err != nil {
+		return false, err
+	}
+	desc = p.word("desc")
+	p.word("asc")
+	return desc, nil
 }
 
 // jiraMessage is an error worded as Jira words it (capitalised, with a full
