@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -242,26 +243,7 @@ func (c clause) match(is *Issue, project string) bool {
 // paging, and Data Center's /search with startAt/total.
 func (s *Server) search(w http.ResponseWriter, r *http.Request, cloud bool) {
 	params := r.URL.Query()
-	jql := strings.TrimSpace(params.Get("jql"))
-	if cloud && jql == "" {
-		writeErrors(w, http.StatusBadRequest, []string{"Unbounded JQL queries are not allowed here. Please add a search restriction to your query."}, nil)
-		return
-	}
-	maxResults := 50
-	if v := params.Get("maxResults"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			writeErrors(w, http.StatusBadRequest, []string{"maxResults must be a non-negative integer."}, nil)
-			return
-		}
-		maxResults = min(n, 1000)
-	}
-	q, err := parseJQL(jql)
-	if err != nil {
-		writeErrors(w, http.StatusBadRequest, []string{err.Error()}, nil)
-		return
-	}
-	start, err := pageStart(params, cloud)
+	req, err := parseSearch(params, cloud)
 	if err != nil {
 		writeErrors(w, http.StatusBadRequest, []string{err.Error()}, nil)
 		return
@@ -269,25 +251,13 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, cloud bool) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(q); err != nil {
+	if err := s.check(req.q); err != nil {
 		writeErrors(w, http.StatusBadRequest, []string{err.Error()}, nil)
 		return
 	}
-	now := s.opts.Now()
-	var hits []*Issue
-	for _, is := range s.issues {
-		if now.Sub(is.Created) < s.opts.SearchLag {
-			continue // not indexed yet
-		}
-		if !slices.ContainsFunc(q.clauses, func(c clause) bool { return !c.match(is, s.opts.Project) }) {
-			hits = append(hits, is)
-		}
-	}
-	if q.desc {
-		slices.Reverse(hits)
-	}
-	end := min(start+maxResults, len(hits))
-	start = min(start, end)
+	hits := s.matches(req.q)
+	end := min(req.start+req.maxResults, len(hits))
+	start := min(req.start, end)
 	fields := fieldSet(params.Get("fields"), !cloud)
 	issues := make([]map[string]any, 0, end-start)
 	for _, is := range hits[start:end] {
@@ -295,7 +265,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, cloud bool) {
 	}
 	if !cloud {
 		writeJSON(w, http.StatusOK, map[string]any{
-			"expand": "names,schema", "startAt": start, "maxResults": maxResults, "total": len(hits), "issues": issues,
+			"expand": "names,schema", "startAt": start, "maxResults": req.maxResults, "total": len(hits), "issues": issues,
 		})
 		return
 	}
@@ -304,6 +274,56 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, cloud bool) {
 		resp["nextPageToken"] = base64.RawURLEncoding.EncodeToString([]byte("offset:" + strconv.Itoa(end)))
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// searchRequest is a search's query and page, before any issue is looked at.
+type searchRequest struct {
+	q                 query
+	start, maxResults int
+}
+
+// parseSearch reads a search's parameters, checked in the order Jira
+// checks them: a bounded query (Cloud), maxResults, the JQL, the page.
+func parseSearch(params url.Values, cloud bool) (searchRequest, error) {
+	jql := strings.TrimSpace(params.Get("jql"))
+	if cloud && jql == "" {
+		return searchRequest{}, jiraMessage("Unbounded JQL queries are not allowed here. Please add a search restriction to your query.")
+	}
+	req := searchRequest{maxResults: 50}
+	if v := params.Get("maxResults"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return searchRequest{}, jiraMessage("maxResults must be a non-negative integer.")
+		}
+		req.maxResults = min(n, 1000)
+	}
+	var err error
+	if req.q, err = parseJQL(jql); err != nil {
+		return searchRequest{}, err
+	}
+	if req.start, err = pageStart(params, cloud); err != nil {
+		return searchRequest{}, err
+	}
+	return req, nil
+}
+
+// matches lists the issues q finds, in creation order (reversed for DESC).
+// An issue younger than SearchLag is not indexed yet. s.mu must be held.
+func (s *Server) matches(q query) []*Issue {
+	now := s.opts.Now()
+	var hits []*Issue
+	for _, is := range s.issues {
+		if now.Sub(is.Created) < s.opts.SearchLag {
+			continue
+		}
+		if !slices.ContainsFunc(q.clauses, func(c clause) bool { return !c.match(is, s.opts.Project) }) {
+			hits = append(hits, is)
+		}
+	}
+	if q.desc {
+		slices.Reverse(hits)
+	}
+	return hits
 }
 
 func pageStart(params map[string][]string, cloud bool) (int, error) {
