@@ -114,63 +114,103 @@ func (s *Server) build(fields map[string]json.RawMessage) (*Issue, map[string]st
 	errs := map[string]string{}
 	is := &Issue{}
 	for name, raw := range fields {
-		switch name {
-		case "project":
-			var p struct{ Key, ID string }
-			if json.Unmarshal(raw, &p) != nil || (p.Key != s.opts.Project && p.ID != "10000") {
-				errs["project"] = "valid project is required"
-			}
-		case "issuetype":
-			var t struct{ Name string }
-			if json.Unmarshal(raw, &t) != nil || !slices.Contains(issueTypes, t.Name) {
-				errs["issuetype"] = "valid issue type is required"
-			}
-			is.Type = t.Name
-		case "summary":
-			if json.Unmarshal(raw, &is.Summary) != nil {
-				errs["summary"] = "Operation value must be a string"
-			}
-		case "description":
-			if json.Unmarshal(raw, &is.Description) != nil {
-				errs["description"] = "Operation value must be a string"
-			}
-		case "labels":
-			if json.Unmarshal(raw, &is.Labels) != nil {
-				errs["labels"] = "Operation value must be an array of strings"
-			}
-			for _, l := range is.Labels {
-				if strings.ContainsAny(l, " \t\r\n") {
-					errs["labels"] = fmt.Sprintf("The label '%s' contains spaces which is invalid.", l)
-				}
-			}
-		case "parent":
-			var p struct{ Key string }
-			if s.opts.Deployment != Cloud {
-				errs["parent"] = notOnScreen("parent")
-			} else if json.Unmarshal(raw, &p) != nil {
-				errs["parent"] = "Operation value must be an object"
-			}
-			is.Parent = p.Key
-		case s.opts.PointsField:
-			var f float64
-			if json.Unmarshal(raw, &f) != nil {
-				errs[name] = "Operation value must be a number."
-			}
-			is.Points = &f
-		case s.opts.EpicLinkField:
-			if json.Unmarshal(raw, &is.EpicLink) != nil {
-				errs[name] = "Operation value must be a string"
-			}
-		case s.opts.EpicNameField:
-			if json.Unmarshal(raw, &is.EpicName) != nil {
-				errs[name] = "Operation value must be a string"
-			}
-		default:
-			errs[name] = notOnScreen(name)
+		if msg := s.setField(is, name, raw); msg != "" {
+			errs[name] = msg
 		}
 	}
 	s.checkRequired(is, fields, errs)
 	return is, errs
+}
+
+// setField decodes one create field into is and returns Jira's error for
+// it, or "". The custom fields are matched by the ids the server was given.
+func (s *Server) setField(is *Issue, name string, raw json.RawMessage) string {
+	switch name {
+	case "project":
+		return s.checkProject(raw)
+	case "issuetype":
+		return setIssueType(is, raw)
+	case "summary":
+		return setString(raw, &is.Summary)
+	case "description":
+		return setString(raw, &is.Description)
+	case "labels":
+		return setLabels(is, raw)
+	case "parent":
+		return s.setParent(is, raw)
+	case s.opts.PointsField:
+		return setPoints(is, raw)
+	case s.opts.EpicLinkField:
+		return setString(raw, &is.EpicLink)
+	case s.opts.EpicNameField:
+		return setString(raw, &is.EpicName)
+	default:
+		return notOnScreen(name)
+	}
+}
+
+// checkProject accepts the server's project by key or by its id, 10000.
+func (s *Server) checkProject(raw json.RawMessage) string {
+	var p struct{ Key, ID string }
+	if json.Unmarshal(raw, &p) != nil || (p.Key != s.opts.Project && p.ID != "10000") {
+		return "valid project is required"
+	}
+	return ""
+}
+
+func setIssueType(is *Issue, raw json.RawMessage) string {
+	var t struct{ Name string }
+	var msg string
+	if json.Unmarshal(raw, &t) != nil || !slices.Contains(issueTypes, t.Name) {
+		msg = "valid issue type is required"
+	}
+	is.Type = t.Name
+	return msg
+}
+
+func setString(raw json.RawMessage, v *string) string {
+	if json.Unmarshal(raw, v) != nil {
+		return "Operation value must be a string"
+	}
+	return ""
+}
+
+// setLabels refuses a label with white space in it, as Jira does.
+func setLabels(is *Issue, raw json.RawMessage) string {
+	var msg string
+	if json.Unmarshal(raw, &is.Labels) != nil {
+		msg = "Operation value must be an array of strings"
+	}
+	for _, l := range is.Labels {
+		if strings.ContainsAny(l, " \t\r\n") {
+			msg = fmt.Sprintf("The label '%s' contains spaces which is invalid.", l)
+		}
+	}
+	return msg
+}
+
+// setParent takes a parent on Cloud only; Data Center links an epic
+// through the Epic Link field instead.
+func (s *Server) setParent(is *Issue, raw json.RawMessage) string {
+	var p struct{ Key string }
+	var msg string
+	if s.opts.Deployment != Cloud {
+		msg = notOnScreen("parent")
+	} else if json.Unmarshal(raw, &p) != nil {
+		msg = "Operation value must be an object"
+	}
+	is.Parent = p.Key
+	return msg
+}
+
+func setPoints(is *Issue, raw json.RawMessage) string {
+	var f float64
+	var msg string
+	if json.Unmarshal(raw, &f) != nil {
+		msg = "Operation value must be a number."
+	}
+	is.Points = &f
+	return msg
 }
 
 func notOnScreen(field string) string {
