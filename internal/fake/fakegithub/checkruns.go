@@ -58,7 +58,8 @@ func checkInvalid(field, code string) reply {
 	return validation(docCheckRuns, fieldError{"resource": "CheckRun", "code": code, "field": field})
 }
 
-// apply validates in and applies it to cr (create: cr is new).
+// apply validates in and applies it to cr (create: cr is new). The first
+// invalid field is the one reported; on failure cr is not to be kept.
 func (in *checkRunIn) apply(cr *checkRun, now time.Time) (reply, bool) {
 	if in.Name != nil {
 		if *in.Name == "" {
@@ -66,6 +67,30 @@ func (in *checkRunIn) apply(cr *checkRun, now time.Time) (reply, bool) {
 		}
 		cr.name = *in.Name
 	}
+	if rep, good := in.applyStatus(cr, now); !good {
+		return rep, false
+	}
+	if in.DetailsURL != nil {
+		cr.detailsURL = *in.DetailsURL
+	}
+	if in.ExternalID != nil {
+		cr.externalID = *in.ExternalID
+	}
+	if rep, good := in.applyOutput(cr); !good {
+		return rep, false
+	}
+	if in.Actions != nil {
+		if rep, good := checkActions(*in.Actions); !good {
+			return rep, false
+		}
+		cr.actions = slices.Clone(*in.Actions)
+	}
+	return reply{}, true
+}
+
+// applyStatus sets the status and conclusion: a completed run needs a
+// conclusion and gets its completion time; any other has neither.
+func (in *checkRunIn) applyStatus(cr *checkRun, now time.Time) (reply, bool) {
 	if in.Status != nil {
 		if !slices.Contains(checkStatuses, *in.Status) {
 			return checkInvalid("status", "invalid"), false
@@ -87,40 +112,43 @@ func (in *checkRunIn) apply(cr *checkRun, now time.Time) (reply, bool) {
 	} else if cr.completed.IsZero() {
 		cr.completed = now
 	}
-	if in.DetailsURL != nil {
-		cr.detailsURL = *in.DetailsURL
+	return reply{}, true
+}
+
+// applyOutput replaces the output: a summary is required, the title not.
+func (in *checkRunIn) applyOutput(cr *checkRun) (reply, bool) {
+	o := in.Output
+	if o == nil {
+		return reply{}, true
 	}
-	if in.ExternalID != nil {
-		cr.externalID = *in.ExternalID
+	if o.Summary == nil || *o.Summary == "" {
+		return checkInvalid("output.summary", "missing_field"), false
 	}
-	if o := in.Output; o != nil {
-		if o.Summary == nil || *o.Summary == "" {
-			return checkInvalid("output.summary", "missing_field"), false
-		}
-		if len(*o.Summary) > 65535 {
-			return checkInvalid("output.summary", "too_long"), false
-		}
-		cr.title, cr.summary = "", *o.Summary
-		if o.Title != nil {
-			cr.title = *o.Title
-		}
+	if len(*o.Summary) > 65535 {
+		return checkInvalid("output.summary", "too_long"), false
 	}
-	if in.Actions != nil {
-		as := *in.Actions
-		if len(as) > 3 {
-			return checkInvalid("actions", "too_many"), false
+	cr.title, cr.summary = "", *o.Summary
+	if o.Title != nil {
+		cr.title = *o.Title
+	}
+	return reply{}, true
+}
+
+// checkActions holds requested actions to GitHub's bounds: at most three,
+// each with a label, description and identifier of bounded length.
+func checkActions(as []CheckRunAction) (reply, bool) {
+	if len(as) > 3 {
+		return checkInvalid("actions", "too_many"), false
+	}
+	for _, a := range as {
+		switch {
+		case a.Label == "" || len([]rune(a.Label)) > 20:
+			return checkInvalid("actions.label", "invalid"), false
+		case a.Description == "" || len([]rune(a.Description)) > 40:
+			return checkInvalid("actions.description", "invalid"), false
+		case a.Identifier == "" || len([]rune(a.Identifier)) > 20:
+			return checkInvalid("actions.identifier", "invalid"), false
 		}
-		for _, a := range as {
-			switch {
-			case a.Label == "" || len([]rune(a.Label)) > 20:
-				return checkInvalid("actions.label", "invalid"), false
-			case a.Description == "" || len([]rune(a.Description)) > 40:
-				return checkInvalid("actions.description", "invalid"), false
-			case a.Identifier == "" || len([]rune(a.Identifier)) > 20:
-				return checkInvalid("actions.identifier", "invalid"), false
-			}
-		}
-		cr.actions = slices.Clone(as)
 	}
 	return reply{}, true
 }
