@@ -60,25 +60,52 @@ func (s *Server) graphql(c *call) reply {
 // before the cursor (the newest when there is none), least recently
 // updated first, with pageInfo.
 func (s *Server) recentComments(c *call, v map[string]any) reply {
-	owner, _ := v["owner"].(string)
-	name, _ := v["name"].(string)
-	num, _ := v["number"].(float64)
 	last, _ := v["last"].(float64)
 	if last < 1 || last > maxGraphQLPage {
 		return gqlErrors(nil, obj{"message": fmt.Sprintf("Requesting %v records on the `comments` connection exceeds the `last` limit of 100 records.", last),
 			"path": []string{"repository", "issue", "comments"}})
 	}
+	rp, is, rep, found := s.gqlIssue(c, v)
+	if !found {
+		return rep
+	}
+	list := byUpdate(is)
+	before, _ := v["before"].(string)
+	hi, good := pageEnd(list, before)
+	if !good {
+		return gqlErrors(nil, obj{"message": "`$before` does not appear to be a valid cursor.",
+			"path": []string{"repository", "issue", "comments"}})
+	}
+	comments, ids := s.commentPage(list, max(hi-int(last), 0), hi)
+	rep = ok(obj{"data": obj{"repository": obj{"issue": s.issueNode(rp, is, comments)}}})
+	rep.listed = strings.Join(ids, ",")
+	return rep
+}
+
+// gqlIssue resolves the query's repository and issue, or answers
+// NOT_FOUND for the first that is missing or that the token cannot see.
+// A pull request is not an Issue to GraphQL.
+func (s *Server) gqlIssue(c *call, v map[string]any) (*repository, *issue, reply, bool) {
+	owner, _ := v["owner"].(string)
+	name, _ := v["name"].(string)
+	num, _ := v["number"].(float64)
 	full := owner + "/" + name
 	rp := s.repos[strings.ToLower(full)]
 	if rp == nil || !c.tok.id.canSee(full) {
-		return gqlErrors(obj{"repository": nil}, obj{"type": "NOT_FOUND", "path": []string{"repository"},
-			"message": fmt.Sprintf("Could not resolve to a Repository with the name '%s'.", full)})
+		return nil, nil, gqlErrors(obj{"repository": nil}, obj{"type": "NOT_FOUND", "path": []string{"repository"},
+			"message": fmt.Sprintf("Could not resolve to a Repository with the name '%s'.", full)}), false
 	}
 	is := rp.issues[int(num)]
 	if is == nil || is.pull != nil {
-		return gqlErrors(obj{"repository": obj{"issue": nil}}, obj{"type": "NOT_FOUND", "path": []string{"repository", "issue"},
-			"message": fmt.Sprintf("Could not resolve to an Issue with the number of %d.", int(num))})
+		return nil, nil, gqlErrors(obj{"repository": obj{"issue": nil}}, obj{"type": "NOT_FOUND", "path": []string{"repository", "issue"},
+			"message": fmt.Sprintf("Could not resolve to an Issue with the number of %d.", int(num))}), false
 	}
+	return rp, is, reply{}, true
+}
+
+// byUpdate lists the issue's comments that are not deleted in the
+// connection's order: least recently updated first, ties by id.
+func byUpdate(is *issue) []*comment {
 	var list []*comment
 	for _, cm := range is.comments {
 		if !cm.deleted {
@@ -91,21 +118,31 @@ func (s *Server) recentComments(c *call, v map[string]any) reply {
 		}
 		return int(a.id - b.id)
 	})
-	hi := len(list)
-	if before, ok := v["before"].(string); ok && before != "" {
-		at, id, good := parseCursor(before)
-		if !good {
-			return gqlErrors(nil, obj{"message": "`$before` does not appear to be a valid cursor.",
-				"path": []string{"repository", "issue", "comments"}})
-		}
-		hi = 0
-		for i, cm := range list {
-			if cm.updated.Before(at) || cm.updated.Equal(at) && cm.id < id {
-				hi = i + 1
-			}
+	return list
+}
+
+// pageEnd is where a page ending just before the cursor ends in list: all
+// of it without a cursor. It reports false for a cursor it cannot read.
+func pageEnd(list []*comment, before string) (int, bool) {
+	if before == "" {
+		return len(list), true
+	}
+	at, id, good := parseCursor(before)
+	if !good {
+		return 0, false
+	}
+	hi := 0
+	for i, cm := range list {
+		if cm.updated.Before(at) || cm.updated.Equal(at) && cm.id < id {
+			hi = i + 1
 		}
 	}
-	lo := max(hi-int(last), 0)
+	return hi, true
+}
+
+// commentPage renders list[lo:hi] as the comments connection, with its
+// pageInfo, and the ids it lists.
+func (s *Server) commentPage(list []*comment, lo, hi int) (obj, []string) {
 	nodes := make([]obj, 0, hi-lo)
 	ids := make([]string, 0, hi-lo)
 	for _, cm := range list[lo:hi] {
@@ -117,19 +154,21 @@ func (s *Server) recentComments(c *call, v map[string]any) reply {
 		start = cursor(list[lo])
 	}
 	page := obj{"hasPreviousPage": lo > 0, "hasNextPage": hi < len(list), "startCursor": start}
+	return obj{"pageInfo": page, "nodes": nodes}, ids
+}
+
+// issueNode renders the issue as the query selects it, with its comments.
+func (s *Server) issueNode(rp *repository, is *issue, comments obj) obj {
 	labels := make([]obj, 0, len(is.labels))
 	for _, l := range is.labels {
 		labels = append(labels, obj{"name": l.name})
 	}
-	issue := obj{
+	return obj{
 		"number": is.number, "title": is.title, "body": is.body, "state": strings.ToUpper(is.state),
 		"url": s.issueHTML(rp, is), "createdAt": stamp(is.created), "author": actorNode(is.user),
 		"labels":   obj{"nodes": labels},
-		"comments": obj{"pageInfo": page, "nodes": nodes},
+		"comments": comments,
 	}
-	rep := ok(obj{"data": obj{"repository": obj{"issue": issue}}})
-	rep.listed = strings.Join(ids, ",")
-	return rep
 }
 
 // commentNode renders an IssueComment as the query selects it. GraphQL
