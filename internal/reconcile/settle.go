@@ -293,10 +293,12 @@ func (ru *run) perform() error {
 
 // toPerform is the performer's live list of effects: what the engine
 // handed out, and the effects the outcomes reported while it runs produced.
+// A query asked that late (no outcome asks one today) is left to the next
+// pass, which asks it again from the state.
 func (ru *run) toPerform() []state.Effect {
 	if _, err := ru.next(); err != nil {
-		// Nothing new is handed out then; the outcome is already logged
-		// by the apply that failed.
+		// Ready fails only while it settles, which is done by now; logged
+		// in case that changes, and nothing new is handed out.
 		ru.r.o.Logger.Warn("engine could not say what to do next", "issue", ru.number, "err", err)
 	}
 	return ru.effects
