@@ -293,8 +293,8 @@ func (ru *run) perform() error {
 
 // toPerform is the performer's live list of effects: what the engine
 // handed out, and the effects the outcomes reported while it runs produced.
-// A query asked that late (no outcome asks one today) is left to the next
-// pass, which asks it again from the state.
+// A query asked that late is not answered in this pass (no outcome asks
+// one today; pass.Node hands it out like any other).
 func (ru *run) toPerform() []state.Effect {
 	if _, err := ru.next(); err != nil {
 		// Ready fails only while it settles, which is done by now; logged
