@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -38,8 +39,8 @@ type world struct {
 
 	key []byte
 
-	mu    sync.Mutex
-	clock time.Time
+	mu    sync.Mutex // guards printed
+	clock *fakeclock.Clock
 	// printed collects dry-run output.
 	printed []string
 }
@@ -48,7 +49,7 @@ type world struct {
 // (read) and the greenfield config; mod adjusts the reconciler options.
 func newWorld(t testing.TB, mod func(*Options)) *world {
 	t.Helper()
-	w := &world{t: t, clock: t0}
+	w := &world{t: t, clock: fakeclock.New(t0)}
 	w.sb = forge.NewSandbox(testRepo, forge.User{Login: bot, ID: 41898282, Type: "Bot"}, w.now)
 	for login, p := range map[string]access.Level{"maria": access.Admin, "devin": access.Write, "reader": access.Read} {
 		w.sb.AddUser(forge.User{Login: login}, p)
@@ -71,17 +72,9 @@ func newWorld(t testing.TB, mod func(*Options)) *world {
 	return w
 }
 
-func (w *world) now() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.clock
-}
+func (w *world) now() time.Time { return w.clock.Now() }
 
-func (w *world) tick(d time.Duration) {
-	w.mu.Lock()
-	w.clock = w.clock.Add(d)
-	w.mu.Unlock()
-}
+func (w *world) tick(d time.Duration) { w.clock.Advance(d) }
 
 // issue opens an issue and returns its number.
 func (w *world) issue(title string) int {

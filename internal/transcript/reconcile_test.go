@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
@@ -52,8 +53,8 @@ type reconcileDriver struct {
 	t     *testing.T
 	sb    *forge.Sandbox
 	rec   *reconcile.Reconciler
-	mu    sync.Mutex
-	clock time.Time
+	mu    sync.Mutex // guards changes (the sandbox reports from the pass)
+	clock *fakeclock.Clock
 	// changes are the bot's mutations since the last directive.
 	changes []forge.Change
 	writes  int
@@ -68,7 +69,7 @@ type reconcileDriver struct {
 }
 
 func newReconcileDriver(t *testing.T) *reconcileDriver {
-	d := &reconcileDriver{t: t, clock: t0, pulls: map[int]forge.Pull{}, delivered: map[string]bool{}}
+	d := &reconcileDriver{t: t, clock: fakeclock.New(t0), pulls: map[int]forge.Pull{}, delivered: map[string]bool{}}
 	d.sb = forge.NewSandbox(repo, forge.User{Login: botLogin, ID: 41898282, Type: "Bot"}, d.now)
 	d.sb.AddUser(forge.User{Login: "maria"}, "admin")
 	d.sb.AddUser(forge.User{Login: "devin"}, "write")
@@ -111,17 +112,9 @@ func (d *reconcileDriver) setup(c *transcript.Case) string {
 	return "ok"
 }
 
-func (d *reconcileDriver) now() time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.clock
-}
+func (d *reconcileDriver) now() time.Time { return d.clock.Now() }
 
-func (d *reconcileDriver) tick(dur time.Duration) {
-	d.mu.Lock()
-	d.clock = d.clock.Add(dur)
-	d.mu.Unlock()
-}
+func (d *reconcileDriver) tick(dur time.Duration) { d.clock.Advance(dur) }
 
 func (d *reconcileDriver) do(c *transcript.Case) string {
 	if c.Cmd == "setup" {
