@@ -85,7 +85,7 @@ func (ru *run) ready() error {
 // next takes the engine's Ready: the effects to perform (after what it
 // handed out before), the checks to create, the labels and the notes.
 func (ru *run) next() (pass.Ready, error) {
-	rd, err := ru.node.Ready(ru.seen(), ru.r.o.Now())
+	rd, err := ru.node.Ready(ru.seen, ru.r.o.Now())
 	if err != nil {
 		return rd, err
 	}

@@ -138,9 +138,11 @@ func (n *Node) Step(ev engine.Event, now time.Time) error {
 	return nil
 }
 
-// Ready says what to do next; seen is what the thread shows of the writes
-// the stored state announced, now the time of the pass.
-func (n *Node) Ready(seen outbox.Seen, now time.Time) (Ready, error) {
+// Ready says what to do next; seen tells what the thread shows of the
+// writes the stored state announced (asked once, when the pass settles:
+// the caller calls Ready again for every effect it performs), now is the
+// time of the pass.
+func (n *Node) Ready(seen func() outbox.Seen, now time.Time) (Ready, error) {
 	rd := Ready{Decision: n.decision}
 	if q := n.take(func(q engine.Query) bool { return q.Kind == engine.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
@@ -166,7 +168,7 @@ func (n *Node) Ready(seen outbox.Seen, now time.Time) (Ready, error) {
 
 // settle is the pass's first Ready without reads: the PR checks are
 // planned, the outbox settled, and the tracker work handed out.
-func (n *Node) settle(seen outbox.Seen, now time.Time) (Ready, error) {
+func (n *Node) settle(seen func() outbox.Seen, now time.Time) (Ready, error) {
 	n.settled = true
 	var checks []checkview.CheckRun
 	if n.st != nil && n.opt.Checks {
@@ -190,7 +192,7 @@ func (n *Node) settle(seen outbox.Seen, now time.Time) (Ready, error) {
 	// The engine decides what is still owed and what the write announces;
 	// classifications ride on this pass's write when effects follow
 	// anyway (a write of their own at the end otherwise).
-	rd.Ready = outbox.Settle(n.st, n.effects, seen, n.changed, n.classified)
+	rd.Ready = outbox.Settle(n.st, n.effects, seen(), n.changed, n.classified)
 	n.st, n.effects, n.changed = rd.State, nil, rd.Write
 	rd.Queries = n.trackerWork(&rd)
 	return rd, nil

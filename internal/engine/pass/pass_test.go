@@ -97,7 +97,7 @@ func (w *world) toCodeReview() {
 
 func ready(t *testing.T, n *pass.Node, now time.Time) pass.Ready {
 	t.Helper()
-	rd, err := n.Ready(outbox.Seen{}, now)
+	rd, err := n.Ready(func() outbox.Seen { return outbox.Seen{} }, now)
 	if err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
@@ -236,4 +236,22 @@ func TestANewStateGetsTheIssue(t *testing.T) {
 	rd := ready(t, n, w.clock)
 	testkit.Want(t, "issue", rd.State.Issue, 77)
 	testkit.Want(t, "written", rd.Write, true)
+}
+
+// The thread's view is built once a pass, when it settles: the caller
+// asks Ready again for every effect it performs.
+func TestTheThreadIsAskedOnceAPass(t *testing.T) {
+	w := newWorld(t, "jira: {enabled: false}\n")
+	w.start("greenfield")
+	now := w.clock.Add(time.Minute)
+	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
+	step(t, n, w.comment("maria", "/autopilot status"), now)
+	asked := 0
+	seen := func() outbox.Seen { asked++; return outbox.Seen{} }
+	for i := 0; i < 5; i++ {
+		if _, err := n.Ready(seen, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testkit.Want(t, "thread views built", asked, 1)
 }

@@ -304,7 +304,7 @@ func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, e
 		return nil, err
 	}
 	for round := 0; ; round++ {
-		rd, err := n.Ready(outbox.Seen{}, r.Now())
+		rd, err := n.Ready(func() outbox.Seen { return outbox.Seen{} }, r.Now())
 		if err != nil {
 			return nil, err
 		}
