@@ -110,12 +110,7 @@ func (ru *run) answer(q engine.Query) error {
 	case engine.QCheckPR:
 		return ru.checkPR(q.PR)
 	case engine.QPerms:
-		perms := map[string]engine.PermRead{}
-		for _, login := range q.Logins {
-			p, err := ru.perm(login)
-			perms[login] = engine.PermRead{Perm: p, Err: err != nil}
-		}
-		return ru.apply(q.Then.WithPerms(perms))
+		return ru.apply(q.AnswerPerms(ru.perm))
 	case engine.QJiraSync:
 		return ru.jira(q.Sync)
 	case engine.QJiraClose:

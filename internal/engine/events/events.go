@@ -380,6 +380,18 @@ type Query struct {
 	Open int `json:",omitempty"`
 }
 
+// AnswerPerms answers a QPerms query: the asking event again, with each
+// login's permission as look reads it; a failed lookup is kept as
+// PermRead.Err, which the engine treats as no permission (fail closed).
+func (q Query) AnswerPerms(look func(login string) (access.Level, error)) Event {
+	perms := make(map[string]PermRead, len(q.Logins))
+	for _, login := range q.Logins {
+		p, err := look(login)
+		perms[login] = PermRead{Perm: p, Err: err != nil}
+	}
+	return q.Then.WithPerms(perms)
+}
+
 // SyncPlan is whether a pass runs the tracker outbox (tracker.Sync) and
 // how (outbox.PlanSync decides).
 type SyncPlan struct {

@@ -318,12 +318,8 @@ func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, e
 			if q.Kind != engine.QPerms {
 				continue
 			}
-			perms := map[string]engine.PermRead{}
-			for _, login := range q.Logins {
-				p, err := r.Forge.Permission(ctx, login)
-				perms[login] = engine.PermRead{Perm: p, Err: err != nil}
-			}
-			if err := n.Step(q.Then.WithPerms(perms), r.Now()); err != nil {
+			look := func(login string) (access.Level, error) { return r.Forge.Permission(ctx, login) }
+			if err := n.Step(q.AnswerPerms(look), r.Now()); err != nil {
 				return nil, err
 			}
 		}
