@@ -76,7 +76,7 @@ func (ru *run) publishChecks() error {
 		return nil
 	}
 	p := prcheck.Publisher{Checks: cw, Logger: ru.r.o.Logger, Issue: ru.number, St: ru.state, Apply: ru.applyCheck, Links: ru.checkLinks}
-	notes, _, err := p.Publish(ru.ctx, ru.checks)
+	notes, err := p.Publish(ru.ctx, ru.checks)
 	ru.notes = append(ru.notes, notes...)
 	if err != nil {
 		return err

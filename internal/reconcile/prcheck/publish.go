@@ -27,9 +27,10 @@ type Publisher struct {
 // never fatal: the run does not depend on its PR check. A
 // transient one (5xx, timeout, rate limit) marks the check pending, and a
 // later pass creates it; a refusal (a workflow without checks: write gets
-// 403) is given up until the check shows something new. marked: a pending
-// mark was set or cleared (the state is to be written).
-func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (notes []string, marked bool, err error) {
+// 403) is given up until the check shows something new. A pending mark
+// set or cleared goes to the engine (Apply), whose node then has a change
+// to write.
+func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (notes []string, err error) {
 	for _, c := range checks {
 		pending, err := Create(ctx, p.Checks, c, p.Links(c))
 		if err != nil {
@@ -38,10 +39,9 @@ func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (no
 		}
 		if r, _ := checkview.Record(p.St().PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
 			if err := p.Apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
-				return notes, marked, err
+				return notes, err
 			}
-			marked = true
 		}
 	}
-	return notes, marked, nil
+	return notes, nil
 }
