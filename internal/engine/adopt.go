@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
@@ -30,7 +28,7 @@ func AdoptRun(set Settings, s *state.State, session string, runs []evidence.Run)
 		return 0, false, nil
 	}
 	for _, r := range runs {
-		if !slices.Contains(strings.Fields(r.DisplayTitle), session) {
+		if !evidence.CarriesToken(r.DisplayTitle, session) {
 			continue
 		}
 		if ok, why := TokenRunTrusted(set, s.Slug, ex, r.Path, r.Event, r.HeadRepo, r.CreatedAt); !ok {

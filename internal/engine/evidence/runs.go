@@ -53,7 +53,7 @@ func (rr RunRule) Match(s *state.State, r Run) (bool, string) {
 		}
 		return false, fmt.Sprintf("run %d is not the recorded run %d", r.ID, ex.RunID)
 	}
-	if ex.Session == "" || !containsToken(r.DisplayTitle, ex.Session) {
+	if ex.Session == "" || !CarriesToken(r.DisplayTitle, ex.Session) {
 		return false, "the display title does not carry the session token " + ex.Session
 	}
 	return rr.TokenTrusted(ex, r)
@@ -78,8 +78,9 @@ func (rr RunRule) TokenTrusted(ex *state.Execution, r Run) (bool, string) {
 	return true, ""
 }
 
-// containsToken matches the session token as a whole word.
-func containsToken(title, token string) bool {
+// CarriesToken reports whether title carries the session token as a
+// whole word (a token inside another word is not it).
+func CarriesToken(title, token string) bool {
 	for _, f := range strings.Fields(title) {
 		if f == token {
 			return true
