@@ -575,3 +575,37 @@ func TestTrackerKey(t *testing.T) {
 		t.Fatalf("tracker: gitlab: error %v, want one naming line 2 and the values", err)
 	}
 }
+
+// TestSyntaxErrorsNameTheBadTokensLine: a YAML syntax error names the line
+// of the token that broke the file, not the line where the enclosing list or
+// mapping began (the YAML parser counts those lines from 0), and an unquoted
+// "[bot]" login in a [...] list says to quote it, as docs/configuration.md
+// warns.
+func TestSyntaxErrorsNameTheBadTokensLine(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"unquoted bot login in a flow list", "version: 1\nagents: [claude[bot]]\n",
+			`line 2: agents: did not find expected ',' or ']' (a login that ends in [bot] inside [...] must be quoted: agents: ["claude[bot]"])`},
+		{"unquoted bot login after others", "version: 1\ndefault_flow: greenfield\nagents: [ada, copilot-swe-agent[bot]]\n",
+			`line 3: agents: did not find expected ',' or ']' (a login that ends in [bot] inside [...] must be quoted: agents: ["copilot-swe-agent[bot]"])`},
+		{"key indented one space too few", "version: 1\nlimits:\n  max_sessions: 3\n max_hours: 2\n",
+			"line 4: max_hours: did not find expected key"},
+		{"bad token deep in a mapping", "version: 1\nlimits:\n  max_sessions: 3\n  max_hours: 2\n  - 4\n",
+			"line 5: yaml: did not find expected key"},
+		{"unclosed flow mapping on line 1", "limits: {max_sessions: 3\n",
+			"line 1: limits: did not find expected ',' or '}'"},
+		{"unclosed flow list in a block list", "version: 1\nagents:\n  - a\n  - [b\n",
+			"line 4: yaml: did not find expected ',' or ']'"},
+		{"unterminated quote names its start", "version: 1\ndefault_flow: 'greenfield\n\n",
+			"line 2: default_flow: found unexpected end of stream"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.src))
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("Parse(%q)\n got %v\nwant %s", c.src, err, c.want)
+			}
+		})
+	}
+}

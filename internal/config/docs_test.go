@@ -57,6 +57,7 @@ func TestDocsErrorSamplesAreWhatParseSays(t *testing.T) {
 		{"flows:\n  hotfix:\n    steps:\n      - {slug: fix, name: Fix}\n      - {slug: fix, name: Fix again}\n"},
 		{"limits:\n  max_sessions: 3\nexecutor:\n  kind: robot\n"},
 		{"limits:\n\tmax_sessions: 3\n"},
+		{"version: 1\nagents: [claude[bot]]\n"},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.src))

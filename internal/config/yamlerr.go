@@ -86,8 +86,13 @@ func syntaxError(data []byte, err error) error {
 	if m := lineMsgRE.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
-	} else if line = guessLine(data, msg); line == 0 {
-		return &Error{Field: "yaml", Msg: msg}
+	}
+	if bad := badTokenLine(data, msg, line); bad > 0 {
+		line = bad
+	} else if line == 0 {
+		if line = guessLine(data, msg); line == 0 {
+			return &Error{Field: "yaml", Msg: msg}
+		}
 	}
 	text := lineText(data, line)
 	field := "yaml"
@@ -97,7 +102,94 @@ func syntaxError(data []byte, err error) error {
 	if strings.Contains(leadingSpace(text), "\t") {
 		msg += " (YAML is indented with spaces; this line starts with a tab)"
 	}
+	if b := botInFlowRE.FindStringSubmatch(text); b != nil && strings.HasPrefix(msg, "did not find expected ") {
+		msg += fmt.Sprintf(` (a login that ends in [bot] inside [...] must be quoted: %s: ["%s"])`, field, b[1])
+	}
 	return &Error{Line: line, Field: field, Msg: msg}
+}
+
+// botInFlowRE: an unquoted App login ("claude[bot]") inside a [...] list,
+// which YAML reads as a nested list and refuses.
+var botInFlowRE = regexp.MustCompile(`[\[,][ \t]*([A-Za-z0-9][A-Za-z0-9-]*\[bot\])`)
+
+// badTokenLine returns the line of the token the YAML parser refused: the
+// first line whose prefix of the file (that line and those above) fails
+// with the same problem. The parser itself reports the line where the
+// enclosing list or mapping began, counted from 0 for grammar errors, which
+// points a reader at the wrong line. from is that reported line, a lower
+// bound. It returns 0 when no prefix fails the same way.
+//
+// The prefixes are searched by bisection (a file of up to 256 KiB may have
+// many lines): below the bad token a prefix parses or fails differently,
+// from it on it fails with the same problem. A prefix cut inside a [...]
+// list spanning several lines can fail the same way early; the line found
+// is then the list's last complete line, still at or after its start.
+func badTokenLine(data []byte, problem string, from int) int {
+	ends := lineEnds(data)
+	same := func(k int) bool { return yamlProblem(data[:ends[k-1]]) == problem }
+	lo, hi := max(from, 1), len(ends)
+	if lo > hi || !same(hi) {
+		return 0
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if same(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// yamlProblem parses every document of data and returns the first error's
+// problem without its line, or "".
+func yamlProblem(data []byte) string {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return ""
+		}
+		if err != nil {
+			msg := strings.TrimPrefix(err.Error(), "yaml: ")
+			if m := lineMsgRE.FindStringSubmatch(msg); m != nil {
+				msg = m[2]
+			}
+			return msg
+		}
+	}
+}
+
+// lineEnds returns, for each line splitLines counts, the offset just past
+// its line break (or the end of data for the last line).
+func lineEnds(data []byte) []int {
+	var ends []int
+	off := 0
+	for _, l := range splitLines(data) {
+		off += len(l)
+		if off < len(data) {
+			off += breakLen(data[off:])
+		}
+		ends = append(ends, off)
+	}
+	return ends
+}
+
+// breakLen is the length of the line break at the start of b.
+func breakLen(b []byte) int {
+	switch {
+	case bytes.HasPrefix(b, []byte("\r\n")):
+		return 2
+	case b[0] == '\r' || b[0] == '\n':
+		return 1
+	case bytes.HasPrefix(b, []byte("\u0085")):
+		return 2
+	case bytes.HasPrefix(b, []byte("\u2028")) || bytes.HasPrefix(b, []byte("\u2029")):
+		return 3
+	}
+	return 0
 }
 
 var anchorRE = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
@@ -235,17 +327,7 @@ func splitLines(data []byte) [][]byte {
 	var out [][]byte
 	start := 0
 	for i := 0; i < len(data); {
-		n := 0
-		switch {
-		case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
-			n = 2
-		case data[i] == '\r' || data[i] == '\n':
-			n = 1
-		case bytes.HasPrefix(data[i:], []byte("\u0085")):
-			n = 2
-		case bytes.HasPrefix(data[i:], []byte("\u2028")) || bytes.HasPrefix(data[i:], []byte("\u2029")):
-			n = 3
-		}
+		n := breakLen(data[i:])
 		if n == 0 {
 			i++
 			continue
