@@ -71,7 +71,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		if code, done := parseNone("version", versionUsage, args, stdout, stderr); done {
 			return code
 		}
-		fmt.Fprintf(stdout, "autopilot %s (commit %s, %s %s/%s)\n", version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		bi, _ := debug.ReadBuildInfo()
+		v, rev := buildVersion(version, commit, bi)
+		fmt.Fprintf(stdout, "autopilot %s (commit %s, %s %s/%s)\n", v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -130,18 +132,31 @@ func parseNone(name, help string, args []string, stdout, stderr io.Writer) (code
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" }
 
-func revision() string {
-	if commit != "" {
-		return commit
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+// buildVersion returns the version and commit to report: those the
+// release build stamped with -ldflags, else what the Go toolchain recorded
+// in the binary (the module version of "go install module@v1.2.3", or the
+// pseudo-version of a build in a checkout; vcs.revision of a build in a
+// checkout), else "dev" and "unknown". bi is nil when the binary has no
+// build information.
+func buildVersion(stampedVersion, stampedCommit string, bi *debug.BuildInfo) (ver, rev string) {
+	ver, rev = stampedVersion, stampedCommit
+	if bi != nil {
+		if (ver == "" || ver == "dev") && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			ver = bi.Main.Version
+		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
+			if s.Key == "vcs.revision" && rev == "" {
+				rev = s.Value
 			}
 		}
 	}
-	return "unknown"
+	if ver == "" {
+		ver = "dev"
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	return ver, rev
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {

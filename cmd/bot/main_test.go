@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -162,5 +163,35 @@ func TestReadmeCommandsAreTheBinarys(t *testing.T) {
 				t.Errorf("README shows %s for `bot %s`, its --help does not", flagName, name)
 			}
 		}
+	}
+}
+
+// TestVersionFromBuildInfo: a binary built without -ldflags (go install
+// module@version, go build in a checkout) reports the module version and
+// the commit the Go toolchain recorded; stamped values win.
+func TestVersionFromBuildInfo(t *testing.T) {
+	info := func(v string, settings ...debug.BuildSetting) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/autopilot-dev/autopilot", Version: v}, Settings: settings}
+	}
+	rev := debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"}
+	cases := []struct {
+		name                   string
+		stampedVer, stampedRev string
+		bi                     *debug.BuildInfo
+		wantVer, wantRev       string
+	}{
+		{"go install at a tag", "", "", info("v1.4.2"), "v1.4.2", "unknown"},
+		{"go build in a checkout", "", "", info("v0.0.0-20261127101500-0123456789ab+dirty", rev), "v0.0.0-20261127101500-0123456789ab+dirty", rev.Value},
+		{"go run: no module version", "", "", info("(devel)", rev), "dev", rev.Value},
+		{"no build info", "", "", nil, "dev", "unknown"},
+		{"stamped by the release build", "v2.0.0", "feedface", info("(devel)", rev), "v2.0.0", "feedface"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			v, r := buildVersion(c.stampedVer, c.stampedRev, c.bi)
+			if v != c.wantVer || r != c.wantRev {
+				t.Fatalf("buildVersion = %q, %q; want %q, %q", v, r, c.wantVer, c.wantRev)
+			}
+		})
 	}
 }
