@@ -85,7 +85,7 @@ func Run(ctx context.Context, env Env) int {
 	res.Calls = st.Total - st.ConditionalHits
 	report(env, res, st)
 	writeOutputs(env, w.Inputs, res)
-	writeSummary(env, res, st)
+	writeSummary(env, res, st, w.Inputs.StateKey != "")
 	if err := writeTelemetry(env, w.Inputs, res, start); err != nil {
 		fmt.Fprintf(env.Stdout, "::warning::telemetry: %s\n", escapeAnnotation(err.Error()))
 	}

@@ -68,8 +68,9 @@ func writeOutputs(env Env, in wiring.Inputs, res Result) {
 // writeSummary appends the Markdown run summary (≤ 1 MiB): a row per issue
 // reconciled, a line per stopped run with its kill-switch and recovery hint,
 // the run's notes (a sweep that stopped early says so here) and the API
-// calls. writeTelemetry adds the run's facts line (run id, duration).
-func writeSummary(env Env, res Result, st gh.Stats) {
+// calls, and, once, that the state is unsigned when the run has no
+// state_key. writeTelemetry adds the run's facts line (run id, duration).
+func writeSummary(env Env, res Result, st gh.Stats, signed bool) {
 	path := env.Getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
 		return
@@ -109,12 +110,23 @@ func writeSummary(env Env, res Result, st gh.Stats) {
 	if len(notes) > 0 {
 		b.WriteString("\n**Notes**\n\n" + strings.Join(notes, "\n") + "\n")
 	}
+	if !signed {
+		b.WriteString("\n" + unsignedNote + "\n")
+	}
 	fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits, rate limit remaining %d)\n", st.Total, st.ConditionalHits, st.RateRemaining)
 	if res.Err != nil {
 		fmt.Fprintf(&b, "\n**Error:** %s\n", oneLine(res.Err.Error()))
 	}
 	appendFile(env, path, capSummary(b.String()))
 }
+
+// unsignedNote is the job summary's paragraph for a run without
+// state_key: what an unsigned state lets others do, and the fix.
+const unsignedNote = "**The state is unsigned.** `state_key` is not set, so autopilot trusts any state comment " +
+	"posted as `bot_login`: any workflow in this repository that posts with `GITHUB_TOKEN` (third-party actions " +
+	"included) can write a state autopilot acts on, moving a step, recording a decision or an approval. " +
+	"Set a `state_key` secret: autopilot then signs its state and refuses any it did not sign: " +
+	"[The state_key secret](https://github.com/autopilot-dev/autopilot/blob/main/docs/action.md#the-state_key-secret)."
 
 // capSummary keeps a summary (and the facts line written after it) within
 // GitHub's 1 MiB, cut at a rune boundary.
