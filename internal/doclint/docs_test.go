@@ -3,8 +3,11 @@ package doclint
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // root is the repository root, seen from this package.
@@ -35,4 +38,115 @@ func TestReadmeOpensWithTheTwoCommands(t *testing.T) {
 			t.Errorf("README.md's opening does not say %q (what the test command needs besides Go)", want)
 		}
 	}
+}
+
+var (
+	linkRE    = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
+	refLinkRE = regexp.MustCompile(`(?m)^\s*\[[^\]]+\]:\s+(\S+)`)
+	headingRE = regexp.MustCompile(`(?m)^#{1,6}\s+(.+?)\s*#*\s*$`)
+	idRE      = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	codeRE    = regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
+	// placeholderRE: a link target that is a placeholder of a format,
+	// such as ([comment](<link>)).
+	placeholderRE = regexp.MustCompile(`^<[A-Za-z _-]+>$`)
+	// mdNameRE: a Markdown file named in prose, e.g. "see RELIABILITY.md".
+	mdNameRE = regexp.MustCompile(`(?:^|[\s(])([A-Za-z0-9_./-]+\.md)\b`)
+)
+
+// slug is GitHub's anchor for a heading: lower case, punctuation other
+// than - and _ dropped, spaces made hyphens.
+func slug(heading string) string {
+	heading = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(heading, "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors lists the anchors of a Markdown file: its headings' slugs (a
+// repeated heading gets -1, -2, …) and explicit <a id=…>.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	text := regexp.MustCompile("(?s)```.*?```").ReplaceAllString(md, "")
+	for _, m := range headingRE.FindAllStringSubmatch(text, -1) {
+		s := slug(m[1])
+		if n := seen[s]; n > 0 {
+			out[s+"-"+strconv.Itoa(n)] = true
+		} else {
+			out[s] = true
+		}
+		seen[s]++
+	}
+	for _, m := range idRE.FindAllStringSubmatch(md, -1) {
+		out[m[1]] = true
+	}
+	return out
+}
+
+// TestDocLinksResolve: every relative link of README.md and docs/*.md
+// names a file of the repository, and its #anchor a heading of that file
+// (or of the same doc), as GitHub renders them.
+func TestDocLinksResolve(t *testing.T) {
+	docs := glob(root, Docs)
+	if len(docs) < 10 {
+		t.Fatalf("found only %v", docs)
+	}
+	checked := 0
+	for _, doc := range docs {
+		md := readRepo(t, doc)
+		prose := codeRE.ReplaceAllString(md, "")
+		for _, m := range mdNameRE.FindAllStringSubmatch(linkRE.ReplaceAllString(prose, "]"), -1) {
+			name := m[1]
+			if !exists(filepath.Join(filepath.Dir(doc), name)) && !exists(name) {
+				t.Errorf("%s: names %s, which the repository does not have", doc, name)
+			}
+		}
+		var targets []string
+		for _, m := range linkRE.FindAllStringSubmatch(prose, -1) {
+			targets = append(targets, m[1])
+		}
+		for _, m := range refLinkRE.FindAllStringSubmatch(prose, -1) {
+			targets = append(targets, m[1])
+		}
+		for _, target := range targets {
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || placeholderRE.MatchString(target) {
+				continue
+			}
+			checked++
+			path, anchor, _ := strings.Cut(strings.Trim(target, "<>"), "#")
+			file := doc
+			if path != "" {
+				file = filepath.ToSlash(filepath.Join(filepath.Dir(doc), path))
+				info, err := os.Stat(filepath.Join(root, file))
+				if err != nil {
+					t.Errorf("%s: link %s: %s does not exist", doc, target, file)
+					continue
+				}
+				if info.IsDir() || anchor == "" {
+					continue
+				}
+			}
+			if !strings.HasSuffix(file, ".md") {
+				continue
+			}
+			if !anchors(readRepo(t, file))[anchor] {
+				t.Errorf("%s: link %s: %s has no heading with anchor #%s", doc, target, file, anchor)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("checked only %d relative links", checked)
+	}
+}
+
+func exists(rel string) bool {
+	_, err := os.Stat(filepath.Join(root, rel))
+	return err == nil
 }
