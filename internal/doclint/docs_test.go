@@ -150,3 +150,31 @@ func exists(rel string) bool {
 	_, err := os.Stat(filepath.Join(root, rel))
 	return err == nil
 }
+
+// TestDocsStatementsTheCodeOutgrew: statements the docs made about
+// behaviour the code has since changed stay out. Each row says what the
+// code does now.
+func TestDocsStatementsTheCodeOutgrew(t *testing.T) {
+	cases := []struct {
+		doc, stale, now string
+	}{
+		{"docs/user-guide.md", "cannot list repository files",
+			"flow detection lists the repository's top directory through the contents API (repofiles.Detect)"},
+		{"docs/user-guide.md", "always picks `greenfield`",
+			"detection picks meta-repo, existing-code or greenfield from the files it finds"},
+		{"README.md", "to Jira with a local fallback",
+			"tasks go to the configured tracker: Jira, GitHub sub-issues, or the issue itself"},
+	}
+	for _, c := range cases {
+		if md := readRepo(t, c.doc); strings.Contains(strings.Join(strings.Fields(md), " "), c.stale) {
+			t.Errorf("%s still says %q; the code now: %s", c.doc, c.stale, c.now)
+		}
+	}
+	// What detection looks at, as repofiles.Detect reads it.
+	guide := strings.Join(strings.Fields(readRepo(t, "docs/user-guide.md")), " ")
+	for _, marker := range []string{"`.gitmodules`", "`_docs/_repo-config.yaml`", "`_docs/`", "`LICENSE*`", "`.gitignore`", "`.github`", "`README.md`"} {
+		if !strings.Contains(guide, marker) {
+			t.Errorf("docs/user-guide.md's flow detection does not name %s, which repofiles.Detect reads", marker)
+		}
+	}
+}
