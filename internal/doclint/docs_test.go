@@ -1,6 +1,7 @@
 package doclint
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -176,5 +177,59 @@ func TestDocsStatementsTheCodeOutgrew(t *testing.T) {
 		if !strings.Contains(guide, marker) {
 			t.Errorf("docs/user-guide.md's flow detection does not name %s, which repofiles.Detect reads", marker)
 		}
+	}
+}
+
+var (
+	usesRE  = regexp.MustCompile(`^\s*(?:-\s+)?uses:\s*(\S+)\s*(?:#\s*(.*))?$`)
+	shaPin  = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$`)
+	tagNote = regexp.MustCompile(`^v\d+\.\d+\.\d+$`)
+	imageRE = regexp.MustCompile(`(?m)^  image: docker://ghcr\.io/autopilot-dev/autopilot:(v\d+\.\d+\.\d+)$`)
+)
+
+// TestDocsPinWhatTheyUse: every action a doc snippet or an example
+// workflow uses is pinned by full commit SHA with its tag in a comment
+// (docs/pinning.md); this project's own Action is pinned to one commit
+// everywhere, tagged with the release action.yml runs.
+func TestDocsPinWhatTheyUse(t *testing.T) {
+	m := imageRE.FindStringSubmatch(readRepo(t, "action.yml"))
+	if m == nil {
+		t.Fatal("action.yml has no image line")
+	}
+	release := m[1]
+	var sources []Snippet
+	for _, doc := range glob(root, Docs) {
+		sources = append(sources, Extract(doc, []byte(readRepo(t, doc)))...)
+	}
+	for _, ex := range glob(root, []string{"docs/examples/*.yml"}) {
+		sources = append(sources, Snippet{Doc: ex, Line: 1, Text: readRepo(t, ex)})
+	}
+	ours := map[string]bool{}
+	n := 0
+	for _, s := range sources {
+		for i, line := range strings.Split(s.Text, "\n") {
+			u := usesRE.FindStringSubmatch(line)
+			if u == nil || strings.HasPrefix(u[1], "./") || strings.HasPrefix(u[1], "docker://") {
+				continue
+			}
+			n++
+			ref, note, where := u[1], strings.TrimSpace(u[2]), fmt.Sprintf("%s:%d", s.Doc, s.Line+i)
+			if !shaPin.MatchString(ref) || !tagNote.MatchString(note) {
+				t.Errorf("%s: uses: %s # %s: pin a full commit SHA with its tag in a comment (owner/repo@<40 hex> # vX.Y.Z)", where, ref, note)
+				continue
+			}
+			if strings.HasPrefix(ref, "autopilot-dev/autopilot@") {
+				ours[ref] = true
+				if note != release {
+					t.Errorf("%s: %s is tagged %s, but action.yml runs %s", where, ref, note, release)
+				}
+			}
+		}
+	}
+	if len(ours) != 1 {
+		t.Errorf("the docs pin autopilot-dev/autopilot to %d different commits, want one: %v", len(ours), ours)
+	}
+	if n < 8 {
+		t.Errorf("found only %d uses: lines", n)
 	}
 }
