@@ -233,3 +233,22 @@ func TestDocsPinWhatTheyUse(t *testing.T) {
 		t.Errorf("found only %d uses: lines", n)
 	}
 }
+
+// TestReadmeListsEveryDoc: every page under docs/ is in the README's
+// documentation list, so a new page is found from the front door.
+func TestReadmeListsEveryDoc(t *testing.T) {
+	readme := readRepo(t, "README.md")
+	i := strings.Index(readme, "\n## Documentation\n")
+	if i < 0 {
+		t.Fatal("README.md has no Documentation section")
+	}
+	list := readme[i:]
+	if j := strings.Index(list[1:], "\n## "); j >= 0 {
+		list = list[:j+1]
+	}
+	for _, doc := range glob(root, []string{"docs/*.md"}) {
+		if !strings.Contains(list, "]("+doc+")") {
+			t.Errorf("README.md's documentation list does not link %s", doc)
+		}
+	}
+}
