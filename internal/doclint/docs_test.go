@@ -166,6 +166,7 @@ func TestDocsStatementsTheCodeOutgrew(t *testing.T) {
 		{"docs/*.md", "PRODUCT §", "the product contract is not in the repository; the docs are"},
 		{"docs/app.md", "as in §4", "app.md's own §4 is about replicas; the inputs are in action.md#inputs"},
 		{"docs/action.md", "the PR never gets linked", "an answer or a command on a fork's PR links it (route: Trigger.PR)"},
+		{"docs/action.md", "State version, Stop reason", "the summary table's columns end Kill-switch | State version (action.writeSummary)"},
 		{"README.md", "to Jira with a local fallback",
 			"tasks go to the configured tracker: Jira, GitHub sub-issues, or the issue itself"},
 	}
