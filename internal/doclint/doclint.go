@@ -150,6 +150,10 @@ func Wrap(s Snippet, inputs map[string]bool, linted map[string]string) (Workflow
 	if w.Kind == NotWorkflow {
 		return w, nil
 	}
+	if root.Column != 1 {
+		// The wrapper adds its lines at the snippet's left edge.
+		return w, fmt.Errorf("%s:%d: a workflow snippet's first line is indented more than the lines below it", s.Doc, s.Line)
+	}
 	if of := excerptOf(s.Text, linted); of != "" {
 		w.Kind, w.Of = Excerpt, of
 		return w, nil
