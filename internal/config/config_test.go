@@ -599,6 +599,8 @@ func TestSyntaxErrorsNameTheBadTokensLine(t *testing.T) {
 			"line 4: yaml: did not find expected ',' or ']'"},
 		{"unterminated quote names its start", "version: 1\ndefault_flow: 'greenfield\n\n",
 			"line 2: default_flow: found unexpected end of stream"},
+		{"bad escape inside a long quoted string", "version: 1\nexecutor:\n  prompt: \"Run the step\n    and report\n    with \\q please\"\n",
+			"line 5: yaml: found unknown escape character"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
