@@ -45,8 +45,16 @@ func (c *Client) CreateCheckRun(ctx context.Context, in forge.CheckRunOut) (int6
 // the App that created each and its external_id: the Action tells its own
 // PR check from a check run of the same name someone else wrote.
 func (c *Client) CheckRunsNamed(ctx context.Context, sha, name string) ([]forge.Check, error) {
+	out, err := c.listCheckRuns(ctx, sha, &gh.ListCheckRunsOptions{CheckName: gh.String(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}})
+	if err != nil {
+		return nil, c.mapErr(fmt.Sprintf("list check runs named %q on %s", name, sha), err)
+	}
+	return out, nil
+}
+
+// listCheckRuns lists the check runs on sha that opts select, every page.
+func (c *Client) listCheckRuns(ctx context.Context, sha string, opts *gh.ListCheckRunsOptions) ([]forge.Check, error) {
 	var out []forge.Check
-	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}}
 	err := paginate(func(page int) (*gh.Response, error) {
 		opts.Page = page
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(transport.WithOp(ctx, transport.Op{Kind: "GET check-runs"}), c.owner, c.name, sha, opts)
@@ -62,8 +70,5 @@ func (c *Client) CheckRunsNamed(ctx context.Context, sha, name string) ([]forge.
 		}
 		return resp, err
 	})
-	if err != nil {
-		return nil, c.mapErr(fmt.Sprintf("list check runs named %q on %s", name, sha), err)
-	}
-	return out, nil
+	return out, err
 }
