@@ -45,3 +45,18 @@ func TestJobCheckRules(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGatedCommit: any event file gives a commit or none, never a panic,
+// and only the events whose job check lands on a PR head (or a merge
+// queue's commit) give one.
+func FuzzGatedCommit(f *testing.F) {
+	f.Add("pull_request", []byte(`{"pull_request": {"head": {"sha": "aaa"}}}`))
+	f.Add("merge_group", []byte(`{"merge_group": {"head_sha": "bbb"}}`))
+	f.Add("issues", []byte(`{"pull_request": {"head": {"sha": "aaa"}}}`))
+	f.Add("pull_request_review", []byte(`{"pull_request": {"head": {"sha": 7}}}`))
+	f.Fuzz(func(t *testing.T, event string, payload []byte) {
+		if got := gatedCommit(event, payload); got != "" && !gatedEvents[event] {
+			t.Fatalf("event %q gave commit %q", event, got)
+		}
+	})
+}
