@@ -79,14 +79,14 @@ func short(sha string) string {
 	return sha
 }
 
-// ours reports whether c is one of autopilot's PR check runs in Action
-// mode: created through GITHUB_TOKEN (GitHub Actions) with the external_id
-// autopilot gives its checks ("autopilot#<issue>"). A workflow job's own
+// ours reports whether c is one of autopilot's check runs in Action mode:
+// created through GITHUB_TOKEN (GitHub Actions) with an external_id
+// autopilot gives its checks ("autopilot#<issue>" on a PR head,
+// "autopilot-queue#<pr>" on a merge queue's commit). A workflow job's own
 // check run has an id of GitHub's as its external_id; another App's has
 // another app.
 func ours(c forge.Check) bool {
-	_, ok := checkview.IssueOfExternalID(c.ExternalID)
-	return ok && c.AppID == actionsAppID
+	return checkview.OwnExternalID(c.ExternalID) && c.AppID == actionsAppID
 }
 
 // mayPass reports whether a check run may yet satisfy a required check:

@@ -31,6 +31,7 @@ func TestJobCheckRules(t *testing.T) {
 		ours, may bool
 	}{
 		{"the bot's check", forge.Check{AppID: actionsAppID, ExternalID: "autopilot#12", Status: "completed", Conclusion: "success"}, true, true},
+		{"the bot's merge queue check", forge.Check{AppID: actionsAppID, ExternalID: "autopilot-queue#40", Status: "completed", Conclusion: "success"}, true, true},
 		{"a job's running check", forge.Check{AppID: actionsAppID, ExternalID: "0000-job", Status: "in_progress"}, false, true},
 		{"a job's green check", forge.Check{AppID: actionsAppID, Status: "completed", Conclusion: "success"}, false, true},
 		{"a job's failed check", forge.Check{AppID: actionsAppID, Status: "completed", Conclusion: "failure"}, false, false},

@@ -131,6 +131,9 @@ func TestPRCheckRedToGreenAcrossAPush(t *testing.T) {
 	if c, ok := r.lastCheck("9999999999999999999999999999999999999992"); !ok || c.Conclusion != "success" {
 		t.Errorf("merge group check after the gate = %+v (found %v), want success", c, ok)
 	}
+	// The queue asks again for the same commit (a re-run): the bot's own
+	// green check there is no stranger's.
+	r.mergeGroup(pr, "9999999999999999999999999999999999999992")
 
 	t.Logf("check summary on %s (%s/%s), as rendered:\n%s\n%s", newHead[:7], green.Status, green.Conclusion, green.Title, green.Summary)
 	t.Log("calls per pass (check-run writes / all API calls, state changed?):")

@@ -126,6 +126,21 @@ func CheckName(cfg *config.Config) string {
 // ExternalID is the check run's external_id for an issue.
 func ExternalID(issue int) string { return "autopilot#" + strconv.Itoa(issue) }
 
+// QueueExternalID is the external_id of the check run the bot writes on a
+// merge queue's commit for PR pr (it carries no buttons, so it names no
+// issue).
+func QueueExternalID(pr int) string { return "autopilot-queue#" + strconv.Itoa(pr) }
+
+// OwnExternalID reports whether s is an external_id the bot gives its
+// check runs (ExternalID or QueueExternalID).
+func OwnExternalID(s string) bool {
+	if _, ok := IssueOfExternalID(s); ok {
+		return true
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "autopilot-queue#"))
+	return strings.HasPrefix(s, "autopilot-queue#") && err == nil && n > 0
+}
+
 // IssueOfExternalID parses ExternalID's output.
 func IssueOfExternalID(s string) (int, bool) {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "autopilot#"))

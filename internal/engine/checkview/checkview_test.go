@@ -331,3 +331,19 @@ func TestMergeGateReadsTheHandoffTheVerdictRestsOn(t *testing.T) {
 
 // review9 is the link of the approving review 9 a review verdict cites.
 const review9 = "https://github.com/acme/widgets/pull/5#pullrequestreview-9"
+
+// TestOwnExternalID: the external_ids the bot gives its check runs, and
+// nothing else, are its own; a queue check's names no issue.
+func TestOwnExternalID(t *testing.T) {
+	for s, want := range map[string]bool{
+		ExternalID(12): true, QueueExternalID(40): true,
+		"": false, "autopilot#": false, "autopilot#0": false, "autopilot-queue#x": false, "0000040f-0000-4000-8000-00000000040f": false,
+	} {
+		if got := OwnExternalID(s); got != want {
+			t.Errorf("OwnExternalID(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if _, ok := IssueOfExternalID(QueueExternalID(40)); ok {
+		t.Error("a merge queue check's external_id names an issue")
+	}
+}
