@@ -96,8 +96,7 @@ func (m *inputs) review(e Review) {
 		if !m.rule().OnHead(e.Pull, e.CommitSHA) {
 			// A push after the approval: the approved code is not the code
 			// under review (GitHub's "dismiss stale approvals").
-			m.Note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
-				textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
+			m.staleApproval(e)
 			return
 		}
 		v := &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer}
@@ -140,13 +139,19 @@ func (m *inputs) reReview(e Review) {
 		return
 	}
 	if !m.rule().OnHead(e.Pull, e.CommitSHA) {
-		m.Note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
-			textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
+		m.staleApproval(e)
 		return
 	}
 	rl.ReviewVerdict = &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer + " on " + prose.Short(e.Pull.HeadSHA)}
 	m.Handoff(slug, "approved by @"+e.Reviewer+" on "+prose.Short(e.Pull.HeadSHA)+" after a push", e.URL)
 	m.evidenceRef(slug, e.PR, e.Pull.HeadSHA, e.ID, nil)
+}
+
+// staleApproval says once that an approval of an earlier head was not
+// counted.
+func (m *inputs) staleApproval(e Review) {
+	m.Note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
+		textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
 }
 
 // verdictHandoff is the handoff the review verdict rests on
