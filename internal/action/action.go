@@ -57,15 +57,13 @@ func Run(ctx context.Context, env Env) int {
 		return fail(env, ExitUsage, err)
 	}
 	w.Now = env.Now
-	repo, ev, code, err := readEvent(env)
+	repo, ev, payload, code, err := readEvent(env)
 	if err != nil {
 		return fail(env, code, err)
 	}
 	res := Result{Event: eventName(ev.Name, ev.Action)}
 	if !ev.Handled {
-		fmt.Fprintf(env.Stdout, "autopilot: %s is not an event autopilot acts on; nothing to do\n", res.Event)
-		writeOutputs(env, w.Inputs, res)
-		return ExitOK
+		return nothingToDo(env, w.Inputs, res)
 	}
 	if w.Inputs.GitHubToken == "" {
 		return fail(env, ExitUsage, &wiring.InputError{Field: "github_token", Msg: "empty: pass ${{ github.token }} or set GITHUB_TOKEN"})
@@ -75,6 +73,13 @@ func Run(ctx context.Context, env Env) int {
 	client, err := gh.New(o)
 	if err != nil {
 		return fail(env, ExitUsage, err)
+	}
+	// A run on a PR head (or a merge queue's commit) is checked first: the
+	// job's own check run lands there (jobcheck.go).
+	if gated := gatedCommit(ev.Name, payload); gated != "" {
+		if err := guardJobCheck(ctx, client, w.Inputs.ConfigPath, env.Getenv("GITHUB_JOB"), gated); err != nil {
+			return failRun(env, err)
+		}
 	}
 	rec, err := reconcile.New(w.Reconcile(client, client, log, func(s string) { fmt.Fprintln(env.Stdout, s) }))
 	if err != nil {
@@ -95,35 +100,42 @@ func Run(ctx context.Context, env Env) int {
 	return ExitOK
 }
 
-// readEvent reads the repository and decodes the event the runner names,
-// with the exit code for an error.
-func readEvent(env Env) (repo string, ev *ghevent.Event, code int, err error) {
+// nothingToDo ends a run on an event autopilot does not act on.
+func nothingToDo(env Env, in wiring.Inputs, res Result) int {
+	fmt.Fprintf(env.Stdout, "autopilot: %s is not an event autopilot acts on; nothing to do\n", res.Event)
+	writeOutputs(env, in, res)
+	return ExitOK
+}
+
+// readEvent reads the repository and decodes the event the runner names
+// (with its payload), with the exit code for an error.
+func readEvent(env Env) (repo string, ev *ghevent.Event, payload []byte, code int, err error) {
 	name := env.Getenv("GITHUB_EVENT_NAME")
 	if name == "" {
-		return "", nil, ExitUsage, errors.New("GITHUB_EVENT_NAME is not set: run this inside GitHub Actions (or set it with GITHUB_EVENT_PATH)")
+		return "", nil, nil, ExitUsage, errors.New("GITHUB_EVENT_NAME is not set: run this inside GitHub Actions (or set it with GITHUB_EVENT_PATH)")
 	}
 	// Checked before the event, so a missing repository is a usage error
 	// (exit 2) whatever the event is.
 	repo = env.Getenv("GITHUB_REPOSITORY")
 	if repo == "" {
-		return "", nil, ExitUsage, errors.New("GITHUB_REPOSITORY is not set (want owner/name, as the Actions runner sets it)")
+		return "", nil, nil, ExitUsage, errors.New("GITHUB_REPOSITORY is not set (want owner/name, as the Actions runner sets it)")
 	}
 	if o, n, ok := strings.Cut(repo, "/"); !ok || o == "" || n == "" || strings.Contains(n, "/") {
-		return "", nil, ExitUsage, fmt.Errorf("GITHUB_REPOSITORY %q: want owner/name", repo)
+		return "", nil, nil, ExitUsage, fmt.Errorf("GITHUB_REPOSITORY %q: want owner/name", repo)
 	}
-	payload := []byte("{}")
+	payload = []byte("{}")
 	if p := env.Getenv("GITHUB_EVENT_PATH"); p != "" {
 		if payload, err = readCapped(p, ghevent.MaxPayloadBytes); err != nil {
-			return "", nil, ExitFailure, fmt.Errorf("read event file: %w", err)
+			return "", nil, nil, ExitFailure, fmt.Errorf("read event file: %w", err)
 		}
 	} else if name != "schedule" && name != "workflow_dispatch" {
-		return "", nil, ExitUsage, errors.New("GITHUB_EVENT_PATH is not set")
+		return "", nil, nil, ExitUsage, errors.New("GITHUB_EVENT_PATH is not set")
 	}
 	ev, err = ghevent.Decode(name, payload)
 	if err != nil {
-		return "", nil, ExitFailure, fmt.Errorf("event file: %w", err)
+		return "", nil, nil, ExitFailure, fmt.Errorf("event file: %w", err)
 	}
-	return repo, ev, ExitOK, nil
+	return repo, ev, payload, ExitOK, nil
 }
 
 // report prints each outcome, its notes as warnings, and the API calls.
@@ -141,7 +153,8 @@ func report(env Env, res Result, st gh.Stats) {
 // error; a rate limit is deferred work the next run continues.
 func failRun(env Env, err error) int {
 	var ce *reconcile.ConfigError
-	if errors.As(err, &ce) {
+	var je *JobCheckError
+	if errors.As(err, &ce) || errors.As(err, &je) {
 		return fail(env, ExitUsage, err)
 	}
 	var rl *forge.RateLimitError

@@ -105,6 +105,16 @@ func (h *harness) run(event string, payload []byte, extra ...string) result {
 	if err := os.WriteFile(evPath, payload, 0o644); err != nil {
 		h.t.Fatal(err)
 	}
+	// A world with a workflow job (fakegithub.SetWorkflowJob) runs the
+	// binary as that job's step: GITHUB_JOB is set, and the job's own
+	// check run is attached as GitHub does.
+	job, inJob, err := h.gh.JobStarted(repo, event, payload)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if inJob {
+		extra = append([]string{"GITHUB_JOB=" + job.Job.ID}, extra...)
+	}
 	before := len(h.gh.Requests())
 	h.starts = append(h.starts, before)
 	cmd := exec.Command(binary(h.t))
@@ -123,6 +133,9 @@ func (h *harness) run(event string, payload []byte, extra ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.gh.JobFinished(repo, job, code); err != nil {
 		h.t.Fatal(err)
 	}
 	// Calls are what the rate limit counts: a 304 answered from the ETag

@@ -131,6 +131,9 @@ func TestPRCheckRedToGreenAcrossAPush(t *testing.T) {
 	if c, ok := r.lastCheck("9999999999999999999999999999999999999992"); !ok || c.Conclusion != "success" {
 		t.Errorf("merge group check after the gate = %+v (found %v), want success", c, ok)
 	}
+	// The queue asks again for the same commit (a re-run): the bot's own
+	// green check there is no stranger's.
+	r.mergeGroup(pr, "9999999999999999999999999999999999999992")
 
 	t.Logf("check summary on %s (%s/%s), as rendered:\n%s\n%s", newHead[:7], green.Status, green.Conclusion, green.Title, green.Summary)
 	t.Log("calls per pass (check-run writes / all API calls, state changed?):")
@@ -175,5 +178,47 @@ func TestPRCheckGreenfieldPushAfterTheGate(t *testing.T) {
 	}
 	if c, _ := r.lastCheck(headSHA); c.Conclusion != "success" {
 		t.Errorf("the gated head's check changed: %+v", c)
+	}
+}
+
+// TestPRCheckReapprovedAfterAPush drives the review loop through the
+// Action binary in the order that left a re-reviewed PR red: an approval
+// of head 1, a push, a fresh approval of head 2 while QA waits, green CI
+// on head 2. The run ends done with head 2's check green. A second push
+// after the run ended turns head 3 red until someone approves head 3.
+func TestPRCheckReapprovedAfterAPush(t *testing.T) {
+	r := newExecRig(t, reviewLoopCfg)
+	r.begin()
+	var pr int
+	r.reviewLoopTo("code-review", &pr, headSHA)
+	r.review(pr, headSHA, "maria", "APPROVED", "")
+	r.wantAt("QA after the first approval", "qa", state.RunInProgress)
+
+	const head2 = "0123456789abcdef0123456789abcdef01234567"
+	if err := r.gh.PushPull(repo, pr, head2); err != nil {
+		t.Fatal(err)
+	}
+	r.event("push", "pull_request", r.prPayload("pull_request.synchronize.json", pr, head2))
+	r.review(pr, head2, "bob", "APPROVED", "approved again after the push")
+	if err := r.gh.AddStatus(repo, head2, "ci/test", "success"); err != nil {
+		t.Fatal(err)
+	}
+	r.event("green CI", "pull_request", r.prPayload("pull_request.synchronize.json", pr, head2))
+	r.wantAt("done", "done", state.RunDone)
+	if c, ok := r.lastCheck(head2); !ok || c.Status != "completed" || c.Conclusion != "success" {
+		t.Fatalf("head 2's check = %+v (found %v), want completed/success: it was approved and green", c, ok)
+	}
+
+	const head3 = "1123456789abcdef0123456789abcdef01234567"
+	if err := r.gh.PushPull(repo, pr, head3); err != nil {
+		t.Fatal(err)
+	}
+	r.event("push after done", "pull_request", r.prPayload("pull_request.synchronize.json", pr, head3))
+	if c, _ := r.lastCheck(head3); c.Conclusion != "failure" {
+		t.Fatalf("head 3's check after a push = %+v, want failure (not reviewed)", c)
+	}
+	r.review(pr, head3, "bob", "APPROVED", "approved after the run ended")
+	if c, _ := r.lastCheck(head3); c.Conclusion != "success" {
+		t.Errorf("head 3's check after its approval = %s/%s %q, want success", c.Status, c.Conclusion, c.Title)
 	}
 }

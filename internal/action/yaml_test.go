@@ -18,6 +18,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/action"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -229,8 +230,48 @@ func checkWorkflow(t *testing.T, wf map[string]any) {
 				t.Errorf("job %s step %d: uses %q is not owner/repo@ref, ./path or docker://", name, i, u)
 			}
 		}
+		checkJobName(t, name, job)
 	}
 	checkExpressions(t, wf, "")
+}
+
+// checkJobName fails on a job that runs autopilot under the PR check's
+// default name: GitHub names the job's own check run after the job (its
+// name:, else its id), and that run would stand in for the check.
+func checkJobName(t *testing.T, id string, job map[string]any) {
+	t.Helper()
+	if len(actionSteps(map[string]any{"jobs": map[string]any{id: job}})) == 0 {
+		return
+	}
+	for _, n := range []any{id, job["name"]} {
+		if s, _ := n.(string); strings.EqualFold(s, config.DefaultCheckName) {
+			t.Errorf("job %s runs autopilot under the PR check's name %q: its own check run would stand in for the check (docs/action.md, \"The job's name\")", id, s)
+		}
+	}
+}
+
+// TestExampleWorkflowTypesAreHandled: every event type the documented
+// workflow runs for is one autopilot acts on, so each run on a PR head
+// checks the job's name (an ignored type ends with no API call).
+func TestExampleWorkflowTypesAreHandled(t *testing.T) {
+	wf, _ := exampleWorkflow(t)
+	kinds := map[string]ghevent.Kind{}
+	for _, k := range ghevent.Kinds() {
+		kinds[k.Name] = k
+	}
+	for ev, v := range asMap(wf["on"]) {
+		k, ok := kinds[ev]
+		if !ok {
+			t.Errorf("on.%s: not an event autopilot acts on", ev)
+			continue
+		}
+		types, _ := asMap(v)["types"].([]any)
+		for _, ty := range types {
+			if s, _ := ty.(string); !k.Sweep && !k.Handles(s) {
+				t.Errorf("on.%s.types lists %q, which autopilot ignores", ev, s)
+			}
+		}
+	}
 }
 
 // triggerNames lists the events of an on: value (string, list or map).

@@ -234,3 +234,64 @@ func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 	kept.apply(PullSeen{Pull: pushed})
 	want(t, "keep_stale_approvals", onlyCheck(t, kept, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 }
+
+// TestPRCheckReviewLoopOrdersAroundTheGate: every order of push, review
+// and QA around the review loop's merge gate. The check on a head is green
+// only when the approval the review verdict rests on was given on that
+// head; a fresh approval of a new head (during QA or after the run ended)
+// is the verdict's new evidence, a stale one (on an older head) is not.
+func TestPRCheckReviewLoopOrdersAroundTheGate(t *testing.T) {
+	const head2 = "fedcba9876543"
+	at := func(sha string) *PullFacts {
+		p := linkedPR("devin")
+		p.HeadSHA = sha
+		return p
+	}
+	approve := func(reviewer, commit, head string) Review {
+		r := approval(reviewer, "devin")
+		r.CommitSHA, r.Pull = commit, at(head)
+		return r
+	}
+	push := func(h *harness) { h.apply(PullSeen{Pull: at(head2)}) }
+	green := func(sha string) func(h *harness) {
+		return func(h *harness) {
+			h.apply(Checks{PR: 40, SHA: sha, State: "success", URL: prURL + "/checks", Pull: at(sha)})
+		}
+	}
+	reapprove := func(h *harness) { h.apply(approve("erin", head2, head2)) }
+	stale := func(h *harness) { h.apply(approve("erin", testHead, head2)) }
+	for _, tc := range []struct {
+		name  string
+		steps []func(h *harness)
+		head  string
+		want  string
+	}{
+		{"review and QA on one head", []func(*harness){green(testHead)}, testHead, checkview.CheckSuccess},
+		{"push after QA", []func(*harness){green(testHead), push}, head2, checkview.CheckFailure},
+		{"push after QA, re-approval after the run ended", []func(*harness){green(testHead), push, reapprove}, head2, checkview.CheckSuccess},
+		{"push before QA", []func(*harness){push, green(head2)}, head2, checkview.CheckFailure},
+		{"push, re-approval, then QA", []func(*harness){push, reapprove, green(head2)}, head2, checkview.CheckSuccess},
+		{"push, QA, then re-approval", []func(*harness){push, green(head2), reapprove}, head2, checkview.CheckSuccess},
+		{"push, stale approval of the old head, QA", []func(*harness){push, stale, green(head2)}, head2, checkview.CheckFailure},
+		{"push after QA, stale approval of the old head", []func(*harness){green(testHead), push, stale}, head2, checkview.CheckFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, reviewCfg)
+			reviewLoopTo(t, h, "review-loop", "execute")
+			h.done("implemented in #40")
+			h.apply(PRLinked{PR: 40, URL: prURL})
+			h.apply(PullSeen{Pull: linkedPR("devin")})
+			h.apply(approve("bob", testHead, testHead))
+			want(t, "at QA", h.st.Slug, "qa")
+			for _, step := range tc.steps {
+				step(h)
+			}
+			want(t, "run", h.st.Run, state.RunDone)
+			c := onlyCheck(t, h, checkview.CheckOptions{})
+			want(t, "head", c.HeadSHA, tc.head)
+			if c.Conclusion != tc.want {
+				t.Errorf("conclusion %s (%q), want %s", c.Conclusion, c.Title, tc.want)
+			}
+		})
+	}
+}

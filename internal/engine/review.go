@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -56,13 +57,14 @@ func (m *inputs) consensus(c Comment, r reply.Result, accept func(), refuse func
 
 // review handles a PR review on a linked PR.
 func (m *inputs) review(e Review) {
-	if m.S.Run != state.RunInProgress || m.S.Status != state.InProgress {
-		return
-	}
-	st := m.Step()
 	if e.PermErr {
 		return
 	}
+	if m.S.Run != state.RunInProgress || m.S.Status != state.InProgress {
+		m.reReview(e)
+		return
+	}
+	st := m.Step()
 	if ex := m.S.Exec; ex != nil && !e.At.IsZero() && before(e.At, ex.StartedAt) {
 		return // evidence from before this execution (an earlier cycle) does not count
 	}
@@ -77,6 +79,7 @@ func (m *inputs) review(e Review) {
 		return
 	}
 	if st.Evidence != "review" {
+		m.reReview(e)
 		return
 	}
 	if e.Pull == nil || !e.Pull.Links {
@@ -93,8 +96,7 @@ func (m *inputs) review(e Review) {
 		if !m.rule().OnHead(e.Pull, e.CommitSHA) {
 			// A push after the approval: the approved code is not the code
 			// under review (GitHub's "dismiss stale approvals").
-			m.Note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
-				textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
+			m.staleApproval(e)
 			return
 		}
 		v := &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer}
@@ -110,6 +112,62 @@ func (m *inputs) review(e Review) {
 		}
 		m.NotClean("review", "changes requested by @"+e.Reviewer+": "+prose.FirstLine(e.Body), e.URL)
 	}
+}
+
+// reReview applies an approval that arrives after the review step passed
+// (during QA, at a gate after it, or once the run ended): the review
+// verdict rests on one approval at one head, and a push after it leaves the
+// new head unreviewed (PRODUCT §14). An approval of the PR's current head
+// by someone who may give it becomes the verdict's evidence, so the check
+// on that head can pass the merge gate; an approval of an older head is
+// said once and changes nothing. Nothing else of the flow moves.
+func (m *inputs) reReview(e Review) {
+	rl := m.S.Review
+	if e.State != "APPROVED" || rl == nil || rl.ReviewVerdict == nil || !rl.ReviewVerdict.Clean || m.rule().KeepStale {
+		return
+	}
+	switch m.S.Run {
+	case state.RunInProgress, state.RunAwaitingDecision, state.RunDone:
+	default:
+		return
+	}
+	slug, h, ok := m.verdictHandoff()
+	if !ok || h.PR != e.PR || h.Review == e.ID || e.Pull == nil || !e.Pull.Links || h.HeadSHA == e.Pull.HeadSHA {
+		return // the verdict already rests on the current head (or on another PR)
+	}
+	if !e.Perm.AtLeast(m.Set.AnswerPermission) || strings.EqualFold(e.Reviewer, e.PRAuthor) {
+		return
+	}
+	if !m.rule().OnHead(e.Pull, e.CommitSHA) {
+		m.staleApproval(e)
+		return
+	}
+	rl.ReviewVerdict = &state.Verdict{Clean: true, Evidence: e.URL, Reason: "approved by @" + e.Reviewer + " on " + prose.Short(e.Pull.HeadSHA)}
+	m.Handoff(slug, "approved by @"+e.Reviewer+" on "+prose.Short(e.Pull.HeadSHA)+" after a push", e.URL)
+	m.evidenceRef(slug, e.PR, e.Pull.HeadSHA, e.ID, nil)
+}
+
+// staleApproval says once that an approval of an earlier head was not
+// counted.
+func (m *inputs) staleApproval(e Review) {
+	m.Note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
+		textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
+}
+
+// verdictHandoff is the handoff the review verdict rests on
+// (checkview.VerdictHandoff) with its step, while that step stays passed
+// in this cycle (a return to the plan starts it again).
+func (m *inputs) verdictHandoff() (string, state.Handoff, bool) {
+	slug, h, ok := checkview.VerdictHandoff(m.S.Review)
+	if !ok {
+		return "", h, false
+	}
+	for _, p := range m.S.Steps {
+		if p.Slug == slug && p.Status == state.Completed {
+			return slug, h, true
+		}
+	}
+	return "", h, false
 }
 
 // evidenceRef records in a phase's handoff the PR, head commit and review

@@ -120,6 +120,9 @@ type Check struct {
 	URL        string `json:"url"`
 	// AppID is the App that created a check run (0 for commit statuses).
 	AppID int64 `json:"app_id,omitempty"`
+	// ExternalID is a check run's external_id (set where a caller needs
+	// to tell the bot's own check runs from others of the same name).
+	ExternalID string `json:"external_id,omitempty"`
 }
 
 // WorkflowRun is a GitHub Actions workflow run.

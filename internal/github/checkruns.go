@@ -39,3 +39,36 @@ func (c *Client) CreateCheckRun(ctx context.Context, in forge.CheckRunOut) (int6
 	}
 	return run.GetID(), nil
 }
+
+// CheckRunsNamed lists the check runs named name on sha (GET
+// /repos/{o}/{r}/commits/{sha}/check-runs?check_name=…; checks: read), with
+// the App that created each and its external_id: the Action tells its own
+// PR check from a check run of the same name someone else wrote.
+func (c *Client) CheckRunsNamed(ctx context.Context, sha, name string) ([]forge.Check, error) {
+	out, err := c.listCheckRuns(ctx, sha, &gh.ListCheckRunsOptions{CheckName: gh.String(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}})
+	if err != nil {
+		return nil, c.mapErr(fmt.Sprintf("list check runs named %q on %s", name, sha), err)
+	}
+	return out, nil
+}
+
+// listCheckRuns lists the check runs on sha that opts select, every page.
+func (c *Client) listCheckRuns(ctx context.Context, sha string, opts *gh.ListCheckRunsOptions) ([]forge.Check, error) {
+	var out []forge.Check
+	err := paginate(func(page int) (*gh.Response, error) {
+		opts.Page = page
+		res, resp, err := c.gh.Checks.ListCheckRunsForRef(transport.WithOp(ctx, transport.Op{Kind: "GET check-runs"}), c.owner, c.name, sha, opts)
+		if res != nil {
+			for _, r := range res.CheckRuns {
+				url := r.GetHTMLURL()
+				if url == "" {
+					url = r.GetDetailsURL()
+				}
+				out = append(out, forge.Check{ID: r.GetID(), Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url,
+					AppID: r.GetApp().GetID(), ExternalID: r.GetExternalID()})
+			}
+		}
+		return resp, err
+	})
+	return out, err
+}

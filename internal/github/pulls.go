@@ -72,22 +72,7 @@ func (c *Client) ListReviews(ctx context.Context, pr int) ([]forge.Review, error
 // ListChecks returns the check runs on sha followed by its commit statuses
 // (the latest per context), both as forge.Check.
 func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, error) {
-	var out []forge.Check
-	runOpts := &gh.ListCheckRunsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	err := paginate(func(page int) (*gh.Response, error) {
-		runOpts.Page = page
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(transport.WithOp(ctx, transport.Op{Kind: "GET check-runs"}), c.owner, c.name, sha, runOpts)
-		if res != nil {
-			for _, r := range res.CheckRuns {
-				url := r.GetHTMLURL()
-				if url == "" {
-					url = r.GetDetailsURL()
-				}
-				out = append(out, forge.Check{ID: r.GetID(), Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url, AppID: r.GetApp().GetID()})
-			}
-		}
-		return resp, err
-	})
+	out, err := c.listCheckRuns(ctx, sha, &gh.ListCheckRunsOptions{ListOptions: gh.ListOptions{PerPage: 100}})
 	if err != nil {
 		return nil, c.mapErr(fmt.Sprintf("list check runs of %s", sha), err)
 	}

@@ -438,7 +438,8 @@ func (d *engineDriver) comment(c *transcript.Case, at time.Time) engine.Comment 
 }
 
 // review is a submitted review: review <login> pr=<n> state=APPROVED
-// [perm=write] [stale] (given on an earlier commit); input is its body.
+// [perm=write] [stale] (given on an earlier commit) [commit=<sha>] (given
+// on that commit); input is its body.
 func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, error) {
 	n, _ := strconv.Atoi(c.Or("pr", "40"))
 	p := d.prs[n]
@@ -450,6 +451,7 @@ func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, e
 	if c.Has("stale") {
 		sha = "0ld0000"
 	}
+	sha = c.Or("commit", sha)
 	r := engine.Review{ID: d.nextID, PR: n, PRAuthor: p.Author, Reviewer: c.Args[0].Key,
 		State: c.Or("state", "APPROVED"), Body: c.Input, At: at, CommitSHA: sha,
 		URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d#pullrequestreview-%d", n, d.nextID)}

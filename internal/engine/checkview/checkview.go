@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -124,6 +125,21 @@ func CheckName(cfg *config.Config) string {
 
 // ExternalID is the check run's external_id for an issue.
 func ExternalID(issue int) string { return "autopilot#" + strconv.Itoa(issue) }
+
+// QueueExternalID is the external_id of the check run the bot writes on a
+// merge queue's commit for PR pr (it carries no buttons, so it names no
+// issue).
+func QueueExternalID(pr int) string { return "autopilot-queue#" + strconv.Itoa(pr) }
+
+// OwnExternalID reports whether s is an external_id the bot gives its
+// check runs (ExternalID or QueueExternalID).
+func OwnExternalID(s string) bool {
+	if _, ok := IssueOfExternalID(s); ok {
+		return true
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "autopilot-queue#"))
+	return strings.HasPrefix(s, "autopilot-queue#") && err == nil && n > 0
+}
 
 // IssueOfExternalID parses ExternalID's output.
 func IssueOfExternalID(s string) (int, bool) {
@@ -247,12 +263,8 @@ func mergeGate(cfg *config.Config, s *state.State, r state.PRCheck) (passed, onH
 		if cfg != nil && cfg.KeepStaleApprovals {
 			return true, true
 		}
-		for _, h := range rl.Handoffs {
-			if h.Review != 0 { // the approving review the verdict rests on
-				return true, h.HeadSHA == head
-			}
-		}
-		return true, false
+		_, h, ok := VerdictHandoff(rl)
+		return true, ok && h.HeadSHA == head
 	}
 	slug := MergeGateStep(cfg, s.Flow)
 	if slug == "" {
@@ -265,6 +277,22 @@ func mergeGate(cfg *config.Config, s *state.State, r state.PRCheck) (passed, onH
 		}
 	}
 	return false, false
+}
+
+// VerdictHandoff is the handoff the review loop's review verdict rests on,
+// with the step that recorded it: the one that records the approving
+// review the verdict cites (its evidence link). An older approval's
+// handoff, or another review step's, never stands in for it.
+func VerdictHandoff(rl *state.ReviewLoop) (string, state.Handoff, bool) {
+	if rl == nil || rl.ReviewVerdict == nil || rl.ReviewVerdict.Evidence == "" {
+		return "", state.Handoff{}, false
+	}
+	for slug, h := range rl.Handoffs {
+		if h.Review != 0 && slices.Contains(h.Links, rl.ReviewVerdict.Evidence) {
+			return slug, h, true
+		}
+	}
+	return "", state.Handoff{}, false
 }
 
 // MergeGateStep is the step whose completion passes a flow's merge gate:

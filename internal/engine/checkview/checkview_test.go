@@ -98,15 +98,15 @@ func TestDesiredCheckConclusion(t *testing.T) {
 		{name: "decision beats a passed gate", edit: func(s *state.State) { passGate(s, head); s.Run, s.Gate = state.RunAwaitingDecision, gate(2) }, status: CheckCompleted, conclusion: CheckActionRequired},
 		{name: "review loop clean on this head", edit: func(s *state.State) {
 			s.Flow, s.Step, s.Name = "review-loop", 1, "Loop"
-			s.Review = &state.ReviewLoop{ReviewVerdict: &state.Verdict{Clean: true}, QAVerdict: &state.Verdict{Skipped: true}, Handoffs: map[string]state.Handoff{"review": {Review: 9, HeadSHA: head}}}
+			s.Review = &state.ReviewLoop{ReviewVerdict: &state.Verdict{Clean: true, Evidence: review9}, QAVerdict: &state.Verdict{Skipped: true}, Handoffs: map[string]state.Handoff{"review": {Links: []string{review9}, Review: 9, HeadSHA: head}}}
 		}, status: CheckCompleted, conclusion: CheckSuccess},
 		{name: "review loop clean on another head", edit: func(s *state.State) {
 			s.Flow, s.Step, s.Name = "review-loop", 1, "Loop"
-			s.Review = &state.ReviewLoop{ReviewVerdict: &state.Verdict{Clean: true}, QAVerdict: &state.Verdict{Clean: true}, Handoffs: map[string]state.Handoff{"review": {Review: 9, HeadSHA: "0000000old"}}}
+			s.Review = &state.ReviewLoop{ReviewVerdict: &state.Verdict{Clean: true, Evidence: review9}, QAVerdict: &state.Verdict{Clean: true}, Handoffs: map[string]state.Handoff{"review": {Links: []string{review9}, Review: 9, HeadSHA: "0000000old"}}}
 		}, status: CheckCompleted, conclusion: CheckFailure, waiting: "a review of this head (1111111)"},
 		{name: "review loop QA not clean", edit: func(s *state.State) {
 			s.Flow, s.Step, s.Name = "review-loop", 1, "Loop"
-			s.Review = &state.ReviewLoop{ReviewVerdict: &state.Verdict{Clean: true}, QAVerdict: &state.Verdict{}, Handoffs: map[string]state.Handoff{"review": {Review: 9, HeadSHA: head}}}
+			s.Review = &state.ReviewLoop{ReviewVerdict: &state.Verdict{Clean: true, Evidence: review9}, QAVerdict: &state.Verdict{}, Handoffs: map[string]state.Handoff{"review": {Links: []string{review9}, Review: 9, HeadSHA: head}}}
 		}, status: CheckInProgress},
 	}
 	for _, c := range cases {
@@ -296,5 +296,54 @@ func TestMergeGateStep(t *testing.T) {
 	}
 	if MergeGateStep(nil, "feature") != "" || MergeGateStep(cfg, "nope") != "" {
 		t.Error("nil config or unknown flow has a merge gate")
+	}
+}
+
+// TestMergeGateReadsTheHandoffTheVerdictRestsOn: with more than one
+// handoff carrying a review (a custom review loop with two review steps,
+// or an older approval), the review loop's gate is judged on the head of
+// the approval the review verdict cites, whatever the map's order.
+func TestMergeGateReadsTheHandoffTheVerdictRestsOn(t *testing.T) {
+	const old, cur = "0000000old", "1111111new"
+	s := baseState()
+	s.Flow, s.Run = "review-loop", state.RunDone
+	s.PRChecks = []state.PRCheck{{PR: 5, Head: cur, Trusted: true}}
+	s.Review = &state.ReviewLoop{
+		ReviewVerdict: &state.Verdict{Clean: true, Evidence: "https://example.test/pull/5#pullrequestreview-2"},
+		QAVerdict:     &state.Verdict{Clean: true, Evidence: "https://example.test/pull/5/checks"},
+		Handoffs: map[string]state.Handoff{
+			"a-review": {Links: []string{"https://example.test/pull/5#pullrequestreview-1"}, PR: 5, HeadSHA: old, Review: 1},
+			"b-review": {Links: []string{"https://example.test/pull/5#pullrequestreview-2"}, PR: 5, HeadSHA: cur, Review: 2},
+			"c-review": {Links: []string{"https://example.test/pull/5#pullrequestreview-3"}, PR: 5, HeadSHA: old, Review: 3},
+			"qa":       {Links: []string{"https://example.test/pull/5/checks"}, PR: 5, HeadSHA: cur, Checks: []int64{9}},
+		},
+	}
+	for i := 0; i < 64; i++ {
+		if c := DesiredChecks(testConfig(), access.Write, s, CheckOptions{}); c[0].Conclusion != CheckSuccess {
+			t.Fatalf("try %d: conclusion %s (%q), want success: the verdict rests on review 2 at %s", i, c[0].Conclusion, c[0].Title, cur)
+		}
+	}
+	s.Review.ReviewVerdict.Evidence = "https://example.test/pull/5#pullrequestreview-1"
+	if c := DesiredChecks(testConfig(), access.Write, s, CheckOptions{}); c[0].Conclusion != CheckFailure {
+		t.Errorf("conclusion %s, want failure: the verdict rests on review 1 at %s", c[0].Conclusion, old)
+	}
+}
+
+// review9 is the link of the approving review 9 a review verdict cites.
+const review9 = "https://github.com/acme/widgets/pull/5#pullrequestreview-9"
+
+// TestOwnExternalID: the external_ids the bot gives its check runs, and
+// nothing else, are its own; a queue check's names no issue.
+func TestOwnExternalID(t *testing.T) {
+	for s, want := range map[string]bool{
+		ExternalID(12): true, QueueExternalID(40): true,
+		"": false, "autopilot#": false, "autopilot#0": false, "autopilot-queue#x": false, "0000040f-0000-4000-8000-00000000040f": false,
+	} {
+		if got := OwnExternalID(s); got != want {
+			t.Errorf("OwnExternalID(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if _, ok := IssueOfExternalID(QueueExternalID(40)); ok {
+		t.Error("a merge queue check's external_id names an issue")
 	}
 }

@@ -145,9 +145,12 @@ type repository struct {
 	assoc         map[string]string       // lower login -> author_association override
 	files         map[string][]byte
 	checks        map[string][]*checkRun
-	statuses      map[string][]*status
-	workflows     []*workflow
-	runs          []*run
+	// job is the workflow job whose own check run GitHub attaches to each
+	// run's commit (SetWorkflowJob; nil: none modelled).
+	job       *WorkflowJob
+	statuses  map[string][]*status
+	workflows []*workflow
+	runs      []*run
 	// fork: created as a fork (CreateForkPull); "fork": true in its JSON.
 	fork bool
 }

@@ -75,7 +75,7 @@ func MergeGroup(ctx context.Context, f forge.Forge, cw forge.CheckWriter, name s
 			last = &cs[i]
 		}
 	}
-	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, Status: checkview.CheckCompleted, Conclusion: checkview.CheckFailure,
+	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, ExternalID: checkview.QueueExternalID(mg.PR), Status: checkview.CheckCompleted, Conclusion: checkview.CheckFailure,
 		Title: fmt.Sprintf("PR #%d: no %s check on its head %s", mg.PR, name, short(pr.HeadSHA)), DetailsURL: pr.URL}
 	switch {
 	case last == nil:
