@@ -109,7 +109,11 @@ func writeSummary(env Env, res Result, st gh.Stats) {
 	if len(notes) > 0 {
 		b.WriteString("\n**Notes**\n\n" + strings.Join(notes, "\n") + "\n")
 	}
-	fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits, rate limit remaining %d)\n", st.Total, st.ConditionalHits, st.RateRemaining)
+	if st.RateRemaining >= 0 {
+		fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits, rate limit remaining %d)\n", st.Total, st.ConditionalHits, st.RateRemaining)
+	} else { // no answer carried the budget: say nothing rather than -1
+		fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits)\n", st.Total, st.ConditionalHits)
+	}
 	if res.Err != nil {
 		fmt.Fprintf(&b, "\n**Error:** %s\n", oneLine(res.Err.Error()))
 	}
