@@ -46,11 +46,15 @@ func TestMetricsAreServedOnTheAdminAddress(t *testing.T) {
 				}
 			})
 			hook, admin := "http://"+cfg.Addr(), "http://"+cfg.AdminAddr
-			eventually(t, "both listeners", func() bool {
-				a, _ := get(t, hook, "/healthz")
-				b, _ := get(t, admin, "/healthz")
-				return a == http.StatusOK && b == http.StatusOK
-			})
+			up := func(base string) bool {
+				resp, err := http.Get(base + "/healthz")
+				if err != nil {
+					return false // not listening yet
+				}
+				resp.Body.Close()
+				return resp.StatusCode == http.StatusOK
+			}
+			eventually(t, "both listeners", func() bool { return up(hook) && up(admin) })
 			if code, body := get(t, admin, "/metrics"); code != http.StatusOK || !strings.Contains(body, "autopilot_") {
 				t.Errorf("admin /metrics = %d %.80q", code, body)
 			}

@@ -280,6 +280,8 @@ func (s *Server) Run(ctx context.Context) error {
 	as := &http.Server{
 		Handler:           s.AdminHandler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	adminDone := make(chan struct{})
