@@ -1,6 +1,7 @@
 package appmode
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server"
 )
@@ -75,4 +77,22 @@ func paths(reqs []fakegithub.Request) string {
 		b.WriteString("\n  " + q.Method + " " + q.Path + " " + http.StatusText(q.Status))
 	}
 	return b.String()
+}
+
+// TestSweepOfAnUnknownInstallationStopsAtOnce: a sweep of an installation
+// GitHub no longer knows fails after its one token request, with no
+// re-mint.
+func TestSweepOfAnUnknownInstallationStopsAtOnce(t *testing.T) {
+	r := newRig(t, nil)
+	from := len(r.gh.Requests())
+	err := r.app.Sweep(context.Background(), unknownInstallation)
+	if !errors.Is(err, forge.ErrNoInstallation) {
+		t.Fatalf("sweep: %v, want ErrNoInstallation", err)
+	}
+	if reqs := r.gh.Requests()[from:]; len(reqs) != 1 {
+		t.Fatalf("requests %s, want the one token request", paths(reqs))
+	}
+	if got := r.metric("autopilot_installation_token_remints_total"); got != "autopilot_installation_token_remints_total 0" {
+		t.Errorf("metric = %q, want no re-mint", got)
+	}
 }
