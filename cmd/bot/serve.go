@@ -12,6 +12,7 @@ import (
 	"time"
 
 	gogh "github.com/google/go-github/v60/github"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -29,14 +30,27 @@ const appStartAttempts = 5
 // until ctx ends (SIGTERM), then drains. Exit codes: 0 after a clean
 // shutdown, 1 when serving failed, 2 for a configuration error.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	// Every line serve writes is a JSON log line: its own, the standard
+	// library's log package's and the Redis client's.
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	slog.SetDefault(log)
+	redis.SetLogger(redisLog{log: log})
+	fail := func(code int, err error) int {
+		msg := "serve failed"
+		if code == 2 {
+			msg = "serve: configuration error"
+		}
+		log.Error(msg, "err", err.Error(), "exit_code", code)
+		return code
+	}
+
 	cfg, err := settings.Load(args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, strings.TrimPrefix(err.Error(), flag.ErrHelp.Error()+"\n"))
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
+		return fail(2, err)
 	}
 	w, err := wiring.Load(getenv, wiring.AppPrefix)
 	if err != nil {
@@ -44,21 +58,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		if errors.As(err, &ie) {
 			err = fmt.Errorf("AUTOPILOT_%s: %s", strings.ToUpper(ie.Field), ie.Msg)
 		}
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
+		return fail(2, err)
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	metrics := server.NewMetrics()
 	auth, err := appauth.New(appauth.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL, Observe: metrics.ObserveResponse})
 	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
+		return fail(2, err)
 	}
 	bot, code, err := botLogin(ctx, auth, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return code
+		return fail(code, err)
 	}
 	adopt := strings.TrimSpace(getenv("AUTOPILOT_BOT_LOGIN"))
 	if strings.EqualFold(adopt, bot) {
@@ -73,8 +83,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		Metrics: metrics, Logger: log,
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
+		return fail(2, err)
 	}
 	srv, err := server.New(cfg, server.Deps{
 		Processor: app, Sweeper: app, Installations: auth, Deliveries: auth, BotLogin: bot, Metrics: metrics, Logger: log,
@@ -89,17 +98,24 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		},
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
+		return fail(2, err)
 	}
 	log.Info("autopilot App server starting", "version", version, "app_id", cfg.AppID, "bot", bot,
 		"github_api_url", cfg.GitHubAPIURL, "redis", cfg.RedisURL != "", "sweep_interval", cfg.SweepInterval.String(),
-		"redelivery_interval", cfg.RedeliveryInterval.String())
+		"redelivery_interval", cfg.RedeliveryInterval.String(), "admin_addr", cfg.AdminAddr,
+		"metrics_on_webhook_port", cfg.MetricsOnWebhookPort)
 	if err := srv.Run(ctx); err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 1
+		return fail(1, err)
 	}
 	return 0
+}
+
+// redisLog carries the Redis client's own log lines (failed dials, pool
+// trouble) into serve's JSON log, as warnings.
+type redisLog struct{ log *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.log.WarnContext(ctx, strings.TrimSpace(fmt.Sprintf(format, v...)), "source", "redis")
 }
 
 // botLogin reads the App's bot login once (GET /app with the App's JWT),

@@ -93,6 +93,7 @@ type replica struct {
 	t      *testing.T
 	name   string
 	url    string
+	admin  string // ADMIN_ADDR's URL: /metrics
 	cmd    *exec.Cmd
 	logs   *lockedBuffer
 	exited chan struct{}
@@ -120,7 +121,7 @@ func baseEnv(t *testing.T, g *apptest.GitHub) map[string]string {
 	return map[string]string{
 		"WEBHOOK_SECRET": apptest.Secret, "APP_ID": strconv.Itoa(apptest.AppID), "PRIVATE_KEY_PATH": keyPath,
 		"GITHUB_API_URL": g.URL, "HOST": "127.0.0.1", "PORT": strconv.Itoa(freePort(t)),
-		"SWEEP_INTERVAL": "0", "SHUTDOWN_TIMEOUT": "20s",
+		"ADMIN_ADDR": "127.0.0.1:" + strconv.Itoa(freePort(t)), "SWEEP_INTERVAL": "0", "SHUTDOWN_TIMEOUT": "20s",
 		"AUTOPILOT_STATE_KEY": apptest.StateKey, "AUTOPILOT_MUTATION_GAP": "0s",
 	}
 }
@@ -140,7 +141,7 @@ func startReplica(t *testing.T, name string, env map[string]string, args ...stri
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	r := &replica{t: t, name: name, url: "http://127.0.0.1:" + port, cmd: cmd, logs: &lockedBuffer{}, exited: make(chan struct{})}
+	r := &replica{t: t, name: name, url: "http://127.0.0.1:" + port, admin: "http://" + env["ADMIN_ADDR"], cmd: cmd, logs: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = r.logs, r.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -181,10 +182,14 @@ func startReplica(t *testing.T, name string, env map[string]string, args ...stri
 	}
 }
 
-// get fetches path; code 0 when the server does not answer.
-func (r *replica) get(path string) (int, string) {
+// get fetches path from the webhook port; code 0 when the server does not
+// answer.
+func (r *replica) get(path string) (int, string) { return r.getFrom(r.url, path) }
+
+// getFrom fetches path from base (the webhook port or the admin address).
+func (r *replica) getFrom(base, path string) (int, string) {
 	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(r.url + path)
+	resp, err := c.Get(base + path)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -211,7 +216,7 @@ func (r *replica) mustAccept(d apptest.Delivery) {
 // series (name and labels exactly), or -1 when absent.
 func (r *replica) metric(series string) float64 {
 	r.t.Helper()
-	_, body := r.get("/metrics")
+	_, body := r.getFrom(r.admin, "/metrics")
 	for _, l := range strings.Split(body, "\n") {
 		if v, ok := strings.CutPrefix(l, series+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
@@ -320,6 +325,13 @@ func TestServeEndToEnd(t *testing.T) {
 	r := startReplica(t, "serve", baseEnv(t, g))
 	if code, body := r.get("/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz = %d %s", code, body)
+	}
+	// The webhook port serves what GitHub needs; /metrics is on ADMIN_ADDR.
+	if code, _ := r.get("/metrics"); code != http.StatusNotFound {
+		t.Errorf("/metrics on the webhook port = %d, want 404", code)
+	}
+	if code, body := r.getFrom(r.admin, "/metrics"); code != http.StatusOK || !strings.Contains(body, "autopilot_") {
+		t.Errorf("/metrics on ADMIN_ADDR = %d %.80q", code, body)
 	}
 	n := g.Issue(apptest.Repo, "Add CSV export")
 	toDecomposition(t, g, n, func(_ int, d apptest.Delivery) { r.mustAccept(d) })

@@ -57,18 +57,28 @@ func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		{"bad claim settle", with("AUTOPILOT_CLAIM_SETTLE", "-1s"), nil, []string{"AUTOPILOT_CLAIM_SETTLE"}},
 		{"GitHub refuses the App", with("APP_ID", "99"), nil, []string{"refused the App's credentials", "APP_ID"}},
 		{"stray argument", good(), []string{"extra"}, []string{`unexpected argument "extra"`}},
+		{"redis url scheme", with("REDIS_URL", "http://localhost:6379"), nil, []string{"REDIS_URL", "redis://"}},
+		{"redis url without scheme", with("REDIS_URL", "localhost:6379"), nil, []string{"REDIS_URL", "redis://"}},
+		{"admin address", with("ADMIN_ADDR", "9090"), nil, []string{"ADMIN_ADDR"}},
+		{"metrics switch", with("METRICS_ON_WEBHOOK_PORT", "sometimes"), nil, []string{"METRICS_ON_WEBHOOK_PORT"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
+			calls := len(g.Requests())
 			code, out, errs := runCmd(t, c.env, append([]string{"serve"}, c.args...)...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2\n%s%s", code, out, errs)
 			}
+			text := jsonLines(t, errs)
 			for _, w := range c.want {
-				if !strings.Contains(errs, w) {
+				if !strings.Contains(text, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, errs)
 				}
+			}
+			// Only a refusal by GitHub itself comes after a call to it.
+			if n := len(g.Requests()) - calls; n > 0 && !strings.Contains(c.name, "GitHub") {
+				t.Errorf("%d calls to GitHub before the settings error", n)
 			}
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("took %s to refuse", d)

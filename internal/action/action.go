@@ -51,7 +51,7 @@ func Run(ctx context.Context, env Env) int {
 		env.Now = time.Now
 	}
 	start := env.Now()
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(prefixed{env.Stderr}, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: dropTime}))
 	w, err := wiring.Load(env.Getenv, wiring.ActionPrefix)
 	if err != nil {
 		return fail(env, ExitUsage, err)
@@ -88,16 +88,39 @@ func Run(ctx context.Context, env Env) int {
 	res.Outcomes, res.Err = rec.Handle(ctx, ev)
 	st := client.Stats()
 	res.Calls = st.Total - st.ConditionalHits
+	code = ExitOK
+	if res.Err != nil {
+		// The error first: what the run left is reported after it, worded
+		// as what the failure left, never as a finished step.
+		code = failRun(env, res.Err)
+	}
 	report(env, res, st)
 	writeOutputs(env, w.Inputs, res)
 	writeSummary(env, res, st, w.Inputs.StateKey != "")
 	if err := writeTelemetry(env, w.Inputs, res, start); err != nil {
 		fmt.Fprintf(env.Stdout, "::warning::telemetry: %s\n", escapeAnnotation(err.Error()))
 	}
-	if res.Err != nil {
-		return failRun(env, res.Err)
+	return code
+}
+
+// prefixed writes each log line with the prefix every line of the
+// Action's own output carries ("autopilot: "); slog's handlers write one
+// record per Write.
+type prefixed struct{ w io.Writer }
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, "autopilot: "+string(b)); err != nil {
+		return 0, err
 	}
-	return ExitOK
+	return len(b), nil
+}
+
+// dropTime leaves the time out of log lines: the runner stamps each line.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
 }
 
 // nothingToDo ends a run on an event autopilot does not act on.
@@ -139,9 +162,14 @@ func readEvent(env Env) (repo string, ev *ghevent.Event, payload []byte, code in
 }
 
 // report prints each outcome, its notes as warnings, and the API calls.
+// After a failed run an outcome is what the failure left, said so.
 func report(env Env, res Result, st gh.Stats) {
 	for _, o := range res.Outcomes {
-		fmt.Fprintf(env.Stdout, "autopilot: #%d %s step=%s status=%s decision=%s version=%d\n", o.Issue, o.Flow, o.Step, o.Status, o.Decision, o.Version)
+		if res.Err != nil {
+			fmt.Fprintf(env.Stdout, "autopilot: #%d left by the failed run at: %s step=%s status=%s version=%d\n", o.Issue, o.Flow, o.Step, o.Status, o.Version)
+		} else {
+			fmt.Fprintf(env.Stdout, "autopilot: #%d %s step=%s status=%s decision=%s version=%d\n", o.Issue, o.Flow, o.Step, o.Status, o.Decision, o.Version)
+		}
 		for _, n := range o.Notes {
 			fmt.Fprintf(env.Stdout, "::warning::#%d: %s\n", o.Issue, escapeAnnotation(n))
 		}

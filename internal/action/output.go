@@ -113,7 +113,11 @@ func writeSummary(env Env, res Result, st gh.Stats, signed bool) {
 	if !signed {
 		b.WriteString("\n" + unsignedNote + "\n")
 	}
-	fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits, rate limit remaining %d)\n", st.Total, st.ConditionalHits, st.RateRemaining)
+	if st.RateRemaining >= 0 {
+		fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits, rate limit remaining %d)\n", st.Total, st.ConditionalHits, st.RateRemaining)
+	} else { // no answer carried the budget: say nothing rather than -1
+		fmt.Fprintf(&b, "\nAPI calls: %d (%d conditional hits)\n", st.Total, st.ConditionalHits)
+	}
 	if res.Err != nil {
 		fmt.Fprintf(&b, "\n**Error:** %s\n", oneLine(res.Err.Error()))
 	}

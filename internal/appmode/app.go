@@ -166,12 +166,49 @@ func (a *App) Process(ctx context.Context, job server.Job) error {
 // token GitHub refuses (401: revoked, or rotated before its hour was up) is
 // re-minted once and the reconcile run again (it is idempotent); refused
 // again, the job fails and the sweep takes the issue up later.
+//
+// An installation GitHub does not know (its token request answered 404) is
+// final: its cached clients are dropped and the error is server.ErrDropped,
+// which the server logs once and counts, with no retry.
 func (a *App) handle(ctx context.Context, ev *ghevent.Event, log *slog.Logger) error {
-	err := a.handleOnce(ctx, ev, log)
+	err := a.checkInstallation(ctx, ev.Installation)
+	if err == nil {
+		err = a.handleOnce(ctx, ev, log)
+	}
+	if errors.Is(err, forge.ErrNoInstallation) {
+		a.forgetClients(ev.Installation)
+		return fmt.Errorf("%w: installation %d is unknown to GitHub (uninstalled, or another App's): %w",
+			server.ErrDropped, ev.Installation, err)
+	}
 	if errors.Is(err, forge.ErrUnauthorized) && a.remint(ev.Installation, log) {
 		err = a.handleOnce(ctx, ev, log)
 	}
 	return err
+}
+
+// checkInstallation asks the Clients, when they can tell, whether the
+// installation can be authenticated (its token minted, or cached): only
+// forge.ErrNoInstallation is returned, any other failure is left to the
+// job's own calls, which retry what is transient.
+func (a *App) checkInstallation(ctx context.Context, installation int64) error {
+	c, ok := a.o.Clients.(interface {
+		CheckInstallation(context.Context, int64) error
+	})
+	if !ok {
+		return nil
+	}
+	if err := c.CheckInstallation(ctx, installation); errors.Is(err, forge.ErrNoInstallation) {
+		return err
+	}
+	return nil
+}
+
+// forgetClients drops the installation's token and cached clients.
+func (a *App) forgetClients(installation int64) {
+	if f, ok := a.o.Clients.(interface{ Forget(int64) }); ok {
+		f.Forget(installation)
+	}
+	a.forges.forget(installation)
 }
 
 func (a *App) handleOnce(ctx context.Context, ev *ghevent.Event, log *slog.Logger) error {

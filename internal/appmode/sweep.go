@@ -39,7 +39,7 @@ func (a *App) Sweep(ctx context.Context, installation int64) error {
 	var errs []error
 	for _, repo := range repos {
 		err := a.sweepRepo(ctx, installation, repo)
-		if errors.Is(err, forge.ErrUnauthorized) && !reminted {
+		if errors.Is(err, forge.ErrUnauthorized) && !errors.Is(err, forge.ErrNoInstallation) && !reminted {
 			if reminted = a.remint(installation, log); reminted {
 				err = a.sweepRepo(ctx, installation, repo)
 			}

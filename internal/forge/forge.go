@@ -231,6 +231,12 @@ var (
 	// ErrUnauthorized: GitHub refused the credentials (401): a revoked or
 	// expired token.
 	ErrUnauthorized = errors.New("unauthorized")
+	// ErrNoInstallation: GitHub does not know the App installation the
+	// call was to be authenticated as (its token request answered 404:
+	// uninstalled, or another App's). It is an ErrUnauthorized too, so
+	// every path that stops on refused credentials stops on it; unlike a
+	// revoked token, a new one cannot be had, so it is never retried.
+	ErrNoInstallation = fmt.Errorf("%w: GitHub does not know the App installation", ErrUnauthorized)
 )
 
 // RateLimitError says the API refused the call until Until.

@@ -319,6 +319,9 @@ func statusErr(er *gh.ErrorResponse) error {
 	case status == http.StatusNotFound:
 		return fmt.Errorf("%w: %s", forge.ErrNotFound, msg)
 	case status == http.StatusForbidden:
+		if hint := transport.PermissionHint(er.Response.Header); hint != "" {
+			return fmt.Errorf("%w: %s; %s", forge.ErrForbidden, msg, hint)
+		}
 		return fmt.Errorf("%w: %s", forge.ErrForbidden, msg)
 	case status == http.StatusUnprocessableEntity:
 		return fmt.Errorf("%w: %s", forge.ErrValidation, msg)

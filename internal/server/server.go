@@ -223,6 +223,18 @@ func (s *Server) routes() http.Handler {
 	})
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
+	if s.cfg.AdminAddr == "" || s.cfg.MetricsOnWebhookPort {
+		mux.Handle("GET /metrics", s.metrics.Handler())
+	}
+	return mux
+}
+
+// AdminHandler serves what operators read, on ADMIN_ADDR: /metrics,
+// /healthz and /readyz.
+func (s *Server) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	return mux
 }
@@ -236,21 +248,54 @@ func containsPinger(ps []Pinger, p Pinger) bool {
 	return false
 }
 
-// Handler serves the webhook path, /healthz, /readyz and /metrics. Jobs it
-// queues run only while Run or Serve is running.
+// Handler serves the webhook path, /healthz and /readyz, and /metrics when
+// Config.AdminAddr is empty or Config.MetricsOnWebhookPort asks for it.
+// Jobs it queues run only while Run or Serve is running.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics returns the server's metrics, for the API and Jira setters.
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
-// Run listens on Config.Addr and serves until ctx ends (SIGTERM), then
-// drains: see Serve.
+// Run listens on Config.Addr, and on Config.AdminAddr when set (serving
+// AdminHandler there until Serve returns), and serves until ctx ends
+// (SIGTERM), then drains: see Serve.
 func (s *Server) Run(ctx context.Context) error {
+	var admin net.Listener
+	if s.cfg.AdminAddr != "" {
+		var err error
+		if admin, err = net.Listen("tcp", s.cfg.AdminAddr); err != nil {
+			return fmt.Errorf("ADMIN_ADDR: listen %s: %w", s.cfg.AdminAddr, err)
+		}
+	}
 	ln, err := net.Listen("tcp", s.cfg.Addr())
 	if err != nil {
+		if admin != nil {
+			_ = admin.Close()
+		}
 		return fmt.Errorf("listen %s: %w", s.cfg.Addr(), err)
 	}
-	return s.Serve(ctx, ln)
+	if admin == nil {
+		return s.Serve(ctx, ln)
+	}
+	as := &http.Server{
+		Handler:           s.AdminHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	adminDone := make(chan struct{})
+	go func() {
+		defer close(adminDone)
+		if err := as.Serve(admin); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("admin server stopped", "addr", admin.Addr().String(), "err", err)
+		}
+	}()
+	s.log.Info("serving metrics", "addr", admin.Addr().String(), "metrics_on_webhook_port", s.cfg.MetricsOnWebhookPort)
+	err = s.Serve(ctx, ln)
+	_ = as.Close() // /metrics stays up through the drain, then goes
+	<-adminDone
+	return err
 }
 
 // Serve serves HTTP on ln and runs the workers, the store probe and the

@@ -146,7 +146,11 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 			return s.deps.Processor.Process(ctx, w.Job)
 		})
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrDropped):
+		outcome = "dropped"
+		log.Warn("delivery dropped: it can never succeed, so it is not retried", "err", err)
+	case err != nil:
 		outcome = "error"
 		log.Error("job failed; the next event or sweep retries the issue", "err", err)
 	}

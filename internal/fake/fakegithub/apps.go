@@ -161,7 +161,9 @@ func (s *Server) createInstallationToken(c *call) reply {
 		}
 	}
 	if in == nil {
-		return notFound()
+		// An installation GitHub does not know, or another App's.
+		return errorReply(http.StatusNotFound, "Not Found",
+			"https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app")
 	}
 	var repos []string
 	for _, rp := range s.repos {

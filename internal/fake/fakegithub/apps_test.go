@@ -192,3 +192,23 @@ func TestActionsTokenModelsGitHubToken(t *testing.T) {
 		t.Fatalf("seeded bot comment %+v", sc)
 	}
 }
+
+// TestTokenForAnUnknownInstallationIs404: GitHub answers a token request
+// for an installation it does not know (or another App's) 404, with its
+// error body naming the endpoint's documentation.
+func TestTokenForAnUnknownInstallationIs404(t *testing.T) {
+	e, key := appEnv(t)
+	now := time.Now().Unix()
+	jwt := signJWT(t, key, "RS256", map[string]any{"iss": fmt.Sprint(testAppID), "iat": now - 30, "exp": now + 120})
+	resp, raw := e.do("POST", "/app/installations/4040/access_tokens", "", "", map[string]string{"Authorization": "Bearer " + jwt})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d (%s), want 404", resp.StatusCode, raw)
+	}
+	var body map[string]string
+	must(t, json.Unmarshal(raw, &body))
+	want := map[string]string{"message": "Not Found", "status": "404",
+		"documentation_url": "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app"}
+	if fmt.Sprint(body) != fmt.Sprint(want) {
+		t.Errorf("body %v, want %v", body, want)
+	}
+}

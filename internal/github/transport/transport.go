@@ -155,7 +155,9 @@ type Transport struct {
 
 // RoundTrip sends req under the client's policies. Errors it returns are
 // *forge.RateLimitError, *forge.TransientError, a forge.ErrValidation
-// wrapper (identical request already rejected), ErrDryRun or ctx errors.
+// wrapper (identical request already rejected), ErrDryRun, ctx errors, or
+// a forge.ErrUnauthorized the next transport returned (no credentials to
+// send: never retried).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		defer req.Body.Close() // a RoundTripper must close the request body
@@ -208,6 +210,11 @@ func (t *Transport) failed(ctx context.Context, a *attempts, err error) (retry b
 	}
 	var rl *forge.RateLimitError
 	if errors.As(err, &rl) || errors.Is(err, ErrDryRun) {
+		return false, err
+	}
+	if errors.Is(err, forge.ErrUnauthorized) {
+		// No credentials to send (an installation GitHub does not know):
+		// final, and the same on every attempt.
 		return false, err
 	}
 	if a.o.NoRetry || a.transient >= t.maxRetries {

@@ -25,6 +25,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v60/github"
+
+	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
 // Observer is told about every API response made through a client of this
@@ -65,7 +67,13 @@ type Auth struct {
 	gh *github.Client
 
 	mu      sync.Mutex
-	clients map[int64]*http.Client
+	clients map[int64]*installClient
+}
+
+// installClient is one installation's client and the token source under it.
+type installClient struct {
+	http *http.Client
+	itr  *ghinstallation.Transport
 }
 
 // New parses the key and prepares the App transport. It makes no request.
@@ -97,7 +105,7 @@ func New(cfg Config) (*Auth, error) {
 		baseURL: u,
 		observe: cfg.Observe,
 		now:     cfg.Clock,
-		clients: make(map[int64]*http.Client),
+		clients: make(map[int64]*installClient),
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -146,6 +154,10 @@ func (a *Auth) AppClient() *http.Client { return a.app }
 // use. Its token is fetched on the first request and refreshed by
 // ghinstallation a minute before it expires.
 func (a *Auth) ClientFor(installationID int64) *http.Client {
+	return a.installation(installationID).http
+}
+
+func (a *Auth) installation(installationID int64) *installClient {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if c, ok := a.clients[installationID]; ok {
@@ -153,9 +165,23 @@ func (a *Auth) ClientFor(installationID int64) *http.Client {
 	}
 	itr := ghinstallation.NewFromAppsTransport(a.appsTransport(), installationID)
 	itr.BaseURL = a.base
-	c := &http.Client{Transport: a.observed(installationID, itr)}
+	c := &installClient{
+		http: &http.Client{Transport: a.observed(installationID, tokenErrors{installation: installationID, next: itr})},
+		itr:  itr,
+	}
 	a.clients[installationID] = c
 	return c
+}
+
+// CheckInstallation makes sure the installation has a token, minting one
+// when the cached one is missing or about to expire: the request its
+// client's next call would make anyway, made first so that a job learns
+// before it starts whether it can be authenticated at all. A 404 (GitHub
+// does not know the installation) is forge.ErrNoInstallation; other
+// failures are returned as they are (the client's calls retry them).
+func (a *Auth) CheckInstallation(ctx context.Context, installationID int64) error {
+	_, err := a.installation(installationID).itr.Token(ctx)
+	return tokenError(installationID, err)
 }
 
 // Forget drops an installation's cached client (the App was uninstalled).
@@ -216,6 +242,33 @@ func (a *Auth) Installations(ctx context.Context) ([]int64, error) {
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// tokenErrors turns the installation token request's 404 (GitHub does not
+// know the installation: uninstalled, or another App's) into
+// forge.ErrNoInstallation, which no layer above retries. Other token
+// failures (5xx, network) pass as they are: transient.
+type tokenErrors struct {
+	installation int64
+	next         http.RoundTripper
+}
+
+func (t tokenErrors) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil {
+		return nil, tokenError(t.installation, err)
+	}
+	return resp, nil
+}
+
+// tokenError is err, or forge.ErrNoInstallation when err is the token
+// request's 404.
+func tokenError(installation int64, err error) error {
+	var he *ghinstallation.HTTPError
+	if err != nil && errors.As(err, &he) && he.Response != nil && he.Response.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("installation %d (its token request answered 404 Not Found): %w", installation, forge.ErrNoInstallation)
+	}
+	return err
 }
 
 // observed wraps next so the Observer sees each response.

@@ -62,7 +62,7 @@ func New() *Metrics {
 		inFlight: gauge("autopilot_jobs_in_flight",
 			"Jobs running now."),
 		jobs: counterVec("autopilot_jobs_total",
-			"Jobs finished, by event (or \"sweep\") and outcome (ok, error, panic).", "event", "outcome"),
+			"Jobs finished, by event (or \"sweep\") and outcome (ok, error, dropped, panic).", "event", "outcome"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "autopilot_job_duration_seconds",
 			Help:    "Processing time of a job, lock wait included.",

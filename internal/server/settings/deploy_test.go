@@ -38,7 +38,8 @@ func TestKubernetesExampleRunsTwoProbedReplicas(t *testing.T) {
 	type container struct {
 		Args []string `yaml:"args"`
 		Env  []struct {
-			Name string `yaml:"name"`
+			Name  string `yaml:"name"`
+			Value string `yaml:"value"`
 		} `yaml:"env"`
 		Liveness struct {
 			HTTPGet struct {
@@ -59,6 +60,9 @@ func TestKubernetesExampleRunsTwoProbedReplicas(t *testing.T) {
 		Spec struct {
 			Replicas int `yaml:"replicas"`
 			Template struct {
+				Metadata struct {
+					Annotations map[string]string `yaml:"annotations"`
+				} `yaml:"metadata"`
 				Spec struct {
 					Containers []container `yaml:"containers"`
 				} `yaml:"spec"`
@@ -89,10 +93,20 @@ func TestKubernetesExampleRunsTwoProbedReplicas(t *testing.T) {
 		if c.Liveness.HTTPGet.Path != "/healthz" || c.Readiness.HTTPGet.Path != "/readyz" {
 			t.Errorf("probes = %q, %q; want /healthz and /readyz", c.Liveness.HTTPGet.Path, c.Readiness.HTTPGet.Path)
 		}
+		admin := DefaultAdminAddr
 		for _, e := range c.Env {
 			if !knownEnv(e.Name) {
 				t.Errorf("env %s is not a setting of bot serve", e.Name)
 			}
+			if e.Name == "ADMIN_ADDR" {
+				admin = e.Value
+			}
+		}
+		// Prometheus scrapes the pod's IP: /metrics must be on ADMIN_ADDR,
+		// bound beyond loopback, at the annotated port.
+		host, port, _ := strings.Cut(admin, ":")
+		if ann := o.Spec.Template.Metadata.Annotations; ann["prometheus.io/port"] != port || host == "127.0.0.1" || host == "localhost" {
+			t.Errorf("prometheus.io/port %q with ADMIN_ADDR %q: want the admin port, reachable from the pod's IP", ann["prometheus.io/port"], admin)
 		}
 	}
 	if !found {

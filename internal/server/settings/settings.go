@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -24,6 +25,8 @@ const (
 	DefaultSweepInterval   = 15 * time.Minute
 	DefaultShutdownTimeout = 25 * time.Second
 	DefaultLockTTL         = 60 * time.Second
+	// DefaultAdminAddr is where /metrics is served: this host only.
+	DefaultAdminAddr = "127.0.0.1:9090"
 	// MinDedupeTTL is how long a delivery id is remembered: GitHub lets a
 	// delivery be redelivered for three days.
 	MinDedupeTTL = 72 * time.Hour
@@ -61,6 +64,15 @@ type Config struct {
 	Host string
 	// Port is the listen port (PORT, default 3000).
 	Port int
+	// AdminAddr is the operators' address, "host:port" (ADMIN_ADDR, default
+	// 127.0.0.1:9090): it serves /metrics, /healthz and /readyz. Empty (a
+	// Config built in code) means no admin listener, and /metrics stays on
+	// the webhook port.
+	AdminAddr string
+	// MetricsOnWebhookPort serves /metrics on the webhook port as well
+	// (METRICS_ON_WEBHOOK_PORT=true); by default that port serves only the
+	// webhook path and the health probes.
+	MetricsOnWebhookPort bool
 	// WebhookPath is where deliveries are POSTed (WEBHOOK_PATH).
 	WebhookPath string
 	// GitHubAPIURL is the REST base URL (GITHUB_API_URL), without a
@@ -208,7 +220,26 @@ func endpoints() []setting {
 			c.GitHubAPIURL = strings.TrimRight(v, "/")
 			return nil
 		}},
-		{"REDIS_URL", "redis:// URL for dedupe and per-issue locks shared by replicas", func(c *Config, v string) error {
+		{"ADMIN_ADDR", "host:port serving /metrics (and the health probes) to operators", func(c *Config, v string) error {
+			host, port, err := net.SplitHostPort(strings.TrimSpace(v))
+			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("want host:port such as 127.0.0.1:9090 or :9090, got %q", v)
+			}
+			c.AdminAddr = net.JoinHostPort(host, port)
+			return nil
+		}},
+		{"METRICS_ON_WEBHOOK_PORT", "serve /metrics on the webhook port too (true or false)", func(c *Config, v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			c.MetricsOnWebhookPort = b
+			return nil
+		}},
+		{"REDIS_URL", "redis://, rediss:// or unix:// URL for dedupe, per-issue locks and the work queue shared by replicas", func(c *Config, v string) error {
+			if err := checkRedisURL(v); err != nil {
+				return err
+			}
 			c.RedisURL = v
 			return nil
 		}},
@@ -217,6 +248,31 @@ func endpoints() []setting {
 			return nil
 		}},
 	}
+}
+
+// redisSchemes are the URL schemes go-redis opens.
+var redisSchemes = []string{"redis", "rediss", "unix"}
+
+// checkRedisURL refuses a REDIS_URL go-redis would not open, naming only
+// its scheme: the URL may carry a password.
+func checkRedisURL(v string) error {
+	const want = "want a redis://, rediss:// or unix:// URL such as redis://localhost:6379/0"
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(v), "://")
+	if !ok || rest == "" {
+		return errors.New(want + " (the value has no scheme://)")
+	}
+	for _, s := range redisSchemes {
+		if strings.EqualFold(scheme, s) {
+			if _, err := url.Parse(v); err != nil {
+				return errors.New(want + " (the value is not a valid URL)")
+			}
+			return nil
+		}
+	}
+	if len(scheme) > 16 || strings.ContainsAny(scheme, ":@/") {
+		return errors.New(want)
+	}
+	return fmt.Errorf("%s, not %s://", want, scheme)
 }
 
 func tuning() []setting {
@@ -298,6 +354,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 func defaults(getenv func(string) string) Config {
 	return Config{
 		Port:               DefaultPort,
+		AdminAddr:          DefaultAdminAddr,
 		WebhookPath:        DefaultWebhookPath,
 		GitHubAPIURL:       DefaultGitHubAPIURL,
 		QueueSize:          DefaultQueueSize,
@@ -382,7 +439,21 @@ func (c *Config) finish() error {
 	if c.LockTTL < 100*time.Millisecond {
 		return fmt.Errorf("LOCK_TTL %s is too short (at least 100ms)", c.LockTTL)
 	}
+	if c.adminOnWebhookPort() {
+		return fmt.Errorf("ADMIN_ADDR %s is the webhook's address (PORT %d): give the admin listener a port of its own", c.AdminAddr, c.Port)
+	}
 	return nil
+}
+
+// adminOnWebhookPort reports an admin address that would take the webhook
+// listener's port.
+func (c *Config) adminOnWebhookPort() bool {
+	host, port, err := net.SplitHostPort(c.AdminAddr)
+	if err != nil || port != strconv.Itoa(c.Port) || c.Port == 0 {
+		return false
+	}
+	wildcard := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return wildcard(host) || wildcard(c.Host) || strings.EqualFold(host, c.Host)
 }
 
 func usage(fs *flag.FlagSet) string {
