@@ -31,7 +31,7 @@ func TestSummaryLeavesAnUnknownRateLimitOut(t *testing.T) {
 			}
 			return ""
 		}, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Now: time.Now}
-		writeSummary(env, Result{Event: "schedule"}, gh.Stats{Total: 3, ConditionalHits: 1, RateRemaining: tc.remaining})
+		writeSummary(env, Result{Event: "schedule"}, gh.Stats{Total: 3, ConditionalHits: 1, RateRemaining: tc.remaining}, true)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
