@@ -82,7 +82,8 @@ type Deps struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// BotLogin is the App's own bot ("<slug>[bot]"); its deliveries are
-	// ignored (200). Empty: no sender is ignored.
+	// ignored (200), except the workflow runs it dispatched (ownCaused).
+	// Empty: no sender is ignored.
 	BotLogin string
 	// Metrics defaults to NewMetrics().
 	Metrics *Metrics
