@@ -97,6 +97,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		"redelivery_interval", cfg.RedeliveryInterval.String())
 	if err := srv.Run(ctx); err != nil {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
+		var taken *server.PrefixTakenError
+		if errors.As(err, &taken) {
+			return 2 // a settings error: REDIS_PREFIX
+		}
 		return 1
 	}
 	return 0

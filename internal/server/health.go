@@ -69,6 +69,10 @@ func (s *Server) checkStore(ctx context.Context) error {
 		}
 	}
 	err := errors.Join(errs...)
+	if err == nil {
+		// A start while Redis was away could not check the prefix.
+		err = s.claimPrefix(ctx)
+	}
 	if err != nil {
 		s.noteStore(err)
 		return err

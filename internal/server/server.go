@@ -109,6 +109,7 @@ type Server struct {
 	pingers []Pinger
 	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
 
+	prefixOK   atomic.Bool // this App is recorded as the one using REDIS_PREFIX
 	draining   atomic.Bool
 	storeDown  atomic.Bool // last store check failed
 	fullWarned atomic.Bool // "queue full" logged since the last accepted delivery
@@ -175,7 +176,7 @@ func (deps Deps) withDefaults(cfg Config) (Deps, *RedisStore, error) {
 	}
 	var owned *RedisStore
 	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil || deps.Queue == nil) {
-		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
+		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, AppID: cfg.AppID, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
 		if err != nil {
 			return deps, nil, err
 		}
@@ -264,6 +265,16 @@ func (s *Server) Run(ctx context.Context) error {
 // In-process jobs left over are logged and left to the next sweep; Redis
 // entries left over stay pending and are claimed by another replica.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.claimPrefix(ctx); err != nil {
+		var taken *PrefixTakenError
+		if errors.As(err, &taken) {
+			if ln != nil {
+				_ = ln.Close()
+			}
+			return err
+		}
+		s.log.Warn("could not check that no other App uses REDIS_PREFIX; checking again once Redis answers", "err", err)
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -397,6 +408,38 @@ func (s *Server) stopStream(l *streamLoops) {
 	if left := s.queue.Len(); left > 0 {
 		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
 	}
+}
+
+// PrefixTakenError is a start on a REDIS_PREFIX another App's replicas
+// use in that Redis (bot serve exits 2).
+type PrefixTakenError = redisq.PrefixTakenError
+
+// prefixClaimer is a store on Redis that records the App using its prefix.
+type prefixClaimer interface {
+	ClaimPrefix(ctx context.Context) error
+}
+
+// claimPrefix records this App as the one using REDIS_PREFIX in every
+// Redis store (once it succeeded, it does nothing): a *PrefixTakenError
+// when another App is recorded there.
+func (s *Server) claimPrefix(ctx context.Context) error {
+	if s.prefixOK.Load() {
+		return nil
+	}
+	for _, p := range s.pingers {
+		c, ok := p.(prefixClaimer)
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		err := c.ClaimPrefix(cctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	s.prefixOK.Store(true)
+	return nil
 }
 
 // queueName describes the work queue for the start-up log line.
