@@ -27,10 +27,10 @@ func TestIntakeTakesTheRunsTheAppDispatched(t *testing.T) {
 	})
 	rec := newRecorder()
 	s, srv := start(t, testConfig(), Deps{Processor: rec, BotLogin: bot})
-	if code, msg := (delivery{event: "workflow_run", id: "own-run", body: run}).send(t, srv.url); code != http.StatusAccepted {
+	if code, msg := answer(t, delivery{event: "workflow_run", id: "own-run", body: run}, srv.url); code != http.StatusAccepted {
 		t.Fatalf("the App's own dispatched run: %d %s, want 202", code, msg)
 	}
-	if code, msg := (delivery{event: "issue_comment", id: "own-comment", body: comment}).send(t, srv.url); code != http.StatusOK {
+	if code, msg := answer(t, delivery{event: "issue_comment", id: "own-comment", body: comment}, srv.url); code != http.StatusOK {
 		t.Fatalf("the App's own comment: %d %s, want 200", code, msg)
 	}
 	rec.waitDone(t, 1)
