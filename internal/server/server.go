@@ -109,10 +109,15 @@ type Server struct {
 	pingers []Pinger
 	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
 
-	prefixOK   atomic.Bool // this App is recorded as the one using REDIS_PREFIX
-	draining   atomic.Bool
-	storeDown  atomic.Bool // last store check failed
-	fullWarned atomic.Bool // "queue full" logged since the last accepted delivery
+	prefixOK    atomic.Bool   // this App is recorded as the one using REDIS_PREFIX
+	secretFP    string        // SecretFingerprint of the webhook secret
+	secretEvery time.Duration // secretCheckEvery when the server was built
+	// secretMismatch describes webhook secrets found to differ across
+	// the replicas ("" or nil: none found).
+	secretMismatch atomic.Pointer[string]
+	draining       atomic.Bool
+	storeDown      atomic.Bool // last store check failed
+	fullWarned     atomic.Bool // "queue full" logged since the last accepted delivery
 
 	bodies      sync.Pool       // *[]byte request body buffers, see readBody
 	redeliverer *redelivery.Job // nil without Deps.Deliveries
@@ -135,14 +140,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:     cfg,
-		deps:    deps,
-		log:     deps.Logger,
-		now:     deps.Clock,
-		metrics: deps.Metrics,
-		secret:  []byte(cfg.WebhookSecret),
-		seen:    make(map[int64]struct{}),
-		owned:   owned,
+		cfg:         cfg,
+		deps:        deps,
+		log:         deps.Logger,
+		now:         deps.Clock,
+		metrics:     deps.Metrics,
+		secret:      []byte(cfg.WebhookSecret),
+		secretFP:    SecretFingerprint(cfg.WebhookSecret),
+		secretEvery: secretCheckEvery,
+		seen:        make(map[int64]struct{}),
+		owned:       owned,
 	}
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
@@ -275,6 +282,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		s.log.Warn("could not check that no other App uses REDIS_PREFIX; checking again once Redis answers", "err", err)
 	}
+	if n := s.secretStore(); n != nil {
+		s.checkSecrets(ctx, n)
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -297,7 +307,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	s.log.Info("serving webhooks", "addr", ln.Addr().String(), "path", s.cfg.WebhookPath,
-		"workers", s.cfg.Workers, "queue", s.queueName())
+		"workers", s.cfg.Workers, "queue", s.queueName(), "webhook_secret_fingerprint", s.secretFP)
 
 	var serveErr error
 	select {
@@ -343,6 +353,9 @@ func (s *Server) startTimers(ctx context.Context) *sync.WaitGroup {
 	}
 	if s.deps.Sweeper != nil && s.cfg.SweepInterval > 0 {
 		bg.Go(func() { s.sweepTimer(ctx) })
+	}
+	if n := s.secretStore(); n != nil {
+		bg.Go(func() { s.secretTimer(ctx, n) })
 	}
 	if s.redeliverer != nil && s.cfg.RedeliveryInterval > 0 {
 		bg.Go(func() { s.redeliveryTimer(ctx) })
