@@ -3,10 +3,12 @@ package redisq
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
@@ -145,4 +147,43 @@ func TestJobViewKeepsWhatTheJobReads(t *testing.T) {
 			t.Errorf("%s: the PR's copy: body %d bytes, URL %q, author %v", tt.file, len(v.Pull.Body), v.Pull.URL, v.Pull.Author)
 		}
 	}
+}
+
+// FuzzDecodeEntry: whatever a stream entry holds, decoding it never
+// panics, and an entry written by entryFields reads back as the job's
+// JobView.
+func FuzzDecodeEntry(f *testing.F) {
+	f.Add("2", "123", "d-1", "issue_comment", `{"Name":"issue_comment","Comment":{"id":5}}`, "body", "", "1790000000000")
+	f.Add("1", "", "d-2", "issues", `{"Name":"issues","Title":"t"}`, "", "", "x")
+	f.Add("2", "x", "", "", "{", "", "r", "")
+	f.Fuzz(func(t *testing.T, v, app, delivery, event, js, comment, review, received string) {
+		vals := map[string]any{fieldVersion: v, fieldApp: app, fieldDelivery: delivery, fieldEvent: event,
+			fieldJSON: js, fieldComment: comment, fieldReview: []byte(review), fieldReceived: received}
+		e := decodeEntry("1-0", vals)
+		if e.Bad == nil && (e.Job.Event == nil || e.Job.Delivery == "") {
+			t.Fatalf("decoded without an event or a delivery: %+v", e)
+		}
+		for _, name := range []string{"issue_comment", "issues"} {
+			ev := &ghevent.Event{Name: name, Action: "labeled", Repo: "o/r", Title: app, Body: js, Handled: true,
+				Comment: &forge.Comment{ID: 7, Body: comment}, Review: &forge.Review{ID: 8, Body: review}}
+			j := job.Job{Delivery: "d-" + delivery, Event: ev, Received: time.UnixMilli(1_790_000_000_000)}
+			fs, err := entryFields(j, 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]any{}
+			for i := 0; i+1 < len(fs); i += 2 {
+				switch v := fs[i+1].(type) {
+				case []byte:
+					m[fs[i].(string)] = string(v)
+				default:
+					m[fs[i].(string)] = fmt.Sprint(v)
+				}
+			}
+			back := decodeEntry("2-0", m)
+			if back.Bad != nil || back.AppID != 42 || !reflect.DeepEqual(back.Job.Event, JobView(ev)) || back.Job.Delivery != j.Delivery {
+				t.Fatalf("round trip of %s: %+v (bad %v), want %+v", name, back.Job.Event, back.Bad, JobView(ev))
+			}
+		}
+	})
 }
