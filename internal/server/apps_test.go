@@ -122,3 +122,32 @@ func TestReplicaLeavesAnotherAppsEntryAlone(t *testing.T) {
 		t.Fatalf("stream holds %d entries, want 1: the other App's, unacknowledged", n)
 	}
 }
+
+// TestAppFindsItsPrefixTakenOnceRedisAnswers: started while Redis was
+// away, a replica checks the prefix once Redis answers; taken by another
+// App, it refuses deliveries (503) and /readyz fails, naming that App.
+func TestAppFindsItsPrefixTakenOnceRedisAnswers(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	if err := rawRedis(t, u).Set(context.Background(), prefix+"app", "999", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	px := startProxy(t, u)
+	px.down()
+	store, err := NewRedisStore(px.url, RedisOptions{Prefix: prefix, AppID: 101})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	_, srv := start(t, appConfig(101, ""), Deps{Processor: newRecorder(), Deduper: store, Locker: store, Queue: store})
+	if code, _ := issueDelivery(t, "while-away", 1).send(t, srv.url); code != 503 {
+		t.Fatalf("delivery with Redis away = %d, want 503", code)
+	}
+	px.up()
+	eventually(t, "/readyz naming the other App", func() bool {
+		code, body := get(t, srv.url, "/readyz")
+		return code == 503 && strings.Contains(body, "App 999") && strings.Contains(body, "REDIS_PREFIX")
+	})
+	if code, _ := issueDelivery(t, "after", 1).send(t, srv.url); code != 503 {
+		t.Fatalf("delivery on a prefix another App uses = %d, want 503", code)
+	}
+}

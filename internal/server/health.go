@@ -88,7 +88,12 @@ func (s *Server) checkStore(ctx context.Context) error {
 // succeeds.
 func (s *Server) noteStore(err error) {
 	if !s.storeDown.Swap(true) {
-		s.log.Error("store unreachable; refusing deliveries with 503", "err", err)
+		var taken *PrefixTakenError
+		if errors.As(err, &taken) {
+			s.log.Error("another App uses this REDIS_PREFIX; refusing deliveries with 503", "err", err)
+		} else {
+			s.log.Error("store unreachable; refusing deliveries with 503", "err", err)
+		}
 	}
 	s.metrics.SetStoreUp(false)
 }
