@@ -307,35 +307,19 @@ func impossible(ev *ghevent.Event) string {
 	if ev.Name == "pull_request" || ev.Name == "pull_request_review" {
 		body = "pull request body"
 	}
-	texts := []struct {
-		what string
-		s    string
-		max  int
-	}{{"title", ev.Title, maxTitleChars}, {body, ev.Body, maxTextChars}}
+	type text struct {
+		what, s string
+		max     int
+	}
+	texts := []text{{"title", ev.Title, maxTitleChars}, {body, ev.Body, maxTextChars}}
 	if ev.Comment != nil {
-		texts = append(texts, struct {
-			what string
-			s    string
-			max  int
-		}{"comment body", ev.Comment.Body, maxTextChars})
+		texts = append(texts, text{"comment body", ev.Comment.Body, maxTextChars})
 	}
 	if ev.Review != nil {
-		texts = append(texts, struct {
-			what string
-			s    string
-			max  int
-		}{"review body", ev.Review.Body, maxTextChars})
+		texts = append(texts, text{"review body", ev.Review.Body, maxTextChars})
 	}
 	if ev.Pull != nil {
-		texts = append(texts, struct {
-			what string
-			s    string
-			max  int
-		}{body, ev.Pull.Body, maxTextChars}, struct {
-			what string
-			s    string
-			max  int
-		}{"title", ev.Pull.Title, maxTitleChars})
+		texts = append(texts, text{body, ev.Pull.Body, maxTextChars}, text{"title", ev.Pull.Title, maxTitleChars})
 	}
 	for _, t := range texts {
 		if len(t.s) <= t.max {
