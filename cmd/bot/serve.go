@@ -105,6 +105,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		"redelivery_interval", cfg.RedeliveryInterval.String(), "admin_addr", cfg.AdminAddr,
 		"metrics_on_webhook_port", cfg.MetricsOnWebhookPort)
 	if err := srv.Run(ctx); err != nil {
+		var taken *server.PrefixTakenError
+		if errors.As(err, &taken) {
+			return fail(2, err) // a settings error: REDIS_PREFIX
+		}
 		return fail(1, err)
 	}
 	return 0

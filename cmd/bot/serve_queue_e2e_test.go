@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
@@ -197,5 +200,34 @@ func TestServeSIGTERMHandsBackToTheOtherReplica(t *testing.T) {
 	}
 	if st := b.metric("autopilot_queue_stream_length"); st != 0 {
 		t.Errorf("stream length %v after the hand-over, want 0", st)
+	}
+}
+
+// TestServeRefusesARedisPrefixAnotherAppUses: bot serve started on a
+// REDIS_PREFIX that another App's replicas recorded as theirs exits 2,
+// saying which prefix, which App, and what to do.
+func TestServeRefusesARedisPrefixAnotherAppUses(t *testing.T) {
+	g := apptest.New(t)
+	env := baseEnv(t, g)
+	prefix := fmt.Sprintf("autopilot-e2e-taken-%d:", time.Now().UnixNano())
+	redisEnv(t, env, prefix)
+	o, err := redis.ParseURL(env["REDIS_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	if err := rdb.Set(context.Background(), prefix+"app", "7654321", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Del(context.Background(), prefix+"app")
+	code, _, errs := runCmd(t, env, "serve")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", code, errs)
+	}
+	for _, want := range []string{"REDIS_PREFIX", prefix, "App 7654321", "autopilot:<APP_ID>:"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
 	}
 }

@@ -52,7 +52,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_, _ = io.WriteString(w, "ready\n")
+	_, _ = io.WriteString(w, "ready\n"+s.secretDetail())
 }
 
 // checkStore pings every store and records the result.
@@ -69,6 +69,10 @@ func (s *Server) checkStore(ctx context.Context) error {
 		}
 	}
 	err := errors.Join(errs...)
+	if err == nil {
+		// A start while Redis was away could not check the prefix.
+		err = s.claimPrefix(ctx)
+	}
 	if err != nil {
 		s.noteStore(err)
 		return err
@@ -84,7 +88,12 @@ func (s *Server) checkStore(ctx context.Context) error {
 // succeeds.
 func (s *Server) noteStore(err error) {
 	if !s.storeDown.Swap(true) {
-		s.log.Error("store unreachable; refusing deliveries with 503", "err", err)
+		var taken *PrefixTakenError
+		if errors.As(err, &taken) {
+			s.log.Error("another App uses this REDIS_PREFIX; refusing deliveries with 503", "err", err)
+		} else {
+			s.log.Error("store unreachable; refusing deliveries with 503", "err", err)
+		}
 	}
 	s.metrics.SetStoreUp(false)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
@@ -29,6 +31,7 @@ const (
 	OutcomePing         = "ping"         // 200
 	OutcomeUnauthorized = "unauthorized" // 401
 	OutcomeBadRequest   = "bad_request"  // 400
+	OutcomeImpossible   = "impossible"   // 400, a text over GitHub's limits
 	OutcomeTooLarge     = "too_large"    // 413
 	OutcomeQueueFull    = "queue_full"   // 503
 	OutcomeUnavailable  = "unavailable"  // 503, draining or store down
@@ -158,7 +161,7 @@ func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *g
 			s.deps.OnInstallation(ev)
 		}
 		a.answer(http.StatusOK, OutcomeIgnored, "noted")
-	case s.deps.BotLogin != "" && strings.EqualFold(ev.Sender.Login, s.deps.BotLogin):
+	case s.deps.BotLogin != "" && strings.EqualFold(ev.Sender.Login, s.deps.BotLogin) && !ownCaused[name]:
 		a.answer(http.StatusOK, OutcomeOwnBot, "ignored: sent by this App")
 	case !ev.Handled || ev.Sweep:
 		// Sweeps come from the timer in App mode, never from a delivery.
@@ -166,6 +169,11 @@ func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *g
 	case s.storeDown.Load():
 		a.answer(http.StatusServiceUnavailable, OutcomeUnavailable, "store unavailable; redeliver later")
 	default:
+		if why := impossible(ev); why != "" {
+			log().Warn("webhook refused: GitHub never sends this", "why", why)
+			a.answer(http.StatusBadRequest, OutcomeImpossible, "refused: "+why)
+			return nil, nil, false
+		}
 		return ev, log, true
 	}
 	return nil, nil, false
@@ -282,6 +290,48 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	return body, release, nil
 }
 
+// GitHub's limits on the texts a delivery carries: 65,536 characters for
+// the body of an issue, pull request, comment or review, and 1,024 for a
+// title (the most GitHub stores). A delivery over them was not sent by
+// GitHub, and the queue's sizing rests on them (docs/app.md §4).
+const (
+	maxTextChars  = 65536
+	maxTitleChars = 1024
+)
+
+// impossible says which text of ev is longer than GitHub allows ("" when
+// none is). Characters are counted as code points, never more than GitHub
+// counts, so nothing GitHub sends is refused.
+func impossible(ev *ghevent.Event) string {
+	body := "issue body"
+	if ev.Name == "pull_request" || ev.Name == "pull_request_review" {
+		body = "pull request body"
+	}
+	type text struct {
+		what, s string
+		max     int
+	}
+	texts := []text{{"title", ev.Title, maxTitleChars}, {body, ev.Body, maxTextChars}}
+	if ev.Comment != nil {
+		texts = append(texts, text{"comment body", ev.Comment.Body, maxTextChars})
+	}
+	if ev.Review != nil {
+		texts = append(texts, text{"review body", ev.Review.Body, maxTextChars})
+	}
+	if ev.Pull != nil {
+		texts = append(texts, text{body, ev.Pull.Body, maxTextChars}, text{"title", ev.Pull.Title, maxTitleChars})
+	}
+	for _, t := range texts {
+		if len(t.s) <= t.max {
+			continue // bytes bound characters
+		}
+		if n := utf8.RuneCountInString(t.s); n > t.max {
+			return fmt.Sprintf("the %s is %d characters; GitHub allows at most %d", t.what, n, t.max)
+		}
+	}
+	return ""
+}
+
 // jobKeys picks a job's serialisation key and the issue leases it holds,
 // as the event's kind routes it (ghevent.RoutingOf): for ByIssue, the issue
 // or PR it names plus the issues a PR links to, sorted so leases are always
@@ -311,6 +361,14 @@ func jobKeys(ev *ghevent.Event) (string, []string) {
 	}
 	return locks[0], locks
 }
+
+// ownCaused are the events the App's own bot causes on purpose and
+// still acts on: a workflow it dispatched (workflow_dispatch with the
+// installation token) reports its workflow_run with the App's bot as
+// sender. The job matches the run to its issue by the session token and
+// the engine by the recorded run id, as for anyone's run; the App's own
+// writes (comments, labels, checks) stay ignored, so they cause no loop.
+var ownCaused = map[string]bool{"workflow_run": true}
 
 // routedEvents are the events intake decodes: those ghevent's kinds table
 // marks for the App (the events autopilot acts on and the installation

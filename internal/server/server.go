@@ -82,7 +82,8 @@ type Deps struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// BotLogin is the App's own bot ("<slug>[bot]"); its deliveries are
-	// ignored (200). Empty: no sender is ignored.
+	// ignored (200), except the workflow runs it dispatched (ownCaused).
+	// Empty: no sender is ignored.
 	BotLogin string
 	// Metrics defaults to NewMetrics().
 	Metrics *Metrics
@@ -108,9 +109,15 @@ type Server struct {
 	pingers []Pinger
 	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
 
-	draining   atomic.Bool
-	storeDown  atomic.Bool // last store check failed
-	fullWarned atomic.Bool // "queue full" logged since the last accepted delivery
+	prefixOK    atomic.Bool   // this App is recorded as the one using REDIS_PREFIX
+	secretFP    string        // SecretFingerprint of the webhook secret
+	secretEvery time.Duration // secretCheckEvery when the server was built
+	// secretMismatch describes webhook secrets found to differ across
+	// the replicas ("" or nil: none found).
+	secretMismatch atomic.Pointer[string]
+	draining       atomic.Bool
+	storeDown      atomic.Bool // last store check failed
+	fullWarned     atomic.Bool // "queue full" logged since the last accepted delivery
 
 	bodies      sync.Pool       // *[]byte request body buffers, see readBody
 	redeliverer *redelivery.Job // nil without Deps.Deliveries
@@ -133,14 +140,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:     cfg,
-		deps:    deps,
-		log:     deps.Logger,
-		now:     deps.Clock,
-		metrics: deps.Metrics,
-		secret:  []byte(cfg.WebhookSecret),
-		seen:    make(map[int64]struct{}),
-		owned:   owned,
+		cfg:         cfg,
+		deps:        deps,
+		log:         deps.Logger,
+		now:         deps.Clock,
+		metrics:     deps.Metrics,
+		secret:      []byte(cfg.WebhookSecret),
+		secretFP:    SecretFingerprint(cfg.WebhookSecret),
+		secretEvery: secretCheckEvery,
+		seen:        make(map[int64]struct{}),
+		owned:       owned,
 	}
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
@@ -174,7 +183,7 @@ func (deps Deps) withDefaults(cfg Config) (Deps, *RedisStore, error) {
 	}
 	var owned *RedisStore
 	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil || deps.Queue == nil) {
-		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
+		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, AppID: cfg.AppID, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
 		if err != nil {
 			return deps, nil, err
 		}
@@ -308,6 +317,19 @@ func (s *Server) Run(ctx context.Context) error {
 // In-process jobs left over are logged and left to the next sweep; Redis
 // entries left over stay pending and are claimed by another replica.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.claimPrefix(ctx); err != nil {
+		var taken *PrefixTakenError
+		if errors.As(err, &taken) {
+			if ln != nil {
+				_ = ln.Close()
+			}
+			return err
+		}
+		s.log.Warn("could not check that no other App uses REDIS_PREFIX; checking again once Redis answers", "err", err)
+	}
+	if n := s.secretStore(); n != nil {
+		s.checkSecrets(ctx, n)
+	}
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -330,7 +352,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	s.log.Info("serving webhooks", "addr", ln.Addr().String(), "path", s.cfg.WebhookPath,
-		"workers", s.cfg.Workers, "queue", s.queueName())
+		"workers", s.cfg.Workers, "queue", s.queueName(), "webhook_secret_fingerprint", s.secretFP)
 
 	var serveErr error
 	select {
@@ -376,6 +398,9 @@ func (s *Server) startTimers(ctx context.Context) *sync.WaitGroup {
 	}
 	if s.deps.Sweeper != nil && s.cfg.SweepInterval > 0 {
 		bg.Go(func() { s.sweepTimer(ctx) })
+	}
+	if n := s.secretStore(); n != nil {
+		bg.Go(func() { s.secretTimer(ctx, n) })
 	}
 	if s.redeliverer != nil && s.cfg.RedeliveryInterval > 0 {
 		bg.Go(func() { s.redeliveryTimer(ctx) })
@@ -441,6 +466,38 @@ func (s *Server) stopStream(l *streamLoops) {
 	if left := s.queue.Len(); left > 0 {
 		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
 	}
+}
+
+// PrefixTakenError is a start on a REDIS_PREFIX another App's replicas
+// use in that Redis (bot serve exits 2).
+type PrefixTakenError = redisq.PrefixTakenError
+
+// prefixClaimer is a store on Redis that records the App using its prefix.
+type prefixClaimer interface {
+	ClaimPrefix(ctx context.Context) error
+}
+
+// claimPrefix records this App as the one using REDIS_PREFIX in every
+// Redis store (once it succeeded, it does nothing): a *PrefixTakenError
+// when another App is recorded there.
+func (s *Server) claimPrefix(ctx context.Context) error {
+	if s.prefixOK.Load() {
+		return nil
+	}
+	for _, p := range s.pingers {
+		c, ok := p.(prefixClaimer)
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, storeTimeout)
+		err := c.ClaimPrefix(cctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	s.prefixOK.Store(true)
+	return nil
 }
 
 // queueName describes the work queue for the start-up log line.

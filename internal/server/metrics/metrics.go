@@ -45,6 +45,7 @@ type Metrics struct {
 	queueAcked      prometheus.Counter
 	queueHandedBack prometheus.Counter
 	queueLost       prometheus.Counter
+	queueForeign    prometheus.Counter
 }
 
 // New builds the metrics and their registry.
@@ -92,6 +93,8 @@ func New() *Metrics {
 			"Redis queue entries this replica acknowledged (their job finished)."),
 		queueHandedBack: counter("autopilot_queue_handed_back_total",
 			"Redis queue entries this replica gave back to the other replicas at shutdown, not run here."),
+		queueForeign: counter("autopilot_queue_foreign_total",
+			"Redis queue entries of another App this replica read (two Apps on one REDIS_PREFIX): neither run nor acknowledged, left to their App. Alert on any increase."),
 		queueLost: counter("autopilot_queue_lost_total",
 			"Redis queue entries gone before they were acknowledged (deleted or trimmed from the stream, unreadable, or the consumer group lost with Redis's data); the sweep catches their issues up. Alert on any increase."),
 	}
@@ -101,7 +104,7 @@ func New() *Metrics {
 	m.reg.MustRegister(m.deliveries, m.ack, m.queue, m.inFlight, m.jobs, m.latency,
 		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp,
 		m.redeliveries, m.unrecoverable, m.undeliveredAge, m.redeliveryPasses,
-		m.queueClaims, m.queueAcked, m.queueHandedBack, m.queueLost)
+		m.queueClaims, m.queueAcked, m.queueHandedBack, m.queueLost, m.queueForeign)
 	return m
 }
 
@@ -217,6 +220,9 @@ func (m *Metrics) QueueHandedBack() { m.queueHandedBack.Inc() }
 // QueueLost counts n Redis queue entries gone before they were
 // acknowledged.
 func (m *Metrics) QueueLost(n int) { m.queueLost.Add(float64(n)) }
+
+// QueueForeign counts a Redis queue entry of another App left alone.
+func (m *Metrics) QueueForeign() { m.queueForeign.Inc() }
 
 // SetLocalQueue records how many jobs wait in this process.
 func (m *Metrics) SetLocalQueue(n int) { m.queue.local.Store(int64(n)) }

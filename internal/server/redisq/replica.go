@@ -48,10 +48,12 @@ type Replica struct {
 	// acked remembers entries acknowledged in the last minute: a claim
 	// that ran in Redis just before the acknowledgement (the renewer could
 	// not reach Redis) may still return one, and it must not run again.
-	acked    map[string]time.Time
-	toAck    []string
-	ackNote  chan struct{} // a value when toAck grew or acking should stop
-	ackClose bool
+	acked map[string]time.Time
+	// seenForeign remembers the entries of another App already logged.
+	seenForeign map[string]bool
+	toAck       []string
+	ackNote     chan struct{} // a value when toAck grew or acking should stop
+	ackClose    bool
 }
 
 // ReplicaOptions connect a Replica to the server it feeds.
@@ -193,6 +195,10 @@ func (q *Replica) fetch(ctx context.Context, cur *readCursor, n int) (taken int,
 func (q *Replica) accept(es []Entry, claimed bool) int {
 	taken := 0
 	for _, e := range es {
+		if app := q.store.AppID(); e.AppID != 0 && app != 0 && e.AppID != app {
+			q.foreign(e)
+			continue
+		}
 		if e.Bad != nil {
 			q.Metrics.QueueLost(1)
 			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
@@ -230,6 +236,27 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 		taken++
 	}
 	return taken
+}
+
+// foreign leaves an entry of another App alone: neither run nor
+// acknowledged (the other App's replicas read the same stream only when both
+// were forced onto one REDIS_PREFIX; they claim it once it is idle). It is
+// logged the first time this replica sees it, and counted.
+func (q *Replica) foreign(e Entry) {
+	q.Metrics.QueueForeign()
+	q.mu.Lock()
+	if q.seenForeign == nil {
+		q.seenForeign = map[string]bool{}
+	}
+	first := !q.seenForeign[e.ID]
+	if first && len(q.seenForeign) < 10000 {
+		q.seenForeign[e.ID] = true
+	}
+	q.mu.Unlock()
+	if first {
+		q.Log.Error("queue entry of another App left alone: two Apps share this REDIS_PREFIX; give each its own (the default, autopilot:<APP_ID>:, does)",
+			"entry", e.ID, "entry_app_id", e.AppID, "app_id", q.store.AppID(), "delivery", e.Job.Delivery)
+	}
 }
 
 // Finish settles an entry whose job ran: acknowledged, or handed back when

@@ -20,8 +20,13 @@ import (
 
 // Options tunes a Store. Zero values take the defaults.
 type Options struct {
-	// Prefix starts every key the store writes (default "autopilot:").
+	// Prefix starts every key the store writes (default
+	// "autopilot:<AppID>:", settings.RedisPrefixFor).
 	Prefix string
+	// AppID is the App whose store this is: every queue entry carries it,
+	// a replica leaves an entry of another App alone, and ClaimPrefix
+	// records it as the prefix's owner. 0: no App (tests), nothing checked.
+	AppID int64
 	// DedupeTTL is how long delivery ids are kept (default and minimum 72h).
 	DedupeTTL time.Duration
 	// LockTTL is a lease's time to live until renewed (default 60s).
@@ -86,7 +91,7 @@ func New(url string, opts Options) (*Store, error) {
 // NewClient wraps an existing client; Close leaves it open.
 func NewClient(rdb *redis.Client, opts Options) *Store {
 	if opts.Prefix == "" {
-		opts.Prefix = "autopilot:"
+		opts.Prefix = settings.RedisPrefixFor(opts.AppID)
 	}
 	if opts.DedupeTTL < settings.MinDedupeTTL {
 		opts.DedupeTTL = settings.MinDedupeTTL
@@ -117,6 +122,57 @@ func (s *Store) Close() error {
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("redis ping: %w", err)
+	}
+	return nil
+}
+
+// AppID is the App this store queues for (Options.AppID).
+func (s *Store) AppID() int64 { return s.opts.AppID }
+
+// Prefix is the prefix of every key of this store.
+func (s *Store) Prefix() string { return s.opts.Prefix }
+
+// claimPrefixScript records ARGV[1] as the App using the prefix unless
+// one is recorded, and returns the App recorded.
+var claimPrefixScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return ARGV[1]
+end
+return v`)
+
+// PrefixTakenError is a start on a prefix another App's replicas use in
+// that Redis.
+type PrefixTakenError struct {
+	Prefix string
+	Key    string
+	Owner  string // the App id recorded in Key
+	AppID  int64
+}
+
+func (e *PrefixTakenError) Error() string {
+	return fmt.Sprintf("REDIS_PREFIX %q is used by App %s on this Redis (key %s), and this is App %d: Apps sharing a prefix take each other's deliveries. "+
+		"Leave REDIS_PREFIX unset (the default, autopilot:<APP_ID>:, keeps Apps apart) or give this App a prefix of its own; "+
+		"if App %s no longer runs here, delete %s", e.Prefix, e.Owner, e.Key, e.AppID, e.Owner, e.Key)
+}
+
+// ClaimPrefix records this store's App as the one using its prefix in
+// this Redis (key <prefix>app, kept for good), or returns a
+// *PrefixTakenError when another App is recorded there. Without an App id
+// it checks nothing.
+func (s *Store) ClaimPrefix(ctx context.Context) error {
+	if s.opts.AppID <= 0 {
+		return nil
+	}
+	key := s.opts.Prefix + "app"
+	id := strconv.FormatInt(s.opts.AppID, 10)
+	owner, err := claimPrefixScript.Run(ctx, s.rdb, []string{key}, id).Text()
+	if err != nil {
+		return fmt.Errorf("redis: recording the App using REDIS_PREFIX %q: %w", s.opts.Prefix, err)
+	}
+	if owner != id {
+		return &PrefixTakenError{Prefix: s.opts.Prefix, Key: key, Owner: owner, AppID: s.opts.AppID}
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package redisq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 )
@@ -26,17 +24,6 @@ import (
 
 // streamGroup is the consumer group every replica reads through.
 const streamGroup = "workers"
-
-// Entry fields. v is the entry format, so a replica can refuse (and hand to
-// the sweep) an entry written by a newer one instead of misreading it.
-const (
-	fieldVersion  = "v"
-	fieldDelivery = "d"
-	fieldEvent    = "e"
-	fieldJSON     = "j"
-	fieldReceived = "t"
-	entryVersion  = "1"
-)
 
 // Enqueue answers from the intake script.
 const (
@@ -94,6 +81,9 @@ type Entry struct {
 	ID  string
 	Job job.Job
 	Bad error
+	// AppID is the App that queued the entry (0 for format "1" entries,
+	// which carry none).
+	AppID int64
 	// Deliveries is how often the group handed the entry out (claims
 	// included); set for claimed entries only.
 	Deliveries int64
@@ -116,17 +106,15 @@ func (s *Store) EnsureGroup(ctx context.Context) error {
 	return nil
 }
 
-// Enqueue appends job unless the stream holds max entries (EnqueuedFull)
+// Enqueue appends job's entry (see entryFields) unless the stream holds max entries (EnqueuedFull)
 // or the delivery id was recorded before (EnqueuedDuplicate). The id is
 // recorded under the same key as Seen, for DedupeTTL.
 func (s *Store) Enqueue(ctx context.Context, j job.Job, max int) (int, error) {
-	ev, err := json.Marshal(j.Event)
+	fields, err := entryFields(j, s.opts.AppID)
 	if err != nil {
-		return 0, fmt.Errorf("queue entry for %s: %w", j.Delivery, err)
+		return 0, err
 	}
-	args := []any{max, s.opts.DedupeTTL.Milliseconds(),
-		fieldVersion, entryVersion, fieldDelivery, j.Delivery, fieldEvent, j.Event.Name,
-		fieldReceived, j.Received.UnixMilli(), fieldJSON, ev}
+	args := append([]any{max, s.opts.DedupeTTL.Milliseconds()}, fields...)
 	n, err := enqueueScript.Run(ctx, s.rdb, []string{s.streamKey(), s.opts.Prefix + "delivery:" + j.Delivery}, args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("redis enqueue %s: %w", j.Delivery, err)
@@ -364,33 +352,4 @@ func entryMillis(id string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(ms, 10, 64)
 	return n, err == nil
-}
-
-// decodeEntry turns an entry's fields back into its job.
-func decodeEntry(id string, vals map[string]any) Entry {
-	str := func(k string) string {
-		switch v := vals[k].(type) {
-		case string:
-			return v
-		case []byte:
-			return string(v)
-		}
-		return ""
-	}
-	e := Entry{ID: id}
-	if v := str(fieldVersion); v != entryVersion {
-		e.Bad = fmt.Errorf("queue entry %s: format %q, this replica reads %q", id, v, entryVersion)
-		return e
-	}
-	e.Job.Delivery = str(fieldDelivery)
-	var ev ghevent.Event
-	if err := json.Unmarshal([]byte(str(fieldJSON)), &ev); err != nil || e.Job.Delivery == "" || ev.Name != str(fieldEvent) {
-		e.Bad = fmt.Errorf("queue entry %s (delivery %q): malformed event: %v", id, e.Job.Delivery, err)
-		return e
-	}
-	e.Job.Event = &ev
-	if ms, err := strconv.ParseInt(str(fieldReceived), 10, 64); err == nil {
-		e.Job.Received = time.UnixMilli(ms)
-	}
-	return e
 }

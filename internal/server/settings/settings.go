@@ -40,9 +40,20 @@ const (
 	// DefaultQueueClaimIdle is how long an entry may sit pending with a
 	// consumer that stopped renewing it before another replica claims it.
 	DefaultQueueClaimIdle = 15 * time.Second
-	// DefaultRedisPrefix starts every Redis key the server writes.
+	// DefaultRedisPrefix starts every Redis key the server writes; the
+	// default REDIS_PREFIX adds the App id (RedisPrefixFor).
 	DefaultRedisPrefix = "autopilot:"
 )
+
+// RedisPrefixFor is the default REDIS_PREFIX of App appID,
+// "autopilot:<APP_ID>:", so Apps sharing one Redis never share a key, a
+// stream or a consumer group ("autopilot:" without an App id).
+func RedisPrefixFor(appID int64) string {
+	if appID <= 0 {
+		return DefaultRedisPrefix
+	}
+	return DefaultRedisPrefix + strconv.FormatInt(appID, 10) + ":"
+}
 
 // DefaultRedeliveryInterval is how often the redelivery job looks for
 // failed deliveries.
@@ -82,7 +93,8 @@ type Config struct {
 	// (REDIS_URL), so several replicas can share the work.
 	RedisURL string
 	// RedisPrefix starts every key written to Redis (REDIS_PREFIX, default
-	// "autopilot:"), so several Apps can share one Redis.
+	// "autopilot:<APP_ID>:", RedisPrefixFor), so several Apps can share one
+	// Redis.
 	RedisPrefix string
 	// QueueSize bounds the deliveries accepted but not yet started in
 	// process (QUEUE_SIZE); past it intake answers 503. With Redis it bounds
@@ -150,6 +162,9 @@ func (cfg Config) WithDefaults() Config {
 	}
 	if cfg.QueueClaimIdle <= 0 {
 		cfg.QueueClaimIdle = DefaultQueueClaimIdle
+	}
+	if cfg.RedisPrefix == "" {
+		cfg.RedisPrefix = RedisPrefixFor(cfg.AppID)
 	}
 	return cfg
 }
@@ -243,7 +258,7 @@ func endpoints() []setting {
 			c.RedisURL = v
 			return nil
 		}},
-		{"REDIS_PREFIX", "prefix of every Redis key (several Apps may share one Redis)", func(c *Config, v string) error {
+		{"REDIS_PREFIX", "prefix of every Redis key (default autopilot:<APP_ID>:, so Apps sharing one Redis stay apart)", func(c *Config, v string) error {
 			c.RedisPrefix = v
 			return nil
 		}},
@@ -360,7 +375,6 @@ func defaults(getenv func(string) string) Config {
 		QueueSize:          DefaultQueueSize,
 		QueueMax:           DefaultQueueMax,
 		QueueClaimIdle:     DefaultQueueClaimIdle,
-		RedisPrefix:        DefaultRedisPrefix,
 		Workers:            DefaultWorkers,
 		SweepInterval:      DefaultSweepInterval,
 		RedeliveryInterval: DefaultRedeliveryInterval,
@@ -429,6 +443,9 @@ func (c *Config) finish() error {
 	}
 	if !strings.Contains(string(c.PrivateKey), "-----BEGIN") {
 		return errors.New("private key is not PEM (it must start with -----BEGIN ... PRIVATE KEY-----)")
+	}
+	if c.RedisPrefix == "" {
+		c.RedisPrefix = RedisPrefixFor(c.AppID)
 	}
 	if c.DedupeTTL < MinDedupeTTL {
 		return fmt.Errorf("DEDUPE_TTL %s is below %s: GitHub redelivers for three days", c.DedupeTTL, MinDedupeTTL)

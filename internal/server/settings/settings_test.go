@@ -40,7 +40,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		{"queue", c.QueueSize, DefaultQueueSize},
 		{"queue max", c.QueueMax, 10000},
 		{"claim idle", c.QueueClaimIdle, 15 * time.Second},
-		{"redis prefix", c.RedisPrefix, "autopilot:"},
+		{"redis prefix", c.RedisPrefix, "autopilot:12345:"},
 		{"workers", c.Workers, DefaultWorkers},
 		{"sweep", c.SweepInterval, DefaultSweepInterval},
 		{"shutdown", c.ShutdownTimeout, DefaultShutdownTimeout},
