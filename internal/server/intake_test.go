@@ -233,6 +233,33 @@ func TestSameIssueJobsNeverOverlapWhileOtherIssuesRunInParallel(t *testing.T) {
 	cfg.Workers = 4
 	rec := newRecorder()
 	rec.delay = 5 * time.Millisecond
+	// Parallelism is shown, not timed: issue 1's first job waits until a job
+	// of another issue starts while it runs, and that job waits until issue
+	// 1's first job is running. A queue that runs one job at a time never
+	// meets both, and the waits fail.
+	firstRunning, otherStarted := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	wait := func(ctx context.Context, c <-chan struct{}, what string) {
+		select {
+		case <-c:
+		case <-time.After(30 * time.Second):
+			t.Errorf("%s: waited 30 s; different issues should run in parallel", what)
+		case <-ctx.Done():
+		}
+	}
+	rec.hook = func(ctx context.Context, job Job) error {
+		switch {
+		case job.Delivery == "ser-b-0":
+			close(firstRunning)
+			wait(ctx, otherStarted, "issue 1's first job")
+		case job.Event.Issue != 1:
+			once.Do(func() {
+				wait(ctx, firstRunning, "another issue's job")
+				close(otherStarted)
+			})
+		}
+		return nil
+	}
 	_, srv := start(t, cfg, Deps{Processor: rec})
 	const perIssue, issues = 6, 4
 	var order []string
