@@ -176,12 +176,12 @@ func (w *world) closeSubIssues(ctx context.Context) {
 	var keys []string
 	for _, t := range s.Tasks {
 		var n int
-		if t.Kind != state.KindTask || t.Done || !subissues.IsKey(t.JiraKey) {
+		if t.Kind != state.KindTask || t.Done || !subissues.IsKey(t.Key) {
 			continue
 		}
-		fmt.Sscanf(t.JiraKey, "#%d", &n)
+		fmt.Sscanf(t.Key, "#%d", &n)
 		w.sb.CloseIssue(n)
-		keys = append(keys, t.JiraKey)
+		keys = append(keys, t.Key)
 	}
 	if len(keys) == 0 {
 		return

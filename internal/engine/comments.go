@@ -230,14 +230,14 @@ func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse fu
 		refuse("jira-not-configured", prose.JiraNotConfigured)
 		return
 	}
-	if m.S.JiraOff != "" {
+	if m.S.TrackerOff != "" {
 		// Jira is configured now: the tasks kept here go to the outbox.
 		for i := range m.S.Tasks {
-			if m.S.Tasks[i].Jira == state.JiraLocal {
-				m.S.Tasks[i].Jira = state.JiraPending
+			if m.S.Tasks[i].Sync == state.SyncLocal {
+				m.S.Tasks[i].Sync = state.SyncPending
 			}
 		}
-		m.S.JiraOff = ""
+		m.S.TrackerOff = ""
 		m.Changed = true
 	}
 	if r.Cmd == "jira retry" {
@@ -247,7 +247,7 @@ func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse fu
 			return
 		}
 		accept()
-		m.S.JiraNote = ""
+		m.S.TrackerNote = ""
 		m.Ask(Query{Kind: QJiraSync, Jira: JiraRetry})
 		return
 	}
@@ -261,7 +261,7 @@ func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse fu
 
 func (m *inputs) hasCreatedTasks() bool {
 	for _, t := range m.S.Tasks {
-		if t.Jira == state.JiraCreated {
+		if t.Sync == state.SyncCreated {
 			return true
 		}
 	}

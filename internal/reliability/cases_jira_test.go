@@ -40,7 +40,7 @@ func case27(t *testing.T) {
 	// (a) the epic's create is rate limited for 30 s.
 	w.Jira.Script(fakejira.EndpointBulk, fakejira.RateLimited(30*time.Second, "jira-per-issue-on-write"))
 	say(n, Devin, epics)
-	if s := w.mustState(n); len(s.Tasks) != 1 || s.Tasks[0].Jira != state.JiraCreated {
+	if s := w.mustState(n); len(s.Tasks) != 1 || s.Tasks[0].Sync != state.SyncCreated {
 		t.Fatalf("after the 429: tasks %+v, want the epic created once the window passed", s.Tasks)
 	}
 
@@ -118,7 +118,7 @@ func case27(t *testing.T) {
 	}
 	var keys []string
 	for _, tk := range s.Tasks {
-		keys = append(keys, tk.JiraKey)
+		keys = append(keys, tk.Key)
 	}
 	if !sort.SliceIsSorted(keys, func(i, j int) bool { return jiraNum(keys[i]) < jiraNum(keys[j]) }) {
 		t.Errorf("Jira keys %v are not in the tasks' order", keys)

@@ -77,7 +77,7 @@ func CloseTasks(ctx context.Context, c Closer, tasks []state.Task, opts SyncOpti
 			if !Closable(*t) {
 				continue
 			}
-			key := t.JiraKey
+			key := t.Key
 			err := s.call(ctx, true, func(ctx context.Context) error { return c.CloseIssue(ctx, key) })
 			if err == nil {
 				t.Done = true

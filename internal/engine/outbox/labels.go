@@ -11,7 +11,7 @@ import (
 func PendingCount(s *state.State) int {
 	n := 0
 	for _, t := range s.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+		if t.Sync == state.SyncPending || t.Sync == state.SyncSending {
 			n++
 		}
 	}

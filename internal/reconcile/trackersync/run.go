@@ -38,9 +38,9 @@ func Close(ctx context.Context, closer tracker.Closer, tr tracker.Tracker, s *st
 	if IsSubIssues(tr) {
 		opts.MaxWait = -1
 	}
-	opts.NotBefore = s.JiraRetryAt
+	opts.NotBefore = s.TrackerRetryAt
 	res := tracker.CloseTasks(ctx, closer, s.Tasks, opts)
 	notes := CloseNotes(log, issue, res)
 	// The engine pauses Jira and says so once on a refused token.
-	return engine.JiraSynced{Tasks: res.Tasks, Note: s.JiraNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
+	return engine.JiraSynced{Tasks: res.Tasks, Note: s.TrackerNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
 }

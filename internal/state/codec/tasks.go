@@ -38,22 +38,22 @@ func tasks(b *strings.Builder, s *state.State, lim budget) {
 func jiraStatus(s *state.State, lim budget) string {
 	var parts []string
 	switch {
-	case s.JiraOff == state.JiraNotConfigured:
+	case s.TrackerOff == state.TrackerNotConfigured:
 		parts = append(parts, "Jira: not configured — tasks are kept here, numbered 01, 02, …; to sync them, set the action's `jira_*` inputs and comment `/autopilot jira sync`")
-	case s.JiraEnabled != nil && !*s.JiraEnabled:
+	case s.TrackerEnabled != nil && !*s.TrackerEnabled:
 		parts = append(parts, "Jira: disabled — tasks are kept here until `/autopilot jira sync`")
 	}
 	pending := 0
 	for _, t := range s.Tasks {
-		if t.Jira != state.JiraCreated && t.Jira != state.JiraLocal {
+		if t.Sync != state.SyncCreated && t.Sync != state.SyncLocal {
 			pending++
 		}
 	}
 	if pending > 0 {
 		parts = append(parts, fmt.Sprintf("Jira sync pending (%d)", pending))
 	}
-	if s.JiraNote != "" {
-		parts = append(parts, "Jira: "+inline(s.JiraNote, lim))
+	if s.TrackerNote != "" {
+		parts = append(parts, "Jira: "+inline(s.TrackerNote, lim))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -113,16 +113,16 @@ func taskLine(t state.Task, indent string, lim budget) string {
 	}
 	b.WriteString(" — ")
 	switch {
-	case t.JiraKey != "" && t.JiraURL != "":
-		fmt.Fprintf(&b, "[%s](%s)", t.JiraKey, t.JiraURL)
-	case t.JiraKey != "":
-		b.WriteString(t.JiraKey)
-	case t.Jira == state.JiraFailed && t.Error != "":
+	case t.Key != "" && t.URL != "":
+		fmt.Fprintf(&b, "[%s](%s)", t.Key, t.URL)
+	case t.Key != "":
+		b.WriteString(t.Key)
+	case t.Sync == state.SyncFailed && t.Error != "":
 		b.WriteString("Jira: failed — " + inline(t.Error, lim))
-	case t.Jira == state.JiraLocal:
+	case t.Sync == state.SyncLocal:
 		b.WriteString("kept here (no Jira)")
 	default:
-		b.WriteString("Jira: " + t.Jira)
+		b.WriteString("Jira: " + t.Sync)
 	}
 	return b.String()
 }
