@@ -224,8 +224,8 @@ func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse fu
 	m.OpenSkipGate(reason, c.Author)
 }
 
-// jiraCommand handles /autopilot jira retry|sync.
-func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+// tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
+func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != "jira-auth") {
 		refuse("jira-not-configured", prose.JiraNotConfigured)
 		return
@@ -240,10 +240,10 @@ func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse fu
 		m.S.TrackerOff = ""
 		m.Changed = true
 	}
-	if r.Cmd == "jira retry" {
+	if r.Cmd == CmdTasksRetry {
 		if m.S.Gate != nil && m.S.Gate.Kind == "jira-auth" {
 			m.ledger(c.ID, outbox.OutApplied)
-			m.Answer(c, "A", "via /autopilot jira retry")
+			m.Answer(c, "A", "via /autopilot tasks retry")
 			return
 		}
 		accept()

@@ -127,7 +127,7 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 	res := h.say("maria", "/autopilot jira retry")
 	want(t, "decision", res.Decision, "A")
 	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 1)
-	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot jira retry")
+	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot tasks retry")
 	// Without the gate, jira retry re-runs the outbox.
 	h.set.JiraConfigured = true
 	res = h.apply(JiraAuth{OK: true})

@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
+
+// TestTasksCommandsAndTheirJiraAliases: `/autopilot tasks retry|sync` are
+// the tracker-neutral names; the `jira …` forms are the same commands.
+func TestTasksCommandsAndTheirJiraAliases(t *testing.T) {
+	for _, tc := range []struct{ retry, sync string }{
+		{"/autopilot tasks retry", "/autopilot tasks sync"},
+		{"/autopilot jira retry", "/autopilot jira sync"},
+	} {
+		t.Run(tc.sync, func(t *testing.T) {
+			h := newHarness(t, jiraWanted)
+			toPlan(t, h)
+			res := h.say("maria", tc.retry)
+			want(t, "decision", res.Decision, "A")
+			want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 1)
+			want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot tasks retry")
+			h.set.JiraConfigured = true
+			h.apply(JiraAuth{OK: true})
+			c := h.comment("maria", "write", "/autopilot done plan with epics")
+			c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
+			h.apply(c)
+			res = h.say("maria", tc.sync)
+			if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraAsked {
+				t.Errorf("%s: sync queries = %+v", tc.sync, syncs)
+			}
+			res = h.say("maria", tc.retry)
+			if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraRetry {
+				t.Errorf("%s: sync queries = %+v", tc.retry, syncs)
+			}
+		})
+	}
+}
