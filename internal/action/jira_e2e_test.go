@@ -247,7 +247,7 @@ func TestJiraUpCreatesEpicsAndTasksOnce(t *testing.T) {
 			if r.hasLabel("autopilot/jira:pending") {
 				t.Error("autopilot/jira:pending set with nothing pending")
 			}
-			if st.TrackerNote != "" || strings.Contains(r.stateBody(), "Jira sync pending") {
+			if st.TrackerNote != "" || strings.Contains(r.stateBody(), "Jira: pending (") {
 				t.Errorf("state says Jira is behind: note %q", st.TrackerNote)
 			}
 			for _, is := range r.fj.Issues() {
@@ -344,7 +344,7 @@ func TestJiraAuthFailureFallsBackLocallyThenSyncsLater(t *testing.T) {
 			t.Errorf("state comment lacks task %s", tk.ID)
 		}
 	}
-	if !strings.Contains(body, "Jira: pending") || !strings.Contains(body, fmt.Sprintf("Jira sync pending (%d)", len(plannedTitles))) {
+	if !strings.Contains(body, "Jira: pending") || !strings.Contains(body, fmt.Sprintf("Jira: pending (%d)", len(plannedTitles))) {
 		t.Errorf("state comment does not show the tasks as Jira: pending:\n%s", body)
 	}
 	if !r.hasLabel("autopilot/jira:pending") {

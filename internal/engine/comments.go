@@ -227,11 +227,11 @@ func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse fu
 // tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
 func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != "jira-auth") {
-		refuse("jira-not-configured", prose.JiraNotConfigured)
+		refuse("jira-not-configured", prose.NoTracker)
 		return
 	}
 	if m.S.TrackerOff != "" {
-		// Jira is configured now: the tasks kept here go to the outbox.
+		// A tracker is configured now: the tasks kept here go to the outbox.
 		for i := range m.S.Tasks {
 			if m.S.Tasks[i].Sync == state.SyncLocal {
 				m.S.Tasks[i].Sync = state.SyncPending
@@ -252,7 +252,7 @@ func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse f
 		return
 	}
 	if !m.HasPendingTasks() && !m.hasCreatedTasks() {
-		refuse("nothing-to-sync", "there are no tasks to sync with Jira.")
+		refuse("nothing-to-sync", "there are no tasks to sync.")
 		return
 	}
 	accept()

@@ -35,13 +35,13 @@ func (m *inputs) jiraSynced(e JiraSynced) {
 	}
 	switch {
 	case e.Paused == "auth" && e.Closing:
-		// Paused like the outbox: no further Jira request from this issue
-		// until `/autopilot jira retry`, which also finishes the closes.
+		// Paused like the outbox: no further tracker request from this issue
+		// until `/autopilot tasks retry`, which also finishes the closes.
 		if m.S.TrackerNote != PausedAuth {
 			m.S.TrackerNote = PausedAuth
 			m.Changed = true
 		}
-		m.notice("jira-close-auth", prose.JiraCloseAuth(e.Left))
+		m.notice("jira-close-auth", prose.TrackerCloseAuth(state.TrackerLabel(m.trackerInUse()), e.Left))
 	case e.Paused == "auth":
 		if m.S.TrackerNote != PausedAuth {
 			m.S.TrackerNote = PausedAuth
@@ -77,6 +77,23 @@ func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan 
 // tracker: github, or the answer C at the Jira authentication gate).
 func (m *inputs) subIssues() bool {
 	return m.S.Tracker == config.TrackerGitHub || (m.Set.Config != nil && m.Set.Config.Tracker == config.TrackerGitHub)
+}
+
+// trackerInUse is where the run's tasks go (State.TrackerInUse): GitHub
+// sub-issues (subIssues), none when the run keeps its tasks here or the
+// config says tracker: local, else Jira when it is configured or asked for
+// (a jira: section), else none.
+func (m *inputs) trackerInUse() string {
+	cfg := m.Set.Config
+	switch {
+	case m.subIssues():
+		return state.TrackerGitHub
+	case m.S.TrackerOff != "", cfg != nil && cfg.Tracker == config.TrackerLocal:
+		return state.TrackerLocal
+	case m.Set.JiraConfigured, cfg != nil && (cfg.Tracker == config.TrackerJira || cfg.Jira != config.Jira{}):
+		return state.TrackerJira
+	}
+	return state.TrackerLocal
 }
 
 // PendingCount is the number of tasks waiting for Jira

@@ -264,7 +264,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	}
 
 	res = h.refused("maria", "/autopilot jira sync", "rejected:jira-not-configured")
-	if !hasBody(res.Effects, "Jira is not configured", "`jira_url`", "`jira_token`", "`jira_project`") {
+	if !hasBody(res.Effects, "No task tracker is configured", "`tracker: github`", "`jira_url`", "`jira_token`", "`jira_project`") {
 		t.Errorf("the reply does not say how to configure Jira: %q", bodies(res.Effects))
 	}
 	h.refused("devin", "/autopilot jira retry", "rejected:jira-not-configured")

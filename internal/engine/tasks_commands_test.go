@@ -36,3 +36,42 @@ func TestTasksCommandsAndTheirJiraAliases(t *testing.T) {
 		})
 	}
 }
+
+// TestStateRecordsTheTrackerInUse: every write records where the tasks go
+// (the state comment names it), and the replies name that tracker and the
+// tracker-neutral commands.
+func TestStateRecordsTheTrackerInUse(t *testing.T) {
+	for _, tc := range []struct {
+		name, cfg   string
+		configured  bool
+		want        string
+		mustNot     string
+		replyToSync string
+	}{
+		{"sub-issues", "tracker: github\n" + jiraOff, true, state.TrackerGitHub, "Jira", ""},
+		{"jira", jiraOff, true, state.TrackerJira, "", ""},
+		{"none", "", false, state.TrackerLocal, "`jira_url`", "`tracker: github`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.cfg)
+			h.set.JiraConfigured = tc.configured
+			h.runTo("greenfield", "decompose")
+			c := h.comment("maria", "write", "/autopilot done tasks")
+			c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}}
+			res := h.apply(c)
+			want(t, "tracker in use", res.State.TrackerInUse, tc.want)
+			if tc.name == "sub-issues" {
+				res = h.apply(JiraSynced{Paused: "auth"})
+				if !hasBody(res.Effects, "`/autopilot tasks retry`") || hasBody(res.Effects, "/autopilot jira") {
+					t.Errorf("pause notice: %q", bodies(res.Effects))
+				}
+			}
+			if tc.replyToSync != "" {
+				res = h.refused("maria", "/autopilot tasks sync", "rejected:jira-not-configured")
+				if !hasBody(res.Effects, tc.replyToSync, "`/autopilot tasks sync`") || hasBody(res.Effects, "/autopilot jira") {
+					t.Errorf("reply to tasks sync without a tracker: %q", bodies(res.Effects))
+				}
+			}
+		})
+	}
+}

@@ -231,7 +231,7 @@ func TestClosingWithoutADoneTransitionLogsAndCarriesOn(t *testing.T) {
 	if !strings.Contains(strings.Join(outs[0].Notes, "\n"), "PROJ-1") {
 		t.Errorf("notes %q do not name PROJ-1", outs[0].Notes)
 	}
-	if log := jw.log.String(); !strings.Contains(log, "jira issue not moved to done") || !strings.Contains(log, "Start Progress") {
+	if log := jw.log.String(); !strings.Contains(log, "tracker issue not moved to done") || !strings.Contains(log, "Start Progress") {
 		t.Errorf("the refusal was not logged:\n%s", log)
 	}
 	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 0 {
@@ -260,7 +260,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 	if extra := len(jw.tr.Calls()) - calls; extra != 0 {
 		t.Errorf("paused, yet %d more Jira calls", extra)
 	}
-	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 1 || !strings.Contains(c[0].Body, "/autopilot jira retry") {
+	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 1 || !strings.Contains(c[0].Body, "/autopilot tasks retry") {
 		t.Fatalf("auth notices: %d %+v", len(c), c)
 	}
 

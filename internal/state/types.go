@@ -84,6 +84,10 @@ type State struct {
 	// sub-issues instead" at the Jira authentication gate: the tasks then go
 	// to sub-issues whatever the config says.
 	Tracker string `json:"tracker,omitempty"`
+	// TrackerInUse is where this run's tasks go as the last write saw it
+	// (TrackerJira, TrackerGitHub or TrackerLocal): the config's tracker,
+	// or GitHub after the answer above. The state comment names it.
+	TrackerInUse string `json:"tracker_in_use,omitempty"`
 
 	Gate *Gate `json:"gate,omitempty"`
 

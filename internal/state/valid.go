@@ -43,6 +43,7 @@ var (
 	taskKinds    = set(KindEpic, KindTask)
 	syncStates   = set(SyncPending, SyncSending, SyncCreated, SyncFailed, SyncLocal)
 	trackerOffs  = set("", TrackerNotConfigured)
+	trackersUsed = set("", TrackerJira, TrackerGitHub, TrackerLocal)
 )
 
 func set(vs ...string) map[string]bool {
@@ -186,6 +187,9 @@ func validHistory(s *State) error {
 }
 
 func validTasks(s *State) error {
+	if !trackersUsed[s.TrackerInUse] {
+		return bad("tracker_in_use", "%q is not jira, github, local or empty", s.TrackerInUse)
+	}
 	if !trackerOffs[s.TrackerOff] {
 		return bad("tracker_off", "%q is not empty or %s", s.TrackerOff, TrackerNotConfigured)
 	}

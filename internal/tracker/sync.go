@@ -59,6 +59,9 @@ type SyncOptions struct {
 	// Backoff is the first retry delay, doubled per attempt, with jitter;
 	// default 2s.
 	Backoff time.Duration
+	// Name is the tracker's name in notes and errors: "Jira", or "GitHub"
+	// for sub-issues; default "Tracker".
+	Name string
 }
 
 func (o SyncOptions) withDefaults() SyncOptions {
@@ -82,6 +85,9 @@ func (o SyncOptions) withDefaults() SyncOptions {
 	}
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultBackoff
+	}
+	if o.Name == "" {
+		o.Name = "Tracker"
 	}
 	return o
 }
@@ -173,7 +179,7 @@ func (s *syncer) run(ctx context.Context) error {
 	}
 	if now := s.o.Now(); now.Before(s.o.NotBefore) {
 		s.res.RetryAt = s.o.NotBefore
-		s.note("Jira asked us to wait until %s", s.o.NotBefore.UTC().Format(time.RFC3339))
+		s.note("%s asked us to wait until %s", s.o.Name, s.o.NotBefore.UTC().Format(time.RFC3339))
 		return &haltError{cause: errors.New("inside a Retry-After window")}
 	}
 	if err := s.reconcile(ctx); err != nil {
@@ -329,7 +335,7 @@ func (s *syncer) reconcile(ctx context.Context) error {
 		s.stale[i] = true
 	}
 	if lagging > 0 {
-		s.note("%d waiting for Jira search lag", lagging)
+		s.note("%d waiting for %s search lag", lagging, s.o.Name)
 	}
 	return nil
 }
@@ -416,7 +422,7 @@ func (s *syncer) readyToCreate(kind string) []int {
 		idx = append(idx, i)
 	}
 	if held > 0 {
-		s.note("%d held until their epic is in Jira", held)
+		s.note("%d held until their epic is in %s", held, s.o.Name)
 	}
 	return idx
 }
@@ -534,6 +540,7 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 	for _, i := range chunk {
 		t := &s.res.Tasks[i]
 		r, ok := byKey[t.IdemKey]
+		r.Err = Named(r.Err, s.o.Name)
 		var ve *ValidationError
 		var rl *RateLimitError
 		switch {
@@ -556,15 +563,15 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 			}
 			limited = true
 		default:
-			// Jira reported this item as not created: back to the outbox.
+			// The tracker reported this item as not created: back to the outbox.
 			t.Sync, t.SentAt, t.Error = state.SyncPending, time.Time{}, r.Err.Error()
 		}
 	}
 	if unknown > 0 {
-		s.note("%d create outcomes missing from Jira's answer; looked up by idempotency key at the next sync", unknown)
+		s.note("%d create outcomes missing from %s's answer; looked up by idempotency key at the next sync", unknown, s.o.Name)
 	}
 	if limited {
-		s.note("tracker rate limit; next create not before %s", s.res.RetryAt.UTC().Format(time.RFC3339))
+		s.note("%s rate limit; next create not before %s", s.o.Name, s.res.RetryAt.UTC().Format(time.RFC3339))
 	}
 	return limited
 }

@@ -108,6 +108,9 @@ func NextAction(s *state.State) string {
 		}
 	}
 	if s.PendingAuthCheck {
+		if s.TrackerInUse == state.TrackerGitHub {
+			return "checking access to GitHub sub-issues"
+		}
 		return "checking Jira authentication"
 	}
 	if s.Exec != nil && s.Exec.Executor == "dispatch" {

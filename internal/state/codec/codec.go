@@ -332,6 +332,9 @@ func decodePayload(payload string) (*decoded, error) {
 			return nil, fmt.Errorf("%w: payload JSON: %w", ErrCorrupt, err)
 		}
 	}
+	if out.signedV1 != nil && out.State != nil {
+		out.State.TrackerInUse = trackerOfV1(out.State)
+	}
 	switch {
 	case out.State == nil:
 		return nil, fmt.Errorf("%w: envelope has no state", ErrCorrupt)

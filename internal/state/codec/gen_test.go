@@ -172,6 +172,7 @@ func (g gen) rest(s *state.State) {
 		s.TrackerOff = g.pick("", state.TrackerNotConfigured)
 		s.TrackerRetryAt = g.time()
 		s.Tracker = g.pick("", "github")
+		s.TrackerInUse = g.pick("", state.TrackerJira, state.TrackerGitHub, state.TrackerLocal)
 	}
 	if g.n(1) == 0 {
 		s.Since = g.time()

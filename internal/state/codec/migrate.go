@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -72,6 +73,28 @@ func migrateV1(raw []byte) (migrated, signed []byte, err error) {
 		signed = append(append([]byte{}, raw[:loc[0]]...), '}')
 	}
 	return migrated, signed, nil
+}
+
+// trackerOfV1 is the tracker a schema-1 state used, which it did not
+// record (State.TrackerInUse): GitHub after the gate's answer or when a
+// task is a sub-issue (#12), none when no tracker was configured, Jira when
+// a task has a Jira key; unknown ("") otherwise.
+func trackerOfV1(s *state.State) string {
+	switch {
+	case s.Tracker == state.TrackerGitHub:
+		return state.TrackerGitHub
+	case s.TrackerOff == state.TrackerNotConfigured:
+		return state.TrackerLocal
+	}
+	for _, t := range s.Tasks {
+		switch {
+		case strings.HasPrefix(t.Key, "#"):
+			return state.TrackerGitHub
+		case t.Key != "":
+			return state.TrackerJira
+		}
+	}
+	return ""
 }
 
 // renameKeys renames obj's keys by names, refusing a key that is already

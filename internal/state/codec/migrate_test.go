@@ -45,14 +45,17 @@ func TestParseReadsSchema1Comments(t *testing.T) {
 			if tk := s.Tasks[2]; tk.Sync != state.SyncFailed || tk.Error == "" {
 				t.Errorf("task 03 = %+v", tk)
 			}
+			if s.TrackerInUse != state.TrackerJira {
+				t.Errorf("tracker in use %q, want jira (a task has a Jira key)", s.TrackerInUse)
+			}
 		}},
 		{"subissues", nil, func(t *testing.T, s *state.State) {
-			if s.Tracker != "github" || s.TrackerEnabled == nil || !*s.TrackerEnabled || s.Tasks[0].Key != "#31" {
+			if s.Tracker != "github" || s.TrackerInUse != state.TrackerGitHub || s.TrackerEnabled == nil || !*s.TrackerEnabled || s.Tasks[0].Key != "#31" {
 				t.Errorf("tracker %q enabled %v, task 01 %+v", s.Tracker, s.TrackerEnabled, s.Tasks[0])
 			}
 		}},
 		{"local", nil, func(t *testing.T, s *state.State) {
-			if s.TrackerOff != state.TrackerNotConfigured || s.Tasks[3].Sync != state.SyncLocal {
+			if s.TrackerOff != state.TrackerNotConfigured || s.TrackerInUse != state.TrackerLocal || s.Tasks[3].Sync != state.SyncLocal {
 				t.Errorf("tracker_off %q, task 04 %+v", s.TrackerOff, s.Tasks[3])
 			}
 		}},

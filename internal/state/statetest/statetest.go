@@ -53,7 +53,7 @@ func Sample() *state.State {
 				Sync: state.SyncFailed, Error: "field 'priority' is required"},
 			{ID: "04", Kind: state.KindTask, Title: "Docs", IdemKey: "ap-12-04", Sync: state.SyncSending, Carryover: true, Points: 0.5},
 		},
-		TrackerEnabled: &no, TrackerNote: "paused: 401",
+		TrackerEnabled: &no, TrackerNote: "paused: 401", TrackerInUse: state.TrackerJira,
 		Gate: &state.Gate{ID: "plan-review-3", Kind: "review", Title: "DECISION REQUIRED: accept the plan?",
 			Options:   []state.Option{{Letter: "A", Text: "Accept", Action: state.ActApprove}, {Letter: "B", Text: "Revise", Action: state.ActChanges}},
 			Recommend: "A", Reason: "architect approved", OpenedAt: At("2026-11-22T14:11:00Z"), CommentID: 1010},
