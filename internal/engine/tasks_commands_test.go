@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -73,5 +74,24 @@ func TestStateRecordsTheTrackerInUse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAuthGateNamesGitHubWithSubIssues: with tracker: github a refused
+// access check asks about GitHub sub-issues, never Jira, and does not offer
+// sub-issues "instead".
+func TestAuthGateNamesGitHubWithSubIssues(t *testing.T) {
+	h := newHarness(t, "tracker: github\n")
+	h.set.JiraConfigured, h.set.SubIssues = true, true
+	toPlan(t, h)
+	res := h.apply(JiraAuth{OK: false, Detail: "GitHub authentication failed (HTTP 403)"})
+	body := gateBody(t, res.Effects, res.State.Gate)
+	wantLines(t, "sub-issue gate", body, " GitHub sub-issues authentication failed", " A) Retry authentication", " B) Continue without sub-issues (tasks saved locally only)")
+	if strings.Contains(body, "Jira") || strings.Contains(body, "C) ") {
+		t.Errorf("the sub-issue gate speaks of Jira or offers a C:\n%s", body)
+	}
+	res = h.say("maria", "B")
+	if s := res.State; s.TrackerEnabled == nil || *s.TrackerEnabled || s.Status != state.InProgress {
+		t.Errorf("after B: enabled %v, status %s", s.TrackerEnabled, s.Status)
 	}
 }

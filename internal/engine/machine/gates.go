@@ -68,11 +68,20 @@ func (m *M) jiraOff(why string) {
 }
 
 func (m *M) openJiraFailed(detail string) {
+	details := []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))}
+	if m.S.Tracker == config.TrackerGitHub || m.Set.Config.Tracker == config.TrackerGitHub {
+		// The tracker is GitHub itself: the same question, in its words.
+		m.openGate("jira-auth", "GitHub sub-issues authentication failed", details,
+			[]state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without sub-issues (tasks saved locally only)", Action: state.ActJiraOff}},
+			"A", "sub-issues carry task referencing, dependency tracking and batching; without them, tasks keep numeric ids (01_…) and wait as GitHub: pending")
+		m.S.Gate.Next = m.S.Slug
+		return
+	}
 	opts := []state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: state.ActJiraOff}}
-	if m.Set.SubIssues && m.S.Tracker == "" {
+	if m.Set.SubIssues {
 		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: state.ActTrackerGitHub})
 	}
-	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))},
+	m.openGate("jira-auth", "Jira authentication failed", details,
 		opts, "A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
 	m.S.Gate.Next = m.S.Slug
 }
