@@ -18,7 +18,7 @@ import (
 func (ru *run) jira(plan engine.SyncPlan) error {
 	if ru.r.o.DryRun {
 		st := ru.state()
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(st)))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", engine.PendingCount(st), trackersync.Name(ru.tracker)))
 		// Reported back as a sync that sent nothing, so the closes are
 		// previewed next.
 		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt})
