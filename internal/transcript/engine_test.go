@@ -471,6 +471,10 @@ func (d *engineDriver) jiraSynced(c *transcript.Case) engine.JiraSynced {
 			if t.Sync == state.SyncPending {
 				t.Sync, t.Key = state.SyncCreated, fmt.Sprintf("PROJ-%d", i+1)
 				t.URL, t.SentAt = "https://jira.example/browse/"+t.Key, d.clock
+				if c.Has("subissues") { // created as sub-issues #21, #22, …
+					t.Key = fmt.Sprintf("#%d", 21+i)
+					t.URL = fmt.Sprintf("https://github.com/acme/widgets/issues/%d", 21+i)
+				}
 				ev.Tasks = append(ev.Tasks, t)
 			}
 		}
