@@ -16,8 +16,8 @@ type SyncPlan = events.SyncPlan
 // PlanSync decides whether this pass syncs the tasks with the tracker:
 // when the engine asked for it (the events.QJiraSync queries of the
 // pass), tasks wait for it, or the sweep reads statuses back. An explicit `/autopilot
-// jira sync|retry` always may (it also turns Jira back on); otherwise only
-// while Jira is enabled and not paused by a 401, so a refused token is
+// tasks sync|retry` always may (it also turns the tracker back on); otherwise
+// only while the tracker is enabled and not paused by a 401, so a refused token is
 // tried once, not at every event. jiraConfigured: the tracker's
 // credentials were supplied.
 func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep bool) SyncPlan {
