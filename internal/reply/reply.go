@@ -27,7 +27,8 @@
 //     optional reason;
 //   - `/autopilot <command> [args]` for the commands the Grammar lists (the word
 //     "/autopilot" and the command word are matched case-insensitively, in
-//     ASCII only).
+//     ASCII only); a command's aliases (`jira sync` for `tasks sync`) parse
+//     as the command itself.
 //
 // NFKC folds compatibility forms, so fullwidth `Ａ` (U+FF21), mathematical
 // `𝐀` and circled `Ⓐ` are accepted as A and `／autopilot` as `/autopilot`.
