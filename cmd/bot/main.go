@@ -168,8 +168,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var o demo.Options
 	fs.StringVar(&o.Flow, "flow", "greenfield", "flow to run: greenfield, existing-code, meta-repo, review-loop")
-	fs.BoolVar(&o.Jira, "jira", false, "configure the sandbox Jira: its first authentication fails, the renewed token works, tasks get Jira keys")
-	fs.StringVar(&o.Tracker, "tracker", "", "where tasks go: jira (as --jira), github (sub-issues of the issue on the sandbox forge) or local")
+	fs.BoolVar(&o.Jira, "jira", false, "send the tasks to the sandbox Jira (as --tracker jira): its first authentication fails, the renewed token works, tasks get Jira keys")
+	fs.StringVar(&o.Tracker, "tracker", "", "where tasks go: jira (as --jira), github (sub-issues of the issue on the sandbox forge) or local (kept in the issue; the default); with --jira only jira agrees")
 	fs.BoolVar(&o.JSON, "json", false, "print a machine-readable transcript")
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the summary")
 	if err := fs.Parse(args); err != nil {

@@ -45,6 +45,10 @@ func TestExitCodes(t *testing.T) {
 		{"demo quiet", []string{"demo", "--quiet"}, 0, "Final status           done"},
 		{"demo bad flag", []string{"demo", "--nope"}, 2, "flag provided but not defined"},
 		{"demo unknown flow", []string{"demo", "--flow", "nope"}, 2, `unknown flow "nope"`},
+		{"demo jira contradicts tracker local", []string{"demo", "--quiet", "--jira", "--tracker", "local"}, 2, "--jira and --tracker local contradict each other"},
+		{"demo jira contradicts tracker github", []string{"demo", "--quiet", "--tracker", "github", "--jira"}, 2, "--jira and --tracker github contradict each other"},
+		{"demo jira agrees with tracker jira", []string{"demo", "--quiet", "--jira", "--tracker", "jira"}, 0, "Jira issues created: 6"},
+		{"demo sub-issues summary", []string{"demo", "--quiet", "--tracker", "github"}, 0, "GitHub sub-issues created: 6"},
 		{"action without event", []string{"action"}, 2, "GITHUB_EVENT_NAME"},
 	}
 	for _, c := range cases {

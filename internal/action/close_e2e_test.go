@@ -60,7 +60,7 @@ func TestClosingTheIssueTransitionsJiraEndToEnd(t *testing.T) {
 			}
 			for _, tk := range st.Tasks {
 				if tk.Done != tc.wantDone {
-					t.Errorf("task %s %s: done %v in the state", tk.ID, tk.JiraKey, tk.Done)
+					t.Errorf("task %s %s: done %v in the state", tk.ID, tk.Key, tk.Done)
 				}
 			}
 			posts := len(r.fj.RequestsTo(fakejira.EndpointDoTransition))

@@ -136,8 +136,8 @@ func TestFirstDay(t *testing.T) {
 		t.Error("autopilot/jira:pending was set although Jira is not configured")
 	}
 	st := h.state(n)
-	if st.JiraOff != state.JiraNotConfigured || len(st.Tasks) != 3 || st.Tasks[1].ID != "02" || st.Tasks[1].Jira != state.JiraLocal {
-		t.Errorf("tasks %+v (jira_off %q), want three kept in the issue, numbered 01…", st.Tasks, st.JiraOff)
+	if st.TrackerOff != state.TrackerNotConfigured || len(st.Tasks) != 3 || st.Tasks[1].ID != "02" || st.Tasks[1].Sync != state.SyncLocal {
+		t.Errorf("tasks %+v (tracker_off %q), want three kept in the issue, numbered 01…", st.Tasks, st.TrackerOff)
 	}
 }
 

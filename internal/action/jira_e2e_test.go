@@ -114,28 +114,28 @@ func (r *jiraRig) checkSynced(deployment string) {
 		if tk.Title != plannedTitles[i] {
 			r.t.Errorf("task %d is %q, want %q", i, tk.Title, plannedTitles[i])
 		}
-		if tk.Jira != state.JiraCreated || !tracker.IsJiraKey(tk.JiraKey) {
-			r.t.Errorf("task %s %q: jira %q key %q error %q", tk.ID, tk.Title, tk.Jira, tk.JiraKey, tk.Error)
+		if tk.Sync != state.SyncCreated || !tracker.IsJiraKey(tk.Key) {
+			r.t.Errorf("task %s %q: jira %q key %q error %q", tk.ID, tk.Title, tk.Sync, tk.Key, tk.Error)
 			continue
 		}
 		if n := r.fj.CountLabel(tk.IdemKey); n != 1 {
 			r.t.Errorf("task %s: %d Jira issues carry %s, want 1", tk.ID, n, tk.IdemKey)
 		}
-		is, ok := byKey[tk.JiraKey]
+		is, ok := byKey[tk.Key]
 		if !ok || is.Summary != tk.Title {
-			r.t.Errorf("task %s: Jira issue %s is %+v", tk.ID, tk.JiraKey, is)
+			r.t.Errorf("task %s: Jira issue %s is %+v", tk.ID, tk.Key, is)
 		}
-		link := fmt.Sprintf("[%s](%s/browse/%s)", tk.JiraKey, r.fj.URL(), tk.JiraKey)
+		link := fmt.Sprintf("[%s](%s/browse/%s)", tk.Key, r.fj.URL(), tk.Key)
 		if !strings.Contains(body, link) {
-			r.t.Errorf("state comment does not link %s as %s", tk.JiraKey, link)
+			r.t.Errorf("state comment does not link %s as %s", tk.Key, link)
 		}
 		if tk.Kind == state.KindEpic {
-			epicKey[tk.Title] = tk.JiraKey
+			epicKey[tk.Title] = tk.Key
 			if is.Type != "Epic" {
-				r.t.Errorf("epic %s created as %s", tk.JiraKey, is.Type)
+				r.t.Errorf("epic %s created as %s", tk.Key, is.Type)
 			}
 			if deployment == fakejira.DataCenter && is.EpicName != tk.Title {
-				r.t.Errorf("epic %s: Epic Name %q, want %q", tk.JiraKey, is.EpicName, tk.Title)
+				r.t.Errorf("epic %s: Epic Name %q, want %q", tk.Key, is.EpicName, tk.Title)
 			}
 			continue
 		}
@@ -234,7 +234,7 @@ func TestJiraUpCreatesEpicsAndTasksOnce(t *testing.T) {
 			plan := r.comment(r.n, "devin", planReport)
 			r.event("plan report", "issue_comment", plan)
 			st := r.state(r.n)
-			if st.Slug != "decompose" || len(st.Tasks) != 2 || st.Tasks[0].Jira != state.JiraCreated || st.Tasks[1].Jira != state.JiraCreated {
+			if st.Slug != "decompose" || len(st.Tasks) != 2 || st.Tasks[0].Sync != state.SyncCreated || st.Tasks[1].Sync != state.SyncCreated {
 				t.Fatalf("after plan: step %s tasks %+v", st.Slug, st.Tasks)
 			}
 			decompose := r.comment(r.n, "devin", decomposeReport)
@@ -247,8 +247,8 @@ func TestJiraUpCreatesEpicsAndTasksOnce(t *testing.T) {
 			if r.hasLabel("autopilot/jira:pending") {
 				t.Error("autopilot/jira:pending set with nothing pending")
 			}
-			if st.JiraNote != "" || strings.Contains(r.stateBody(), "Jira sync pending") {
-				t.Errorf("state says Jira is behind: note %q", st.JiraNote)
+			if st.TrackerNote != "" || strings.Contains(r.stateBody(), "Jira: pending (") {
+				t.Errorf("state says Jira is behind: note %q", st.TrackerNote)
 			}
 			for _, is := range r.fj.Issues() {
 				if !slicesContains(is.Labels, "autopilot") {
@@ -319,8 +319,8 @@ func TestJiraAuthFailureFallsBackLocallyThenSyncsLater(t *testing.T) {
 
 	r.say("maria", "B")
 	st = r.state(r.n)
-	if st.JiraEnabled == nil || *st.JiraEnabled || st.Gate != nil || st.Slug != "plan" {
-		t.Fatalf("after B: jira_enabled %v gate %+v step %s", st.JiraEnabled, st.Gate, st.Slug)
+	if st.TrackerEnabled == nil || *st.TrackerEnabled || st.Gate != nil || st.Slug != "plan" {
+		t.Fatalf("after B: tracker_enabled %v gate %+v step %s", st.TrackerEnabled, st.Gate, st.Slug)
 	}
 	afterB := len(r.fj.Requests())
 	r.say("devin", planReport)
@@ -337,14 +337,14 @@ func TestJiraAuthFailureFallsBackLocallyThenSyncsLater(t *testing.T) {
 	}
 	body := r.stateBody()
 	for i, tk := range st.Tasks {
-		if want := fmt.Sprintf("%02d", i+1); tk.ID != want || tk.Jira != state.JiraPending || tk.JiraKey != "" {
-			t.Errorf("task %d: id %s jira %s key %q", i, tk.ID, tk.Jira, tk.JiraKey)
+		if want := fmt.Sprintf("%02d", i+1); tk.ID != want || tk.Sync != state.SyncPending || tk.Key != "" {
+			t.Errorf("task %d: id %s jira %s key %q", i, tk.ID, tk.Sync, tk.Key)
 		}
 		if line := tk.ID + " "; !strings.Contains(body, line) {
 			t.Errorf("state comment lacks task %s", tk.ID)
 		}
 	}
-	if !strings.Contains(body, "Jira: pending") || !strings.Contains(body, fmt.Sprintf("Jira sync pending (%d)", len(plannedTitles))) {
+	if !strings.Contains(body, "Jira: pending") || !strings.Contains(body, fmt.Sprintf("Jira: pending (%d)", len(plannedTitles))) {
 		t.Errorf("state comment does not show the tasks as Jira: pending:\n%s", body)
 	}
 	if !r.hasLabel("autopilot/jira:pending") {
@@ -356,8 +356,8 @@ func TestJiraAuthFailureFallsBackLocallyThenSyncsLater(t *testing.T) {
 	r.say("maria", "/autopilot jira sync")
 	r.checkSynced(fakejira.Cloud)
 	st = r.state(r.n)
-	if st.JiraEnabled == nil || !*st.JiraEnabled {
-		t.Errorf("jira_enabled after the sync: %v", st.JiraEnabled)
+	if st.TrackerEnabled == nil || !*st.TrackerEnabled {
+		t.Errorf("tracker_enabled after the sync: %v", st.TrackerEnabled)
 	}
 	if r.hasLabel("autopilot/jira:pending") {
 		t.Errorf("autopilot/jira:pending still set after the sync: %v", r.gh.Labels(repo, r.n))
@@ -395,8 +395,8 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	if st.Gate == nil || st.Gate.Kind != "session-boundary" {
 		t.Fatalf("a rate-limited Jira held up the GitHub side: step %s gate %+v", st.Slug, st.Gate)
 	}
-	if st.JiraRetryAt.IsZero() || engine.PendingCount(st) != 4 {
-		t.Fatalf("after the 429s: retry at %v, %d pending", st.JiraRetryAt, engine.PendingCount(st))
+	if st.TrackerRetryAt.IsZero() || engine.PendingCount(st) != 4 {
+		t.Fatalf("after the 429s: retry at %v, %d pending", st.TrackerRetryAt, engine.PendingCount(st))
 	}
 	if !r.hasLabel("autopilot/jira:pending") {
 		t.Errorf("labels %v lack autopilot/jira:pending while tasks wait", r.gh.Labels(repo, r.n))
@@ -406,15 +406,15 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	if len(limited) != 5 || last.Status != http.StatusTooManyRequests {
 		t.Fatalf("searches %+v", limited)
 	}
-	if end := last.At.Add(longWindow); st.JiraRetryAt.Before(end) {
-		t.Errorf("state keeps retry at %v, before the window's end %v", st.JiraRetryAt, end)
+	if end := last.At.Add(longWindow); st.TrackerRetryAt.Before(end) {
+		t.Errorf("state keeps retry at %v, before the window's end %v", st.TrackerRetryAt, end)
 	}
 
 	// The next event, inside the window: GitHub side only.
 	inside := len(r.fj.Requests())
 	started := time.Now()
 	r.say("maria", "A")
-	if time.Now().After(st.JiraRetryAt) {
+	if time.Now().After(st.TrackerRetryAt) {
 		t.Skipf("the run took %v and ended past the window; cannot tell", time.Since(started))
 	}
 	if q := r.jiraSince(inside); len(q) != 0 {
@@ -425,14 +425,14 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	}
 
 	// After the window, the sweep drains the outbox.
-	time.Sleep(time.Until(st.JiraRetryAt) + 100*time.Millisecond)
+	time.Sleep(time.Until(st.TrackerRetryAt) + 100*time.Millisecond)
 	r.sweep()
 	r.checkSynced(fakejira.Cloud)
 	if r.hasLabel("autopilot/jira:pending") {
 		t.Errorf("autopilot/jira:pending still set after the drain")
 	}
-	if st3 := r.state(r.n); !st3.JiraRetryAt.IsZero() || st3.JiraNote != "" {
-		t.Errorf("after the drain: retry at %v note %q", st3.JiraRetryAt, st3.JiraNote)
+	if st3 := r.state(r.n); !st3.TrackerRetryAt.IsZero() || st3.TrackerNote != "" {
+		t.Errorf("after the drain: retry at %v note %q", st3.TrackerRetryAt, st3.TrackerNote)
 	}
 	if n := checkWindows(t, r.fj.Requests()); n != 4 {
 		t.Errorf("%d Retry-After windows logged, want 4", n)
@@ -489,7 +489,7 @@ func TestJiraLostCreateMakesExactlyOneIssuePerKey(t *testing.T) {
 			st := r.state(r.n)
 			sending := 0
 			for _, tk := range st.Tasks {
-				if tk.Jira == state.JiraSending {
+				if tk.Sync == state.SyncSending {
 					sending++
 				}
 			}
@@ -504,8 +504,8 @@ func TestJiraLostCreateMakesExactlyOneIssuePerKey(t *testing.T) {
 			searches := len(r.fj.RequestsTo(fakejira.EndpointSearchJQL))
 			r.event("decompose report re-run", "issue_comment", decompose)
 			if time.Since(lostAt) < fakeLag {
-				if st := r.state(r.n); engine.PendingCount(st) != 4 || !strings.Contains(st.JiraNote, "search lag") {
-					t.Errorf("inside the lag: %d tasks waiting (want 4), note %q", engine.PendingCount(st), st.JiraNote)
+				if st := r.state(r.n); engine.PendingCount(st) != 4 || !strings.Contains(st.TrackerNote, "search lag") {
+					t.Errorf("inside the lag: %d tasks waiting (want 4), note %q", engine.PendingCount(st), st.TrackerNote)
 				}
 				lookups := 0
 				for _, q := range r.fj.RequestsTo(fakejira.EndpointSearchJQL)[searches:] {
@@ -595,8 +595,8 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 	r.say("devin", planReport)
 	r.fj.SetAuthValid(false) // stays refused from now on
 	st := r.state(r.n)
-	if st.Slug != "decompose" || st.JiraNote != "paused: authentication failed" {
-		t.Fatalf("after the 401: step %s note %q", st.Slug, st.JiraNote)
+	if st.Slug != "decompose" || st.TrackerNote != "paused: authentication failed" {
+		t.Fatalf("after the 401: step %s note %q", st.Slug, st.TrackerNote)
 	}
 	if n := r.botComments(notice); n != 1 {
 		t.Fatalf("%d pause notices, want 1", n)
@@ -624,8 +624,8 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 	r.fj.SetAuthValid(true)
 	r.say("maria", "/autopilot jira retry")
 	r.checkSynced(fakejira.Cloud)
-	if st := r.state(r.n); st.JiraNote != "" || r.hasLabel("autopilot/jira:pending") {
-		t.Errorf("after the retry: note %q labels %v", st.JiraNote, r.gh.Labels(repo, r.n))
+	if st := r.state(r.n); st.TrackerNote != "" || r.hasLabel("autopilot/jira:pending") {
+		t.Errorf("after the retry: note %q labels %v", st.TrackerNote, r.gh.Labels(repo, r.n))
 	}
 	if t.Failed() {
 		r.logJira()
@@ -645,7 +645,7 @@ func TestJiraDoneInJiraTicksTheTaskAtTheNextSweep(t *testing.T) {
 	if writer.Title != "Streaming CSV writer" || writer.Done {
 		t.Fatalf("task 03 %+v", writer)
 	}
-	if err := r.fj.Transition(writer.JiraKey, "Done"); err != nil {
+	if err := r.fj.Transition(writer.Key, "Done"); err != nil {
 		t.Fatal(err)
 	}
 	r.sweep()
@@ -708,8 +708,8 @@ func TestJira120TasksTakeThreeCreateRequests(t *testing.T) {
 		t.Fatalf("%d tasks, %d waiting", len(st.Tasks), engine.PendingCount(st))
 	}
 	for _, tk := range st.Tasks {
-		if tk.Jira != state.JiraCreated || r.fj.CountLabel(tk.IdemKey) != 1 {
-			t.Fatalf("task %s: %s, %d issues", tk.ID, tk.Jira, r.fj.CountLabel(tk.IdemKey))
+		if tk.Sync != state.SyncCreated || r.fj.CountLabel(tk.IdemKey) != 1 {
+			t.Fatalf("task %s: %s, %d issues", tk.ID, tk.Sync, r.fj.CountLabel(tk.IdemKey))
 		}
 	}
 	if st.Gate == nil || st.Gate.Kind != "session-boundary" {

@@ -166,11 +166,11 @@ func TestKillSwitchCarryoverTooHigh(t *testing.T) {
 			tasks = append(tasks, tk)
 		}
 	}
-	if len(tasks) != 4 || tasks[0].Jira != state.JiraCreated {
+	if len(tasks) != 4 || tasks[0].Sync != state.SyncCreated {
 		t.Fatalf("tasks = %+v", s.Tasks)
 	}
 	// One task is finished in Jira; the sweep reads it back.
-	if err := fj.Transition(tasks[0].JiraKey, "Done"); err != nil {
+	if err := fj.Transition(tasks[0].Key, "Done"); err != nil {
 		t.Fatal(err)
 	}
 	r.sweep()

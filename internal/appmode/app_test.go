@@ -347,9 +347,9 @@ func TestOutboxGaugeReplacesAnIssuesCount(t *testing.T) {
 	pending := func(n int) *state.State {
 		s := &state.State{}
 		for range n {
-			s.Tasks = append(s.Tasks, state.Task{Jira: state.JiraPending})
+			s.Tasks = append(s.Tasks, state.Task{Sync: state.SyncPending})
 		}
-		s.Tasks = append(s.Tasks, state.Task{Jira: state.JiraCreated}, state.Task{Jira: state.JiraFailed})
+		s.Tasks = append(s.Tasks, state.Task{Sync: state.SyncCreated}, state.Task{Sync: state.SyncFailed})
 		return s
 	}
 	m := server.NewMetrics()

@@ -225,7 +225,7 @@ func (g *outboxGauge) set(repo string, number int, s *state.State) {
 		return
 	}
 	key := server.IssueLockKey(strings.ToLower(repo), number)
-	n := engine.PendingCount(s) // as the state comment's "Jira sync pending (n)"
+	n := engine.PendingCount(s) // as the state comment's "<tracker>: pending (n)"
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.total += n - g.per[key]

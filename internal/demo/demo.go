@@ -32,9 +32,10 @@ type Options struct {
 	// retry succeeds. Without it Jira is not configured: no question, tasks
 	// stay in the issue.
 	Jira bool
-	// Tracker is where the tasks go: "" or "local" (the issue only, unless
-	// Jira is set), "jira" (as Jira), "github" (sub-issues of the issue on
-	// the sandbox forge).
+	// Tracker is where the tasks go: "" (the issue only, unless Jira is
+	// set), "local" (the issue only), "jira" (as Jira), "github" (sub-issues
+	// of the issue on the sandbox forge). With Jira set it may only be ""
+	// or "jira".
 	Tracker string
 	JSON    bool // machine-readable transcript
 	Quiet   bool // summary only
@@ -68,7 +69,7 @@ type Summary struct {
 	CommentsPosted int            `json:"comments_posted"`
 	StateVersion   int64          `json:"state_version"`
 	Tasks          int            `json:"tasks"`
-	JiraPending    int            `json:"jira_pending"`
+	TasksPending   int            `json:"tasks_pending"` // not in their tracker yet
 	JiraIssues     int            `json:"jira_issues"`
 	SubIssues      int            `json:"sub_issues,omitempty"`
 	APICalls       map[string]int `json:"api_calls"`
@@ -152,6 +153,9 @@ func scenarioConfig(o *Options) (*config.Config, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if o.Jira && o.Tracker != "" && o.Tracker != config.TrackerJira {
+		return nil, &UsageError{fmt.Sprintf("--jira and --tracker %s contradict each other: --jira sends the tasks to the sandbox Jira (as --tracker jira); pass one of them", o.Tracker)}
 	}
 	switch o.Tracker {
 	case "", config.TrackerLocal:
@@ -266,7 +270,7 @@ func (w *world) stateLine(body string) string {
 		line += fmt.Sprintf(" · retry %d/3", s.RetryCount)
 	}
 	if n := engine.PendingCount(s); n > 0 {
-		line += fmt.Sprintf(" · Jira: pending (%d)", n)
+		line += fmt.Sprintf(" · %s: pending (%d)", state.TrackerLabel(s.TrackerInUse), n)
 	}
 	return line
 }
@@ -360,7 +364,7 @@ func (w *world) transcript() Transcript {
 			sum.Decisions = append(sum.Decisions, fmt.Sprintf("%s → %s (@%s)", d.Question, d.Option, d.By))
 		}
 		sum.Tasks = len(s.Tasks)
-		sum.JiraPending = engine.PendingCount(s)
+		sum.TasksPending = engine.PendingCount(s)
 	}
 	return Transcript{Entries: w.entries, Summary: sum, State: w.stateBody()}
 }
@@ -376,10 +380,13 @@ func printSummary(out io.Writer, s Summary) {
 	}
 	fmt.Fprintf(out, " %-22s %d\n", "Comments posted", s.CommentsPosted)
 	fmt.Fprintf(out, " %-22s v%d\n", "State version", s.StateVersion)
-	if s.SubIssues > 0 {
-		fmt.Fprintf(out, " %-22s %d (sub-issues created: %d)\n", "Tasks", s.Tasks, s.SubIssues)
-	} else {
-		fmt.Fprintf(out, " %-22s %d (Jira pending: %d, Jira issues: %d)\n", "Tasks", s.Tasks, s.JiraPending, s.JiraIssues)
+	switch {
+	case s.SubIssues > 0:
+		fmt.Fprintf(out, " %-22s %d (GitHub sub-issues created: %d, pending: %d)\n", "Tasks", s.Tasks, s.SubIssues, s.TasksPending)
+	case s.JiraIssues > 0:
+		fmt.Fprintf(out, " %-22s %d (Jira issues created: %d, pending: %d)\n", "Tasks", s.Tasks, s.JiraIssues, s.TasksPending)
+	default:
+		fmt.Fprintf(out, " %-22s %d (kept in the issue, no tracker; pending: %d)\n", "Tasks", s.Tasks, s.TasksPending)
 	}
 	fmt.Fprintf(out, " %-22s %d\n", "Runs (events)", s.Runs)
 	fmt.Fprintf(out, " %-22s %d\n", "API calls", s.APICallsTotal)

@@ -11,14 +11,14 @@ import (
 // reactions and label changes share one line, the final state comment is
 // shown whole at the end.
 func printTranscript(out io.Writer, w *world, tr Transcript) {
-	jira := "no Jira configured"
+	tasks := "no tracker: tasks kept in the issue"
 	if w.jira {
-		jira = "sandbox Jira"
+		tasks = "tasks in the sandbox Jira"
 	}
 	if w.subIssues {
-		jira = "tasks as GitHub sub-issues"
+		tasks = "tasks as GitHub sub-issues"
 	}
-	fmt.Fprintf(out, "autopilot demo — %s, issue #%d (sandbox forge, %s, fixed clock)\n", repo, w.issue, jira)
+	fmt.Fprintf(out, "autopilot demo — %s, issue #%d (sandbox forge, %s, fixed clock)\n", repo, w.issue, tasks)
 	fmt.Fprintln(out, strings.Repeat("─", 72))
 	grouped := map[int]bool{} // runs whose reactions and labels are printed
 	for i, e := range tr.Entries {

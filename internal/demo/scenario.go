@@ -19,11 +19,13 @@ const epicsReport = "/autopilot done Architecture: a streaming CSV writer behind
 	"  description: Export any report as CSV from the reports page and the API.\n" +
 	"```\n"
 
+// tasksReport declares the greenfield tasks. The plan's epic is task 01, so
+// the tasks are 02–06: depends_on names tasks (02, 03), never the epic.
 const tasksReport = "/autopilot done Five tasks, 11 points, two batches.\n\n" +
 	"```autopilot-tasks\n" +
 	"- title: Streaming CSV writer\n  epic: CSV export\n  points: 3\n" +
-	"- title: Export endpoint\n  epic: CSV export\n  depends_on: [\"01\"]\n  points: 2\n" +
-	"- title: Export button on the reports page\n  epic: CSV export\n  depends_on: [\"02\"]\n  points: 2\n" +
+	"- title: Export endpoint\n  epic: CSV export\n  depends_on: [\"02\"]\n  points: 2\n" +
+	"- title: Export button on the reports page\n  epic: CSV export\n  depends_on: [\"03\"]\n  points: 2\n" +
 	"- title: Column escaping and Unicode tests\n  epic: CSV export\n  points: 2\n" +
 	"- title: Docs for CSV export\n  epic: CSV export\n  points: 2\n" +
 	"```\n"
@@ -119,11 +121,46 @@ func (w *world) generic(ctx context.Context, flowName string) {
 			if w.implements(flowName, s.Slug) {
 				w.closeJiraTasks(ctx)
 			}
-			w.say(ctx, "devin", "/autopilot done "+s.Name+" finished.")
+			w.say(ctx, "devin", "/autopilot done "+s.Name+" finished."+declaration(flowName, s))
 		default:
 			w.deliver(ctx, &ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: repo})
 		}
 	}
+}
+
+// declaration is the task block a generic flow's executor adds to its
+// report on a step that declares epics or tasks (flow step jira:), so every
+// flow shows where its tasks go. Task ids continue the state's numbering:
+// the first task depends on nothing, the others on it (a task, never its
+// epic).
+func declaration(flowName string, s *state.State) string {
+	f, ok := config.Default().All[flowName]
+	if !ok {
+		return ""
+	}
+	i := f.Index(s.Slug)
+	if i < 0 {
+		return ""
+	}
+	switch f.Steps[i].Jira {
+	case "epics":
+		return "\n\n```autopilot-epics\n- title: One export path\n  description: Every export goes through the query layer's streaming writer.\n```\n"
+	case "tasks":
+		epic := ""
+		for _, t := range s.Tasks {
+			if t.Kind == state.KindEpic {
+				epic = "  epic: " + t.Title + "\n"
+				break
+			}
+		}
+		first := fmt.Sprintf("%02d", len(s.Tasks)+1)
+		return fmt.Sprintf("\n\n```autopilot-tasks\n"+
+			"- title: %s — shared export path\n%s  points: 3\n"+
+			"- title: %s — move the callers\n%s  depends_on: [\"%s\"]\n  points: 2\n"+
+			"- title: %s — tests\n%s  depends_on: [\"%s\"]\n  points: 1\n```\n",
+			s.Name, epic, s.Name, epic, first, s.Name, epic, first)
+	}
+	return ""
 }
 
 // implements reports whether the step closes a batch of tasks (its done
@@ -163,7 +200,7 @@ func (w *world) closeJiraTasks(ctx context.Context) {
 	}
 	w.tick(time.Minute)
 	w.entries = append(w.entries, Entry{At: w.clock, Actor: "devin", Kind: "jira", Detail: "moved " + strings.Join(keys, ", ") + " to Done in Jira"})
-	w.say(ctx, "devin", "/autopilot jira sync")
+	w.say(ctx, "devin", "/autopilot tasks sync")
 }
 
 // closeSubIssues is closeJiraTasks for tracker: github: devin closes the
@@ -176,17 +213,17 @@ func (w *world) closeSubIssues(ctx context.Context) {
 	var keys []string
 	for _, t := range s.Tasks {
 		var n int
-		if t.Kind != state.KindTask || t.Done || !subissues.IsKey(t.JiraKey) {
+		if t.Kind != state.KindTask || t.Done || !subissues.IsKey(t.Key) {
 			continue
 		}
-		fmt.Sscanf(t.JiraKey, "#%d", &n)
+		fmt.Sscanf(t.Key, "#%d", &n)
 		w.sb.CloseIssue(n)
-		keys = append(keys, t.JiraKey)
+		keys = append(keys, t.Key)
 	}
 	if len(keys) == 0 {
 		return
 	}
 	w.tick(time.Minute)
 	w.entries = append(w.entries, Entry{At: w.clock, Actor: "devin", Kind: "jira", Detail: "closed " + strings.Join(keys, ", ") + " on GitHub"})
-	w.say(ctx, "devin", "/autopilot jira sync")
+	w.say(ctx, "devin", "/autopilot tasks sync")
 }

@@ -30,3 +30,11 @@ func TestDemoWithGitHubSubIssues(t *testing.T) {
 		t.Error("an unknown tracker is accepted")
 	}
 }
+
+func TestDemoWithGitHubSubIssuesTranscriptIsPinned(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := Run(context.Background(), Options{Tracker: "github"}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "greenfield_github.golden", buf.Bytes())
+}

@@ -25,7 +25,7 @@ func atTaskLimit(t *testing.T, rnd *rand.Rand) *harness {
 	for i := 1; i <= 141; i++ {
 		s.Tasks = append(s.Tasks, state.Task{ID: fmt.Sprintf("%02d", i), Kind: state.KindTask,
 			Title: fmt.Sprintf("Task number %d of the CSV export", i), Description: testkit.Words(rnd, 300),
-			Step: "decompose", IdemKey: fmt.Sprintf("ap-%d-%02d", testIssue, i), Jira: state.JiraLocal})
+			Step: "decompose", IdemKey: fmt.Sprintf("ap-%d-%02d", testIssue, i), Sync: state.SyncLocal})
 	}
 	h.st = s
 	return h

@@ -72,10 +72,12 @@ var commands = [...]command{
 		About: "reject the plan in a review role",
 		Rule:  "role is architect or critic; a reason is required"},
 		handle: (*inputs).consensus},
-	{Spec: reply.Spec{Name: "jira retry", About: "retry Jira authentication"},
-		handle: (*inputs).jiraCommand},
-	{Spec: reply.Spec{Name: "jira sync", About: "create the tasks still marked Jira: pending"},
-		handle: (*inputs).jiraCommand},
+	{Spec: reply.Spec{Name: CmdTasksRetry, Aliases: []string{"jira retry"},
+		About: "check the tracker's credentials again and resume a paused task sync"},
+		handle: (*inputs).tasksCommand},
+	{Spec: reply.Spec{Name: CmdTasksSync, Aliases: []string{"jira sync"},
+		About: "send the tasks still pending to the tracker (Jira or GitHub sub-issues) and read back the closed ones"},
+		handle: (*inputs).tasksCommand},
 	{Spec: reply.Spec{Name: "help", About: "show this list"},
 		readOnly: true, handle: (*inputs).helpCommand},
 	{Spec: reply.Spec{Name: "choose", Args: "<letter>", Letter: true,
@@ -83,6 +85,13 @@ var commands = [...]command{
 		Rule:  "letter is one of A, B, C, D"},
 		handle: (*inputs).chooseCommand},
 }
+
+// The tracker-neutral task commands; `jira retry` and `jira sync` are
+// their aliases (PRODUCT §10).
+const (
+	CmdTasksRetry = "tasks retry"
+	CmdTasksSync  = "tasks sync"
+)
 
 // grammar is the parser built from the commands table (set in init: the
 // help handler reads it, so a var initialiser would be a cycle).

@@ -224,35 +224,35 @@ func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse fu
 	m.OpenSkipGate(reason, c.Author)
 }
 
-// jiraCommand handles /autopilot jira retry|sync.
-func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+// tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
+func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != "jira-auth") {
-		refuse("jira-not-configured", prose.JiraNotConfigured)
+		refuse("jira-not-configured", prose.NoTracker)
 		return
 	}
-	if m.S.JiraOff != "" {
-		// Jira is configured now: the tasks kept here go to the outbox.
+	if m.S.TrackerOff != "" {
+		// A tracker is configured now: the tasks kept here go to the outbox.
 		for i := range m.S.Tasks {
-			if m.S.Tasks[i].Jira == state.JiraLocal {
-				m.S.Tasks[i].Jira = state.JiraPending
+			if m.S.Tasks[i].Sync == state.SyncLocal {
+				m.S.Tasks[i].Sync = state.SyncPending
 			}
 		}
-		m.S.JiraOff = ""
+		m.S.TrackerOff = ""
 		m.Changed = true
 	}
-	if r.Cmd == "jira retry" {
+	if r.Cmd == CmdTasksRetry {
 		if m.S.Gate != nil && m.S.Gate.Kind == "jira-auth" {
 			m.ledger(c.ID, outbox.OutApplied)
-			m.Answer(c, "A", "via /autopilot jira retry")
+			m.Answer(c, "A", "via /autopilot tasks retry")
 			return
 		}
 		accept()
-		m.S.JiraNote = ""
+		m.S.TrackerNote = ""
 		m.Ask(Query{Kind: QJiraSync, Jira: JiraRetry})
 		return
 	}
 	if !m.HasPendingTasks() && !m.hasCreatedTasks() {
-		refuse("nothing-to-sync", "there are no tasks to sync with Jira.")
+		refuse("nothing-to-sync", "there are no tasks to sync.")
 		return
 	}
 	accept()
@@ -261,7 +261,7 @@ func (m *inputs) jiraCommand(c Comment, r reply.Result, accept func(), refuse fu
 
 func (m *inputs) hasCreatedTasks() bool {
 	for _, t := range m.S.Tasks {
-		if t.Jira == state.JiraCreated {
+		if t.Sync == state.SyncCreated {
 			return true
 		}
 	}

@@ -117,6 +117,7 @@ func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error
 	}
 	if m.S != nil && m.Changed {
 		m.S.UpdatedAt = m.Now
+		m.S.TrackerInUse = m.trackerInUse()
 	}
 	return Result{State: m.S, Effects: m.Effs, Queries: m.Qs, Changed: m.Changed, Decision: m.Decision}, nil
 }

@@ -84,9 +84,9 @@ func (m *inputs) addTasks(ts []state.Task, step string) {
 	for _, t := range ts {
 		t.ID = fmt.Sprintf("%02d", len(m.S.Tasks)+1)
 		t.Step = step
-		t.Jira = state.JiraPending
-		if m.S.JiraOff != "" {
-			t.Jira = state.JiraLocal
+		t.Sync = state.SyncPending
+		if m.S.TrackerOff != "" {
+			t.Sync = state.SyncLocal
 		}
 		if t.IdemKey == "" {
 			t.IdemKey = IdemKey(m.S.Repo, m.S.Issue, t.ID, m.S.Cycle)
@@ -97,7 +97,7 @@ func (m *inputs) addTasks(ts []state.Task, step string) {
 		m.S.Steps[i].Note = fmt.Sprintf("%d %s", len(ts), prose.Plural(len(ts), prose.KindWord(ts[0].Kind)))
 		m.S.Steps[i].Declared = true
 	}
-	if m.S.JiraEnabled != nil && *m.S.JiraEnabled {
+	if m.S.TrackerEnabled != nil && *m.S.TrackerEnabled {
 		m.Ask(Query{Kind: QJiraSync})
 	}
 }

@@ -14,7 +14,7 @@ import (
 // may record a decision only for a canonical letter or choose command; a
 // comment edited before processing (odd which) never decides anything.
 func FuzzApplyComment(f *testing.F) {
-	for _, s := range []string{"A", "b) because", "/autopilot done", "/autopilot back plan", "/autopilot skip x", "/autopilot progress 2 batch-loop", "> A", "```\nA\n```", "Ａ", "/autopilot choose c", "/autopilot approve architect", "/autopilot stop", "/autopilot resume", "/autopilot jira sync", "\u200bA"} {
+	for _, s := range []string{"A", "b) because", "/autopilot done", "/autopilot back plan", "/autopilot skip x", "/autopilot progress 2 batch-loop", "> A", "```\nA\n```", "Ａ", "/autopilot choose c", "/autopilot approve architect", "/autopilot stop", "/autopilot resume", "/autopilot jira sync", "/autopilot tasks sync", "/autopilot tasks retry", "\u200bA"} {
 		f.Add(s, uint8(0))
 		f.Add(s, uint8(3))
 	}
@@ -57,7 +57,7 @@ func FuzzApplyComment(f *testing.F) {
 		}
 		if res.Decision != "" {
 			r := Parse(body)
-			if r.Kind != reply.Choice && !(r.Kind == reply.Command && (r.Cmd == "retry" || r.Cmd == "jira retry")) {
+			if r.Kind != reply.Choice && !(r.Kind == reply.Command && (r.Cmd == "retry" || r.Cmd == CmdTasksRetry)) {
 				t.Fatalf("decision %q from non-choice %q", res.Decision, body)
 			}
 			if r.Kind == reply.Choice && r.Letter != res.Decision {

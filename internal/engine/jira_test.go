@@ -39,7 +39,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	h.set.JiraConfigured = true
 	res := toPlan(t, h)
 	s := res.State
-	want(t, "pending check", s.PendingJiraCheck, true)
+	want(t, "pending check", s.PendingAuthCheck, true)
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.NotStarted)
 	want(t, "auth effects", len(queriesOf(res.Queries, QJiraAuth)), 1)
@@ -49,7 +49,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	res = h.apply(JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
 	s = res.State
 	wantGate(t, s, "jira-auth")
-	want(t, "pending check cleared", s.PendingJiraCheck, false)
+	want(t, "pending check cleared", s.PendingAuthCheck, false)
 	if !strings.Contains(gateBody(t, res.Effects, s.Gate), "Detail: HTTP 401: Client must be authenticated") {
 		t.Errorf("gate lacks the failure detail")
 	}
@@ -61,13 +61,13 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	res = h.say("maria", "A")
 	s = res.State
 	want(t, "auth effects after A", len(queriesOf(res.Queries, QJiraAuth)), 1)
-	want(t, "pending after A", s.PendingJiraCheck, true)
+	want(t, "pending after A", s.PendingAuthCheck, true)
 	want(t, "gate after A", s.Gate == nil, true)
 
 	// Success runs the step.
 	res = h.apply(JiraAuth{OK: true})
 	s = res.State
-	want(t, "jira enabled", s.JiraEnabled != nil && *s.JiraEnabled, true)
+	want(t, "jira enabled", s.TrackerEnabled != nil && *s.TrackerEnabled, true)
 	want(t, "status", s.Status, state.InProgress)
 	want(t, "run", s.Run, state.RunInProgress)
 	if !hasBody(res.Effects, "▶️ **Step 3 — Plan**", "autopilot-epics") {
@@ -85,7 +85,7 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	toPlan(t, h)
 	res := h.say("maria", "B")
 	s := res.State
-	want(t, "jira disabled", s.JiraEnabled != nil && !*s.JiraEnabled, true)
+	want(t, "jira disabled", s.TrackerEnabled != nil && !*s.TrackerEnabled, true)
 	want(t, "plan runs", s.Status, state.InProgress)
 	c := h.comment("maria", "write", "/autopilot done plan with epics")
 	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}, {Kind: state.KindEpic, Title: "Docs"}}
@@ -93,7 +93,7 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	s = res.State
 	want(t, "tasks", len(s.Tasks), 2)
 	for _, tk := range s.Tasks {
-		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraPending)
+		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncPending)
 	}
 	want(t, "no sync while disabled", len(queriesOf(res.Queries, QJiraSync)), 0)
 	want(t, "pending count", outbox.PendingCount(s), 2)
@@ -117,7 +117,7 @@ func TestJiraDisabledInConfigSkipsTheGate(t *testing.T) {
 	s := res.State
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.InProgress)
-	want(t, "jira enabled recorded false", s.JiraEnabled != nil && !*s.JiraEnabled, true)
+	want(t, "jira enabled recorded false", s.TrackerEnabled != nil && !*s.TrackerEnabled, true)
 	want(t, "no auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
 }
 
@@ -127,7 +127,7 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 	res := h.say("maria", "/autopilot jira retry")
 	want(t, "decision", res.Decision, "A")
 	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 1)
-	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot jira retry")
+	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot tasks retry")
 	// Without the gate, jira retry re-runs the outbox.
 	h.set.JiraConfigured = true
 	res = h.apply(JiraAuth{OK: true})
@@ -163,7 +163,7 @@ func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {
 		tk := s.Tasks[i]
 		want(t, "id", tk.ID, tc.id)
 		want(t, "step of "+tc.id, tk.Step, tc.step)
-		want(t, "jira of "+tc.id, tk.Jira, state.JiraPending)
+		want(t, "jira of "+tc.id, tk.Sync, state.SyncPending)
 	}
 	want(t, "key of 01", s.Tasks[0].IdemKey, IdemKey("acme/widgets", testIssue, "01", 1))
 	want(t, "key of 02", s.Tasks[1].IdemKey, IdemKey("acme/widgets", testIssue, "02", 1))
@@ -194,21 +194,21 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	s := h.apply(c).State
 	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
 	res := h.apply(JiraSynced{Tasks: []state.Task{
-		{IdemKey: k2, Jira: state.JiraCreated, JiraKey: "PROJ-8", JiraURL: "https://jira.example/browse/PROJ-8", Done: true},
-		{IdemKey: "autopilot-unknown000", Jira: state.JiraCreated, JiraKey: "PROJ-99"},
+		{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true},
+		{IdemKey: "autopilot-unknown000", Sync: state.SyncCreated, Key: "PROJ-99"},
 	}})
 	s = res.State
 	want(t, "changed", res.Changed, true)
-	want(t, "task 1 untouched", s.Tasks[0].Jira, state.JiraPending)
+	want(t, "task 1 untouched", s.Tasks[0].Sync, state.SyncPending)
 	want(t, "task 1 key", s.Tasks[0].IdemKey, k1)
-	want(t, "task 2 jira", s.Tasks[1].Jira, state.JiraCreated)
-	want(t, "task 2 key", s.Tasks[1].JiraKey, "PROJ-8")
-	want(t, "task 2 url", s.Tasks[1].JiraURL, "https://jira.example/browse/PROJ-8")
+	want(t, "task 2 jira", s.Tasks[1].Sync, state.SyncCreated)
+	want(t, "task 2 key", s.Tasks[1].Key, "PROJ-8")
+	want(t, "task 2 url", s.Tasks[1].URL, "https://jira.example/browse/PROJ-8")
 	want(t, "task 2 done", s.Tasks[1].Done, true)
 	want(t, "no stranger added", len(s.Tasks), 2)
 	want(t, "pending", outbox.PendingCount(s), 1)
 	// The same sync again changes nothing.
-	res = h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: k2, Jira: state.JiraCreated, JiraKey: "PROJ-8", JiraURL: "https://jira.example/browse/PROJ-8", Done: true}}})
+	res = h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true}}})
 	want(t, "idempotent", res.Changed, false)
 }
 
@@ -226,12 +226,12 @@ func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
 		}
 	}
 	want(t, "notices", notices, 1)
-	want(t, "note", h.st.JiraNote, "paused: authentication failed")
+	want(t, "note", h.st.TrackerNote, "paused: authentication failed")
 	// Another note replaces it; with nothing pending, an empty note clears it.
 	h.apply(JiraSynced{Note: "rate limited; retrying"})
-	want(t, "note", h.st.JiraNote, "rate limited; retrying")
-	h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Jira: state.JiraCreated, JiraKey: "P-1"}}})
-	want(t, "note cleared", h.st.JiraNote, "")
+	want(t, "note", h.st.TrackerNote, "rate limited; retrying")
+	h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Sync: state.SyncCreated, Key: "P-1"}}})
+	want(t, "note cleared", h.st.TrackerNote, "")
 }
 
 // TestJiraOffWhenNothingConfiguresIt (PRODUCT §4, §10): no Jira inputs and
@@ -245,7 +245,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "plan runs", s.Status, state.InProgress)
 	want(t, "no auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
-	want(t, "jira off", s.JiraOff, state.JiraNotConfigured)
+	want(t, "jira off", s.TrackerOff, state.TrackerNotConfigured)
 	if hasBody(res.Effects, "Jira authentication failed") {
 		t.Errorf("asked about Jira although nothing configures it: %q", bodies(res.Effects))
 	}
@@ -255,7 +255,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	s = res.State
 	for i, tk := range s.Tasks {
 		want(t, "id", tk.ID, []string{"01", "02"}[i])
-		want(t, "task "+tk.ID+" jira", tk.Jira, state.JiraLocal)
+		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncLocal)
 	}
 	want(t, "pending", outbox.PendingCount(s), 0)
 	want(t, "no sync", len(queriesOf(res.Queries, QJiraSync)), 0)
@@ -264,7 +264,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	}
 
 	res = h.refused("maria", "/autopilot jira sync", "rejected:jira-not-configured")
-	if !hasBody(res.Effects, "Jira is not configured", "`jira_url`", "`jira_token`", "`jira_project`") {
+	if !hasBody(res.Effects, "No task tracker is configured", "`tracker: github`", "`jira_url`", "`jira_token`", "`jira_project`") {
 		t.Errorf("the reply does not say how to configure Jira: %q", bodies(res.Effects))
 	}
 	h.refused("devin", "/autopilot jira retry", "rejected:jira-not-configured")
@@ -273,7 +273,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	h.set.JiraConfigured = true
 	res = h.say("maria", "/autopilot jira sync")
 	s = res.State
-	want(t, "jira off cleared", s.JiraOff, "")
+	want(t, "jira off cleared", s.TrackerOff, "")
 	want(t, "pending after sync asked", outbox.PendingCount(s), 2)
 	if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraAsked {
 		t.Errorf("sync effects = %+v", syncs)

@@ -137,7 +137,7 @@ func TestCarryoverTooHighAfterImplement(t *testing.T) {
 			h.apply(c)
 			var synced []state.Task
 			for i, d := range tc.done {
-				synced = append(synced, state.Task{IdemKey: h.st.Tasks[i].IdemKey, Jira: state.JiraCreated, JiraKey: "P-" + itoa(int64(i+1)), Done: d})
+				synced = append(synced, state.Task{IdemKey: h.st.Tasks[i].IdemKey, Sync: state.SyncCreated, Key: "P-" + itoa(int64(i+1)), Done: d})
 			}
 			h.apply(JiraSynced{Tasks: synced})
 			h.say("maria", "A")

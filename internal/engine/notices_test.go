@@ -72,7 +72,7 @@ func TestRecoveredNotices(t *testing.T) {
 func TestPlanSync(t *testing.T) {
 	on, off := true, false
 	withTasks := func(enabled *bool, note string) *state.State {
-		return &state.State{JiraEnabled: enabled, JiraNote: note, Tasks: []state.Task{{IdemKey: "k", Jira: state.JiraCreated}}}
+		return &state.State{TrackerEnabled: enabled, TrackerNote: note, Tasks: []state.Task{{IdemKey: "k", Sync: state.SyncCreated}}}
 	}
 	asked := []Query{{Kind: QJiraSync, Jira: JiraAsked}}
 	retry := []Query{{Kind: QJiraSync}, {Kind: QJiraSync, Jira: JiraRetry}}

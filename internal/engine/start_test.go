@@ -110,9 +110,9 @@ func TestLabelsDerivedFromState(t *testing.T) {
 		{name: "nil state", s: nil, want: nil},
 		{name: "running step", s: &state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield"},
 			want: []string{"autopilot/step:plan", "autopilot/status:in-progress", "autopilot/flow:greenfield"}},
-		{name: "pending tasks add jira label", s: &state.State{Slug: "decompose", Run: state.RunAwaitingDecision, Flow: "greenfield", Tasks: []state.Task{{Jira: state.JiraCreated}, {Jira: state.JiraSending}}},
+		{name: "pending tasks add jira label", s: &state.State{Slug: "decompose", Run: state.RunAwaitingDecision, Flow: "greenfield", Tasks: []state.Task{{Sync: state.SyncCreated}, {Sync: state.SyncSending}}},
 			want: []string{"autopilot/step:decompose", "autopilot/status:awaiting-decision", "autopilot/flow:greenfield", "autopilot/jira:pending"}},
-		{name: "all created: no jira label", s: &state.State{Slug: "done", Run: state.RunDone, Flow: "greenfield", Tasks: []state.Task{{Jira: state.JiraCreated}}},
+		{name: "all created: no jira label", s: &state.State{Slug: "done", Run: state.RunDone, Flow: "greenfield", Tasks: []state.Task{{Sync: state.SyncCreated}}},
 			want: []string{"autopilot/step:done", "autopilot/status:done", "autopilot/flow:greenfield"}},
 	}
 	for _, tc := range tests {

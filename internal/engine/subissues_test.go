@@ -25,7 +25,7 @@ func TestJiraAuthGateOffersSubIssuesWhenTheForgeHasThem(t *testing.T) {
 	res = h.say("maria", "C")
 	s := res.State
 	want(t, "tracker", s.Tracker, "github")
-	want(t, "enabled", s.JiraEnabled != nil && *s.JiraEnabled, true)
+	want(t, "enabled", s.TrackerEnabled != nil && *s.TrackerEnabled, true)
 	want(t, "gate closed", s.Gate == nil, true)
 	want(t, "step runs", s.Status, state.InProgress)
 	if len(s.Decisions) == 0 || !strings.Contains(s.Decisions[len(s.Decisions)-1].OptionText, "sub-issues") {
@@ -39,7 +39,7 @@ func TestTrackerLocalKeepsTasksInTheIssueWithoutAsking(t *testing.T) {
 	res := toPlan(t, h)
 	want(t, "gate", res.State.Gate == nil, true)
 	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
-	want(t, "jira off", res.State.JiraOff, state.JiraNotConfigured)
+	want(t, "jira off", res.State.TrackerOff, state.TrackerNotConfigured)
 }
 
 func TestSubIssueAuthPauseNamesGitHubNotJira(t *testing.T) {

@@ -62,7 +62,7 @@ func declareDeps(root, n int, spans bool) []state.Task {
 		id := fmt.Sprintf("%02d", i)
 		t := state.Task{ID: id, Kind: state.KindTask, Title: fmt.Sprintf("Task %d: parse @team's #12 rows", i),
 			Description: "Handle <!-- autopilot:task autopilot-0000000000 parent=1 kind=task --> and @octocat.",
-			Points:      float64(i%5 + 1), IdemKey: idem.Key(subRepo, root, id), Jira: state.JiraPending}
+			Points:      float64(i%5 + 1), IdemKey: idem.Key(subRepo, root, id), Sync: state.SyncPending}
 		if i%10 == 0 {
 			t.DependsOn = []string{fmt.Sprintf("%02d", i-1)}
 		}
@@ -136,14 +136,14 @@ func (e *subEnv) checkConverged(tasks []state.Task) {
 		if got := per[tk.IdemKey]; len(got) != 1 {
 			e.t.Errorf("I2: task %s has %d issues %v, want exactly 1", tk.ID, len(got), got)
 		}
-		if tk.Jira != state.JiraCreated || !subissues.IsKey(tk.JiraKey) {
-			e.t.Errorf("task %s: %s %q, want created with a #n key", tk.ID, tk.Jira, tk.JiraKey)
+		if tk.Sync != state.SyncCreated || !subissues.IsKey(tk.Key) {
+			e.t.Errorf("task %s: %s %q, want created with a #n key", tk.ID, tk.Sync, tk.Key)
 			continue
 		}
 		var n int
-		fmt.Sscanf(tk.JiraKey, "#%d", &n)
+		fmt.Sscanf(tk.Key, "#%d", &n)
 		if !tree[n] {
-			e.t.Errorf("task %s (%s) is not in the sub-issue tree of #%d", tk.ID, tk.JiraKey, e.root)
+			e.t.Errorf("task %s (%s) is not in the sub-issue tree of #%d", tk.ID, tk.Key, e.root)
 		}
 	}
 }
@@ -183,17 +183,17 @@ func TestSync120TasksToSubIssuesAcrossRunsWithoutDuplicatesOrLimitHits(t *testin
 	deps := 0
 	byID := map[string]int{}
 	for _, tk := range tasks {
-		byID[tk.ID] = numOf(tk.JiraKey)
+		byID[tk.ID] = numOf(tk.Key)
 	}
 	for _, tk := range tasks {
-		b, _ := e.s.BlockedBy(subRepo, numOf(tk.JiraKey))
+		b, _ := e.s.BlockedBy(subRepo, numOf(tk.Key))
 		deps += len(b)
 		var want []int
 		for _, d := range tk.DependsOn {
 			want = append(want, byID[d])
 		}
 		if fmt.Sprint(b) != fmt.Sprint(want) {
-			t.Errorf("task %s (%s) is blocked by %v, want %v", tk.ID, tk.JiraKey, b, want)
+			t.Errorf("task %s (%s) is blocked by %v, want %v", tk.ID, tk.Key, b, want)
 		}
 	}
 	t.Logf("120 tasks: %d runs, %d requests (%d POSTs), %d secondary-limit hits, %d requests inside a retry window, "+
@@ -222,13 +222,13 @@ func TestSync120TasksToSubIssuesAcrossRunsWithoutDuplicatesOrLimitHits(t *testin
 		}
 	}
 	// Closing a task's issue ticks it at the next pass.
-	if err := e.s.SetIssueState(subRepo, numOf(tasks[5].JiraKey), "closed", false); err != nil {
+	if err := e.s.SetIssueState(subRepo, numOf(tasks[5].Key), "closed", false); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Hour)
 	res := e.syncRun(tasks, time.Time{})
 	if !res.Tasks[5].Done || res.Ticked != 1 {
-		t.Errorf("closing %s: done %v ticked %d, want it ticked", tasks[5].JiraKey, res.Tasks[5].Done, res.Ticked)
+		t.Errorf("closing %s: done %v ticked %d, want it ticked", tasks[5].Key, res.Tasks[5].Done, res.Ticked)
 	}
 	t.Logf("status read-back of 120 tasks: %d requests", res.Requests)
 }
@@ -265,8 +265,8 @@ func TestDependsOnLineWithoutTheDependencyAPI(t *testing.T) {
 	e.checkConverged(tasks)
 	bodies, _ := e.s.IssueBodies(subRepo)
 	for _, i := range []int{10, 20} {
-		want := "Depends on " + tasks[i-2].JiraKey
-		if b := bodies[numOf(tasks[i-1].JiraKey)]; !strings.Contains(b, want) {
+		want := "Depends on " + tasks[i-2].Key
+		if b := bodies[numOf(tasks[i-1].Key)]; !strings.Contains(b, want) {
 			t.Errorf("task %d's body lacks %q: %q", i, want, b)
 		}
 	}
@@ -289,7 +289,7 @@ func TestForgedMarkerByAPersonIsNotAdopted(t *testing.T) {
 	if res.Waiting != 0 || res.Found != 0 {
 		t.Fatalf("waiting %d found %d, want 0 0", res.Waiting, res.Found)
 	}
-	if res.Tasks[0].JiraKey == fmt.Sprintf("#%d", forged) {
+	if res.Tasks[0].Key == fmt.Sprintf("#%d", forged) {
 		t.Fatalf("task 01 adopted mallory's #%d", forged)
 	}
 	if e.treeOf(e.root)[forged] {
@@ -302,12 +302,12 @@ func TestForgedMarkerByAPersonIsNotAdopted(t *testing.T) {
 // would otherwise refuse.
 func TestEpicWithMoreThan100TasksSpillsIntoABatchParent(t *testing.T) {
 	e := newSubEnv(t)
-	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: idem.Key(subRepo, e.root, "01"), Jira: state.JiraPending}
+	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: idem.Key(subRepo, e.root, "01"), Sync: state.SyncPending}
 	tasks := []state.Task{epic}
 	for i := 2; i <= 151; i++ {
 		id := fmt.Sprintf("%03d", i)
 		tasks = append(tasks, state.Task{ID: id, Kind: state.KindTask, Title: "Task " + id, Epic: "01",
-			IdemKey: idem.Key(subRepo, e.root, id), Jira: state.JiraPending})
+			IdemKey: idem.Key(subRepo, e.root, id), Sync: state.SyncPending})
 	}
 	var retryAt time.Time
 	for i := 0; i < 20; i++ {
@@ -323,7 +323,7 @@ func TestEpicWithMoreThan100TasksSpillsIntoABatchParent(t *testing.T) {
 		e.clock.AdvanceTo(next)
 	}
 	e.checkConverged(tasks)
-	epicN := numOf(tasks[0].JiraKey)
+	epicN := numOf(tasks[0].Key)
 	rootKids, _ := e.s.SubIssues(subRepo, e.root)
 	epicKids, _ := e.s.SubIssues(subRepo, epicN)
 	if len(rootKids) != 1 || rootKids[0] != epicN || len(epicKids) != 100 {
@@ -367,8 +367,8 @@ func TestDependencyLostToALimitOrALostAnswerIsMadeOnce(t *testing.T) {
 		t.Fatalf("%d scripted answers not used", n)
 	}
 	for _, i := range []int{10, 20} {
-		b, _ := e.s.BlockedBy(subRepo, numOf(tasks[i-1].JiraKey))
-		if want := []int{numOf(tasks[i-2].JiraKey)}; fmt.Sprint(b) != fmt.Sprint(want) {
+		b, _ := e.s.BlockedBy(subRepo, numOf(tasks[i-1].Key))
+		if want := []int{numOf(tasks[i-2].Key)}; fmt.Sprint(b) != fmt.Sprint(want) {
 			t.Errorf("task %d is blocked by %v, want %v", i, b, want)
 		}
 		if len(tasks[i-1].DepsLinked) != 1 {

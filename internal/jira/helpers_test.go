@@ -75,7 +75,7 @@ func mkTask(id, kind, title, epic string, points float64) state.Task {
 	return state.Task{
 		ID: id, Kind: kind, Title: title, Epic: epic, Points: points,
 		Description: "Plain text description of " + title,
-		IdemKey:     idem.Key("octo/repo", 42, id), Jira: state.JiraPending,
+		IdemKey:     idem.Key("octo/repo", 42, id), Sync: state.SyncPending,
 	}
 }
 

@@ -108,7 +108,7 @@ func TestSyncCreatesEpicsAndLinkedTasks(t *testing.T) {
 			}
 			issues := e.fj.Issues()
 			epic := issues[0]
-			if epic.Type != "Epic" || epic.Key != res.Tasks[0].JiraKey {
+			if epic.Type != "Epic" || epic.Key != res.Tasks[0].Key {
 				t.Fatalf("epic %+v", epic)
 			}
 			if dep == fakejira.DataCenter && epic.EpicName != "Authentication" {
@@ -127,8 +127,8 @@ func TestSyncCreatesEpicsAndLinkedTasks(t *testing.T) {
 				}
 			}
 			for _, tk := range res.Tasks {
-				if !strings.HasPrefix(tk.JiraURL, e.fj.URL()+"/browse/PROJ-") {
-					t.Errorf("url %q", tk.JiraURL)
+				if !strings.HasPrefix(tk.URL, e.fj.URL()+"/browse/PROJ-") {
+					t.Errorf("url %q", tk.URL)
 				}
 			}
 			// The lookup before the create and the status read-back of a
@@ -171,8 +171,8 @@ func TestSync120TasksTakesThreeCreateRequests(t *testing.T) {
 				byKey[is.Key] = is.Labels[1]
 			}
 			for _, tk := range res.Tasks {
-				if byKey[tk.JiraKey] != tk.IdemKey {
-					t.Fatalf("task %s recorded as %s, which carries %s", tk.ID, tk.JiraKey, byKey[tk.JiraKey])
+				if byKey[tk.Key] != tk.IdemKey {
+					t.Fatalf("task %s recorded as %s, which carries %s", tk.ID, tk.Key, byKey[tk.Key])
 				}
 			}
 		})
@@ -190,20 +190,20 @@ func TestSyncPartialFailureFailsOnlyTheRejectedTask(t *testing.T) {
 				t.Fatalf("result %+v", res)
 			}
 			bad := res.Tasks[2]
-			if bad.Jira != state.JiraFailed || !strings.Contains(bad.Error, `"summary"`) || !strings.Contains(bad.Error, "255") {
+			if bad.Sync != state.SyncFailed || !strings.Contains(bad.Error, `"summary"`) || !strings.Contains(bad.Error, "255") {
 				t.Fatalf("rejected task %+v", bad)
 			}
 			issues := e.fj.Issues()
 			for _, tk := range res.Tasks {
-				if tk.Jira != state.JiraCreated {
+				if tk.Sync != state.SyncCreated {
 					continue
 				}
 				found := false
 				for _, is := range issues {
-					found = found || (is.Key == tk.JiraKey && is.Labels[1] == tk.IdemKey)
+					found = found || (is.Key == tk.Key && is.Labels[1] == tk.IdemKey)
 				}
 				if !found {
-					t.Errorf("task %s mapped to the wrong issue %s", tk.ID, tk.JiraKey)
+					t.Errorf("task %s mapped to the wrong issue %s", tk.ID, tk.Key)
 				}
 			}
 		})
@@ -230,7 +230,7 @@ func TestValidationErrorsNameTheField(t *testing.T) {
 			e := setup(t, tc.deployment, nil, tc.cfg)
 			res := e.sync(t, []state.Task{tc.task}, nil)
 			got := res.Tasks[0]
-			if got.Jira != state.JiraFailed || !strings.Contains(got.Error, tc.wantField) {
+			if got.Sync != state.SyncFailed || !strings.Contains(got.Error, tc.wantField) {
 				t.Fatalf("task %+v, want failed naming %s", got, tc.wantField)
 			}
 			if b := e.fj.RequestsTo(fakejira.EndpointBulk); len(b) != 1 || b[0].Status != http.StatusBadRequest {
@@ -261,8 +261,8 @@ func TestSyncAdoptsIssuesOfARestoredState(t *testing.T) {
 		t.Fatalf("result %+v", again)
 	}
 	for i, tk := range again.Tasks {
-		if tk.JiraKey != first.Tasks[i].JiraKey {
-			t.Fatalf("task %s adopted %s, want %s", tk.ID, tk.JiraKey, first.Tasks[i].JiraKey)
+		if tk.Key != first.Tasks[i].Key {
+			t.Fatalf("task %s adopted %s, want %s", tk.ID, tk.Key, first.Tasks[i].Key)
 		}
 	}
 	onePerKey(t, e.fj, again.Tasks)
@@ -362,8 +362,8 @@ func TestSyncAuthFailureIsOneAttemptThenPaused(t *testing.T) {
 			if log := e.fj.Requests(); len(log) != 1 || log[0].Status != http.StatusUnauthorized {
 				t.Fatalf("requests %+v", log)
 			}
-			if res.Tasks[0].Jira != state.JiraPending {
-				t.Fatalf("a refused create left the task %s", res.Tasks[0].Jira)
+			if res.Tasks[0].Sync != state.SyncPending {
+				t.Fatalf("a refused create left the task %s", res.Tasks[0].Sync)
 			}
 		})
 	}
@@ -437,7 +437,7 @@ func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
 				t.Fatalf("creation order %s", got)
 			}
 			for _, tk := range res.Tasks {
-				if tk.Jira != state.JiraCreated {
+				if tk.Sync != state.SyncCreated {
 					t.Fatalf("task %+v", tk)
 				}
 			}
@@ -452,10 +452,10 @@ func TestStatusesTickDoneAndSurviveADeletedKey(t *testing.T) {
 		t.Run(dep, func(t *testing.T) {
 			e := setup(t, dep, nil, nil)
 			res := e.sync(t, tasksN(3), nil)
-			if err := e.fj.Transition(res.Tasks[1].JiraKey, "Done"); err != nil {
+			if err := e.fj.Transition(res.Tasks[1].Key, "Done"); err != nil {
 				t.Fatal(err)
 			}
-			ts := append(res.Tasks, state.Task{ID: "09", Kind: state.KindTask, Jira: state.JiraCreated, JiraKey: "PROJ-999", IdemKey: "autopilot-gone000000"})
+			ts := append(res.Tasks, state.Task{ID: "09", Kind: state.KindTask, Sync: state.SyncCreated, Key: "PROJ-999", IdemKey: "autopilot-gone000000"})
 			res = e.sync(t, ts, nil)
 			if res.Ticked != 1 || !res.Tasks[1].Done || res.Tasks[0].Done || res.Tasks[3].Done {
 				t.Fatalf("result %+v", res)

@@ -19,7 +19,7 @@ func (e *env) createOpen(tb testing.TB, n int) []state.Task {
 	tb.Helper()
 	res := e.sync(tb, tasksN(n), nil)
 	for _, t := range res.Tasks {
-		if t.Jira != state.JiraCreated || t.Done {
+		if t.Sync != state.SyncCreated || t.Done {
 			tb.Fatalf("task %s not created open: %+v", t.ID, t)
 		}
 	}

@@ -65,8 +65,8 @@ func TestJiraCreatesWaitForTheirClaim(t *testing.T) {
 				t.Errorf("%d Jira issues in the end, want 2 (one per task)", got)
 			}
 			for _, tk := range jw.state(n).Tasks {
-				if tk.Jira != state.JiraCreated {
-					t.Errorf("task %s is %s", tk.ID, tk.Jira)
+				if tk.Sync != state.SyncCreated {
+					t.Errorf("task %s is %s", tk.ID, tk.Sync)
 				}
 			}
 			for _, call := range jw.tr.Calls() {

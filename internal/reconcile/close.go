@@ -24,7 +24,7 @@ func (ru *run) closeJira(open int) error {
 		return nil
 	}
 	if ru.r.o.DryRun {
-		ru.r.o.Print(fmt.Sprintf("dry-run: would move %d Jira issue(s) of #%d to done", open, ru.number))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would move %d %s issue(s) of #%d to done", open, trackersync.Name(ru.tracker), ru.number))
 		return nil
 	}
 	ru.outside = true

@@ -66,7 +66,7 @@ func (jw *jiraWorld) started() int {
 		jw.t.Fatalf("%d tasks after decompose, want 2", len(st.Tasks))
 	}
 	for _, tk := range st.Tasks {
-		if tk.Jira != state.JiraCreated || tk.JiraKey == "" || tk.Done {
+		if tk.Sync != state.SyncCreated || tk.Key == "" || tk.Done {
 			jw.t.Fatalf("task %s not created open in Jira: %+v", tk.ID, tk)
 		}
 	}
@@ -114,7 +114,7 @@ func doneInState(s *state.State) string {
 	var out []string
 	for _, t := range s.Tasks {
 		if t.Done {
-			out = append(out, t.JiraKey)
+			out = append(out, t.Key)
 		}
 	}
 	return strings.Join(out, ",")
@@ -189,8 +189,8 @@ func TestClosingHonoursRetryAfterAcrossPasses(t *testing.T) {
 		t.Fatalf("after the 429: done in state %q, in Jira %q", got, jw.doneInJira())
 	}
 	limited := jw.closeCalls()[1]
-	if want := limited.At.Add(window); !st.JiraRetryAt.Equal(want) {
-		t.Fatalf("retry at %v, want %v", st.JiraRetryAt, want)
+	if want := limited.At.Add(window); !st.TrackerRetryAt.Equal(want) {
+		t.Fatalf("retry at %v, want %v", st.TrackerRetryAt, want)
 	}
 	if outs[0].Status != state.RunStopped || !strings.Contains(strings.Join(outs[0].Notes, "\n"), "left to move to done") {
 		t.Errorf("outcome %+v", outs[0])
@@ -231,7 +231,7 @@ func TestClosingWithoutADoneTransitionLogsAndCarriesOn(t *testing.T) {
 	if !strings.Contains(strings.Join(outs[0].Notes, "\n"), "PROJ-1") {
 		t.Errorf("notes %q do not name PROJ-1", outs[0].Notes)
 	}
-	if log := jw.log.String(); !strings.Contains(log, "jira issue not moved to done") || !strings.Contains(log, "Start Progress") {
+	if log := jw.log.String(); !strings.Contains(log, "tracker issue not moved to done") || !strings.Contains(log, "Start Progress") {
 		t.Errorf("the refusal was not logged:\n%s", log)
 	}
 	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 0 {
@@ -251,8 +251,8 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 		t.Fatalf("%d close calls after a 401, want 1", got)
 	}
 	st := jw.state(n)
-	if st.JiraNote != engine.PausedAuth || doneInState(st) != "" {
-		t.Fatalf("after the 401: note %q, done %q", st.JiraNote, doneInState(st))
+	if st.TrackerNote != engine.PausedAuth || doneInState(st) != "" {
+		t.Fatalf("after the 401: note %q, done %q", st.TrackerNote, doneInState(st))
 	}
 	calls := len(jw.tr.Calls())
 	jw.chatOnClosed(n, "devin", "why is Jira still open?")
@@ -260,7 +260,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 	if extra := len(jw.tr.Calls()) - calls; extra != 0 {
 		t.Errorf("paused, yet %d more Jira calls", extra)
 	}
-	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 1 || !strings.Contains(c[0].Body, "/autopilot jira retry") {
+	if c := jw.botComments(n, "autopilot:notice jira-close-auth"); len(c) != 1 || !strings.Contains(c[0].Body, "/autopilot tasks retry") {
 		t.Fatalf("auth notices: %d %+v", len(c), c)
 	}
 
@@ -270,7 +270,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 	if got := doneInState(st); got != "PROJ-1,PROJ-2" || jw.doneInJira() != "PROJ-1,PROJ-2" {
 		t.Fatalf("after jira retry: done in state %q, in Jira %q", got, jw.doneInJira())
 	}
-	if st.JiraNote == engine.PausedAuth {
+	if st.TrackerNote == engine.PausedAuth {
 		t.Errorf("still paused after jira retry")
 	}
 }
@@ -287,7 +287,7 @@ func TestClosingWithTasksStillWaitingCreatesThenClosesThem(t *testing.T) {
 	jw.tr.FailNext(tracker.OpCreate, &tracker.RateLimitError{RetryAfter: window, Reason: "jira-per-issue-on-write"})
 	jw.toGate(n)
 	for _, tk := range jw.state(n).Tasks {
-		if tk.Jira == state.JiraCreated {
+		if tk.Sync == state.SyncCreated {
 			t.Fatalf("task %s created despite the rate limit: %+v", tk.ID, tk)
 		}
 	}

@@ -18,10 +18,10 @@ import (
 func (ru *run) jira(plan engine.SyncPlan) error {
 	if ru.r.o.DryRun {
 		st := ru.state()
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with Jira", engine.PendingCount(st)))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", engine.PendingCount(st), trackersync.Name(ru.tracker)))
 		// Reported back as a sync that sent nothing, so the closes are
 		// previewed next.
-		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.JiraNote, RetryAt: st.JiraRetryAt})
+		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt})
 	}
 	ru.outside = true
 	ev, err := trackersync.Sync(ru.ctx, ru.tracker, ru.state(), plan, ru.syncOptions(plan), ru.r.o.Logger, ru.number)
@@ -44,11 +44,11 @@ func (ru *run) jira(plan engine.SyncPlan) error {
 func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 	st := ru.state()
 	opts := tracker.SyncOptions{
-		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: st.JiraRetryAt,
+		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: st.TrackerRetryAt,
 		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
 		Persist: func(ts []state.Task) error {
 			st := ru.state()
-			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: st.JiraNote, RetryAt: st.JiraRetryAt, Enable: plan.Enable}); err != nil {
+			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: plan.Enable}); err != nil {
 				return err
 			}
 			if err := ru.write(); err != nil {

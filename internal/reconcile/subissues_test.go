@@ -28,16 +28,16 @@ func TestTrackerGitHubTasksBecomeSubIssues(t *testing.T) {
 		t.Fatalf("#%d has sub-issues %v, want 2", n, kids)
 	}
 	for i, tk := range st.Tasks {
-		if tk.Jira != state.JiraCreated || !subissues.IsKey(tk.JiraKey) {
-			t.Fatalf("task %s: %s %q, want created as #n", tk.ID, tk.Jira, tk.JiraKey)
+		if tk.Sync != state.SyncCreated || !subissues.IsKey(tk.Key) {
+			t.Fatalf("task %s: %s %q, want created as #n", tk.ID, tk.Sync, tk.Key)
 		}
 		is, _ := w.sb.Snapshot(kids[i])
 		if !strings.Contains(is.Body, "<!-- autopilot:task "+tk.IdemKey) || !is.HasLabel(subissues.TaskLabel) {
 			t.Errorf("#%d lacks its marker or label: %q %v", kids[i], is.Body, is.Labels)
 		}
 	}
-	if sc := w.stateComment(n); !strings.Contains(sc.Body, "["+st.Tasks[0].JiraKey+"](") {
-		t.Errorf("the Tasks section does not link %s", st.Tasks[0].JiraKey)
+	if sc := w.stateComment(n); !strings.Contains(sc.Body, "["+st.Tasks[0].Key+"](") {
+		t.Errorf("the Tasks section does not link %s", st.Tasks[0].Key)
 	}
 
 	// A person closes the first task's issue: the sweep ticks it.
@@ -85,8 +85,8 @@ func TestJiraGateAnswerCCreatesSubIssuesInstead(t *testing.T) {
 		t.Fatalf("tasks %d, sub-issues %v: want 2 and 2", len(st.Tasks), kids)
 	}
 	for _, tk := range st.Tasks {
-		if !subissues.IsKey(tk.JiraKey) {
-			t.Errorf("task %s has key %q, want #n", tk.ID, tk.JiraKey)
+		if !subissues.IsKey(tk.Key) {
+			t.Errorf("task %s has key %q, want #n", tk.ID, tk.Key)
 		}
 	}
 	if got := len(jw.tr.Issues()); got != 0 {

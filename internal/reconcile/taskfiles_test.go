@@ -27,7 +27,7 @@ func TestTaskFilesAreReadWhenTheReportHasNoBlock(t *testing.T) {
 		t.Fatalf("after decompose: gate %+v", st.Gate)
 	}
 	// A later report on a Jira step does not declare the same files again.
-	if st.Tasks[0].IdemKey == "" || st.Tasks[0].Jira != "pending" {
+	if st.Tasks[0].IdemKey == "" || st.Tasks[0].Sync != "pending" {
 		t.Errorf("task 1 = %+v, want a pending task with an idempotency key", st.Tasks[0])
 	}
 }

@@ -16,7 +16,7 @@ import (
 // with Retry-After 30 (jira-per-issue-on-write); (b) two hours of 503, with
 // one create that commits but loses its answer; (c) 401 from an expired
 // token. The GitHub side never blocks and webhooks are acked within 1 s;
-// the outbox holds the tasks ("Jira sync pending (n)"); no request inside
+// the outbox holds the tasks ("Jira: pending (n)"); no request inside
 // a Retry-After window; the lost create is found by its key, not
 // duplicated; one alert for the 401 and no retry storm; after recovery the
 // outbox drains in order. Measure: I2, I6 on FakeJira timestamps, outbox
@@ -40,7 +40,7 @@ func case27(t *testing.T) {
 	// (a) the epic's create is rate limited for 30 s.
 	w.Jira.Script(fakejira.EndpointBulk, fakejira.RateLimited(30*time.Second, "jira-per-issue-on-write"))
 	say(n, Devin, epics)
-	if s := w.mustState(n); len(s.Tasks) != 1 || s.Tasks[0].Jira != state.JiraCreated {
+	if s := w.mustState(n); len(s.Tasks) != 1 || s.Tasks[0].Sync != state.SyncCreated {
 		t.Fatalf("after the 429: tasks %+v, want the epic created once the window passed", s.Tasks)
 	}
 
@@ -67,8 +67,8 @@ func case27(t *testing.T) {
 	if s.Gate == nil || s.Gate.Kind != "session-boundary" {
 		t.Fatalf("the GitHub side blocked on Jira: gate %v", s.Gate)
 	}
-	if _, sc := w.stateComment(n); !strings.Contains(sc.Body, "Jira sync pending (2)") {
-		t.Errorf("the state comment does not say \"Jira sync pending (2)\"")
+	if _, sc := w.stateComment(n); !strings.Contains(sc.Body, "Jira: pending (2)") {
+		t.Errorf("the state comment does not say \"Jira: pending (2)\"")
 	}
 	say(n, Maria, "A") // the flow goes on while Jira is down
 	if s := w.mustState(n); s.Slug != "implement" || s.Run != "in-progress" {
@@ -118,7 +118,7 @@ func case27(t *testing.T) {
 	}
 	var keys []string
 	for _, tk := range s.Tasks {
-		keys = append(keys, tk.JiraKey)
+		keys = append(keys, tk.Key)
 	}
 	if !sort.SliceIsSorted(keys, func(i, j int) bool { return jiraNum(keys[i]) < jiraNum(keys[j]) }) {
 		t.Errorf("Jira keys %v are not in the tasks' order", keys)

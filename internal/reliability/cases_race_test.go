@@ -127,7 +127,7 @@ func case02(t *testing.T) {
 		w.Jira.Script(fakejira.EndpointBulk, fakejira.Fault{Commit: true, Drop: true})
 		w.post(n, Devin, decompose)
 		s := w.mustState(n)
-		if s.Gate == nil || len(s.Tasks) != 2 || s.Tasks[0].Jira != state.JiraSending {
+		if s.Gate == nil || len(s.Tasks) != 2 || s.Tasks[0].Sync != state.SyncSending {
 			t.Fatalf("setup: gate %v, tasks %+v; want the gate open and two tasks sending", s.Gate, s.Tasks)
 		}
 		w.Clock.Advance(3 * time.Minute)
@@ -203,8 +203,8 @@ func case02(t *testing.T) {
 			t.Errorf("decisions %s: the answer's change was lost", decisions(s))
 		}
 		for _, tk := range s.Tasks {
-			if tk.Jira != state.JiraCreated || tk.JiraKey == "" {
-				t.Errorf("task %s is %s %q: the Jira-sync completion was lost", tk.ID, tk.Jira, tk.JiraKey)
+			if tk.Sync != state.SyncCreated || tk.Key == "" {
+				t.Errorf("task %s is %s %q: the Jira-sync completion was lost", tk.ID, tk.Sync, tk.Key)
 			}
 		}
 		// RELIABILITY's "final version = base+2" counts one write per
@@ -317,8 +317,8 @@ func case04(t *testing.T) {
 		w.MustSweep()                    // one reconcile pass
 		s := w.mustState(n)
 		for _, tk := range s.Tasks {
-			if tk.Jira != state.JiraCreated {
-				t.Errorf("task %s is %s after one pass, want created", tk.ID, tk.Jira)
+			if tk.Sync != state.SyncCreated {
+				t.Errorf("task %s is %s after one pass, want created", tk.ID, tk.Sync)
 			}
 		}
 		check(t, w, CheckOptions{Issue: n})

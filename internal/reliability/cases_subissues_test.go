@@ -53,11 +53,11 @@ func newSubWorld(t *testing.T, n int) *subWorld {
 	}
 	w := &subWorld{t: t, gh: s, clock: clock, root: root}
 	w.tasks = append(w.tasks, state.Task{ID: "01", Kind: state.KindEpic, Title: "Exporter",
-		IdemKey: idem.Key(subRepo, root, "01"), Jira: state.JiraPending})
+		IdemKey: idem.Key(subRepo, root, "01"), Sync: state.SyncPending})
 	for i := 2; i <= n; i++ {
 		id := fmt.Sprintf("%02d", i)
 		w.tasks = append(w.tasks, state.Task{ID: id, Kind: state.KindTask, Title: "Step " + id, Epic: "01",
-			Points: 2, IdemKey: idem.Key(subRepo, root, id), Jira: state.JiraPending})
+			Points: 2, IdemKey: idem.Key(subRepo, root, id), Sync: state.SyncPending})
 	}
 	return w
 }
@@ -165,8 +165,8 @@ func (w *subWorld) checkI2() {
 			w.t.Errorf("I2: task %s (%s) has %d issues %v", t.ID, t.IdemKey, len(got), got)
 			continue
 		}
-		if t.Jira != state.JiraCreated || t.JiraKey != "#"+strconv.Itoa(got[0]) {
-			w.t.Errorf("task %s: state says %s %q, the issue is #%d", t.ID, t.Jira, t.JiraKey, got[0])
+		if t.Sync != state.SyncCreated || t.Key != "#"+strconv.Itoa(got[0]) {
+			w.t.Errorf("task %s: state says %s %q, the issue is #%d", t.ID, t.Sync, t.Key, got[0])
 		}
 		if !tree[got[0]] {
 			w.t.Errorf("task %s: #%d is not linked under #%d", t.ID, got[0], w.root)
@@ -183,7 +183,7 @@ func case33(t *testing.T) {
 	w.run(0)
 	sending := 0
 	for _, tk := range w.tasks {
-		if tk.Jira == state.JiraSending {
+		if tk.Sync == state.SyncSending {
 			sending++
 		}
 	}

@@ -152,8 +152,8 @@ func case17(t *testing.T) {
 	}
 	s := w.mustState(n)
 	for _, tk := range s.Tasks {
-		if tk.Jira != state.JiraCreated {
-			t.Errorf("task %s is %s, want found by its key", tk.ID, tk.Jira)
+		if tk.Sync != state.SyncCreated {
+			t.Errorf("task %s is %s, want found by its key", tk.ID, tk.Sync)
 		}
 	}
 	checkOnly(t, w.CheckEffects(n))
@@ -235,7 +235,7 @@ func case19(t *testing.T) {
 			s := *base
 			s.Title = hostileString(rnd)
 			s.Blockers = []string{hostileString(rnd)}
-			s.Tasks = []state.Task{{ID: "01", Kind: state.KindTask, Title: strings.ReplaceAll(hostileString(rnd), "\n", " "), IdemKey: "autopilot-0123456789", Jira: state.JiraPending}}
+			s.Tasks = []state.Task{{ID: "01", Kind: state.KindTask, Title: strings.ReplaceAll(hostileString(rnd), "\n", " "), IdemKey: "autopilot-0123456789", Sync: state.SyncPending}}
 			s.LastSession.Notes = hostileString(rnd)
 			if err := RoundTrip(&s, w.Key); err != nil {
 				if strings.Contains(err.Error(), "render:") {

@@ -181,8 +181,8 @@ func (w *World) CheckEffects(n int) []Violation {
 		switch {
 		case got > 1:
 			v = append(v, violation("I2", "task %s (%s) has %d Jira issues", t.ID, t.IdemKey, got))
-		case t.Jira == state.JiraCreated && got != 1:
-			v = append(v, violation("I2", "task %s is created as %s but Jira holds %d issues for %s", t.ID, t.JiraKey, got, t.IdemKey))
+		case t.Sync == state.SyncCreated && got != 1:
+			v = append(v, violation("I2", "task %s is created as %s but Jira holds %d issues for %s", t.ID, t.Key, got, t.IdemKey))
 		}
 	}
 	return v
@@ -228,7 +228,7 @@ func DerivedLabels(s *state.State) []string {
 		out = append(out, "autopilot/flow:"+s.Flow)
 	}
 	for _, t := range s.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+		if t.Sync == state.SyncPending || t.Sync == state.SyncSending {
 			out = append(out, "autopilot/jira:pending")
 			break
 		}
@@ -318,9 +318,9 @@ func compare(s *state.State, e *Expected) []Violation {
 			if t.Kind != e.Tasks[i].Kind || t.Title != e.Tasks[i].Title {
 				bad("task %d is %s %q, oracle says %s %q", i+1, t.Kind, t.Title, e.Tasks[i].Kind, e.Tasks[i].Title)
 			}
-			synced := t.Jira == state.JiraCreated && t.JiraKey != ""
+			synced := t.Sync == state.SyncCreated && t.Key != ""
 			if synced != e.JiraSynced {
-				bad("task %s Jira %s %q, oracle says synced=%v", t.ID, t.Jira, t.JiraKey, e.JiraSynced)
+				bad("task %s Jira %s %q, oracle says synced=%v", t.ID, t.Sync, t.Key, e.JiraSynced)
 			}
 		}
 	}

@@ -218,7 +218,7 @@ func (p *player) describe() string {
 func pendingTasks(ts []state.Task) int {
 	n := 0
 	for _, t := range ts {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+		if t.Sync == state.SyncPending || t.Sync == state.SyncSending {
 			n++
 		}
 	}

@@ -40,11 +40,14 @@ func TestGrammarKnowsOnlyItsTable(t *testing.T) {
 
 func TestNewGrammarRefusesBadTables(t *testing.T) {
 	for name, specs := range map[string][]reply.Spec{
-		"repeated":    {{Name: "go"}, {Name: "go"}},
-		"upper case":  {{Name: "Go"}},
-		"three words": {{Name: "a b c"}},
-		"empty":       {{Name: ""}},
-		"not ASCII":   {{Name: "gö"}},
+		"repeated":                 {{Name: "go"}, {Name: "go"}},
+		"upper case":               {{Name: "Go"}},
+		"three words":              {{Name: "a b c"}},
+		"empty":                    {{Name: ""}},
+		"not ASCII":                {{Name: "gö"}},
+		"alias is another command": {{Name: "go"}, {Name: "run", Aliases: []string{"go"}}},
+		"alias repeats its name":   {{Name: "go", Aliases: []string{"go"}}},
+		"bad alias":                {{Name: "go", Aliases: []string{"Go on"}}},
 	} {
 		func() {
 			defer func() {

@@ -27,7 +27,8 @@
 //     optional reason;
 //   - `/autopilot <command> [args]` for the commands the Grammar lists (the word
 //     "/autopilot" and the command word are matched case-insensitively, in
-//     ASCII only).
+//     ASCII only); a command's aliases (`jira sync` for `tasks sync`) parse
+//     as the command itself.
 //
 // NFKC folds compatibility forms, so fullwidth `Ａ` (U+FF21), mathematical
 // `𝐀` and circled `Ⓐ` are accepted as A and `／autopilot` as `/autopilot`.
@@ -49,6 +50,7 @@
 package reply
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -122,7 +124,10 @@ const (
 // and the words Usage and the usage hints show for it. The engine's command
 // table holds one Spec per command; the parser knows no command of its own.
 type Spec struct {
-	Name     string // command word(s), lower-case ASCII, e.g. "progress" or "jira sync"
+	Name string // command word(s), lower-case ASCII, e.g. "progress" or "tasks sync"
+	// Aliases are other names of the same command (e.g. "jira sync" for
+	// "tasks sync"): they parse as Name, and Usage mentions them.
+	Aliases  []string
 	Args     string // argument synopsis
 	About    string // one-line description for Usage
 	Rule     string // what the arguments must look like, for the usage hint
@@ -145,16 +150,18 @@ type Grammar struct {
 func NewGrammar(specs ...Spec) *Grammar {
 	seen := map[string]bool{}
 	for _, s := range specs {
-		words := strings.Split(s.Name, " ")
-		if len(words) > 2 || seen[s.Name] {
-			panic("reply: bad or repeated command name " + strconv.Quote(s.Name))
-		}
-		for _, w := range words {
-			if w == "" || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
-				panic("reply: bad command name " + strconv.Quote(s.Name))
+		for _, name := range s.names() {
+			words := strings.Split(name, " ")
+			if len(words) > 2 || seen[name] {
+				panic("reply: bad or repeated command name " + strconv.Quote(name))
 			}
+			for _, w := range words {
+				if w == "" || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
+					panic("reply: bad command name " + strconv.Quote(name))
+				}
+			}
+			seen[name] = true
 		}
-		seen[s.Name] = true
 	}
 	return &Grammar{specs: specs}
 }
@@ -184,7 +191,11 @@ func (g *Grammar) Usage() string {
 	b.WriteString("Autopilot understands these replies, written as the first line of a comment:\n\n")
 	b.WriteString("- `A`, `B`, `C` or `D`, optionally followed by `)`, `.` or `:` and a reason: answer the open decision\n")
 	for _, s := range g.specs {
-		b.WriteString("- `" + s.synopsis() + "`: " + s.About)
+		b.WriteString("- `" + s.synopsis() + "`")
+		for _, a := range s.Aliases {
+			b.WriteString(" (or `" + s.synopsisAs(a) + "`)")
+		}
+		b.WriteString(": " + s.About)
 		if s.Rule != "" {
 			b.WriteString("; " + s.Rule)
 		}
@@ -194,12 +205,18 @@ func (g *Grammar) Usage() string {
 	return b.String()
 }
 
-func (s Spec) synopsis() string {
+func (s Spec) synopsis() string { return s.synopsisAs(s.Name) }
+
+// synopsisAs is the synopsis with the command called name (an alias).
+func (s Spec) synopsisAs(name string) string {
 	if s.Args == "" {
-		return "/autopilot " + s.Name
+		return "/autopilot " + name
 	}
-	return "/autopilot " + s.Name + " " + s.Args
+	return "/autopilot " + name + " " + s.Args
 }
+
+// names lists the command's name and its aliases.
+func (s Spec) names() []string { return append([]string{s.Name}, s.Aliases...) }
 
 func (s Spec) usage() string {
 	h := "usage: `" + s.synopsis() + "`"
@@ -479,32 +496,36 @@ func (g *Grammar) parseCommand(rest string) Result {
 	return res
 }
 
+// lookup finds the command called name (its Name or an alias).
 func (g *Grammar) lookup(name string) (Spec, bool) {
 	for _, s := range g.specs {
-		if s.Name == name {
+		if slices.Contains(s.names(), name) {
 			return s, true
 		}
 	}
 	return Spec{}, false
 }
 
-// group lists the two-word commands whose first word is word ("jira"
-// gives jira retry and jira sync).
-func (g *Grammar) group(word string) []Spec {
-	var out []Spec
+// group lists the two-word command names whose first word is word ("tasks"
+// gives tasks retry and tasks sync; the alias "jira" gives jira retry and
+// jira sync).
+func (g *Grammar) group(word string) []string {
+	var out []string
 	for _, s := range g.specs {
-		if first, _, two := strings.Cut(s.Name, " "); two && first == word {
-			out = append(out, s)
+		for _, name := range s.names() {
+			if first, _, two := strings.Cut(name, " "); two && first == word {
+				out = append(out, s.synopsisAs(name))
+			}
 		}
 	}
 	return out
 }
 
 // groupHint is the usage hint of a two-word command given with an unknown
-// second word: "usage: `/autopilot jira retry` or `/autopilot jira sync`".
-func groupHint(group []Spec) string {
+// second word: "usage: `/autopilot tasks retry` or `/autopilot tasks sync`".
+func groupHint(group []string) string {
 	h := "usage: "
-	for i, s := range group {
+	for i, synopsis := range group {
 		switch {
 		case i == 0:
 		case i == len(group)-1:
@@ -512,7 +533,7 @@ func groupHint(group []Spec) string {
 		default:
 			h += ", "
 		}
-		h += "`" + s.synopsis() + "`"
+		h += "`" + synopsis + "`"
 	}
 	return h
 }

@@ -237,8 +237,10 @@ var parseCases = []parseCase{
 	{name: "approve without note", body: "/autopilot approve architect", want: named("approve", "architect", "")},
 	{name: "approve with note", body: "/autopilot approve Critic looks sound", want: named("approve", "critic", "looks sound")},
 	{name: "reject with reason", body: "/autopilot reject critic no rollback plan", want: named("reject", "critic", "no rollback plan")},
-	{name: "jira retry", body: "/autopilot jira retry", want: command("jira retry", "")},
-	{name: "jira sync", body: "/autopilot JIRA Sync", want: command("jira sync", "")},
+	{name: "tasks retry", body: "/autopilot tasks retry", want: command("tasks retry", "")},
+	{name: "tasks sync", body: "/autopilot Tasks SYNC", want: command("tasks sync", "")},
+	{name: "jira retry is an alias of tasks retry", body: "/autopilot jira retry", want: command("tasks retry", "")},
+	{name: "jira sync is an alias of tasks sync", body: "/autopilot JIRA Sync", want: command("tasks sync", "")},
 	{name: "help", body: "/autopilot help", want: command("help", "")},
 	{name: "choose lower-case letter", body: "/autopilot choose b", want: chooseCmd("B", "")},
 	{name: "choose with reason", body: "/autopilot CHOOSE C) fastest", want: chooseCmd("C", "fastest")},
@@ -276,6 +278,8 @@ var parseCases = []parseCase{
 	{name: "done with unknown flag", body: "/autopilot done --force", want: attempt, hint: "usage: `/autopilot done"},
 	{name: "jira without sub-command", body: "/autopilot jira", want: attempt, hint: "`/autopilot jira sync`"},
 	{name: "jira with unknown sub-command", body: "/autopilot jira push", want: attempt, hint: "`/autopilot jira retry`"},
+	{name: "tasks without sub-command", body: "/autopilot tasks", want: attempt, hint: "`/autopilot tasks retry` or `/autopilot tasks sync`"},
+	{name: "tasks with unknown sub-command", body: "/autopilot tasks push", want: attempt, hint: "`/autopilot tasks sync`"},
 }
 
 func TestParse(t *testing.T) {
@@ -336,7 +340,8 @@ func TestUsageListsEveryCommand(t *testing.T) {
 		"/autopilot status", "/autopilot done [--confidence X] [summary]", "/autopilot fail <reason>",
 		"/autopilot progress <phase> <name> [detail]", "/autopilot skip [reason]", "/autopilot back <step>",
 		"/autopilot retry", "/autopilot stop", "/autopilot resume", "/autopilot approve <role> [note]",
-		"/autopilot reject <role> <reason>", "/autopilot jira retry", "/autopilot jira sync",
+		"/autopilot reject <role> <reason>", "/autopilot tasks retry", "/autopilot tasks sync",
+		"/autopilot jira retry", "/autopilot jira sync",
 		"/autopilot help", "/autopilot choose <letter>",
 	} {
 		if !strings.Contains(u, "`"+synopsis+"`") {

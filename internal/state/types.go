@@ -7,8 +7,10 @@ package state
 
 import "time"
 
-// SchemaVersion is the machine block's schema version.
-const SchemaVersion = 1
+// SchemaVersion is the machine block's schema version. Schema 2 renamed
+// the tracker fields that schema 1 named after Jira (jira_enabled,
+// tasks[].jira_key, ...); package codec still reads schema 1.
+const SchemaVersion = 2
 
 // Marker is the first line of every state comment.
 const Marker = "<!-- autopilot:state -->"
@@ -68,19 +70,24 @@ type State struct {
 	Blockers          []string          `json:"blockers,omitempty"`
 	Tasks             []Task            `json:"tasks,omitempty"`
 
-	// JiraEnabled is nil until the Jira gate has been passed or declined.
-	JiraEnabled *bool `json:"jira_enabled,omitempty"`
-	// JiraOff says why Jira is off for this run without anyone having been
-	// asked (JiraNotConfigured); its tasks are then JiraLocal.
-	JiraOff  string `json:"jira_off,omitempty"`
-	JiraNote string `json:"jira_note,omitempty"` // e.g. "paused: 401" shown once
-	// JiraRetryAt is the end of a Jira Retry-After window: no Jira request
-	// is sent before it, whichever run comes next.
-	JiraRetryAt time.Time `json:"jira_retry_at,omitempty"`
+	// TrackerEnabled is nil until the tracker gate (the authentication
+	// check before the first task step) has been passed or declined.
+	TrackerEnabled *bool `json:"tracker_enabled,omitempty"`
+	// TrackerOff says why no tracker is used for this run without anyone
+	// having been asked (TrackerNotConfigured); its tasks are then SyncLocal.
+	TrackerOff  string `json:"tracker_off,omitempty"`
+	TrackerNote string `json:"tracker_note,omitempty"` // e.g. "paused: 401" shown once
+	// TrackerRetryAt is the end of the tracker's Retry-After window: no
+	// tracker request is sent before it, whichever run comes next.
+	TrackerRetryAt time.Time `json:"tracker_retry_at,omitempty"`
 	// Tracker is "github" once someone chose "Create the tasks as GitHub
 	// sub-issues instead" at the Jira authentication gate: the tasks then go
 	// to sub-issues whatever the config says.
 	Tracker string `json:"tracker,omitempty"`
+	// TrackerInUse is where this run's tasks go as the last write saw it
+	// (TrackerJira, TrackerGitHub or TrackerLocal): the config's tracker,
+	// or GitHub after the answer above. The state comment names it.
+	TrackerInUse string `json:"tracker_in_use,omitempty"`
 
 	Gate *Gate `json:"gate,omitempty"`
 
@@ -127,8 +134,8 @@ type State struct {
 	Since time.Time `json:"since,omitzero"`
 	// Seq numbers the markers of posted comments so each is unique.
 	Seq int64 `json:"seq"`
-	// PendingJiraCheck is set while the Jira authentication check is owed.
-	PendingJiraCheck bool `json:"pending_jira_check,omitempty"`
+	// PendingAuthCheck is set while the tracker's authentication check is owed.
+	PendingAuthCheck bool `json:"pending_auth_check,omitempty"`
 	// FailedSessions counts, per step slug, the sessions in which the step
 	// escalated (circuit breaker across sessions).
 	FailedSessions map[string]int `json:"failed_sessions,omitempty"`
@@ -224,20 +231,21 @@ const (
 	KindTask = "task"
 )
 
-// Jira sync states of a task.
+// Tracker sync states of a task (Task.Sync), whatever the tracker.
 const (
-	JiraPending = "pending" // not yet sent (or Jira disabled)
-	JiraSending = "sending" // idempotency key recorded, create sent, outcome unknown
-	JiraCreated = "created" // Jira key known
-	JiraFailed  = "failed"  // rejected by Jira (validation); needs a human
-	JiraLocal   = "local"   // kept in the issue only: Jira is off (State.JiraOff)
+	SyncPending = "pending" // not yet sent (or the tracker is disabled)
+	SyncSending = "sending" // idempotency key recorded, create sent, outcome unknown
+	SyncCreated = "created" // tracker key known
+	SyncFailed  = "failed"  // rejected by the tracker (validation); needs a human
+	SyncLocal   = "local"   // kept in the issue only: no tracker (State.TrackerOff)
 )
 
-// JiraNotConfigured is State.JiraOff when no jira_* input and no jira:
-// section of the config configure Jira.
-const JiraNotConfigured = "not-configured"
+// TrackerNotConfigured is State.TrackerOff when no tracker is set up: the
+// config says tracker: local, or nothing (no jira_* input, no jira:
+// section) configures one.
+const TrackerNotConfigured = "not-configured"
 
-// Task is an epic or task, kept locally and synced to Jira.
+// Task is an epic or task, kept locally and synced to the tracker.
 type Task struct {
 	ID          string   `json:"id"` // "01", "02", ... (local numbering)
 	Kind        string   `json:"kind"`
@@ -250,11 +258,12 @@ type Task struct {
 	DepsLinked []string `json:"deps_linked,omitempty"`
 	Points     float64  `json:"points,omitempty"`
 	Step       string   `json:"step,omitempty"` // step slug that declared it
-	// IdemKey is recorded before the create and stored on the Jira issue as a label.
+	// IdemKey is recorded before the create and stored on the tracker's
+	// issue (a Jira label, a sub-issue's hidden marker).
 	IdemKey   string    `json:"idem_key"`
-	Jira      string    `json:"jira"`               // sync state (JiraPending...)
-	JiraKey   string    `json:"jira_key,omitempty"` // e.g. PROJ-12
-	JiraURL   string    `json:"jira_url,omitempty"`
+	Sync      string    `json:"sync"`          // sync state (SyncPending...)
+	Key       string    `json:"key,omitempty"` // the tracker's key: PROJ-12 (Jira) or #12 (sub-issue)
+	URL       string    `json:"url,omitempty"`
 	SentAt    time.Time `json:"sent_at,omitempty"` // when the create was sent
 	Done      bool      `json:"done,omitempty"`
 	Error     string    `json:"error,omitempty"`
@@ -264,7 +273,7 @@ type Task struct {
 // Closable reports whether t has a tracker issue that is not known to be
 // done: one that moves to done when the GitHub issue closes.
 func (t Task) Closable() bool {
-	return t.Jira == JiraCreated && t.JiraKey != "" && !t.Done
+	return t.Sync == SyncCreated && t.Key != "" && !t.Done
 }
 
 // Option is one choice of a Choose block.

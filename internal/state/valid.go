@@ -14,7 +14,7 @@ import (
 )
 
 // FieldError is returned by Valid: which field (by its JSON path, e.g.
-// "tasks[3].jira_key") holds an invalid value, and why.
+// "tasks[3].key") holds an invalid value, and why.
 type FieldError struct {
 	Field   string
 	Problem string
@@ -33,7 +33,7 @@ var (
 	repoRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
 	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 	taskRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	jiraRE  = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}-[1-9][0-9]{0,11}$|^#[1-9][0-9]{0,9}$`) // Jira key or sub-issue #n
+	keyRE   = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,49}-[1-9][0-9]{0,11}$|^#[1-9][0-9]{0,9}$`) // Jira key or sub-issue #n
 	hexRE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
@@ -41,8 +41,9 @@ var (
 	stepStatuses = set(NotStarted, InProgress, Completed, Skipped, Failed)
 	runStatuses  = set(RunInProgress, RunAwaitingDecision, RunFailed, RunDone, RunStopped)
 	taskKinds    = set(KindEpic, KindTask)
-	jiraStates   = set(JiraPending, JiraSending, JiraCreated, JiraFailed, JiraLocal)
-	jiraOffs     = set("", JiraNotConfigured)
+	syncStates   = set(SyncPending, SyncSending, SyncCreated, SyncFailed, SyncLocal)
+	trackerOffs  = set("", TrackerNotConfigured)
+	trackersUsed = set("", TrackerJira, TrackerGitHub, TrackerLocal)
 )
 
 func set(vs ...string) map[string]bool {
@@ -65,8 +66,8 @@ func set(vs ...string) map[string]bool {
 //     "awaiting-invocation" requires phase 0, while phase 0 may carry other
 //     names (seed 001's meta-repo example uses "awaiting-human-review");
 //   - decisions name a valid gate id, a letter A–D, a GitHub login and an
-//     http(s) link; tasks have unique ids, a known kind and Jira state, a
-//     Jira key like PROJ-12, finite non-negative points; the open gate is a
+//     http(s) link; tasks have unique ids, a known kind and sync state, a
+//     tracker key like PROJ-12 or #12, finite non-negative points; the open gate is a
 //     valid Choose block (choose.Block.Validate) whose options' actions
 //     are gate actions (Action.Check);
 //   - counters (seq, limits, failed_sessions per step slug) are
@@ -186,8 +187,11 @@ func validHistory(s *State) error {
 }
 
 func validTasks(s *State) error {
-	if !jiraOffs[s.JiraOff] {
-		return bad("jira_off", "%q is not empty or %s", s.JiraOff, JiraNotConfigured)
+	if !trackersUsed[s.TrackerInUse] {
+		return bad("tracker_in_use", "%q is not jira, github, local or empty", s.TrackerInUse)
+	}
+	if !trackerOffs[s.TrackerOff] {
+		return bad("tracker_off", "%q is not empty or %s", s.TrackerOff, TrackerNotConfigured)
 	}
 	seen := make(map[string]bool, len(s.Tasks))
 	for i, t := range s.Tasks {
@@ -199,15 +203,15 @@ func validTasks(s *State) error {
 			return bad(f+".id", "%q is used twice", t.ID)
 		case !taskKinds[t.Kind]:
 			return bad(f+".kind", "%q is not epic or task", t.Kind)
-		case !jiraStates[t.Jira]:
-			return bad(f+".jira", "%q is not a Jira sync state", t.Jira)
-		case t.JiraKey != "" && !jiraRE.MatchString(t.JiraKey):
-			return bad(f+".jira_key", "%q is not a Jira key like PROJ-12 or an issue like #12", t.JiraKey)
+		case !syncStates[t.Sync]:
+			return bad(f+".sync", "%q is not a tracker sync state", t.Sync)
+		case t.Key != "" && !keyRE.MatchString(t.Key):
+			return bad(f+".key", "%q is not a Jira key like PROJ-12 or an issue like #12", t.Key)
 		case math.IsNaN(t.Points) || math.IsInf(t.Points, 0) || t.Points < 0:
 			return bad(f+".points", "must be a finite number >= 0")
 		}
 		seen[t.ID] = true
-		if err := validLink(f+".jira_url", t.JiraURL); err != nil {
+		if err := validLink(f+".url", t.URL); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,7 @@ func TestParseCommentReadsEpicsAndTasksInOrder(t *testing.T) {
 		{ID: "05", Kind: state.KindTask, Title: "2026 roadmap", DependsOn: []string{"03"}},
 	}
 	for i := range want {
-		want[i].Step, want[i].Jira = "plan", state.JiraPending
+		want[i].Step, want[i].Sync = "plan", state.SyncPending
 		want[i].IdemKey = idem.Key("octo/repo", 9, want[i].ID)
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -218,9 +218,9 @@ func setMeta(t *state.Task, key, val, where string, line int, label string) erro
 	case "jira":
 		switch {
 		case strings.EqualFold(val, "pending") || val == "":
-			t.Jira = state.JiraPending
+			t.Sync = state.SyncPending
 		case tracker.IsJiraKey(val):
-			t.Jira, t.JiraKey = state.JiraCreated, val
+			t.Sync, t.Key = state.SyncCreated, val
 		default:
 			return fail(`want "pending" or an issue key such as PROJ-12`)
 		}

@@ -21,11 +21,11 @@ func TestParseFilesReadsTaskFilesInNumberOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []state.Task{
-		{ID: "04", Kind: state.KindEpic, Title: "Authentication", Jira: state.JiraCreated, JiraKey: "PROJ-7"},
-		{ID: "05", Kind: state.KindTask, Title: "Login form", Epic: "01", Jira: state.JiraPending,
+		{ID: "04", Kind: state.KindEpic, Title: "Authentication", Sync: state.SyncCreated, Key: "PROJ-7"},
+		{ID: "05", Kind: state.KindTask, Title: "Login form", Epic: "01", Sync: state.SyncPending,
 			Description: "Email + password.\n\n```\nPoints: 99\n```"},
 		{ID: "06", Kind: state.KindTask, Title: "Invoice PDF", Epic: "Billing", DependsOn: []string{"02", "Login form"},
-			Points: 2.5, Jira: state.JiraPending, Description: "Render invoices."},
+			Points: 2.5, Sync: state.SyncPending, Description: "Render invoices."},
 	}
 	for i := range want {
 		want[i].Step = "decompose"

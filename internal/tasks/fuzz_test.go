@@ -29,8 +29,8 @@ func checkParsed(t *testing.T, got []state.Task, err error, start int) {
 		if tk.Kind != state.KindEpic && tk.Kind != state.KindTask {
 			t.Fatalf("task %s kind %q", tk.ID, tk.Kind)
 		}
-		if tk.Jira != state.JiraPending && tk.Jira != state.JiraCreated {
-			t.Fatalf("task %s jira %q", tk.ID, tk.Jira)
+		if tk.Sync != state.SyncPending && tk.Sync != state.SyncCreated {
+			t.Fatalf("task %s jira %q", tk.ID, tk.Sync)
 		}
 		if checkPoints(tk.Points) != "" || (tk.Kind == state.KindEpic && tk.Epic != "") {
 			t.Fatalf("task %s: %+v", tk.ID, tk)

@@ -98,8 +98,8 @@ func finish(drafts []draft, opts Options) ([]state.Task, error) {
 		t := d.task
 		t.ID = ID(start + i)
 		t.Step = opts.Step
-		if t.Jira == "" {
-			t.Jira = state.JiraPending
+		if t.Sync == "" {
+			t.Sync = state.SyncPending
 		}
 		if opts.Repo != "" {
 			t.IdemKey = idem.Key(opts.Repo, opts.Issue, t.ID)

@@ -69,7 +69,7 @@ func CloseTasks(ctx context.Context, c Closer, tasks []state.Task, opts SyncOpti
 		// Inside a Retry-After window: nothing is sent and the window stays.
 		s.res.RetryAt = s.o.NotBefore
 		if anyClosable(s.res.Tasks) {
-			s.note("Jira asked us to wait until %s", s.o.NotBefore.UTC().Format(time.RFC3339))
+			s.note("%s asked us to wait until %s", s.o.Name, s.o.NotBefore.UTC().Format(time.RFC3339))
 		}
 	} else {
 		for i := range s.res.Tasks {
@@ -77,7 +77,7 @@ func CloseTasks(ctx context.Context, c Closer, tasks []state.Task, opts SyncOpti
 			if !Closable(*t) {
 				continue
 			}
-			key := t.JiraKey
+			key := t.Key
 			err := s.call(ctx, true, func(ctx context.Context) error { return c.CloseIssue(ctx, key) })
 			if err == nil {
 				t.Done = true

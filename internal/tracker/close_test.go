@@ -37,7 +37,7 @@ func (c *scriptedCloser) CloseIssue(ctx context.Context, key string) error {
 // created is a task whose Jira issue exists.
 func created(id, key string, done bool) state.Task {
 	t := task(id, state.KindTask, "Task "+id, "")
-	t.Jira, t.JiraKey, t.Done = state.JiraCreated, key, done
+	t.Sync, t.Key, t.Done = state.SyncCreated, key, done
 	return t
 }
 
@@ -45,7 +45,7 @@ func doneKeys(ts []state.Task) []string {
 	var out []string
 	for _, t := range ts {
 		if t.Done {
-			out = append(out, t.JiraKey)
+			out = append(out, t.Key)
 		}
 	}
 	return out
@@ -55,7 +55,7 @@ func TestCloseTasksTransitionsOpenIssuesInTaskOrderAndHonoursLimits(t *testing.T
 	mixed := func() []state.Task {
 		pending := task("02", state.KindTask, "not in Jira yet", "")
 		failed := task("05", state.KindTask, "rejected by Jira", "")
-		failed.Jira = state.JiraFailed
+		failed.Sync = state.SyncFailed
 		return []state.Task{created("01", "P-1", false), pending, created("03", "P-3", true), created("04", "P-4", false), failed}
 	}
 	three := func() []state.Task {
@@ -169,7 +169,7 @@ func TestCloseTasksTransitionsOpenIssuesInTaskOrderAndHonoursLimits(t *testing.T
 			if (tc.wantNote == "") != (res.Note == "") || !strings.Contains(res.Note, tc.wantNote) {
 				t.Errorf("note %q, want it to contain %q", res.Note, tc.wantNote)
 			}
-			if !slices.EqualFunc(in, before, func(a, b state.Task) bool { return a.Done == b.Done && a.JiraKey == b.JiraKey }) {
+			if !slices.EqualFunc(in, before, func(a, b state.Task) bool { return a.Done == b.Done && a.Key == b.Key }) {
 				t.Error("CloseTasks modified its input")
 			}
 		})

@@ -1,9 +1,45 @@
 package tracker
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
+
+// Each error carries the name of the tracker that answered (Tracker:
+// "Jira", or "GitHub" for sub-issues), which its message starts with;
+// Sync sets it from SyncOptions.Name (Named). Without one the message says
+// "tracker".
+
+// Named sets name as the Tracker of err's tracker error, if it has none
+// yet, and returns err.
+func Named(err error, name string) error {
+	var (
+		ae *AuthError
+		rl *RateLimitError
+		te *TransientError
+		ve *ValidationError
+	)
+	switch {
+	case err == nil:
+	case errors.As(err, &ae) && ae.Tracker == "":
+		ae.Tracker = name
+	case errors.As(err, &rl) && rl.Tracker == "":
+		rl.Tracker = name
+	case errors.As(err, &te) && te.Tracker == "":
+		te.Tracker = name
+	case errors.As(err, &ve) && ve.Tracker == "":
+		ve.Tracker = name
+	}
+	return err
+}
+
+func trackerName(name string) string {
+	if name == "" {
+		return "tracker"
+	}
+	return name
+}
 
 // AuthError means the tracker refused the credentials (HTTP 401 or 403).
 // Sync stops at once and reports Paused "auth"; it is never retried
@@ -11,13 +47,14 @@ import (
 type AuthError struct {
 	Status  int    // HTTP status, 401 or 403
 	Message string // the tracker's own words, if any
+	Tracker string // which tracker answered, e.g. "Jira"
 }
 
 func (e *AuthError) Error() string {
 	if e.Message == "" {
-		return fmt.Sprintf("jira authentication failed (HTTP %d)", e.Status)
+		return fmt.Sprintf("%s authentication failed (HTTP %d)", trackerName(e.Tracker), e.Status)
 	}
-	return fmt.Sprintf("jira authentication failed (HTTP %d): %s", e.Status, e.Message)
+	return fmt.Sprintf("%s authentication failed (HTTP %d): %s", trackerName(e.Tracker), e.Status, e.Message)
 }
 
 // RateLimitError means the tracker answered 429. No request may be sent
@@ -25,10 +62,11 @@ func (e *AuthError) Error() string {
 type RateLimitError struct {
 	RetryAfter time.Duration
 	Reason     string // Jira's RateLimit-Reason header, e.g. "jira-per-issue-on-write"
+	Tracker    string // which tracker answered, e.g. "Jira"
 }
 
 func (e *RateLimitError) Error() string {
-	msg := fmt.Sprintf("jira rate limit: retry after %s", e.RetryAfter)
+	msg := fmt.Sprintf("%s rate limit: retry after %s", trackerName(e.Tracker), e.RetryAfter)
 	if e.Reason != "" {
 		msg += " (" + e.Reason + ")"
 	}
@@ -41,32 +79,36 @@ type TransientError struct {
 	Status     int           // HTTP status; 0 for network errors and timeouts
 	RetryAfter time.Duration // from a Retry-After header on a 503, if any
 	Err        error
+	Tracker    string // which tracker answered, e.g. "Jira"
 }
 
 func (e *TransientError) Error() string {
+	name := trackerName(e.Tracker)
 	if e.Status == 0 {
-		return fmt.Sprintf("jira unavailable: %v", e.Err)
+		return fmt.Sprintf("%s unavailable: %v", name, e.Err)
 	}
 	if e.Err == nil {
-		return fmt.Sprintf("jira unavailable (HTTP %d)", e.Status)
+		return fmt.Sprintf("%s unavailable (HTTP %d)", name, e.Status)
 	}
-	return fmt.Sprintf("jira unavailable (HTTP %d): %v", e.Status, e.Err)
+	return fmt.Sprintf("%s unavailable (HTTP %d): %v", name, e.Status, e.Err)
 }
 
 // Unwrap returns the underlying error.
 func (e *TransientError) Unwrap() error { return e.Err }
 
-// ValidationError is Jira's 400 answer for a request or one bulk item, taken
-// from its "errors" (field → message) or "errorMessages". Field is empty when
-// Jira named no field.
+// ValidationError is the tracker's refusal of a request or one bulk item:
+// Jira's 400 (from its "errors", field → message, or "errorMessages"), or
+// GitHub's 422/404 with the request in Field. Field is empty when the
+// tracker named no field.
 type ValidationError struct {
 	Field   string
 	Message string
+	Tracker string // which tracker answered, e.g. "Jira"
 }
 
 func (e *ValidationError) Error() string {
 	if e.Field == "" {
-		return "jira rejected the request: " + e.Message
+		return trackerName(e.Tracker) + " rejected the request: " + e.Message
 	}
-	return fmt.Sprintf("jira rejected field %q: %s", e.Field, e.Message)
+	return fmt.Sprintf("%s rejected field %q: %s", trackerName(e.Tracker), e.Field, e.Message)
 }

@@ -46,7 +46,7 @@ func (p *persister) Persist(ts []state.Task) error {
 func task(id, kind, title, epic string) state.Task {
 	return state.Task{
 		ID: id, Kind: kind, Title: title, Epic: epic,
-		IdemKey: idem.Key("octo/repo", 7, id), Jira: state.JiraPending,
+		IdemKey: idem.Key("octo/repo", 7, id), Sync: state.SyncPending,
 	}
 }
 
@@ -73,7 +73,7 @@ func countOps(calls []SandboxCall, op string) int {
 func countJira(ts []state.Task, jira string) int {
 	n := 0
 	for _, t := range ts {
-		if t.Jira == jira {
+		if t.Sync == jira {
 			n++
 		}
 	}

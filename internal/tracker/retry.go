@@ -16,7 +16,7 @@ func (s *syncer) call(ctx context.Context, idempotent bool, f func(context.Conte
 	rateWaits := 0
 	for attempt := 1; ; {
 		s.res.Requests++
-		err := f(ctx)
+		err := Named(f(ctx), s.o.Name)
 		if err == nil {
 			return nil
 		}
@@ -26,7 +26,7 @@ func (s *syncer) call(ctx context.Context, idempotent bool, f func(context.Conte
 		switch {
 		case errors.As(err, &ae):
 			s.res.Paused = PausedAuth
-			s.note("Jira authentication failed (HTTP %d); sync paused until `/autopilot jira retry`", ae.Status)
+			s.note("%s authentication failed (HTTP %d); sync paused until `/autopilot tasks retry`", s.o.Name, ae.Status)
 			return &haltError{cause: err}
 		case errors.As(err, &rl):
 			if !s.waitRateLimit(ctx, rl, rateWaits) {
@@ -61,11 +61,11 @@ func (s *syncer) waitRateLimit(ctx context.Context, rl *RateLimitError, waits in
 	}
 	if wait > s.o.MaxWait || waits >= maxRateWaits {
 		s.res.RetryAt = s.o.Now().Add(wait)
-		s.note("Jira rate limit%s; next request not before %s", reasonSuffix(rl.Reason), s.res.RetryAt.UTC().Format(time.RFC3339))
+		s.note("%s rate limit%s; next request not before %s", s.o.Name, reasonSuffix(rl.Reason), s.res.RetryAt.UTC().Format(time.RFC3339))
 		return false
 	}
 	if err := s.o.Sleep(ctx, wait); err != nil {
-		s.note("stopped while waiting out a Jira rate limit: %v", err)
+		s.note("stopped while waiting out a %s rate limit: %v", s.o.Name, err)
 		return false
 	}
 	return true
@@ -82,11 +82,11 @@ func (s *syncer) waitToRetry(ctx context.Context, te *TransientError, attempt in
 	}
 	if wait > s.o.MaxWait {
 		s.res.RetryAt = s.o.Now().Add(wait)
-		s.note("Jira unavailable (%v); next request not before %s", te, s.res.RetryAt.UTC().Format(time.RFC3339))
+		s.note("%s unavailable (%v); next request not before %s", s.o.Name, te, s.res.RetryAt.UTC().Format(time.RFC3339))
 		return false
 	}
 	if err := s.o.Sleep(ctx, wait); err != nil {
-		s.note("stopped while backing off from Jira: %v", err)
+		s.note("stopped while backing off from %s: %v", s.o.Name, err)
 		return false
 	}
 	return true
@@ -100,7 +100,7 @@ func (s *syncer) giveUp(te *TransientError, idempotent bool, attempt int) {
 		s.res.RetryAt = s.o.Now().Add(te.RetryAfter)
 	}
 	if idempotent {
-		s.note("Jira unavailable after %d attempts (%v); tasks kept for the next sync", attempt, te)
+		s.note("%s unavailable after %d attempts (%v); tasks kept for the next sync", s.o.Name, attempt, te)
 	}
 }
 

@@ -59,6 +59,9 @@ type SyncOptions struct {
 	// Backoff is the first retry delay, doubled per attempt, with jitter;
 	// default 2s.
 	Backoff time.Duration
+	// Name is the tracker's name in notes and errors: "Jira", or "GitHub"
+	// for sub-issues; default "Tracker".
+	Name string
 }
 
 func (o SyncOptions) withDefaults() SyncOptions {
@@ -82,6 +85,9 @@ func (o SyncOptions) withDefaults() SyncOptions {
 	}
 	if o.Backoff <= 0 {
 		o.Backoff = DefaultBackoff
+	}
+	if o.Name == "" {
+		o.Name = "Tracker"
 	}
 	return o
 }
@@ -173,7 +179,7 @@ func (s *syncer) run(ctx context.Context) error {
 	}
 	if now := s.o.Now(); now.Before(s.o.NotBefore) {
 		s.res.RetryAt = s.o.NotBefore
-		s.note("Jira asked us to wait until %s", s.o.NotBefore.UTC().Format(time.RFC3339))
+		s.note("%s asked us to wait until %s", s.o.Name, s.o.NotBefore.UTC().Format(time.RFC3339))
 		return &haltError{cause: errors.New("inside a Retry-After window")}
 	}
 	if err := s.reconcile(ctx); err != nil {
@@ -192,7 +198,7 @@ func (s *syncer) run(ctx context.Context) error {
 
 func (s *syncer) hasWork() bool {
 	for _, t := range s.res.Tasks {
-		if inOutbox(t) || (t.Jira == state.JiraCreated && t.JiraKey != "") {
+		if inOutbox(t) || (t.Sync == state.SyncCreated && t.Key != "") {
 			return true
 		}
 	}
@@ -216,11 +222,11 @@ func (s *syncer) owedDeps(i int) (entries []string, blockers []int, ready []bool
 			if j == i || !(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
 				continue
 			}
-			if o.Jira == state.JiraFailed || t.Jira == state.JiraFailed {
+			if o.Sync == state.SyncFailed || t.Sync == state.SyncFailed {
 				break
 			}
 			entries, blockers = append(entries, d), append(blockers, j)
-			ready = append(ready, t.Jira == state.JiraCreated && t.JiraKey != "" && o.Jira == state.JiraCreated && o.JiraKey != "")
+			ready = append(ready, t.Sync == state.SyncCreated && t.Key != "" && o.Sync == state.SyncCreated && o.Key != "")
 			break
 		}
 	}
@@ -243,9 +249,9 @@ func (s *syncer) linkPhase(ctx context.Context) error {
 				continue
 			}
 			t := &s.res.Tasks[i]
-			blocker := s.res.Tasks[blockers[k]].JiraKey
+			blocker := s.res.Tasks[blockers[k]].Key
 			s.res.Requests++
-			err := dl.LinkDependency(ctx, t.JiraKey, blocker)
+			err := dl.LinkDependency(ctx, t.Key, blocker)
 			var ve *ValidationError
 			var rl *RateLimitError
 			switch {
@@ -253,7 +259,7 @@ func (s *syncer) linkPhase(ctx context.Context) error {
 				t.DepsLinked = append(t.DepsLinked, d)
 			case errors.As(err, &ve):
 				t.DepsLinked = append(t.DepsLinked, d)
-				s.note("dependency of %s on %s refused: %v", t.JiraKey, blocker, ve)
+				s.note("dependency of %s on %s refused: %v", t.Key, blocker, ve)
 			case errors.As(err, &rl):
 				wait := rl.RetryAfter
 				if wait <= 0 {
@@ -273,7 +279,7 @@ func (s *syncer) linkPhase(ctx context.Context) error {
 }
 
 func inOutbox(t state.Task) bool {
-	return t.Jira == "" || t.Jira == state.JiraPending || t.Jira == state.JiraSending
+	return t.Sync == "" || t.Sync == state.SyncPending || t.Sync == state.SyncSending
 }
 
 func kindOf(t state.Task) string {
@@ -319,7 +325,7 @@ func (s *syncer) reconcile(ctx context.Context) error {
 			s.res.Found++
 			continue
 		}
-		if t.Jira != state.JiraSending {
+		if t.Sync != state.SyncSending {
 			continue
 		}
 		if now.Sub(t.SentAt) < s.o.SearchLag {
@@ -329,15 +335,15 @@ func (s *syncer) reconcile(ctx context.Context) error {
 		s.stale[i] = true
 	}
 	if lagging > 0 {
-		s.note("%d waiting for Jira search lag", lagging)
+		s.note("%d waiting for %s search lag", lagging, s.o.Name)
 	}
 	return nil
 }
 
 func markCreated(t *state.Task, is Issue) {
-	t.Jira = state.JiraCreated
-	t.JiraKey = is.Key
-	t.JiraURL = is.URL
+	t.Sync = state.SyncCreated
+	t.Key = is.Key
+	t.URL = is.URL
 	t.Done = is.Done
 	t.Error = ""
 }
@@ -354,10 +360,10 @@ func (s *syncer) epicFor(t state.Task) (key string, ready bool) {
 		if e.Kind != state.KindEpic || (e.ID != ref && !strings.EqualFold(strings.TrimSpace(e.Title), ref)) {
 			continue
 		}
-		switch e.Jira {
-		case state.JiraCreated:
-			return e.JiraKey, true
-		case state.JiraFailed:
+		switch e.Sync {
+		case state.SyncCreated:
+			return e.Key, true
+		case state.SyncFailed:
 			return "", true // create unlinked rather than block on a human
 		default:
 			return "", false
@@ -406,7 +412,7 @@ func (s *syncer) readyToCreate(kind string) []int {
 		if kindOf(t) != kind {
 			continue
 		}
-		if t.Jira != "" && t.Jira != state.JiraPending && !(t.Jira == state.JiraSending && s.stale[i]) {
+		if t.Sync != "" && t.Sync != state.SyncPending && !(t.Sync == state.SyncSending && s.stale[i]) {
 			continue
 		}
 		if _, ready := s.epicFor(t); !ready {
@@ -416,7 +422,7 @@ func (s *syncer) readyToCreate(kind string) []int {
 		idx = append(idx, i)
 	}
 	if held > 0 {
-		s.note("%d held until their epic is in Jira", held)
+		s.note("%d held until their epic is in %s", held, s.o.Name)
 	}
 	return idx
 }
@@ -430,7 +436,7 @@ func (s *syncer) markSending(idx []int) (restore func(from int), err error) {
 	for n, i := range idx {
 		prev[n] = s.res.Tasks[i]
 		t := &s.res.Tasks[i]
-		t.Jira, t.SentAt, t.Error = state.JiraSending, now, ""
+		t.Sync, t.SentAt, t.Error = state.SyncSending, now, ""
 	}
 	restore = func(from int) {
 		for n := from; n < len(idx); n++ {
@@ -517,7 +523,7 @@ func (s *syncer) depKeys(t state.Task) []string {
 }
 
 func (s *syncer) fail(t *state.Task, err error) {
-	t.Jira = state.JiraFailed
+	t.Sync = state.SyncFailed
 	t.Error = err.Error()
 	s.res.Failed++
 }
@@ -534,6 +540,7 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 	for _, i := range chunk {
 		t := &s.res.Tasks[i]
 		r, ok := byKey[t.IdemKey]
+		r.Err = Named(r.Err, s.o.Name)
 		var ve *ValidationError
 		var rl *RateLimitError
 		switch {
@@ -546,7 +553,7 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 		case errors.As(r.Err, &ve):
 			s.fail(t, ve)
 		case errors.As(r.Err, &rl):
-			t.Jira, t.SentAt, t.Error = state.JiraPending, time.Time{}, ""
+			t.Sync, t.SentAt, t.Error = state.SyncPending, time.Time{}, ""
 			wait := rl.RetryAfter
 			if wait <= 0 {
 				wait = DefaultRetryAfter
@@ -556,15 +563,15 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 			}
 			limited = true
 		default:
-			// Jira reported this item as not created: back to the outbox.
-			t.Jira, t.SentAt, t.Error = state.JiraPending, time.Time{}, r.Err.Error()
+			// The tracker reported this item as not created: back to the outbox.
+			t.Sync, t.SentAt, t.Error = state.SyncPending, time.Time{}, r.Err.Error()
 		}
 	}
 	if unknown > 0 {
-		s.note("%d create outcomes missing from Jira's answer; looked up by idempotency key at the next sync", unknown)
+		s.note("%d create outcomes missing from %s's answer; looked up by idempotency key at the next sync", unknown, s.o.Name)
 	}
 	if limited {
-		s.note("tracker rate limit; next create not before %s", s.res.RetryAt.UTC().Format(time.RFC3339))
+		s.note("%s rate limit; next create not before %s", s.o.Name, s.res.RetryAt.UTC().Format(time.RFC3339))
 	}
 	return limited
 }
@@ -574,8 +581,8 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 func (s *syncer) backSync(ctx context.Context) error {
 	var keys []string
 	for i, t := range s.res.Tasks {
-		if t.Jira == state.JiraCreated && t.JiraKey != "" && !s.createdNow[i] {
-			keys = append(keys, t.JiraKey)
+		if t.Sync == state.SyncCreated && t.Key != "" && !s.createdNow[i] {
+			keys = append(keys, t.Key)
 		}
 	}
 	if len(keys) == 0 {
@@ -592,8 +599,8 @@ func (s *syncer) backSync(ctx context.Context) error {
 	}
 	for i := range s.res.Tasks {
 		t := &s.res.Tasks[i]
-		is, ok := got[t.JiraKey]
-		if !ok || t.Jira != state.JiraCreated || s.createdNow[i] {
+		is, ok := got[t.Key]
+		if !ok || t.Sync != state.SyncCreated || s.createdNow[i] {
 			continue
 		}
 		if t.Done != is.Done {
@@ -601,7 +608,7 @@ func (s *syncer) backSync(ctx context.Context) error {
 			s.res.Ticked++
 		}
 		if is.URL != "" {
-			t.JiraURL = is.URL
+			t.URL = is.URL
 		}
 	}
 	return nil
@@ -674,8 +681,8 @@ func checkIdemKeys(tasks []state.Task) error {
 func RetryFailed(tasks []state.Task) []state.Task {
 	out := cloneTasks(tasks)
 	for i := range out {
-		if out[i].Jira == state.JiraFailed {
-			out[i].Jira, out[i].Error, out[i].SentAt = state.JiraPending, "", time.Time{}
+		if out[i].Sync == state.SyncFailed {
+			out[i].Sync, out[i].Error, out[i].SentAt = state.SyncPending, "", time.Time{}
 		}
 	}
 	return out

@@ -51,7 +51,7 @@ func TestSyncCreatesEpicsFirstAndLinksTasksToThem(t *testing.T) {
 	// The persisted snapshot must precede every create it announces.
 	r.p.onPersist = func(snap []state.Task) {
 		creates := countOps(r.sb.Calls(), OpCreate)
-		sending := countJira(snap, state.JiraSending)
+		sending := countJira(snap, state.SyncSending)
 		if want := []int{2, 3}[creates]; sending != want {
 			t.Errorf("persist #%d: %d tasks marked sending, want %d", creates+1, sending, want)
 		}
@@ -74,7 +74,7 @@ func TestSyncCreatesEpicsFirstAndLinksTasksToThem(t *testing.T) {
 		t.Fatalf("Persist called %d times, want 2 (one per phase)", got)
 	}
 	for _, tk := range res.Tasks {
-		if tk.Jira != state.JiraCreated || tk.JiraKey == "" || !strings.HasSuffix(tk.JiraURL, "/browse/"+tk.JiraKey) {
+		if tk.Sync != state.SyncCreated || tk.Key == "" || !strings.HasSuffix(tk.URL, "/browse/"+tk.Key) {
 			t.Errorf("task %s = %+v", tk.ID, tk)
 		}
 	}
@@ -90,7 +90,7 @@ func TestSyncSendsNothingWhenPersistFails(t *testing.T) {
 	if n := countOps(r.sb.Calls(), OpCreate); n != 0 {
 		t.Fatalf("%d creates sent after a failed persist", n)
 	}
-	if got := countJira(res.Tasks, state.JiraPending); got != 3 {
+	if got := countJira(res.Tasks, state.SyncPending); got != 3 {
 		t.Fatalf("%d tasks pending, want 3", got)
 	}
 }
@@ -132,7 +132,7 @@ func TestSyncLostResponseIsFoundAfterLagNotDuplicated(t *testing.T) {
 				r.sb.FailNext(OpCreate, &TransientError{Status: 503})
 			}
 			res := r.sync(t, manyTasks(3), nil)
-			if res.Waiting != 3 || countJira(res.Tasks, state.JiraSending) != 3 {
+			if res.Waiting != 3 || countJira(res.Tasks, state.SyncSending) != 3 {
 				t.Fatalf("after lost create: %+v", res)
 			}
 
@@ -184,7 +184,7 @@ func TestSyncHonoursRetryAfter(t *testing.T) {
 				}
 				return
 			}
-			if !res.RetryAt.Equal(start.Add(tc.retryAfter)) || countJira(res.Tasks, state.JiraPending) != 2 || res.Waiting != 2 {
+			if !res.RetryAt.Equal(start.Add(tc.retryAfter)) || countJira(res.Tasks, state.SyncPending) != 2 || res.Waiting != 2 {
 				t.Fatalf("stopped sync = %+v", res)
 			}
 			// A sync inside the window sends nothing; one at its end proceeds.
@@ -209,7 +209,7 @@ func TestSyncAuthFailurePausesAfterOneAttempt(t *testing.T) {
 		ts := manyTasks(4)
 		if sending {
 			for i := range ts {
-				ts[i].Jira, ts[i].SentAt = state.JiraSending, r.clock.Now().Add(-time.Hour)
+				ts[i].Sync, ts[i].SentAt = state.SyncSending, r.clock.Now().Add(-time.Hour)
 			}
 		}
 		res := r.sync(t, ts, nil)
@@ -226,7 +226,7 @@ func TestSyncBacksOffOnTransientSearchErrorsThenStops(t *testing.T) {
 	r := newRig(90 * time.Second)
 	ts := manyTasks(2)
 	for i := range ts {
-		ts[i].Jira, ts[i].SentAt = state.JiraSending, r.clock.Now()
+		ts[i].Sync, ts[i].SentAt = state.SyncSending, r.clock.Now()
 	}
 	r.sb.FailNext(OpFind, &TransientError{Status: 503}, &TransientError{Status: 502}, &TransientError{Status: 504})
 	res := r.sync(t, ts, nil)
@@ -238,7 +238,7 @@ func TestSyncBacksOffOnTransientSearchErrorsThenStops(t *testing.T) {
 	if len(r.clock.sleeps) != 2 || r.clock.sleeps[0] != want[0] || r.clock.sleeps[1] != want[1] {
 		t.Fatalf("sleeps = %v, want %v", r.clock.sleeps, want)
 	}
-	if countOps(r.sb.Calls(), OpCreate) != 0 || countJira(res.Tasks, state.JiraSending) != 2 || !strings.Contains(res.Note, "unavailable") {
+	if countOps(r.sb.Calls(), OpCreate) != 0 || countJira(res.Tasks, state.SyncSending) != 2 || !strings.Contains(res.Note, "unavailable") {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -252,11 +252,11 @@ func TestSyncValidationErrorFailsOnlyThatTask(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	bad := res.Tasks[1]
-	if bad.Jira != state.JiraFailed || !strings.Contains(bad.Error, `"summary"`) {
+	if bad.Sync != state.SyncFailed || !strings.Contains(bad.Error, `"summary"`) {
 		t.Fatalf("rejected task = %+v", bad)
 	}
 	retried := RetryFailed(res.Tasks)
-	if retried[1].Jira != state.JiraPending || retried[1].Error != "" || res.Tasks[1].Jira != state.JiraFailed {
+	if retried[1].Sync != state.SyncPending || retried[1].Error != "" || res.Tasks[1].Sync != state.SyncFailed {
 		t.Fatalf("RetryFailed: %+v (input %+v)", retried[1], res.Tasks[1])
 	}
 }
@@ -268,7 +268,7 @@ func TestSyncHoldsTasksWhileTheirEpicIsUnconfirmed(t *testing.T) {
 	res := r.sync(t, ts, nil)
 	r.clock.Advance(30 * time.Second)
 	res = r.sync(t, res.Tasks, nil)
-	if res.Tasks[0].Jira != state.JiraSending || res.Tasks[1].Jira != state.JiraPending || !strings.Contains(res.Note, "held") {
+	if res.Tasks[0].Sync != state.SyncSending || res.Tasks[1].Sync != state.SyncPending || !strings.Contains(res.Note, "held") {
 		t.Fatalf("result %+v", res)
 	}
 	if got := countOps(r.sb.Calls(), OpCreate); got != 1 {
@@ -287,18 +287,18 @@ func TestSyncLinksToAnEpicAlreadyInJira(t *testing.T) {
 	tests := []struct {
 		name, epic, wantLink, wantJira string
 	}{
-		{"existing epic key", first.Tasks[0].JiraKey, "PROJ-1", state.JiraCreated},
-		{"unknown epic key is rejected by Jira", "OTHER-12", "", state.JiraFailed},
-		{"unknown title creates unlinked", "Nonexistent", "", state.JiraCreated},
+		{"existing epic key", first.Tasks[0].Key, "PROJ-1", state.SyncCreated},
+		{"unknown epic key is rejected by Jira", "OTHER-12", "", state.SyncFailed},
+		{"unknown title creates unlinked", "Nonexistent", "", state.SyncCreated},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tk := task(fmt.Sprintf("1%d", i), state.KindTask, tc.name, tc.epic)
 			res := r.sync(t, []state.Task{tk}, nil)
-			if got := res.Tasks[0].Jira; got != tc.wantJira {
+			if got := res.Tasks[0].Sync; got != tc.wantJira {
 				t.Fatalf("jira = %s (%s), want %s", got, res.Tasks[0].Error, tc.wantJira)
 			}
-			if tc.wantJira == state.JiraCreated {
+			if tc.wantJira == state.SyncCreated {
 				issues := r.sb.Issues()
 				if link := issues[len(issues)-1].EpicKey; link != tc.wantLink {
 					t.Fatalf("linked to %q, want %q", link, tc.wantLink)
@@ -311,7 +311,7 @@ func TestSyncLinksToAnEpicAlreadyInJira(t *testing.T) {
 func TestSyncTicksTasksDoneInJira(t *testing.T) {
 	r := newRig(0)
 	res := r.sync(t, manyTasks(3), nil)
-	if err := r.sb.Transition(res.Tasks[1].JiraKey, "Done"); err != nil {
+	if err := r.sb.Transition(res.Tasks[1].Key, "Done"); err != nil {
 		t.Fatal(err)
 	}
 	res = r.sync(t, res.Tasks, nil)
@@ -335,7 +335,7 @@ func TestSyncInputChecks(t *testing.T) {
 		wantReq int
 	}{
 		{"no tasks, no requests", nil, "", 0},
-		{"failed tasks are left alone", []state.Task{{ID: "01", Jira: state.JiraFailed}}, "", 0},
+		{"failed tasks are left alone", []state.Task{{ID: "01", Sync: state.SyncFailed}}, "", 0},
 		{"missing idempotency key", missing, "idempotency key", 0},
 		{"duplicate idempotency key", dup, "share idempotency key", 0},
 	}

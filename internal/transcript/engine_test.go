@@ -470,9 +470,13 @@ func (d *engineDriver) jiraSynced(c *transcript.Case) engine.JiraSynced {
 	ev := engine.JiraSynced{Paused: c.Or("paused", ""), Note: c.Input}
 	if c.Has("created") && d.st != nil {
 		for i, t := range d.st.Tasks {
-			if t.Jira == state.JiraPending {
-				t.Jira, t.JiraKey = state.JiraCreated, fmt.Sprintf("PROJ-%d", i+1)
-				t.JiraURL, t.SentAt = "https://jira.example/browse/"+t.JiraKey, d.clock
+			if t.Sync == state.SyncPending {
+				t.Sync, t.Key = state.SyncCreated, fmt.Sprintf("PROJ-%d", i+1)
+				t.URL, t.SentAt = "https://jira.example/browse/"+t.Key, d.clock
+				if c.Has("subissues") { // created as sub-issues #21, #22, …
+					t.Key = fmt.Sprintf("#%d", 21+i)
+					t.URL = fmt.Sprintf("https://github.com/acme/widgets/issues/%d", 21+i)
+				}
 				ev.Tasks = append(ev.Tasks, t)
 			}
 		}

@@ -411,8 +411,8 @@ type JiraReason string
 const (
 	// JiraAuto: tasks were declared, or the authentication check passed.
 	JiraAuto JiraReason = ""
-	// JiraAsked: `/autopilot jira sync`.
+	// JiraAsked: `/autopilot tasks sync` (or its alias `jira sync`).
 	JiraAsked JiraReason = "sync"
-	// JiraRetry: `/autopilot jira retry`, which also resends rejected tasks.
+	// JiraRetry: `/autopilot tasks retry` (or `jira retry`), which also resends rejected tasks.
 	JiraRetry JiraReason = "retry"
 )

@@ -34,7 +34,7 @@ func (m *M) openGate(kind, title string, details []string, opts []state.Option, 
 // Nobody is asked when the config turns Jira off (jira.enabled: false:
 // tasks wait as pending, as after answering B) or when nothing configures
 // it (no credentials and no jira: section: Jira is off and the tasks stay in
-// the issue, JiraLocal). Only a repository that asked for Jira (credentials,
+// the issue, SyncLocal). Only a repository that asked for Jira (credentials,
 // or a jira: section whose credentials are missing) gets the "Jira
 // authentication failed" question.
 func (m *M) jiraGate() bool {
@@ -43,19 +43,19 @@ func (m *M) jiraGate() bool {
 	case jc.Enabled != nil && !*jc.Enabled:
 		// Declined in advance: as answering B, tasks wait as pending.
 		f := false
-		m.S.JiraEnabled = &f
+		m.S.TrackerEnabled = &f
 		return true
 	case m.Set.Config.Tracker == config.TrackerLocal:
-		m.jiraOff(state.JiraNotConfigured)
+		m.jiraOff(state.TrackerNotConfigured)
 		return true
 	case !m.Set.JiraConfigured && jc == (config.Jira{}):
-		m.jiraOff(state.JiraNotConfigured)
+		m.jiraOff(state.TrackerNotConfigured)
 		return true
 	case !m.Set.JiraConfigured:
 		m.openJiraFailed("Jira is not configured: the config has a jira: section, but the jira_url and jira_token inputs are empty")
 		return false
 	}
-	m.S.PendingJiraCheck = true
+	m.S.PendingAuthCheck = true
 	m.Ask(events.Query{Kind: events.QJiraAuth})
 	return false
 }
@@ -63,16 +63,25 @@ func (m *M) jiraGate() bool {
 // jiraOff records that this run keeps its tasks in the issue only.
 func (m *M) jiraOff(why string) {
 	f := false
-	m.S.JiraEnabled = &f
-	m.S.JiraOff = why
+	m.S.TrackerEnabled = &f
+	m.S.TrackerOff = why
 }
 
 func (m *M) openJiraFailed(detail string) {
+	details := []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))}
+	if m.S.Tracker == config.TrackerGitHub || m.Set.Config.Tracker == config.TrackerGitHub {
+		// The tracker is GitHub itself: the same question, in its words.
+		m.openGate("jira-auth", "GitHub sub-issues authentication failed", details,
+			[]state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without sub-issues (tasks saved locally only)", Action: state.ActJiraOff}},
+			"A", "sub-issues carry task referencing, dependency tracking and batching; without them, tasks keep numeric ids (01_…) and wait as GitHub: pending")
+		m.S.Gate.Next = m.S.Slug
+		return
+	}
 	opts := []state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without Jira (tasks saved locally only)", Action: state.ActJiraOff}}
-	if m.Set.SubIssues && m.S.Tracker == "" {
+	if m.Set.SubIssues {
 		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: state.ActTrackerGitHub})
 	}
-	m.openGate("jira-auth", "Jira authentication failed", []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))},
+	m.openGate("jira-auth", "Jira authentication failed", details,
 		opts, "A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
 	m.S.Gate.Next = m.S.Slug
 }
@@ -89,18 +98,18 @@ func (m *M) nextLine() string {
 
 // JiraAuth handles the outcome of the Jira authentication check.
 func (m *M) JiraAuth(e events.JiraAuth) {
-	if !m.S.PendingJiraCheck {
+	if !m.S.PendingAuthCheck {
 		return
 	}
-	m.S.PendingJiraCheck = false
+	m.S.PendingAuthCheck = false
 	m.Changed = true
 	if !e.OK {
 		m.openJiraFailed(e.Detail)
 		return
 	}
 	t := true
-	m.S.JiraEnabled = &t
-	m.S.JiraNote = ""
+	m.S.TrackerEnabled = &t
+	m.S.TrackerNote = ""
 	if m.HasPendingTasks() {
 		m.Ask(events.Query{Kind: events.QJiraSync})
 	}
@@ -162,12 +171,12 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 	},
 	state.ActContinueSession: func(m *M, _ *state.Gate, _ string, _ events.Comment) { m.enter(m.S.Step) },
 	state.ActJiraRetry: func(m *M, _ *state.Gate, _ string, _ events.Comment) {
-		m.S.PendingJiraCheck = true
+		m.S.PendingAuthCheck = true
 		m.Ask(events.Query{Kind: events.QJiraAuth})
 	},
 	state.ActJiraOff: func(m *M, _ *state.Gate, _ string, _ events.Comment) {
 		f := false
-		m.S.JiraEnabled = &f
+		m.S.TrackerEnabled = &f
 		m.continueStep()
 	},
 	state.ActTrackerGitHub: func(m *M, _ *state.Gate, _ string, _ events.Comment) {
@@ -175,7 +184,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		// reads State.Tracker); they are synced at once.
 		t := true
 		m.S.Tracker = config.TrackerGitHub
-		m.S.JiraEnabled, m.S.JiraOff, m.S.JiraNote = &t, "", ""
+		m.S.TrackerEnabled, m.S.TrackerOff, m.S.TrackerNote = &t, "", ""
 		if m.HasPendingTasks() {
 			m.Ask(events.Query{Kind: events.QJiraSync})
 		}
@@ -307,7 +316,7 @@ func (m *M) OpenRollbackGate(st flow.Step) {
 // HasPendingTasks reports whether tasks wait to be sent to the tracker.
 func (m *M) HasPendingTasks() bool {
 	for _, t := range m.S.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+		if t.Sync == state.SyncPending || t.Sync == state.SyncSending {
 			return true
 		}
 	}

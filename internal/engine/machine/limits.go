@@ -83,7 +83,7 @@ func (m *M) hoursExceeded() bool {
 // Jira and back-synced). Without known statuses nothing is measured.
 func (m *M) carryover() (open, known int) {
 	for _, t := range m.S.Tasks {
-		if t.Kind != state.KindTask || t.Jira != state.JiraCreated || t.Step == "" {
+		if t.Kind != state.KindTask || t.Sync != state.SyncCreated || t.Step == "" {
 			continue
 		}
 		known++

@@ -114,7 +114,7 @@ func (m *M) enter(n int) {
 	m.S.Exec = nil
 	m.S.Run = state.RunInProgress
 	m.Changed = true
-	if st.Jira != "" && m.S.JiraEnabled == nil {
+	if st.Jira != "" && m.S.TrackerEnabled == nil {
 		if !m.jiraGate() {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 func PendingCount(s *state.State) int {
 	n := 0
 	for _, t := range s.Tasks {
-		if t.Jira == state.JiraPending || t.Jira == state.JiraSending {
+		if t.Sync == state.SyncPending || t.Sync == state.SyncSending {
 			n++
 		}
 	}
@@ -58,7 +58,7 @@ func LabelColor(name string) (color, desc string) {
 	case name == "autopilot/status:stopped":
 		return "b60205", "autopilot: the run is stopped"
 	case name == "autopilot/jira:pending":
-		return "c5def5", "autopilot: tasks waiting for Jira"
+		return "c5def5", "autopilot: tasks waiting for their tracker"
 	case len(name) > 15 && name[:15] == "autopilot/step:":
 		return "5319e7", fmt.Sprintf("autopilot: current step %s", name[15:])
 	case len(name) > 15 && name[:15] == "autopilot/flow:":

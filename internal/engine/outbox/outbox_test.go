@@ -28,7 +28,7 @@ func TestOwedReactions(t *testing.T) {
 }
 
 func TestManagedLabels(t *testing.T) {
-	for _, l := range Labels(&state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield", Tasks: []state.Task{{Jira: state.JiraPending}}}) {
+	for _, l := range Labels(&state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield", Tasks: []state.Task{{Sync: state.SyncPending}}}) {
 		testkit.Want(t, l+" managed", Managed(l), true)
 	}
 	for _, l := range []string{"autopilot", "bug", "autopilot/other"} {

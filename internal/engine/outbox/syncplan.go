@@ -6,7 +6,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// PausedAuth is the state's JiraNote while a refused token (401) pauses
+// PausedAuth is the state's TrackerNote while a refused token (401) pauses
 // the tracker: nothing is sent until `/autopilot jira retry`.
 const PausedAuth = "paused: authentication failed"
 
@@ -16,8 +16,8 @@ type SyncPlan = events.SyncPlan
 // PlanSync decides whether this pass syncs the tasks with the tracker:
 // when the engine asked for it (the events.QJiraSync queries of the
 // pass), tasks wait for it, or the sweep reads statuses back. An explicit `/autopilot
-// jira sync|retry` always may (it also turns Jira back on); otherwise only
-// while Jira is enabled and not paused by a 401, so a refused token is
+// tasks sync|retry` always may (it also turns the tracker back on); otherwise
+// only while the tracker is enabled and not paused by a 401, so a refused token is
 // tried once, not at every event. jiraConfigured: the tracker's
 // credentials were supplied.
 func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep bool) SyncPlan {
@@ -32,13 +32,13 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 		}
 	}
 	explicit := why != events.JiraAuto
-	if s == nil || !jiraConfigured || len(s.Tasks) == 0 || (s.JiraEnabled == nil && !explicit) {
+	if s == nil || !jiraConfigured || len(s.Tasks) == 0 || (s.TrackerEnabled == nil && !explicit) {
 		return SyncPlan{Unconfigured: want && !jiraConfigured && s != nil}
 	}
-	enabled := s.JiraEnabled != nil && *s.JiraEnabled
+	enabled := s.TrackerEnabled != nil && *s.TrackerEnabled
 	switch {
 	case explicit:
-	case !enabled, s.JiraNote == PausedAuth:
+	case !enabled, s.TrackerNote == PausedAuth:
 		return SyncPlan{}
 	case !want && PendingCount(s) == 0 && !sweep:
 		return SyncPlan{}
@@ -59,7 +59,7 @@ func PlanClose(cfg *config.Config, s *state.State, tracker, subIssues, closed bo
 	if s == nil || !tracker || !want || !closed {
 		return 0
 	}
-	if s.JiraEnabled == nil || !*s.JiraEnabled || s.JiraNote == PausedAuth {
+	if s.TrackerEnabled == nil || !*s.TrackerEnabled || s.TrackerNote == PausedAuth {
 		return 0
 	}
 	open := 0

@@ -206,7 +206,7 @@ func (n *Node) trackerWork(rd *Ready) []engine.Query {
 		plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep)
 		n.sync = nil
 		if plan.Unconfigured {
-			rd.Notes = append(rd.Notes, "jira sync requested but Jira is not configured")
+			rd.Notes = append(rd.Notes, "tasks sync requested but no tracker is configured")
 		}
 		if plan.Run {
 			n.syncOpen = true

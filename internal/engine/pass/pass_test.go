@@ -185,7 +185,7 @@ func TestTrackerWorkOnceEachInOrder(t *testing.T) {
 	testkit.Want(t, "not handed out twice while it runs", len(ready(t, n, now).Queries), 0)
 
 	// The sync created the epic: its issue is now closable.
-	task.Jira, task.JiraKey = state.JiraCreated, "PROJ-1"
+	task.Sync, task.Key = state.SyncCreated, "PROJ-1"
 	step(t, n, engine.JiraSynced{Tasks: []state.Task{task}}, now)
 	rd = ready(t, n, now)
 	if len(rd.Queries) != 1 || rd.Queries[0].Kind != engine.QJiraClose || rd.Queries[0].Open != 1 {

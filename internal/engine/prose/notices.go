@@ -22,7 +22,7 @@ func StateLost(deleted bool, label string) string {
 	if deleted {
 		why = "deleted"
 	}
-	return "⚠️ The autopilot state comment of this issue was " + why + ", so autopilot has paused here rather than guess. Nothing further happens on this issue (Jira tasks are never re-created). To start over, remove and re-add the `" + label + "` label."
+	return "⚠️ The autopilot state comment of this issue was " + why + ", so autopilot has paused here rather than guess. Nothing further happens on this issue (tasks already in Jira or filed as sub-issues are never re-created). To start over, remove and re-add the `" + label + "` label."
 }
 
 // Unmanaged answers a command on an issue without a run.
@@ -30,22 +30,27 @@ func Unmanaged(label string) string {
 	return "This issue is not managed by autopilot. Add the `" + label + "` label to start a run."
 }
 
-// JiraCloseAuth: a 401 while moving the tasks to done left some open.
-func JiraCloseAuth(left int) string {
-	return fmt.Sprintf("⚠️ Jira refused autopilot's credentials while moving this issue's Jira tasks to done, so %d of them are still open in Jira. The GitHub side is not affected. Fix the token, then comment `/autopilot jira retry` to finish.", left)
+// TrackerCloseAuth: a 401 while moving the tasks to done left some open;
+// label names the tracker ("Jira", "GitHub").
+func TrackerCloseAuth(label string, left int) string {
+	if label == "GitHub" {
+		return fmt.Sprintf("⚠️ GitHub refused autopilot's token while closing this issue's task sub-issues, so %d of them are still open. The flow is not affected. Give the token `issues: write` (docs/tasks.md), then comment `/autopilot tasks retry` to finish.", left)
+	}
+	return fmt.Sprintf("⚠️ %s refused autopilot's credentials while moving this issue's tasks to done there, so %d of them are still open in %s. The GitHub side is not affected. Fix the token, then comment `/autopilot tasks retry` to finish.", label, left, label)
 }
 
 // The tracker refused the credentials: the sync is paused.
 const (
-	SubIssuesRefused = "⚠️ GitHub refused to create this issue's task sub-issues (401/403), so the task sync is paused. The flow goes on; tasks wait as pending. Give the token `issues: write` (docs/tasks.md), then comment `/autopilot jira retry`."
-	JiraRefused      = "⚠️ Jira rejected autopilot's credentials (401), so Jira sync is paused. The GitHub side goes on; tasks wait as `Jira: pending`. Fix the token, then comment `/autopilot jira retry`."
+	SubIssuesRefused = "⚠️ GitHub refused to create this issue's task sub-issues (401/403), so the task sync is paused. The flow goes on; tasks wait as `GitHub: pending`. Give the token `issues: write` (docs/tasks.md), then comment `/autopilot tasks retry`."
+	JiraRefused      = "⚠️ Jira rejected autopilot's credentials (401), so Jira sync is paused. The GitHub side goes on; tasks wait as `Jira: pending`. Fix the token, then comment `/autopilot tasks retry`."
 )
 
-// JiraNotConfigured answers /autopilot jira sync|retry where no Jira is
-// configured: it says how to configure it.
-const JiraNotConfigured = "Jira is not configured for this repository, so there is nothing to sync with; " +
-	"the tasks stay in the state comment. To use Jira, set the action inputs `jira_url`, `jira_token` and " +
-	"`jira_project` (plus `jira_user` on Jira Cloud; autopilot's docs/jira.md shows how), then comment `/autopilot jira sync`."
+// NoTracker answers /autopilot tasks sync|retry where no tracker is
+// configured: it says how to set one up.
+const NoTracker = "No task tracker is configured for this repository, so there is nothing to sync with; " +
+	"the tasks stay in the state comment. To file them as GitHub sub-issues, set `tracker: github` in " +
+	"`.github/autopilot.yml` (autopilot's docs/tasks.md); to use Jira, set the action inputs `jira_url`, `jira_token` and " +
+	"`jira_project` (plus `jira_user` on Jira Cloud; docs/jira.md). Then comment `/autopilot tasks sync`."
 
 // Unauthorized refuses a comment whose author lacks perm.
 func Unauthorized(author, perm string) string {

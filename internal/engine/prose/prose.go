@@ -107,7 +107,10 @@ func NextAction(s *state.State) string {
 			return "waiting for a decision: " + OneLine(s.Gate.Title, 80)
 		}
 	}
-	if s.PendingJiraCheck {
+	if s.PendingAuthCheck {
+		if s.TrackerInUse == state.TrackerGitHub {
+			return "checking access to GitHub sub-issues"
+		}
 		return "checking Jira authentication"
 	}
 	if s.Exec != nil && s.Exec.Executor == "dispatch" {

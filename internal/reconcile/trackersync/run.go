@@ -10,9 +10,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// Sync runs the Jira outbox (tracker.Sync) over the state's tasks (only
+// Sync runs the tracker outbox (tracker.Sync) over the state's tasks (only
 // the failed ones again on a retry) and returns its outcome for the
-// engine. Jira trouble never fails it: the sync stops early and the
+// engine. Tracker trouble never fails it: the sync stops early and the
 // outcome says why; only a failed state write (opts.Persist) is an error.
 func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.SyncPlan, opts tracker.SyncOptions, log *slog.Logger, issue int) (engine.JiraSynced, error) {
 	tasks := st.Tasks
@@ -21,10 +21,10 @@ func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.
 	}
 	res, err := tracker.Sync(ctx, tr, tasks, opts)
 	if err != nil {
-		return engine.JiraSynced{}, fmt.Errorf("jira sync of #%d: %w", issue, err)
+		return engine.JiraSynced{}, fmt.Errorf("%s sync of #%d: %w", opts.Name, issue, err)
 	}
 	if res.Note != "" {
-		log.Info("jira sync", "issue", issue, "created", res.Created, "found", res.Found,
+		log.Info("tracker sync", "issue", issue, "tracker", opts.Name, "created", res.Created, "found", res.Found,
 			"failed", res.Failed, "ticked", res.Ticked, "waiting", res.Waiting, "requests", res.Requests, "note", res.Note)
 	}
 	return engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: WaitingNote(res), RetryAt: res.RetryAt, Enable: plan.Enable}, nil
@@ -38,9 +38,10 @@ func Close(ctx context.Context, closer tracker.Closer, tr tracker.Tracker, s *st
 	if IsSubIssues(tr) {
 		opts.MaxWait = -1
 	}
-	opts.NotBefore = s.JiraRetryAt
+	opts.NotBefore = s.TrackerRetryAt
+	opts.Name = Name(tr)
 	res := tracker.CloseTasks(ctx, closer, s.Tasks, opts)
-	notes := CloseNotes(log, issue, res)
+	notes := CloseNotes(log, issue, opts.Name, res)
 	// The engine pauses Jira and says so once on a refused token.
-	return engine.JiraSynced{Tasks: res.Tasks, Note: s.JiraNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
+	return engine.JiraSynced{Tasks: res.Tasks, Note: s.TrackerNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
 }

@@ -75,18 +75,29 @@ func SubIssueAPI(f forge.Forge) tracker.SubIssueAPI {
 	return nil
 }
 
-// Bound gives a sync on the sub-issue tracker its bounds: GitHub lists
-// are consistent reads (a short lag covers a create still in flight), and
-// the flow never waits out a GitHub limit: the window is recorded and the
-// next run goes on from it. Other trackers keep opts.
+// Name is tr's name in notes and errors: "GitHub" for sub-issues,
+// "Jira" otherwise.
+func Name(tr tracker.Tracker) string {
+	if IsSubIssues(tr) {
+		return "GitHub"
+	}
+	return "Jira"
+}
+
+// Bound names the tracker in a sync's notes and errors, and gives a sync on
+// the sub-issue tracker its bounds: GitHub lists are consistent reads (a
+// short lag covers a create still in flight), and the flow never waits out
+// a GitHub limit: the window is recorded and the next run goes on from it.
+// Other trackers keep their bounds.
 func Bound(tr tracker.Tracker, opts *tracker.SyncOptions) {
+	opts.Name = Name(tr)
 	if IsSubIssues(tr) {
 		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
 	}
 }
 
 // WaitingNote is what the state says about tasks a sync left waiting (the
-// Tasks section already says "Jira sync pending (n)"; the note says why).
+// Tasks section already says "<tracker>: pending (n)"; the note says why).
 func WaitingNote(res tracker.SyncResult) string {
 	if res.Waiting == 0 {
 		return ""
@@ -111,9 +122,9 @@ func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) 
 	case err == nil:
 		ev = engine.JiraAuth{OK: true}
 	case errors.As(err, &ae):
-		ev.Detail = err.Error()
+		ev.Detail = tracker.Named(err, Name(tr)).Error()
 	default:
-		log.Warn("jira auth check failed transiently", "issue", issue, "err", err)
+		log.Warn("tracker auth check failed transiently", "issue", issue, "tracker", Name(tr), "err", err)
 		ev = engine.JiraAuth{OK: true}
 	}
 	return ev
@@ -121,19 +132,19 @@ func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) 
 
 // CloseNotes logs what moving the tasks of issue to done did and returns
 // the notes for the outcome.
-func CloseNotes(log *slog.Logger, issue int, res tracker.CloseResult) []string {
-	log.Info("jira transition on close", "issue", issue, "closed", res.Closed, "left", res.Left,
+func CloseNotes(log *slog.Logger, issue int, name string, res tracker.CloseResult) []string {
+	log.Info("tracker transition on close", "issue", issue, "tracker", name, "closed", res.Closed, "left", res.Left,
 		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
 	var notes []string
 	for _, f := range res.Failures {
-		log.Warn("jira issue not moved to done", "issue", issue, "jira", f.Key, "err", f.Err)
-		notes = append(notes, "jira: "+f.String())
+		log.Warn("tracker issue not moved to done", "issue", issue, "tracker", name, "key", f.Key, "err", f.Err)
+		notes = append(notes, name+": "+f.String())
 	}
 	switch {
 	case res.Paused == tracker.PausedAuth:
-		notes = append(notes, "jira: transition on close paused: authentication failed")
+		notes = append(notes, name+": transition on close paused: authentication failed")
 	case res.Left > len(res.Failures):
-		notes = append(notes, fmt.Sprintf("jira: %d issue(s) left to move to done: %s", res.Left-len(res.Failures), res.Note))
+		notes = append(notes, fmt.Sprintf("%s: %d issue(s) left to move to done: %s", name, res.Left-len(res.Failures), res.Note))
 	}
 	return notes
 }

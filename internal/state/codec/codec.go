@@ -93,6 +93,21 @@ type envelope struct {
 	Human string       `json:"human"` // SHA-256 (hex) of the human-readable part
 }
 
+// rawEnvelope is envelope with the state still JSON: its schema (V)
+// decides how the state is read.
+type rawEnvelope struct {
+	V     int             `json:"v"`
+	State json.RawMessage `json:"state"`
+	Human string          `json:"human"`
+}
+
+// decoded is a machine block read: the state, the human part's hash, and,
+// for a state written in schema 1, the bytes its signature covers.
+type decoded struct {
+	envelope
+	signedV1 []byte
+}
+
 // Render returns the state comment body for s: the human-readable part
 // (everything user-supplied escaped with textsafe) and the machine block.
 //
@@ -242,11 +257,14 @@ func Parse(body string, want Want) (*state.State, error) {
 		if s.Sig == "" {
 			return nil, fmt.Errorf("%w: sig is empty but a state key is configured", ErrUnsigned)
 		}
-		c := *s
-		c.Sig = ""
-		content, err := json.Marshal(&c)
-		if err != nil {
-			return nil, fmt.Errorf("%w: re-encode: %w", ErrCorrupt, err)
+		content := env.signedV1
+		if content == nil {
+			c := *s
+			c.Sig = ""
+			var err error
+			if content, err = json.Marshal(&c); err != nil {
+				return nil, fmt.Errorf("%w: re-encode: %w", ErrCorrupt, err)
+			}
 		}
 		wantSig := sign(want.Key, s.Repo, s.Issue, s.Version, content, env.Human)
 		if !hmac.Equal([]byte(wantSig), []byte(s.Sig)) {
@@ -284,7 +302,7 @@ func splitBody(body string) (human, payload string, err error) {
 	return human, payload, nil
 }
 
-func decodePayload(payload string) (*envelope, error) {
+func decodePayload(payload string) (*decoded, error) {
 	zipped := strings.HasPrefix(payload, gzipPrefix)
 	raw, err := base64.StdEncoding.Strict().DecodeString(strings.TrimPrefix(payload, gzipPrefix))
 	if err != nil {
@@ -295,24 +313,49 @@ func decodePayload(payload string) (*envelope, error) {
 			return nil, fmt.Errorf("%w: payload is not gzip: %w", ErrCorrupt, err)
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var env envelope
-	if err := dec.Decode(&env); err != nil {
+	var env rawEnvelope
+	if err := decodeStrict(raw, &env); err != nil {
 		return nil, fmt.Errorf("%w: payload JSON: %w", ErrCorrupt, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the payload JSON", ErrCorrupt)
+	out := &decoded{envelope: envelope{V: env.V, Human: env.Human}}
+	js := []byte(env.State)
+	switch {
+	case env.V == 1 && len(js) > 0 && !bytes.Equal(js, []byte("null")):
+		if js, out.signedV1, err = migrateV1(js); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+	case env.V != state.SchemaVersion:
+		return nil, fmt.Errorf("%w: envelope v is %d, this build reads %d (and 1)", ErrCorrupt, env.V, state.SchemaVersion)
+	}
+	if len(js) > 0 {
+		if err := decodeStrict(js, &out.State); err != nil {
+			return nil, fmt.Errorf("%w: payload JSON: %w", ErrCorrupt, err)
+		}
+	}
+	if out.signedV1 != nil && out.State != nil {
+		out.State.TrackerInUse = trackerOfV1(out.State)
 	}
 	switch {
-	case env.V != state.SchemaVersion:
-		return nil, fmt.Errorf("%w: envelope v is %d, this build reads %d", ErrCorrupt, env.V, state.SchemaVersion)
-	case env.State == nil:
+	case out.State == nil:
 		return nil, fmt.Errorf("%w: envelope has no state", ErrCorrupt)
-	case !hexRE.MatchString(env.Human):
+	case !hexRE.MatchString(out.Human):
 		return nil, fmt.Errorf("%w: envelope human hash is not 64 hex digits", ErrCorrupt)
 	}
-	return &env, nil
+	return out, nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields and
+// anything after the value.
+func decodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
 }
 
 func inflate(raw []byte) ([]byte, error) {

@@ -3,6 +3,8 @@ package codec
 import (
 	"errors"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -26,6 +28,14 @@ func FuzzParse(f *testing.F) {
 	// A gzipped envelope (payload "z:"), so the inflate path is explored.
 	f.Add(state.Marker+"\n\n"+dataPrefix+gzipPrefix+"H4sIAAAAAAACA6tWKlOyMtRRKi5JLElVsqpWKk7OSM1NBIrV6ihllOYm5ilZKSnVAgBFIEeRJwAAAA=="+dataSuffix, false)
 	f.Add("", false)
+	// Comments written in schema 1 (before the tracker fields were renamed).
+	for _, name := range []string{"jira-signed", "subissues", "local"} {
+		body, err := os.ReadFile(filepath.Join("testdata", "v1", name+".comment"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(body), name == "jira-signed")
+	}
 
 	f.Fuzz(func(t *testing.T, body string, keyed bool) {
 		want := Want{Repo: "octo-org/hello-world", Issue: 12}

@@ -142,7 +142,7 @@ func (g gen) state(tasks int) *state.State {
 func (g gen) tasks(s *state.State, n int) {
 	for i := 0; i < n; i++ {
 		t := state.Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(state.KindEpic, state.KindTask, state.KindTask), Title: g.text(false),
-			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Jira: g.pick(state.JiraPending, state.JiraSending, state.JiraCreated, state.JiraFailed, state.JiraLocal),
+			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Sync: g.pick(state.SyncPending, state.SyncSending, state.SyncCreated, state.SyncFailed, state.SyncLocal),
 			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
 			Points: float64(g.n(16)) / 2}
 		if i > 0 && g.n(1) == 0 {
@@ -154,10 +154,10 @@ func (g gen) tasks(s *state.State, n int) {
 				t.DepsLinked = t.DependsOn
 			}
 		}
-		if t.Jira == state.JiraCreated {
-			t.JiraKey = fmt.Sprintf("PROJ-%d", 1+g.n(999))
+		if t.Sync == state.SyncCreated {
+			t.Key = fmt.Sprintf("PROJ-%d", 1+g.n(999))
 			if g.n(1) == 0 {
-				t.JiraURL = "https://example.atlassian.net/browse/" + t.JiraKey
+				t.URL = "https://example.atlassian.net/browse/" + t.Key
 			}
 		}
 		s.Tasks = append(s.Tasks, t)
@@ -167,11 +167,12 @@ func (g gen) tasks(s *state.State, n int) {
 func (g gen) rest(s *state.State) {
 	if g.n(2) > 0 {
 		v := g.n(1) == 1
-		s.JiraEnabled = &v
-		s.JiraNote = g.text(false)
-		s.JiraOff = g.pick("", state.JiraNotConfigured)
-		s.JiraRetryAt = g.time()
+		s.TrackerEnabled = &v
+		s.TrackerNote = g.text(false)
+		s.TrackerOff = g.pick("", state.TrackerNotConfigured)
+		s.TrackerRetryAt = g.time()
 		s.Tracker = g.pick("", "github")
+		s.TrackerInUse = g.pick("", state.TrackerJira, state.TrackerGitHub, state.TrackerLocal)
 	}
 	if g.n(1) == 0 {
 		s.Since = g.time()
@@ -239,7 +240,7 @@ func (g gen) rest(s *state.State) {
 	if g.n(1) == 0 {
 		s.ConfigRead, s.ConfigYAML = true, "default_flow: greenfield\n# "+g.text(false)
 	}
-	s.PendingJiraCheck = g.n(1) == 0
+	s.PendingAuthCheck = g.n(1) == 0
 	if g.n(1) == 0 {
 		s.WriteID = fmt.Sprintf("%016x", g.n(1e9))
 	}

@@ -19,8 +19,8 @@ func TestManySubIssueTasksRenderAsLinksWithinOneComment(t *testing.T) {
 		for i := 1; i <= n; i++ {
 			s.Tasks = append(s.Tasks, state.Task{ID: fmt.Sprintf("%02d", i), Kind: state.KindTask,
 				Title: fmt.Sprintf("Parse the %dth column family of the CSV export", i), Points: 2,
-				IdemKey: fmt.Sprintf("autopilot-%010x", i), Jira: state.JiraCreated, JiraKey: fmt.Sprintf("#%d", 100+i),
-				JiraURL: fmt.Sprintf("https://github.com/acme/widgets/issues/%d", 100+i), SentAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)})
+				IdemKey: fmt.Sprintf("autopilot-%010x", i), Sync: state.SyncCreated, Key: fmt.Sprintf("#%d", 100+i),
+				URL: fmt.Sprintf("https://github.com/acme/widgets/issues/%d", 100+i), SentAt: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)})
 		}
 		body, err := Render(s, View{}, []byte("k"))
 		if err != nil {
@@ -34,7 +34,7 @@ func TestManySubIssueTasksRenderAsLinksWithinOneComment(t *testing.T) {
 		}
 		// The human part shows what fits; the machine block keeps them all.
 		back, err := Parse(body, Want{Repo: s.Repo, Issue: s.Issue, Key: []byte("k")})
-		if err != nil || len(back.Tasks) != n || back.Tasks[n-1].JiraKey != fmt.Sprintf("#%d", 100+n) {
+		if err != nil || len(back.Tasks) != n || back.Tasks[n-1].Key != fmt.Sprintf("#%d", 100+n) {
 			t.Fatalf("%d tasks: read back %v, err %v", n, back != nil && len(back.Tasks) == n, err)
 		}
 		t.Logf("%d sub-issue tasks: state comment %d characters", n, len([]rune(body)))

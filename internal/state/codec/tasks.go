@@ -9,17 +9,19 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
-// tasks renders the Tasks section: a Jira status line, then epics with
-// their tasks indented under them, then tasks without a (known) epic.
+// tasks renders the Tasks section: a status line naming the tracker in
+// use, then epics with their tasks indented under them, then tasks without
+// a (known) epic.
 func tasks(b *strings.Builder, s *state.State, lim budget) {
-	if status := jiraStatus(s, lim); status != "" {
+	label := state.TrackerLabel(s.TrackerInUse)
+	if status := trackerStatus(s, label, lim); status != "" {
 		b.WriteString(status + "\n\n")
 	}
 	if len(s.Tasks) == 0 {
 		none(b)
 		return
 	}
-	lines := taskLines(s.Tasks, lim)
+	lines := taskLines(s.Tasks, label, lim)
 	shown := len(lines)
 	if lim.rows >= 0 && shown > lim.rows {
 		shown = lim.rows
@@ -35,32 +37,39 @@ func tasks(b *strings.Builder, s *state.State, lim budget) {
 	}
 }
 
-func jiraStatus(s *state.State, lim budget) string {
+// notConfigured is the status line of a run without a tracker.
+const notConfigured = "Tasks: no tracker — tasks are kept here, numbered 01, 02, …; to sync them, set `tracker: github` " +
+	"in the config (GitHub sub-issues) or the action's `jira_*` inputs (Jira), then comment `/autopilot tasks sync`"
+
+// trackerStatus is the Tasks section's status line: whether the tracker
+// (named by label: "Jira", "GitHub") is off, how many tasks wait for it,
+// and its note.
+func trackerStatus(s *state.State, label string, lim budget) string {
 	var parts []string
 	switch {
-	case s.JiraOff == state.JiraNotConfigured:
-		parts = append(parts, "Jira: not configured — tasks are kept here, numbered 01, 02, …; to sync them, set the action's `jira_*` inputs and comment `/autopilot jira sync`")
-	case s.JiraEnabled != nil && !*s.JiraEnabled:
-		parts = append(parts, "Jira: disabled — tasks are kept here until `/autopilot jira sync`")
+	case s.TrackerOff == state.TrackerNotConfigured:
+		parts = append(parts, notConfigured)
+	case s.TrackerEnabled != nil && !*s.TrackerEnabled:
+		parts = append(parts, label+": disabled — tasks are kept here until `/autopilot tasks sync`")
 	}
 	pending := 0
 	for _, t := range s.Tasks {
-		if t.Jira != state.JiraCreated && t.Jira != state.JiraLocal {
+		if t.Sync != state.SyncCreated && t.Sync != state.SyncLocal {
 			pending++
 		}
 	}
 	if pending > 0 {
-		parts = append(parts, fmt.Sprintf("Jira sync pending (%d)", pending))
+		parts = append(parts, fmt.Sprintf("%s: pending (%d)", label, pending))
 	}
-	if s.JiraNote != "" {
-		parts = append(parts, "Jira: "+inline(s.JiraNote, lim))
+	if s.TrackerNote != "" {
+		parts = append(parts, label+": "+inline(s.TrackerNote, lim))
 	}
 	return strings.Join(parts, " · ")
 }
 
 // taskLines orders tasks as a tree: each epic followed by its tasks (a
 // task's Epic names the epic's id or title), then the remaining tasks.
-func taskLines(all []state.Task, lim budget) []string {
+func taskLines(all []state.Task, label string, lim budget) []string {
 	parent := make([]int, len(all)) // index of the task's epic, or -1
 	for i, t := range all {
 		parent[i] = -1
@@ -79,22 +88,22 @@ func taskLines(all []state.Task, lim budget) []string {
 		if e.Kind != state.KindEpic {
 			continue
 		}
-		lines = append(lines, taskLine(e, "", lim))
+		lines = append(lines, taskLine(e, "", label, lim))
 		for i, t := range all {
 			if parent[i] == j {
-				lines = append(lines, taskLine(t, "  ", lim))
+				lines = append(lines, taskLine(t, "  ", label, lim))
 			}
 		}
 	}
 	for i, t := range all {
 		if t.Kind != state.KindEpic && parent[i] < 0 {
-			lines = append(lines, taskLine(t, "", lim))
+			lines = append(lines, taskLine(t, "", label, lim))
 		}
 	}
 	return lines
 }
 
-func taskLine(t state.Task, indent string, lim budget) string {
+func taskLine(t state.Task, indent, label string, lim budget) string {
 	var b strings.Builder
 	box := "[ ]"
 	if t.Done {
@@ -113,16 +122,16 @@ func taskLine(t state.Task, indent string, lim budget) string {
 	}
 	b.WriteString(" — ")
 	switch {
-	case t.JiraKey != "" && t.JiraURL != "":
-		fmt.Fprintf(&b, "[%s](%s)", t.JiraKey, t.JiraURL)
-	case t.JiraKey != "":
-		b.WriteString(t.JiraKey)
-	case t.Jira == state.JiraFailed && t.Error != "":
-		b.WriteString("Jira: failed — " + inline(t.Error, lim))
-	case t.Jira == state.JiraLocal:
-		b.WriteString("kept here (no Jira)")
+	case t.Key != "" && t.URL != "":
+		fmt.Fprintf(&b, "[%s](%s)", t.Key, t.URL)
+	case t.Key != "":
+		b.WriteString(t.Key)
+	case t.Sync == state.SyncFailed && t.Error != "":
+		b.WriteString(label + ": failed — " + inline(t.Error, lim))
+	case t.Sync == state.SyncLocal:
+		b.WriteString("kept here (no tracker)")
 	default:
-		b.WriteString("Jira: " + t.Jira)
+		b.WriteString(label + ": " + t.Sync)
 	}
 	return b.String()
 }

@@ -18,7 +18,7 @@ func ghTasks(n int) []state.Task {
 	var ts []state.Task
 	for i := 1; i <= n; i++ {
 		id := fmt.Sprintf("%02d", i)
-		ts = append(ts, state.Task{ID: id, Kind: state.KindTask, Title: "t" + id, IdemKey: idem.Key("o/r", 1, id), Jira: state.JiraPending})
+		ts = append(ts, state.Task{ID: id, Kind: state.KindTask, Title: "t" + id, IdemKey: idem.Key("o/r", 1, id), Sync: state.SyncPending})
 	}
 	return ts
 }
@@ -33,7 +33,7 @@ func TestGitHubPacingKnowsTheBudgetOfEarlierRuns(t *testing.T) {
 	root := sb.CreateIssue("maria", "root", "").Number
 	earlier := ghTasks(200)
 	for i := range earlier {
-		earlier[i].Jira, earlier[i].JiraKey = state.JiraCreated, fmt.Sprintf("#%d", 1000+i)
+		earlier[i].Sync, earlier[i].Key = state.SyncCreated, fmt.Sprintf("#%d", 1000+i)
 		earlier[i].SentAt = now.Add(-50*time.Minute + time.Duration(i)*time.Second)
 	}
 	fresh := ghTasks(203)[200:]
