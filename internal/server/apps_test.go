@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -67,13 +68,23 @@ func TestAppRefusesARedisPrefixAnotherAppUses(t *testing.T) {
 	start(t, cfgX, Deps{Processor: newRecorder()})
 	// A second replica of the same App starts.
 	start(t, cfgX, Deps{Processor: newRecorder()})
+	// Serve records the App in its own goroutine: wait for it, or Y could
+	// claim the prefix first.
+	eventually(t, "App X recorded as the prefix's user", func() bool {
+		v, err := rawRedis(t, rs.URL()).Get(context.Background(), "shared:app").Result()
+		return err == nil && v == "101"
+	})
 	y, err := New(cfgY, Deps{Processor: newRecorder(), Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err = y.Serve(ctx, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = y.Serve(ctx, ln)
 	var taken *PrefixTakenError
 	if !errors.As(err, &taken) {
 		t.Fatalf("Serve = %v, want a PrefixTakenError", err)
