@@ -42,6 +42,7 @@ var (
 	runStatuses  = set(RunInProgress, RunAwaitingDecision, RunFailed, RunDone, RunStopped)
 	taskKinds    = set(KindEpic, KindTask)
 	jiraStates   = set(JiraPending, JiraSending, JiraCreated, JiraFailed, JiraLocal)
+	goneStates   = set(IssueDeleted, IssueNotFound, IssueTransferred)
 	jiraOffs     = set("", JiraNotConfigured)
 )
 
@@ -203,6 +204,8 @@ func validTasks(s *State) error {
 			return bad(f+".jira", "%q is not a Jira sync state", t.Jira)
 		case t.JiraKey != "" && !jiraRE.MatchString(t.JiraKey):
 			return bad(f+".jira_key", "%q is not a Jira key like PROJ-12 or an issue like #12", t.JiraKey)
+		case t.Gone != "" && !goneStates[t.Gone]:
+			return bad(f+".gone", "%q is not %s, %s or %s", t.Gone, IssueDeleted, IssueNotFound, IssueTransferred)
 		case math.IsNaN(t.Points) || math.IsInf(t.Points, 0) || t.Points < 0:
 			return bad(f+".points", "must be a finite number >= 0")
 		}

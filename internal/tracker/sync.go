@@ -192,7 +192,7 @@ func (s *syncer) run(ctx context.Context) error {
 
 func (s *syncer) hasWork() bool {
 	for _, t := range s.res.Tasks {
-		if inOutbox(t) || (t.Jira == state.JiraCreated && t.JiraKey != "") {
+		if inOutbox(t) || (t.Jira == state.JiraCreated && t.JiraKey != "" && t.Gone == "") {
 			return true
 		}
 	}
@@ -216,7 +216,7 @@ func (s *syncer) owedDeps(i int) (entries []string, blockers []int, ready []bool
 			if j == i || !(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
 				continue
 			}
-			if o.Jira == state.JiraFailed || t.Jira == state.JiraFailed {
+			if o.Jira == state.JiraFailed || t.Jira == state.JiraFailed || o.Gone != "" || t.Gone != "" {
 				break
 			}
 			entries, blockers = append(entries, d), append(blockers, j)
@@ -248,12 +248,16 @@ func (s *syncer) linkPhase(ctx context.Context) error {
 			err := dl.LinkDependency(ctx, t.JiraKey, blocker)
 			var ve *ValidationError
 			var rl *RateLimitError
+			var gone *GoneError
 			switch {
 			case err == nil || errors.Is(err, ErrNoDependencies):
 				t.DepsLinked = append(t.DepsLinked, d)
 			case errors.As(err, &ve):
 				t.DepsLinked = append(t.DepsLinked, d)
 				s.note("dependency of %s on %s refused: %v", t.JiraKey, blocker, ve)
+			case errors.As(err, &gone):
+				t.DepsLinked = append(t.DepsLinked, d)
+				s.note("dependency of %s on %s not made: %v", t.JiraKey, blocker, gone)
 			case errors.As(err, &rl):
 				wait := rl.RetryAfter
 				if wait <= 0 {
@@ -340,6 +344,9 @@ func markCreated(t *state.Task, is Issue) {
 	t.JiraURL = is.URL
 	t.Done = is.Done
 	t.Error = ""
+	if is.Remark != "" {
+		t.Remark = is.Remark
+	}
 }
 
 // epicFor resolves a task's epic reference (local id, epic title or Jira
@@ -574,7 +581,7 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 func (s *syncer) backSync(ctx context.Context) error {
 	var keys []string
 	for i, t := range s.res.Tasks {
-		if t.Jira == state.JiraCreated && t.JiraKey != "" && !s.createdNow[i] {
+		if t.Jira == state.JiraCreated && t.JiraKey != "" && t.Gone == "" && !s.createdNow[i] {
 			keys = append(keys, t.JiraKey)
 		}
 	}
@@ -593,7 +600,16 @@ func (s *syncer) backSync(ctx context.Context) error {
 	for i := range s.res.Tasks {
 		t := &s.res.Tasks[i]
 		is, ok := got[t.JiraKey]
-		if !ok || t.Jira != state.JiraCreated || s.createdNow[i] {
+		if !ok || t.Jira != state.JiraCreated || t.Gone != "" || s.createdNow[i] {
+			continue
+		}
+		if is.Gone != "" {
+			// That task's alone: recorded, followed no more.
+			t.Gone = is.Gone
+			if is.Remark != "" {
+				t.Remark = is.Remark
+			}
+			s.note("task %s: issue %s %s", t.ID, t.JiraKey, is.Gone)
 			continue
 		}
 		if t.Done != is.Done {
@@ -627,6 +643,17 @@ func unwrapHalt(err error) error {
 }
 
 func (s *syncer) finish() {
+	if r, ok := s.tr.(Remarker); ok {
+		for key, text := range r.Remarks() {
+			for i := range s.res.Tasks {
+				if t := &s.res.Tasks[i]; t.IdemKey == key && t.Remark != text {
+					t.Remark = text
+					s.note("task %s: %s", t.ID, text)
+				}
+			}
+		}
+	}
+	s.limited(s.tr)
 	s.res.Waiting = 0
 	for i, t := range s.res.Tasks {
 		if e, _, _ := s.owedDeps(i); inOutbox(t) || len(e) > 0 {
@@ -634,6 +661,19 @@ func (s *syncer) finish() {
 		}
 	}
 	s.res.Note = strings.Join(s.notes, "; ")
+}
+
+// limited reports a limit window the tracker met as the retry time, also
+// when the call that met it had no way to say so.
+func (s *syncer) limited(tr any) {
+	l, ok := tr.(Limiter)
+	if !ok {
+		return
+	}
+	if at := l.LimitedUntil(); at.After(s.res.RetryAt) && at.After(s.o.Now()) {
+		s.res.RetryAt = at
+		s.note("tracker rate limit; next request not before %s", at.UTC().Format(time.RFC3339))
+	}
 }
 
 func cloneTasks(in []state.Task) []state.Task {
@@ -670,12 +710,18 @@ func checkIdemKeys(tasks []state.Task) error {
 
 // RetryFailed returns the tasks with every "failed" task put back in the
 // outbox ("pending", error cleared), for `/autopilot jira retry` after a
-// person fixed what Jira rejected. The input is not modified.
+// person fixed what Jira rejected, and every task whose issue was deleted
+// or not found, to be created again. The input is not modified.
 func RetryFailed(tasks []state.Task) []state.Task {
 	out := cloneTasks(tasks)
 	for i := range out {
-		if out[i].Jira == state.JiraFailed {
-			out[i].Jira, out[i].Error, out[i].SentAt = state.JiraPending, "", time.Time{}
+		t := &out[i]
+		switch {
+		case t.Jira == state.JiraFailed:
+			t.Jira, t.Error, t.SentAt = state.JiraPending, "", time.Time{}
+		case t.Gone == state.IssueDeleted || t.Gone == state.IssueNotFound:
+			t.Jira, t.JiraKey, t.JiraURL, t.SentAt = state.JiraPending, "", "", time.Time{}
+			t.Gone, t.Remark, t.Done, t.DepsLinked = "", "", false, nil
 		}
 	}
 	return out

@@ -124,5 +124,26 @@ func taskLine(t state.Task, indent string, lim budget) string {
 	default:
 		b.WriteString("Jira: " + t.Jira)
 	}
+	if g := goneLine(t.Gone); g != "" {
+		b.WriteString(" — " + g)
+	}
+	if t.Remark != "" {
+		b.WriteString(" — " + inline(t.Remark, lim))
+	}
 	return b.String()
+}
+
+// goneLine says what became of a task's issue that is followed no more.
+func goneLine(gone string) string {
+	switch gone {
+	case "":
+		return ""
+	case state.IssueDeleted:
+		return "issue deleted (410): not followed any more; `/autopilot jira retry` creates it again"
+	case state.IssueNotFound:
+		return "issue not found (404): not followed any more; `/autopilot jira retry` creates it again"
+	case state.IssueTransferred:
+		return "issue transferred to another repository: not followed any more"
+	}
+	return "issue " + textsafe.Inline(gone)
 }

@@ -97,6 +97,16 @@ type Tracker struct {
 	walked   bool
 	// Requests counts API calls, for tests and logs.
 	Requests int
+	// limitedUntil is the end of the last limit window GitHub announced
+	// (guard.go).
+	limitedUntil time.Time
+	// owner and ownerApp are our own bot (Trust); impostors are the
+	// remarks about marked issues anyone else wrote, remarks the other
+	// remarks, both by idempotency key (trust.go).
+	owner     string
+	ownerApp  int64
+	impostors map[string]string
+	remarks   map[string]string
 }
 
 var _ tracker.Tracker = (*Tracker)(nil)
@@ -109,7 +119,8 @@ func New(api tracker.SubIssueAPI, root int, tasks []state.Task, now func() time.
 	if now == nil {
 		now = time.Now
 	}
-	g := &Tracker{api: api, root: root, now: now, deps: true}
+	g := &Tracker{root: root, now: now, deps: true}
+	g.api = guard{api: api, g: g}
 	for _, t := range tasks {
 		if !t.SentAt.IsZero() {
 			// A task costs its create, its link and its dependencies.
@@ -200,13 +211,20 @@ func (g *Tracker) walk(ctx context.Context) error {
 		queue = queue[1:]
 		g.Requests++
 		kids, err := g.api.SubIssues(ctx, p)
+		var gone *tracker.GoneError
+		if p != g.root && errors.As(err, &gone) {
+			// A deleted or transferred epic or batch parent: its own task
+			// says so (Statuses); the rest of the tree goes on.
+			g.children[p] = nil
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		g.children[p] = kids
 		for _, k := range kids {
-			m, ok := readMarker(k.Body)
-			if !ok || !k.AuthorIsBot {
+			m, ok := g.trusted(k)
+			if !ok {
 				continue
 			}
 			g.byKey[m.key] = k
@@ -250,18 +268,43 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 	}
 	for _, is := range labeled {
 		m, ok := readMarker(is.Body)
-		if !ok || !want[m.key] || !is.AuthorIsBot {
+		if !ok || !want[m.key] {
 			continue
 		}
+		if m, ok = g.trusted(is); !ok {
+			continue
+		}
+		found := g.toIssue(is, m.key)
 		if _, linked := g.byKey[m.key]; !linked {
-			if err := g.link(ctx, m.parent, is); err != nil {
+			err := g.link(ctx, m.parent, is)
+			var ve *tracker.ValidationError
+			switch {
+			case errors.As(err, &ve):
+				// Final for this task (a person filed it under another
+				// parent, or the parent is full): adopted where it is,
+				// the link never sent again, said on the task.
+				found.Remark = refusedLink(m.parent, is.Number, ve)
+				g.remark(m.key, found.Remark)
+			case err != nil:
 				return nil, err
 			}
 		}
-		out[m.key] = g.toIssue(is, m.key)
+		out[m.key] = found
 		delete(want, m.key)
 	}
 	return out, nil
+}
+
+// refusedLink is the remark for a task whose issue GitHub would not link.
+func refusedLink(parent, child int, ve *tracker.ValidationError) string {
+	return fmt.Sprintf("#%d is not a sub-issue of #%d: GitHub refused the link for good (%s); it stays where it is and the link is not sent again", child, parent, ve.Message)
+}
+
+func (g *Tracker) remark(key, text string) {
+	if g.remarks == nil {
+		g.remarks = map[string]string{}
+	}
+	g.remarks[key] = text
 }
 
 // link adds child under parent, paced; a child that already has that parent
@@ -322,7 +365,9 @@ func (g *Tracker) CreateBulk(ctx context.Context, items []tracker.Item) ([]track
 		var rl *tracker.RateLimitError
 		switch {
 		case err == nil:
-			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Issue: g.toIssue(is, it.IdemKey)})
+			res := g.toIssue(is, it.IdemKey)
+			res.Remark = g.remarks[it.IdemKey]
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Issue: res})
 		case errors.As(err, &ae):
 			if len(out) == 0 {
 				return nil, err
@@ -362,7 +407,7 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 	real := 0
 	var batch *tracker.GHIssue
 	for i, k := range g.children[p] {
-		if m, ok := readMarker(k.Body); ok && m.kind == "batch" && k.AuthorIsBot {
+		if m, ok := g.trusted(k); ok && m.kind == "batch" {
 			batch = &g.children[p][i]
 			continue
 		}
@@ -385,7 +430,7 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 		return 0, err
 	}
 	for _, is := range labeled {
-		if m, ok := readMarker(is.Body); ok && m.key == key && is.AuthorIsBot {
+		if m, ok := g.trusted(is); ok && m.key == key {
 			if err := g.link(ctx, p, is); err != nil {
 				return 0, err
 			}
@@ -472,7 +517,14 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 	if err != nil {
 		return tracker.GHIssue{}, false, err
 	}
-	if err := g.link(ctx, parent, is); err != nil {
+	err = g.link(ctx, parent, is)
+	var ve *tracker.ValidationError
+	if errors.As(err, &ve) {
+		// Final: the issue exists, unlinked; the task keeps it and says so.
+		g.remark(it.IdemKey, refusedLink(parent, is.Number, ve))
+		return is, true, nil
+	}
+	if err != nil {
 		return is, false, err
 	}
 	return is, true, nil
@@ -559,6 +611,12 @@ func (g *Tracker) Statuses(ctx context.Context, keys []string) (map[string]track
 			g.Requests++
 			got, err := g.api.ReadIssue(ctx, n)
 			var ve *tracker.ValidationError
+			var gone *tracker.GoneError
+			if errors.As(err, &gone) {
+				// That task's alone: it is followed no more.
+				out[k] = tracker.Issue{Key: k, Gone: gone.Gone, Remark: goneRemark(gone)}
+				continue
+			}
 			if errors.As(err, &ve) {
 				continue
 			}
@@ -571,6 +629,14 @@ func (g *Tracker) Statuses(ctx context.Context, keys []string) (map[string]track
 		out[k] = g.toIssue(is, m.key)
 	}
 	return out, nil
+}
+
+// goneRemark says where a transferred issue went.
+func goneRemark(gone *tracker.GoneError) string {
+	if gone.Gone == state.IssueTransferred && gone.MovedTo != "" {
+		return "now " + gone.MovedTo
+	}
+	return ""
 }
 
 // CloseIssue closes a task's issue (close_children); a closed one is left

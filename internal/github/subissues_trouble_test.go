@@ -1,0 +1,238 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
+)
+
+// One task's trouble is that task's alone (PRODUCT §10 "Trackers"): these
+// tests run the sub-issue tracker through the real client against the fake
+// GitHub, which answers as GitHub does.
+
+// untilSettled runs syncs (a minute apart, or at the retry time) until
+// nothing waits or max runs; it returns the last result.
+func (e *subEnv) untilSettled(tasks []state.Task, max int) tracker.SyncResult {
+	e.t.Helper()
+	var res tracker.SyncResult
+	var retryAt time.Time
+	for i := 0; i < max; i++ {
+		res = e.syncRun(tasks, retryAt)
+		tasks, retryAt = res.Tasks, res.RetryAt
+		if res.Waiting == 0 {
+			break
+		}
+		next := e.clock.Now().Add(time.Minute)
+		if retryAt.After(next) {
+			next = retryAt
+		}
+		e.clock.AdvanceTo(next)
+	}
+	return res
+}
+
+// personLinks links child under parent as a person does in the web UI.
+func (e *subEnv) personLinks(parent, child int) {
+	e.t.Helper()
+	e.s.AddToken("tok-alice", fakegithub.Identity{Login: "alice"})
+	is, err := e.c.ReadIssue(context.Background(), child)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/repos/%s/issues/%d/sub_issues", e.s.URL(), subRepo, parent),
+		strings.NewReader(fmt.Sprintf(`{"sub_issue_id":%d}`, is.ID)))
+	req.Header.Set("Authorization", "token tok-alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		e.t.Fatalf("alice links #%d under #%d: %d %s", child, parent, resp.StatusCode, b)
+	}
+}
+
+func (e *subEnv) requestsTo(method, path string) int {
+	n := 0
+	for _, r := range e.s.Requests() {
+		if r.Method == method && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// A deleted task issue (410), one not found (404) and a transferred one
+// (301) each get their own outcome in the task, the closed one still ticks,
+// and a later pass sends nothing to the gone issues.
+func TestGoneTaskIssuesAreTheirTasksAloneAndTheOthersTick(t *testing.T) {
+	e := newSubEnv(t)
+	if err := e.s.AddRepo("octo/elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	tasks := e.untilSettled(declare(e.root, 5), 5).Tasks
+	e.checkConverged(tasks)
+	deleted, missing, moved, closed := numOf(tasks[0].JiraKey), numOf(tasks[1].JiraKey), numOf(tasks[2].JiraKey), numOf(tasks[3].JiraKey)
+	if err := e.s.DeleteIssue(subRepo, deleted); err != nil {
+		t.Fatal(err)
+	}
+	to, err := e.s.TransferIssue(subRepo, moved, "octo/elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// #missing leaves the tree (someone unlinked it) and then reads 404.
+	if err := e.s.DeleteIssue(subRepo, missing); err != nil {
+		t.Fatal(err)
+	}
+	e.s.Script("GET", fmt.Sprintf("/repos/*/*/issues/%d", missing), fakegithub.Fail(404), fakegithub.Fail(404), fakegithub.Fail(404))
+	if err := e.s.SetIssueState(subRepo, closed, "closed", false); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Hour)
+	res := e.syncRun(tasks, time.Time{})
+	got := res.Tasks
+	if !got[3].Done || res.Ticked != 1 {
+		t.Errorf("closed task: done %v, ticked %d; want it ticked despite the others (note %q)", got[3].Done, res.Ticked, res.Note)
+	}
+	want := map[int]string{0: state.IssueDeleted, 1: state.IssueNotFound, 2: state.IssueTransferred, 3: "", 4: ""}
+	for i, g := range want {
+		if got[i].Gone != g {
+			t.Errorf("task %s (%s): gone %q, want %q", got[i].ID, got[i].JiraKey, got[i].Gone, g)
+		}
+	}
+	if wantURL := fmt.Sprintf("https://github.com/octo/elsewhere/issues/%d", to); !strings.Contains(got[2].Remark, wantURL) {
+		t.Errorf("transferred task's remark %q lacks %s", got[2].Remark, wantURL)
+	}
+	if !res.RetryAt.IsZero() || res.Waiting != 0 {
+		t.Errorf("retry at %v, waiting %d: want neither", res.RetryAt, res.Waiting)
+	}
+	// A later pass reads none of them again, and closes none.
+	e.s.ResetLog()
+	e.clock.Advance(time.Hour)
+	res = e.syncRun(got, time.Time{})
+	for _, n := range []int{deleted, missing, moved} {
+		if c := e.requestsTo("GET", fmt.Sprintf("/repos/%s/issues/%d", subRepo, n)); c != 0 {
+			t.Errorf("#%d read %d times after its outcome was recorded", n, c)
+		}
+	}
+	if res.Tasks[0].Gone != state.IssueDeleted || res.Tasks[3].Done != true {
+		t.Errorf("second pass changed the outcomes: %+v", res.Tasks)
+	}
+	for _, tk := range res.Tasks[:3] {
+		if tk.Closable() {
+			t.Errorf("task %s is still closable (close_children would send to a gone issue)", tk.ID)
+		}
+	}
+}
+
+// A task issue created but not linked (500), then filed by a person under
+// another parent: the link's 422 is final for that task (sent once, never
+// again), and the other tasks are created and linked.
+func TestTaskIssueFiledUnderAnotherParentIsFinalForThatTaskAlone(t *testing.T) {
+	e := newSubEnv(t)
+	other, err := e.s.CreateIssue(subRepo, "alice", "Someone else's epic", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s.Script("POST", "/repos/*/*/issues/*/sub_issues", fakegithub.Fail(500))
+	tasks := declare(e.root, 4)
+	res := e.syncRun(tasks, time.Time{})
+	tasks = res.Tasks
+	if tasks[0].Jira != state.JiraSending {
+		t.Fatalf("task 01 after a failed link: %s, want sending", tasks[0].Jira)
+	}
+	var orphan int
+	for n, b := range mustBodies(t, e.s) {
+		if strings.Contains(b, tasks[0].IdemKey) {
+			orphan = n
+		}
+	}
+	e.personLinks(other, orphan)
+	linkPath := fmt.Sprintf("/repos/%s/issues/%d/sub_issues", subRepo, e.root)
+	e.s.ResetLog()
+	e.clock.Advance(time.Minute)
+	res = e.untilSettled(tasks, 6)
+	tasks = res.Tasks
+	for _, tk := range tasks[1:] {
+		if tk.Jira != state.JiraCreated || !e.treeOf(e.root)[numOf(tk.JiraKey)] {
+			t.Errorf("task %s: %s %s, want created and linked (note %q)", tk.ID, tk.Jira, tk.JiraKey, res.Note)
+		}
+	}
+	t0 := tasks[0]
+	if t0.Jira != state.JiraCreated || t0.JiraKey != fmt.Sprintf("#%d", orphan) ||
+		!strings.Contains(t0.Remark, fmt.Sprintf("not a sub-issue of #%d", e.root)) || !strings.Contains(t0.Remark, "already has a parent") {
+		t.Errorf("task 01: %s %s remark %q; want #%d adopted, saying why it is not under #%d", t0.Jira, t0.JiraKey, t0.Remark, orphan, e.root)
+	}
+	sent := 0
+	for _, r := range e.s.Requests() {
+		if r.Method == "POST" && r.Path == linkPath && strings.Contains(r.Body, fmt.Sprint(mustID(t, e, orphan))) {
+			sent++
+		}
+	}
+	if sent > 1 {
+		t.Errorf("the refused link of #%d was sent %d times, want at most once", orphan, sent)
+	}
+	if per := e.perKey(); len(per[t0.IdemKey]) != 1 {
+		t.Errorf("I2: task 01 has issues %v", per[t0.IdemKey])
+	}
+	// Later passes send it no more.
+	e.s.ResetLog()
+	e.clock.Advance(time.Hour)
+	e.syncRun(tasks, time.Time{})
+	if n := e.s.Count("POST /repos/*/*/issues/*/sub_issues"); n != 0 {
+		t.Errorf("%d sub-issue POSTs on a later pass, want 0", n)
+	}
+}
+
+func mustBodies(t *testing.T, s *fakegithub.Server) map[int]string {
+	t.Helper()
+	b, err := s.IssueBodies(subRepo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustID(t *testing.T, e *subEnv, n int) int64 {
+	t.Helper()
+	is, err := e.c.ReadIssue(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return is.ID
+}
+
+// A secondary-limit answer (403 + Retry-After) to the sub-issue link is
+// remembered: the sync reports the window as its retry time, and the next
+// run sends nothing inside it.
+func TestSecondaryLimitOnTheLinkReachesTheRetryTime(t *testing.T) {
+	e := newSubEnv(t)
+	e.s.Script("POST", "/repos/*/*/issues/*/sub_issues", fakegithub.SecondaryRateLimit(120*time.Second))
+	tasks := declare(e.root, 1)
+	start := e.clock.Now()
+	res := e.syncRun(tasks, time.Time{})
+	if res.RetryAt.Before(start.Add(119 * time.Second)) {
+		t.Fatalf("retry at %v after a 403 with retry-after 120 at %v (note %q)", res.RetryAt, start, res.Note)
+	}
+	windowEnd := res.RetryAt
+	// The next event comes 30 s later, inside the window.
+	e.clock.Advance(30 * time.Second)
+	res = e.syncRun(res.Tasks, res.RetryAt)
+	for _, r := range e.s.Requests() {
+		if r.Time.After(start) && r.Time.Before(windowEnd) {
+			t.Errorf("%s %s sent at %v, inside the window ending %v", r.Method, r.Path, r.Time, windowEnd)
+		}
+	}
+	e.clock.AdvanceTo(windowEnd)
+	res = e.untilSettled(res.Tasks, 3)
+	e.checkConverged(res.Tasks)
+}
