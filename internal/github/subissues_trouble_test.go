@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -235,4 +237,90 @@ func TestSecondaryLimitOnTheLinkReachesTheRetryTime(t *testing.T) {
 	e.clock.AdvanceTo(windowEnd)
 	res = e.untilSettled(res.Tasks, 3)
 	e.checkConverged(res.Tasks)
+}
+
+// plant creates an issue with tok (another bot) that carries a task's
+// marker and label, as any workflow or App of the repository can.
+func (e *subEnv) plant(tok, key string, parent int) int {
+	e.t.Helper()
+	body := fmt.Sprintf(`{"title":"Task","body":"<!-- autopilot:task %s parent=%d kind=task -->","labels":["autopilot/task"]}`, key, parent)
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/repos/%s/issues", e.s.URL(), subRepo), strings.NewReader(body))
+	req.Header.Set("Authorization", "token "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		e.t.Fatalf("plant: %d %s", resp.StatusCode, b)
+	}
+	var n int
+	fmt.Sscanf(string(b[strings.Index(string(b), `"number":`)+9:]), "%d", &n)
+	return n
+}
+
+// Only our own bot's task issues are adopted: issues that a workflow
+// (github-actions[bot]) or another App planted with a task's marker are
+// ignored, never linked, and said once on the task; the tasks are created
+// and linked under the autopilot issue. One planted issue names itself as
+// parent, which would otherwise leave every task pending for good.
+func TestOnlyOurOwnBotsTaskIssuesAreAdopted(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		login string
+		appID int64
+	}{{"action", "autopilot[bot]", 0}, {"app", "autopilot[bot]", 4242}} {
+		t.Run(mode.name, func(t *testing.T) {
+			e := newSubEnv(t)
+			e.s.AddActionsToken("tok-actions", subRepo)
+			e.s.AddToken("tok-other-app", fakegithub.Identity{Login: "other-app[bot]", Type: "Bot", AppID: 777})
+			unrelated, err := e.s.CreateIssue(subRepo, "alice", "Unrelated", "", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks := declare(e.root, 3)
+			a := e.plant("tok-actions", tasks[0].IdemKey, unrelated)
+			b := e.plant("tok-other-app", tasks[1].IdemKey, unrelated)
+			c := e.plant("tok-actions", tasks[2].IdemKey, 0)
+			// the third names itself as its parent
+			if err := e.s.SetBody(subRepo, c, fmt.Sprintf("<!-- autopilot:task %s parent=%d kind=task -->", tasks[2].IdemKey, c)); err != nil {
+				t.Fatal(err)
+			}
+			src := trackersync.Source{SubIssues: e.c, Now: e.clock.Now, BotLogin: mode.login, AppID: mode.appID}
+			var res tracker.SyncResult
+			var retryAt time.Time
+			for i := 0; i < 4; i++ {
+				tr, err := src.For(&config.Config{Tracker: config.TrackerGitHub}, &state.State{Tasks: tasks}, e.root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err = tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{Now: e.clock.Now, MaxWait: -1, NotBefore: retryAt,
+					SearchLag: 30 * time.Second, Persist: func([]state.Task) error { return nil }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 1 && strings.Contains(res.Note, "ignored") {
+					t.Errorf("pass 2 says the impostors again: %q", res.Note)
+				}
+				tasks, retryAt = res.Tasks, res.RetryAt
+				e.clock.Advance(2 * time.Minute)
+			}
+			for i, planted := range []int{a, b, c} {
+				tk := tasks[i]
+				if tk.JiraKey == fmt.Sprintf("#%d", planted) {
+					t.Errorf("task %s adopted the planted #%d", tk.ID, planted)
+				}
+				if tk.Jira != state.JiraCreated || !e.treeOf(e.root)[numOf(tk.JiraKey)] {
+					t.Errorf("task %s: %s %s, want created by us under #%d (note %q)", tk.ID, tk.Jira, tk.JiraKey, e.root, res.Note)
+				}
+				if !strings.Contains(tk.Remark, fmt.Sprintf("ignored #%d", planted)) {
+					t.Errorf("task %s remark %q does not say #%d was ignored", tk.ID, tk.Remark, planted)
+				}
+			}
+			if kids, _ := e.s.SubIssues(subRepo, unrelated); len(kids) != 0 {
+				t.Errorf("planted issues linked under the unrelated #%d: %v", unrelated, kids)
+			}
+		})
+	}
 }

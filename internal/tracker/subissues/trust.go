@@ -57,15 +57,13 @@ func (g *Tracker) trusted(is tracker.GHIssue) (marker, bool) {
 }
 
 // Remarks are what this tracker has to say about single tasks, by
-// idempotency key (tracker.Remarker): impostor issues ignored (only for
-// tasks our own issue does not already stand for) and links GitHub refused
-// for good.
+// idempotency key (tracker.Remarker): impostor issues ignored and links
+// GitHub refused for good. Sync notes a remark only when it is new, so an
+// impostor met at every pass is said once.
 func (g *Tracker) Remarks() map[string]string {
 	out := map[string]string{}
 	for k, r := range g.impostors {
-		if _, ok := g.byKey[k]; !ok {
-			out[k] = r
-		}
+		out[k] = r
 	}
 	for k, r := range g.remarks {
 		out[k] = r
