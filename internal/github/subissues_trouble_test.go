@@ -324,3 +324,59 @@ func TestOnlyOurOwnBotsTaskIssuesAreAdopted(t *testing.T) {
 		})
 	}
 }
+
+// A parent that already holds GitHub's 100 sub-issues (people's): its batch
+// parent cannot be its sub-issue, so it stands on its own, found by its
+// marker; the tasks go under it, each exactly once, and later passes find
+// them there (no second batch parent, no duplicate).
+func TestBatchingWorksFromAParentAlreadyFull(t *testing.T) {
+	e := newSubEnv(t)
+	e.s.SetContentLimits(0, 0)
+	for i := 0; i < 100; i++ {
+		n, err := e.s.CreateIssue(subRepo, "alice", fmt.Sprint("people's ", i), "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.personLinks(e.root, n)
+	}
+	tasks := declare(e.root, 5)
+	res := e.untilSettled(tasks, 6)
+	tasks = res.Tasks
+	bodies := mustBodies(t, e.s)
+	var batches []int
+	for n, b := range bodies {
+		if strings.Contains(b, "kind=batch") {
+			batches = append(batches, n)
+		}
+	}
+	if len(batches) != 1 {
+		t.Fatalf("batch parents %v, want exactly one (note %q)", batches, res.Note)
+	}
+	under := e.treeOf(batches[0])
+	for _, tk := range tasks {
+		if tk.Jira != state.JiraCreated || !under[numOf(tk.JiraKey)] {
+			t.Errorf("task %s: %s %s, want created under the batch parent #%d (note %q)", tk.ID, tk.Jira, tk.JiraKey, batches[0], res.Note)
+		}
+		if per := e.perKey(); len(per[tk.IdemKey]) != 1 {
+			t.Errorf("I2: task %s has issues %v", tk.ID, per[tk.IdemKey])
+		}
+	}
+	// A later pass reads them back through the batch parent: a closed one
+	// ticks, nothing is created again.
+	if err := e.s.SetIssueState(subRepo, numOf(tasks[2].JiraKey), "closed", false); err != nil {
+		t.Fatal(err)
+	}
+	e.s.ResetLog()
+	e.clock.Advance(time.Hour)
+	res = e.syncRun(tasks, time.Time{})
+	if !res.Tasks[2].Done || e.s.Count("POST /repos/*/*/issues") != 0 {
+		t.Errorf("later pass: task 03 done %v, creates %d", res.Tasks[2].Done, e.s.Count("POST /repos/*/*/issues"))
+	}
+	// Someone brings the pending list back (a restored state): the tasks
+	// are found through the batch parent, not made again.
+	again := declare(e.root, 5)
+	res = e.syncRun(again, time.Time{})
+	if res.Found != 5 || e.s.Count("POST /repos/*/*/issues") != 0 {
+		t.Errorf("restored state: found %d, creates %d; want 5 and 0", res.Found, e.s.Count("POST /repos/*/*/issues"))
+	}
+}

@@ -94,7 +94,12 @@ type Tracker struct {
 	// child counts (batch parents included).
 	byKey    map[string]tracker.GHIssue
 	children map[int][]tracker.GHIssue
-	walked   bool
+	// detached are batch parents standing on their own, by the parent
+	// that was already full (100 sub-issues) when it was needed.
+	detached map[int]tracker.GHIssue
+	// labeled caches one walk's list of autopilot/task issues.
+	labeled []tracker.GHIssue
+	walked  bool
 	// Requests counts API calls, for tests and logs.
 	Requests int
 	// limitedUntil is the end of the last limit window GitHub announced
@@ -204,7 +209,7 @@ func (g *Tracker) CheckAuth(ctx context.Context) error {
 // walk lists the sub-issue tree under the autopilot issue: its children,
 // and the children of every child that is an epic or a batch parent.
 func (g *Tracker) walk(ctx context.Context) error {
-	g.byKey, g.children = map[string]tracker.GHIssue{}, map[int][]tracker.GHIssue{}
+	g.byKey, g.children, g.detached, g.labeled = map[string]tracker.GHIssue{}, map[int][]tracker.GHIssue{}, map[int]tracker.GHIssue{}, nil
 	queue := []int{g.root}
 	for len(queue) > 0 && len(g.children) < 10000 {
 		p := queue[0]
@@ -222,6 +227,7 @@ func (g *Tracker) walk(ctx context.Context) error {
 			return err
 		}
 		g.children[p] = kids
+		batch := false
 		for _, k := range kids {
 			m, ok := g.trusted(k)
 			if !ok {
@@ -231,10 +237,54 @@ func (g *Tracker) walk(ctx context.Context) error {
 			if m.kind != state.KindTask {
 				queue = append(queue, k.Number)
 			}
+			batch = batch || m.kind == "batch"
+		}
+		if len(kids) >= tracker.MaxSubIssues && !batch {
+			// Full without a batch child: its batch parent, if any, stands
+			// on its own and is found by its marker.
+			b, ok, err := g.detachedBatch(ctx, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				g.detached[p] = b
+				queue = append(queue, b.Number)
+			}
 		}
 	}
 	g.walked = true
 	return nil
+}
+
+// labeledIssues lists the autopilot/task issues once per walk.
+func (g *Tracker) labeledIssues(ctx context.Context) ([]tracker.GHIssue, error) {
+	if g.labeled != nil {
+		return g.labeled, nil
+	}
+	g.Requests++
+	list, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	g.labeled = list
+	if g.labeled == nil {
+		g.labeled = []tracker.GHIssue{}
+	}
+	return g.labeled, nil
+}
+
+// detachedBatch finds our batch parent of p that is no sub-issue of p.
+func (g *Tracker) detachedBatch(ctx context.Context, p int) (tracker.GHIssue, bool, error) {
+	list, err := g.labeledIssues(ctx)
+	if err != nil {
+		return tracker.GHIssue{}, false, err
+	}
+	for _, is := range list {
+		if m, ok := g.trusted(is); ok && m.kind == "batch" && m.parent == p {
+			return is, true, nil
+		}
+	}
+	return tracker.GHIssue{}, false, nil
 }
 
 // FindByIdemKeys looks the keys up in the sub-issue tree, then among the
@@ -413,6 +463,9 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 		}
 		real++
 	}
+	if b, ok := g.detached[p]; ok && batch == nil {
+		batch = &b
+	}
 	switch {
 	case real < tracker.MaxSubIssues-1:
 		return p, nil
@@ -424,30 +477,44 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 			p, MaxBatches*(tracker.MaxSubIssues-1))}
 	}
 	key := idem.Key(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
-	g.Requests++
-	labeled, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
+	// A parent already holding GitHub's 100 sub-issues (people's, say)
+	// cannot take its batch parent as a sub-issue: the batch parent then
+	// stands on its own, found by its marker at every walk.
+	full := len(g.children[p]) >= tracker.MaxSubIssues
+	g.labeled = nil // a consistent read now, not the walk's
+	labeled, err := g.labeledIssues(ctx)
 	if err != nil {
 		return 0, err
 	}
 	for _, is := range labeled {
 		if m, ok := g.trusted(is); ok && m.key == key {
-			if err := g.link(ctx, p, is); err != nil {
-				return 0, err
-			}
-			return g.parentFor(ctx, is.Number, n+1)
+			return g.placeBatch(ctx, p, is, full, n)
 		}
 	}
 	m := marker{key: key, parent: p, kind: "batch"}
 	title := fmt.Sprintf("Tasks of #%d, batch %d", g.root, n+1)
 	body := fmt.Sprintf("More than %d sub-issues: the tasks continue here.\n\n%s", tracker.MaxSubIssues, m)
+	if full {
+		body = fmt.Sprintf("#%d already has %d sub-issues, GitHub's limit: its tasks continue here.\n\n%s", p, tracker.MaxSubIssues, m)
+	}
 	is, err := g.createIssue(ctx, title, body)
 	if err != nil {
 		return 0, err
 	}
+	return g.placeBatch(ctx, p, is, full, n)
+}
+
+// placeBatch links the batch parent is under p, or, when p is full, keeps
+// it on its own; it returns where p's next child goes.
+func (g *Tracker) placeBatch(ctx context.Context, p int, is tracker.GHIssue, full bool, n int) (int, error) {
+	if full {
+		g.detached[p] = is
+		return g.parentFor(ctx, is.Number, n+1)
+	}
 	if err := g.link(ctx, p, is); err != nil {
 		return 0, err
 	}
-	return is.Number, nil
+	return g.parentFor(ctx, is.Number, n+1)
 }
 
 func (g *Tracker) createIssue(ctx context.Context, title, body string) (tracker.GHIssue, error) {
