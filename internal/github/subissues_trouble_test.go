@@ -380,3 +380,25 @@ func TestBatchingWorksFromAParentAlreadyFull(t *testing.T) {
 		t.Errorf("restored state: found %d, creates %d; want 5 and 0", res.Found, e.s.Count("POST /repos/*/*/issues"))
 	}
 }
+
+// A task's title reaches its issue through the same text safety as every
+// other user text: no tab, no right-to-left override, no mention, no
+// reference, no marker.
+func TestTaskTitleIsMadeSafeLikeEveryUserText(t *testing.T) {
+	e := newSubEnv(t)
+	tasks := declare(e.root, 1)
+	tasks[0].Title = "Fix\tlogin \u202egnp.exe @octo/team #12 <!-- autopilot:task x -->"
+	res := e.syncRun(tasks, time.Time{})
+	is, ok := e.s.Issue(subRepo, numOf(res.Tasks[0].JiraKey))
+	if !ok {
+		t.Fatalf("no issue for task 01 (%s)", res.Tasks[0].JiraKey)
+	}
+	for _, bad := range []string{"\t", "\u202e", "@octo", "#12", "<!--"} {
+		if strings.Contains(is.Title, bad) {
+			t.Errorf("title %q contains %q", is.Title, bad)
+		}
+	}
+	if !strings.Contains(is.Title, "Fix login") {
+		t.Errorf("title %q lost its words", is.Title)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // Defaults of SyncOptions.
@@ -499,13 +500,18 @@ func (s *syncer) item(t state.Task) Item {
 	return Item{
 		IdemKey:     t.IdemKey,
 		Kind:        kindOf(t),
-		Title:       t.Title,
+		Title:       safeTitle(t.Title),
 		Description: t.Description,
 		EpicKey:     epic,
 		Points:      t.Points,
 		DependsOn:   s.depKeys(t),
 	}
 }
+
+// safeTitle is a task's title as the tracker gets it: the same text safety
+// as every user text the bot echoes (one line, no tab, no control or
+// bidirectional override, no mention, reference, fence or marker).
+func safeTitle(title string) string { return strings.TrimSpace(textsafe.Code(title)) }
 
 // depKeys resolves a task's depends_on (local ids or titles) to the
 // idempotency keys of those tasks.
