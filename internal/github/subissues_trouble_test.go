@@ -402,3 +402,29 @@ func TestTaskTitleIsMadeSafeLikeEveryUserText(t *testing.T) {
 		t.Errorf("title %q lost its words", is.Title)
 	}
 }
+
+// A deleted epic is its own task's trouble: its tasks are still read and
+// ticked, and a task declared under it later goes under the autopilot
+// issue instead of failing on the gone parent.
+func TestDeletedEpicLeavesItsTasksGoingOn(t *testing.T) {
+	e := newSubEnv(t)
+	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: "autopilot-e000000001", Jira: state.JiraPending}
+	task := state.Task{ID: "02", Kind: state.KindTask, Title: "Parse", Epic: "01", IdemKey: "autopilot-e000000002", Jira: state.JiraPending}
+	tasks := e.untilSettled([]state.Task{epic, task}, 4).Tasks
+	if err := e.s.DeleteIssue(subRepo, numOf(tasks[0].JiraKey)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.s.SetIssueState(subRepo, numOf(tasks[1].JiraKey), "closed", false); err != nil {
+		t.Fatal(err)
+	}
+	later := state.Task{ID: "03", Kind: state.KindTask, Title: "Load", Epic: "Importer", IdemKey: "autopilot-e000000003", Jira: state.JiraPending}
+	e.clock.Advance(time.Hour)
+	res := e.untilSettled(append(tasks, later), 4)
+	got := res.Tasks
+	if got[0].Gone != state.IssueDeleted || !got[1].Done {
+		t.Errorf("epic gone %q, its task done %v; want deleted and ticked (note %q)", got[0].Gone, got[1].Done, res.Note)
+	}
+	if got[2].Jira != state.JiraCreated || !e.treeOf(e.root)[numOf(got[2].JiraKey)] {
+		t.Errorf("task declared under the deleted epic: %s %s, want created under #%d (note %q)", got[2].Jira, got[2].JiraKey, e.root, res.Note)
+	}
+}

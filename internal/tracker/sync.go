@@ -362,10 +362,12 @@ func (s *syncer) epicFor(t state.Task) (key string, ready bool) {
 		if e.Kind != state.KindEpic || (e.ID != ref && !strings.EqualFold(strings.TrimSpace(e.Title), ref)) {
 			continue
 		}
-		switch e.Jira {
-		case state.JiraCreated:
+		switch {
+		case e.Jira == state.JiraCreated && e.Gone != "":
+			return "", true // its issue is gone: the task goes under the autopilot issue
+		case e.Jira == state.JiraCreated:
 			return e.JiraKey, true
-		case state.JiraFailed:
+		case e.Jira == state.JiraFailed:
 			return "", true // create unlinked rather than block on a human
 		default:
 			return "", false

@@ -327,9 +327,8 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 		found := g.toIssue(is, m.key)
 		if _, linked := g.byKey[m.key]; !linked {
 			err := g.link(ctx, m.parent, is)
-			var ve *tracker.ValidationError
-			switch {
-			case errors.As(err, &ve):
+			switch ve := refusal(err); {
+			case ve != nil:
 				// Final for this task (a person filed it under another
 				// parent, or the parent is full): adopted where it is,
 				// the link never sent again, said on the task.
@@ -343,6 +342,20 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 		delete(want, m.key)
 	}
 	return out, nil
+}
+
+// refusal returns a link error that is final for its task: GitHub's 422,
+// or a parent that is gone (deleted or transferred); nil for any other.
+func refusal(err error) *tracker.ValidationError {
+	var ve *tracker.ValidationError
+	var gone *tracker.GoneError
+	switch {
+	case errors.As(err, &ve):
+		return ve
+	case errors.As(err, &gone):
+		return &tracker.ValidationError{Field: "parent", Message: "the parent " + gone.Error()}
+	}
+	return nil
 }
 
 // refusedLink is the remark for a task whose issue GitHub would not link.
@@ -585,8 +598,15 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 		return tracker.GHIssue{}, false, err
 	}
 	err = g.link(ctx, parent, is)
-	var ve *tracker.ValidationError
-	if errors.As(err, &ve) {
+	var gone *tracker.GoneError
+	if errors.As(err, &gone) && parent != g.root {
+		// Its epic (or batch parent) is gone: the autopilot issue takes it.
+		if err = g.link(ctx, g.root, is); err == nil {
+			g.remark(it.IdemKey, fmt.Sprintf("filed under #%d: its parent #%d is %s", g.root, parent, gone.Gone))
+			return is, true, nil
+		}
+	}
+	if ve := refusal(err); ve != nil {
 		// Final: the issue exists, unlinked; the task keeps it and says so.
 		g.remark(it.IdemKey, refusedLink(parent, is.Number, ve))
 		return is, true, nil
