@@ -346,7 +346,7 @@ func markCreated(t *state.Task, is Issue) {
 	t.Done = is.Done
 	t.Error = ""
 	if is.Remark != "" {
-		t.Remark = is.Remark
+		t.Remark = textsafe.Truncate(is.Remark, maxRemark)
 	}
 }
 
@@ -615,7 +615,7 @@ func (s *syncer) backSync(ctx context.Context) error {
 			// That task's alone: recorded, followed no more.
 			t.Gone = is.Gone
 			if is.Remark != "" {
-				t.Remark = is.Remark
+				t.Remark = textsafe.Truncate(is.Remark, maxRemark)
 			}
 			s.note("task %s: issue %s %s", t.ID, t.JiraKey, is.Gone)
 			continue
@@ -653,6 +653,7 @@ func unwrapHalt(err error) error {
 func (s *syncer) finish() {
 	if r, ok := s.tr.(Remarker); ok {
 		for key, text := range r.Remarks() {
+			text = textsafe.Truncate(text, maxRemark)
 			for i := range s.res.Tasks {
 				if t := &s.res.Tasks[i]; t.IdemKey == key && t.Remark != text {
 					t.Remark = text
@@ -670,6 +671,9 @@ func (s *syncer) finish() {
 	}
 	s.res.Note = strings.Join(s.notes, "; ")
 }
+
+// maxRemark bounds one task's remark in the state (runes).
+const maxRemark = 300
 
 // limited reports a limit window the tracker met as the retry time, also
 // when the call that met it had no way to say so.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -51,7 +52,7 @@ func (g *Tracker) trusted(is tracker.GHIssue) (marker, bool) {
 		if who == "" {
 			who = "another account"
 		}
-		g.impostors[m.key] = fmt.Sprintf("ignored #%d: it carries this task's marker but %s wrote it, not autopilot's own bot", is.Number, who)
+		g.impostors[m.key] = fmt.Sprintf("ignored #%d: not written by autopilot's bot (%s)", is.Number, textsafe.Truncate(who, 60))
 	}
 	return marker{}, false
 }
