@@ -90,15 +90,22 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []s
 // (GET /repos/{o}/{r}/issues/{n}/sub_issues).
 func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, error) {
 	var out []tracker.GHIssue
+	var moved error
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*apiIssue
 		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues"}, http.MethodGet,
 			c.repoPath("issues", strconv.Itoa(parent), "sub_issues")+listQuery(nil, page), nil, &list, "")
+		if moved = movedErr(resp, err); moved != nil {
+			return nil, nil
+		}
 		for _, is := range list {
 			out = append(out, is.toTracker())
 		}
 		return resp, err
 	})
+	if moved != nil {
+		return nil, moved
+	}
 	if err != nil {
 		return nil, c.trackerErr(fmt.Sprintf("list sub-issues of #%d", parent), err)
 	}
@@ -113,8 +120,11 @@ func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) err
 		return nil
 	}
 	in := map[string]any{"sub_issue_id": childID}
-	_, err := c.do(ctx, transport.Op{Kind: "POST sub-issue", NoRetry: true, NoWait: true}, http.MethodPost,
+	resp, err := c.do(ctx, transport.Op{Kind: "POST sub-issue", NoRetry: true, NoWait: true}, http.MethodPost,
 		c.repoPath("issues", strconv.Itoa(parent), "sub_issues"), in, nil, "")
+	if moved := movedErr(resp, err); moved != nil {
+		return moved
+	}
 	return c.trackerErr(fmt.Sprintf("add sub-issue to #%d", parent), err)
 }
 
@@ -127,8 +137,11 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 		return nil
 	}
 	in := map[string]any{"issue_id": blockerID}
-	_, err := c.do(ctx, transport.Op{Kind: "POST dependency", NoRetry: true, NoWait: true}, http.MethodPost,
+	resp, err := c.do(ctx, transport.Op{Kind: "POST dependency", NoRetry: true, NoWait: true}, http.MethodPost,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by"), in, nil, "")
+	if moved := movedErr(resp, err); moved != nil {
+		return moved
+	}
 	if statusOf(err) == http.StatusNotFound {
 		return tracker.ErrNoDependencies
 	}
@@ -202,6 +215,17 @@ func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) 
 	return is.toTracker(), nil
 }
 
+// movedErr is a *tracker.GoneError when the request was redirected (a
+// transferred issue answers 301, and the HTTP client follows it, turning a
+// POST or PATCH into a GET that would look like success), nil otherwise.
+func movedErr(resp *gh.Response, err error) error {
+	via := redirectedFrom(resp, err)
+	if via == nil {
+		return nil
+	}
+	return &tracker.GoneError{Gone: state.IssueTransferred, Status: via.StatusCode, MovedTo: via.Header.Get("Location")}
+}
+
 // redirectedFrom returns the redirect answer (GitHub's 301 for a
 // transferred issue) that led to the final response, nil when there was
 // none.
@@ -250,7 +274,10 @@ func (c *Client) CloseIssue(ctx context.Context, n int) error {
 		c.dry("PATCH issue", "issue", n, "state", "closed")
 		return nil
 	}
-	_, err := c.do(ctx, transport.Op{Kind: "PATCH issue", NoWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
+	resp, err := c.do(ctx, transport.Op{Kind: "PATCH issue", NoWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
 		map[string]any{"state": "closed"}, nil, "")
+	if moved := movedErr(resp, err); moved != nil {
+		return moved
+	}
 	return c.trackerErr(fmt.Sprintf("close #%d", n), err)
 }

@@ -407,11 +407,23 @@ func TestTaskTitleIsMadeSafeLikeEveryUserText(t *testing.T) {
 // ticked, and a task declared under it later goes under the autopilot
 // issue instead of failing on the gone parent.
 func TestDeletedEpicLeavesItsTasksGoingOn(t *testing.T) {
+	t.Run("deleted", func(t *testing.T) { goneEpic(t, state.IssueDeleted) })
+	t.Run("transferred", func(t *testing.T) { goneEpic(t, state.IssueTransferred) })
+}
+
+func goneEpic(t *testing.T, how string) {
 	e := newSubEnv(t)
+	if err := e.s.AddRepo("octo/elsewhere"); err != nil {
+		t.Fatal(err)
+	}
 	epic := state.Task{ID: "01", Kind: state.KindEpic, Title: "Importer", IdemKey: "autopilot-e000000001", Jira: state.JiraPending}
 	task := state.Task{ID: "02", Kind: state.KindTask, Title: "Parse", Epic: "01", IdemKey: "autopilot-e000000002", Jira: state.JiraPending}
 	tasks := e.untilSettled([]state.Task{epic, task}, 4).Tasks
-	if err := e.s.DeleteIssue(subRepo, numOf(tasks[0].JiraKey)); err != nil {
+	if how == state.IssueDeleted {
+		if err := e.s.DeleteIssue(subRepo, numOf(tasks[0].JiraKey)); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, err := e.s.TransferIssue(subRepo, numOf(tasks[0].JiraKey), "octo/elsewhere"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.s.SetIssueState(subRepo, numOf(tasks[1].JiraKey), "closed", false); err != nil {
@@ -421,8 +433,8 @@ func TestDeletedEpicLeavesItsTasksGoingOn(t *testing.T) {
 	e.clock.Advance(time.Hour)
 	res := e.untilSettled(append(tasks, later), 4)
 	got := res.Tasks
-	if got[0].Gone != state.IssueDeleted || !got[1].Done {
-		t.Errorf("epic gone %q, its task done %v; want deleted and ticked (note %q)", got[0].Gone, got[1].Done, res.Note)
+	if got[0].Gone != how || !got[1].Done {
+		t.Errorf("epic gone %q, its task done %v; want %s and ticked (note %q)", got[0].Gone, got[1].Done, how, res.Note)
 	}
 	if got[2].Jira != state.JiraCreated || !e.treeOf(e.root)[numOf(got[2].JiraKey)] {
 		t.Errorf("task declared under the deleted epic: %s %s, want created under #%d (note %q)", got[2].Jira, got[2].JiraKey, e.root, res.Note)
