@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
@@ -21,12 +23,9 @@ func (m *inputs) jiraSynced(e JiraSynced) {
 		byKey[t.IdemKey] = t
 	}
 	for i, t := range m.S.Tasks {
-		if u, ok := byKey[t.IdemKey]; ok {
-			if u.Sync != t.Sync || u.Key != t.Key || u.Done != t.Done || u.Error != t.Error || !u.SentAt.Equal(t.SentAt) {
-				m.S.Tasks[i].Sync, m.S.Tasks[i].Key, m.S.Tasks[i].URL = u.Sync, u.Key, u.URL
-				m.S.Tasks[i].Done, m.S.Tasks[i].Error, m.S.Tasks[i].SentAt = u.Done, u.Error, u.SentAt
-				m.Changed = true
-			}
+		if u, ok := byKey[t.IdemKey]; ok && trackerSide(u) != trackerSide(t) {
+			m.S.Tasks[i] = withTrackerSide(t, u)
+			m.Changed = true
 		}
 	}
 	if !e.RetryAt.Equal(m.S.TrackerRetryAt) {
@@ -59,6 +58,28 @@ func (m *inputs) jiraSynced(e JiraSynced) {
 		m.S.TrackerNote = ""
 		m.Changed = true
 	}
+}
+
+// tracked is what a sync may change on a task: where it stands in the
+// tracker, the links made and what happened to its issue alone.
+type tracked struct {
+	Sync, Key, URL, Error, Gone, Remark string
+	Done                                bool
+	SentAt                              int64
+	DepsLinked                          string
+}
+
+func trackerSide(t state.Task) tracked {
+	return tracked{Sync: t.Sync, Key: t.Key, URL: t.URL, Error: t.Error, Gone: t.Gone, Remark: t.Remark,
+		Done: t.Done, SentAt: t.SentAt.UnixNano(), DepsLinked: strings.Join(t.DepsLinked, "\x00")}
+}
+
+// withTrackerSide is t with the fields a sync owns taken from u; what the
+// executor declared (title, epic, depends_on, ...) stays the state's.
+func withTrackerSide(t, u state.Task) state.Task {
+	t.Sync, t.Key, t.URL, t.Error, t.Gone, t.Remark = u.Sync, u.Key, u.URL, u.Error, u.Gone, u.Remark
+	t.Done, t.SentAt, t.DepsLinked = u.Done, u.SentAt, u.DepsLinked
+	return t
 }
 
 // PausedAuth is outbox.PausedAuth, the state's TrackerNote while a 401

@@ -279,3 +279,32 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }
+
+// TestSyncedKeepsWhatTheTrackerRecordedOnATask: the links a sync made
+// (deps_linked) and what happened to a task's issue alone (gone, remark)
+// reach the state; dropped, every later pass sent the same links again and
+// forgot a deleted issue.
+func TestSyncedKeepsWhatTheTrackerRecordedOnATask(t *testing.T) {
+	h := newHarness(t, jiraWanted)
+	toPlan(t, h)
+	h.say("maria", "B")
+	h.runTo("greenfield", "decompose")
+	c := h.comment("maria", "write", "/autopilot done tasks")
+	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b", DependsOn: []string{"a"}}}
+	s := h.apply(c).State
+	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
+	res := h.apply(JiraSynced{Tasks: []state.Task{
+		{IdemKey: k1, Sync: state.SyncCreated, Key: "#20", Gone: state.IssueDeleted, Remark: "issue deleted (410)"},
+		{IdemKey: k2, Sync: state.SyncCreated, Key: "#21", DepsLinked: []string{"a"}},
+	}})
+	s = res.State
+	want(t, "changed", res.Changed, true)
+	want(t, "task 1 gone", s.Tasks[0].Gone, state.IssueDeleted)
+	want(t, "task 1 remark", s.Tasks[0].Remark, "issue deleted (410)")
+	want(t, "task 2 links", strings.Join(s.Tasks[1].DepsLinked, ","), "a")
+	res = h.apply(JiraSynced{Tasks: []state.Task{
+		{IdemKey: k1, Sync: state.SyncCreated, Key: "#20", Gone: state.IssueDeleted, Remark: "issue deleted (410)"},
+		{IdemKey: k2, Sync: state.SyncCreated, Key: "#21", DepsLinked: []string{"a"}},
+	}})
+	want(t, "idempotent", res.Changed, false)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -189,7 +190,7 @@ func (a sandboxSubIssues) ReadIssue(ctx context.Context, n int) (tracker.GHIssue
 		return tracker.GHIssue{}, sbErr(err)
 	}
 	if s.issues[n] == nil {
-		return tracker.GHIssue{}, &tracker.ValidationError{Field: "number", Message: fmt.Sprintf("no issue #%d", n)}
+		return tracker.GHIssue{}, &tracker.GoneError{Gone: state.IssueNotFound, Status: 404, Message: fmt.Sprintf("no issue #%d", n)}
 	}
 	return a.ghIssueLocked(n), nil
 }

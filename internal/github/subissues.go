@@ -13,6 +13,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -42,6 +43,9 @@ func ghIssue(is *gh.Issue) tracker.GHIssue {
 func (c *Client) trackerErr(what string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if statusOf(err) == http.StatusGone {
+		return &tracker.GoneError{Gone: state.IssueDeleted, Status: http.StatusGone, Message: "github " + what + ": " + c.classify(err).Error()}
 	}
 	err = c.classify(err)
 	var rl *forge.RateLimitError
@@ -74,27 +78,34 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []s
 		return tracker.GHIssue{ID: c.nextDryID(), Number: 0, Title: title, Body: body}, nil
 	}
 	in := map[string]any{"title": title, "body": body, "labels": labels}
-	var is gh.Issue
+	var is apiIssue
 	_, err := c.do(ctx, transport.Op{Kind: "POST issue", NoRetry: true, NoWait: true}, http.MethodPost, c.repoPath("issues"), in, &is, "")
 	if err != nil {
 		return tracker.GHIssue{}, c.trackerErr("create issue", err)
 	}
-	return ghIssue(&is), nil
+	return is.toTracker(), nil
 }
 
 // SubIssues lists an issue's sub-issues, every page
 // (GET /repos/{o}/{r}/issues/{n}/sub_issues).
 func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, error) {
 	var out []tracker.GHIssue
+	var moved error
 	err := paginate(func(page int) (*gh.Response, error) {
-		var list []*gh.Issue
+		var list []*apiIssue
 		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues"}, http.MethodGet,
 			c.repoPath("issues", strconv.Itoa(parent), "sub_issues")+listQuery(nil, page), nil, &list, "")
+		if moved = movedErr(resp, err); moved != nil {
+			return nil, nil
+		}
 		for _, is := range list {
-			out = append(out, ghIssue(is))
+			out = append(out, is.toTracker())
 		}
 		return resp, err
 	})
+	if moved != nil {
+		return nil, moved
+	}
 	if err != nil {
 		return nil, c.trackerErr(fmt.Sprintf("list sub-issues of #%d", parent), err)
 	}
@@ -109,8 +120,11 @@ func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) err
 		return nil
 	}
 	in := map[string]any{"sub_issue_id": childID}
-	_, err := c.do(ctx, transport.Op{Kind: "POST sub-issue", NoRetry: true, NoWait: true}, http.MethodPost,
+	resp, err := c.do(ctx, transport.Op{Kind: "POST sub-issue", NoRetry: true, NoWait: true}, http.MethodPost,
 		c.repoPath("issues", strconv.Itoa(parent), "sub_issues"), in, nil, "")
+	if moved := movedErr(resp, err); moved != nil {
+		return moved
+	}
 	return c.trackerErr(fmt.Sprintf("add sub-issue to #%d", parent), err)
 }
 
@@ -123,8 +137,11 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 		return nil
 	}
 	in := map[string]any{"issue_id": blockerID}
-	_, err := c.do(ctx, transport.Op{Kind: "POST dependency", NoRetry: true, NoWait: true}, http.MethodPost,
+	resp, err := c.do(ctx, transport.Op{Kind: "POST dependency", NoRetry: true, NoWait: true}, http.MethodPost,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by"), in, nil, "")
+	if moved := movedErr(resp, err); moved != nil {
+		return moved
+	}
 	if statusOf(err) == http.StatusNotFound {
 		return tracker.ErrNoDependencies
 	}
@@ -134,7 +151,7 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 // BlockedBy lists the issues issue n is blocked by (first page); a 404
 // means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
-	var list []*gh.Issue
+	var list []*apiIssue
 	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies"}, http.MethodGet,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by")+listQuery(nil, 0), nil, &list, "")
 	if statusOf(err) == http.StatusNotFound {
@@ -145,7 +162,7 @@ func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error
 	}
 	out := make([]tracker.GHIssue, 0, len(list))
 	for _, is := range list {
-		out = append(out, ghIssue(is))
+		out = append(out, is.toTracker())
 	}
 	return out, nil
 }
@@ -159,11 +176,11 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 		q.Set("since", since.UTC().Format(time.RFC3339))
 	}
 	err := paginate(func(page int) (*gh.Response, error) {
-		var list []*gh.Issue
+		var list []*apiIssue
 		resp, err := c.do(ctx, transport.Op{Kind: "GET issues"}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
 		for _, is := range list {
 			if !is.IsPullRequest() {
-				out = append(out, ghIssue(is))
+				out = append(out, is.toTracker())
 			}
 		}
 		return resp, err
@@ -175,13 +192,80 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 }
 
 // ReadIssue reads one issue for the tracker (GET /repos/{o}/{r}/issues/{n}).
+// An issue that is no longer there is a *tracker.GoneError: deleted (410),
+// not found (404), or transferred to another repository (GitHub answers 301
+// and the HTTP client follows it; MovedTo is where it went).
 func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) {
-	var is gh.Issue
-	_, err := c.do(ctx, transport.Op{Kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
-	if err != nil {
-		return tracker.GHIssue{}, c.trackerErr(fmt.Sprintf("read #%d", n), err)
+	var is apiIssue
+	resp, err := c.do(ctx, transport.Op{Kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
+	what := fmt.Sprintf("read #%d", n)
+	if via := redirectedFrom(resp, err); via != nil {
+		moved := &tracker.GoneError{Gone: state.IssueTransferred, Status: via.StatusCode, MovedTo: via.Header.Get("Location")}
+		if err == nil && is.GetHTMLURL() != "" {
+			moved.MovedTo = is.GetHTMLURL()
+		}
+		return tracker.GHIssue{}, moved
 	}
-	return ghIssue(&is), nil
+	if err != nil {
+		if statusOf(err) == http.StatusNotFound {
+			return tracker.GHIssue{}, &tracker.GoneError{Gone: state.IssueNotFound, Status: http.StatusNotFound, Message: "github " + what}
+		}
+		return tracker.GHIssue{}, c.trackerErr(what, err)
+	}
+	return is.toTracker(), nil
+}
+
+// movedErr is a *tracker.GoneError when the request was redirected (a
+// transferred issue answers 301, and the HTTP client follows it, turning a
+// POST or PATCH into a GET that would look like success), nil otherwise.
+func movedErr(resp *gh.Response, err error) error {
+	via := redirectedFrom(resp, err)
+	if via == nil {
+		return nil
+	}
+	return &tracker.GoneError{Gone: state.IssueTransferred, Status: via.StatusCode, MovedTo: via.Header.Get("Location")}
+}
+
+// redirectedFrom returns the redirect answer (GitHub's 301 for a
+// transferred issue) that led to the final response, nil when there was
+// none.
+func redirectedFrom(resp *gh.Response, err error) *http.Response {
+	var r *http.Response
+	var er *gh.ErrorResponse
+	switch {
+	case errors.As(err, &er):
+		r = er.Response
+	case resp != nil:
+		r = resp.Response
+	}
+	if r == nil || r.Request == nil || r.Request.Response == nil {
+		return nil
+	}
+	first := r.Request.Response
+	for first.Request != nil && first.Request.Response != nil {
+		first = first.Request.Response
+	}
+	if first.StatusCode != http.StatusMovedPermanently {
+		return nil
+	}
+	return first
+}
+
+// apiIssue is an issue as the REST API returns it, with
+// performed_via_github_app, which go-github v60's Issue lacks.
+type apiIssue struct {
+	gh.Issue
+	App *struct {
+		ID int64 `json:"id"`
+	} `json:"performed_via_github_app"`
+}
+
+func (a *apiIssue) toTracker() tracker.GHIssue {
+	out := ghIssue(&a.Issue)
+	if a.App != nil {
+		out.AppID = a.App.ID
+	}
+	return out
 }
 
 // CloseIssue closes issue n (PATCH /repos/{o}/{r}/issues/{n}).
@@ -190,7 +274,10 @@ func (c *Client) CloseIssue(ctx context.Context, n int) error {
 		c.dry("PATCH issue", "issue", n, "state", "closed")
 		return nil
 	}
-	_, err := c.do(ctx, transport.Op{Kind: "PATCH issue", NoWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
+	resp, err := c.do(ctx, transport.Op{Kind: "PATCH issue", NoWait: true}, http.MethodPatch, c.repoPath("issues", strconv.Itoa(n)),
 		map[string]any{"state": "closed"}, nil, "")
+	if moved := movedErr(resp, err); moved != nil {
+		return moved
+	}
 	return c.trackerErr(fmt.Sprintf("close #%d", n), err)
 }

@@ -277,7 +277,8 @@ func (ru *run) start(cfg *config.Config) error {
 			perm = p
 		}
 	}
-	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker}
+	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker,
+		BotLogin: r.o.BotLogin, AppID: r.o.AppID}
 	var err error
 	if ru.tracker, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
 		return &ConfigError{Path: r.o.ConfigPath, Err: err}

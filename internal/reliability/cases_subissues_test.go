@@ -35,6 +35,8 @@ type subWorld struct {
 	// retryAt is the state's tracker window (SyncResult.RetryAt).
 	retryAt time.Time
 	runs    int
+	// trust, when set, is our own bot: only its task issues are adopted.
+	trust string
 }
 
 func newSubWorld(t *testing.T, n int) *subWorld {
@@ -81,6 +83,9 @@ func (w *subWorld) run(crashAfterCreates int) tracker.SyncResult {
 		api = &crashAPI{SubIssueAPI: c, left: crashAfterCreates, cancel: cancel}
 	}
 	tr := subissues.New(api, w.root, w.tasks, w.clock.Now)
+	if w.trust != "" {
+		tr.Trust(w.trust, 0)
+	}
 	res, err := tracker.Sync(ctx, tr, w.tasks, tracker.SyncOptions{
 		Now: w.clock.Now, MaxWait: -1, NotBefore: w.retryAt, SearchLag: 30 * time.Second,
 		Sleep:   func(_ context.Context, d time.Duration) error { w.clock.Advance(d); return nil },

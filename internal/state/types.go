@@ -268,12 +268,27 @@ type Task struct {
 	Done      bool      `json:"done,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	Carryover bool      `json:"carryover,omitempty"`
+	// Gone says what became of the task's tracker issue when it is followed
+	// no more: IssueDeleted, IssueNotFound or IssueTransferred. Only that
+	// task is affected; the others go on.
+	Gone string `json:"gone,omitempty"`
+	// Remark is what the tracker had to say about this task alone, for
+	// people: where a transferred issue went, a link GitHub refused for
+	// good, an issue carrying the task's marker that another account wrote.
+	Remark string `json:"remark,omitempty"`
 }
+
+// What became of a task's tracker issue (Task.Gone).
+const (
+	IssueDeleted     = "deleted"     // GitHub answered 410 Gone
+	IssueNotFound    = "not-found"   // 404: deleted, or out of the token's sight
+	IssueTransferred = "transferred" // 301: moved to another repository
+)
 
 // Closable reports whether t has a tracker issue that is not known to be
 // done: one that moves to done when the GitHub issue closes.
 func (t Task) Closable() bool {
-	return t.Sync == SyncCreated && t.Key != "" && !t.Done
+	return t.Sync == SyncCreated && t.Key != "" && !t.Done && t.Gone == ""
 }
 
 // Option is one choice of a Choose block.

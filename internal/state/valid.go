@@ -44,6 +44,7 @@ var (
 	syncStates   = set(SyncPending, SyncSending, SyncCreated, SyncFailed, SyncLocal)
 	trackerOffs  = set("", TrackerNotConfigured)
 	trackersUsed = set("", TrackerJira, TrackerGitHub, TrackerLocal)
+	goneStates   = set(IssueDeleted, IssueNotFound, IssueTransferred)
 )
 
 func set(vs ...string) map[string]bool {
@@ -207,6 +208,8 @@ func validTasks(s *State) error {
 			return bad(f+".sync", "%q is not a tracker sync state", t.Sync)
 		case t.Key != "" && !keyRE.MatchString(t.Key):
 			return bad(f+".key", "%q is not a Jira key like PROJ-12 or an issue like #12", t.Key)
+		case t.Gone != "" && !goneStates[t.Gone]:
+			return bad(f+".gone", "%q is not %s, %s or %s", t.Gone, IssueDeleted, IssueNotFound, IssueTransferred)
 		case math.IsNaN(t.Points) || math.IsInf(t.Points, 0) || t.Points < 0:
 			return bad(f+".points", "must be a finite number >= 0")
 		}

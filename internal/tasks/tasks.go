@@ -106,7 +106,44 @@ func finish(drafts []draft, opts Options) ([]state.Task, error) {
 		}
 		out[i] = t
 	}
+	for i, d := range drafts {
+		if err := ownEpicDependency(out, i, d); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// ownEpicDependency refuses a task that depends on its own epic (by the
+// epic's title or id): the epic is done when its tasks are, so the task
+// could never start.
+func ownEpicDependency(all []state.Task, i int, d draft) error {
+	t := all[i]
+	ref := strings.TrimSpace(t.Epic)
+	if t.Kind == state.KindEpic || ref == "" {
+		return nil
+	}
+	epic := resolveEpic(all, ref)
+	for _, dep := range t.DependsOn {
+		dep = strings.TrimSpace(dep)
+		if strings.EqualFold(dep, ref) || (epic >= 0 && resolveEpic(all, dep) == epic) {
+			return &Error{Where: d.where, Line: d.line, Field: "depends_on", Msg: fmt.Sprintf(
+				"task %q depends on its own epic %q; an epic is done when its tasks are, so the task could never start: depend on tasks, not on their epic",
+				t.Title, t.Epic)}
+		}
+	}
+	return nil
+}
+
+// resolveEpic finds the declared epic a reference (title or id) names, -1
+// when none does.
+func resolveEpic(all []state.Task, ref string) int {
+	for j, e := range all {
+		if e.Kind == state.KindEpic && (e.ID == ref || strings.EqualFold(strings.TrimSpace(e.Title), ref)) {
+			return j
+		}
+	}
+	return -1
 }
 
 // checkText returns why s is unusable as a field value, or "".

@@ -85,6 +85,13 @@ func CloseTasks(ctx context.Context, c Closer, tasks []state.Task, opts SyncOpti
 				continue
 			}
 			var h *haltError
+			var gone *GoneError
+			if errors.As(err, &gone) {
+				// That task's alone: recorded, and the others go on.
+				t.Gone = gone.Gone
+				s.note("%s not moved to done: %v", key, gone)
+				continue
+			}
 			if errors.As(err, &h) {
 				// Credentials, rate limit, outage or cancellation: the rest
 				// waits for a later pass (call noted why).
@@ -99,6 +106,7 @@ func CloseTasks(ctx context.Context, c Closer, tasks []state.Task, opts SyncOpti
 			out.Left++
 		}
 	}
+	s.limited(c)
 	out.Tasks, out.Paused, out.RetryAt, out.Requests = s.res.Tasks, s.res.Paused, s.res.RetryAt, s.res.Requests
 	out.Note = strings.Join(s.notes, "; ")
 	return out

@@ -112,3 +112,27 @@ func (e *ValidationError) Error() string {
 	}
 	return fmt.Sprintf("%s rejected field %q: %s", trackerName(e.Tracker), e.Field, e.Message)
 }
+
+// GoneError means the tracker no longer has one issue: deleted (GitHub
+// answers 410 Gone), not found (404) or transferred to another repository
+// (GitHub answers 301 Moved Permanently). It concerns that issue alone:
+// Sync records it on the task (state.Task.Gone) and goes on with the others.
+type GoneError struct {
+	// Gone is state.IssueDeleted, state.IssueNotFound or state.IssueTransferred.
+	Gone   string
+	Status int
+	// MovedTo is where a transferred issue went (GitHub's Location), if known.
+	MovedTo string
+	Message string
+}
+
+func (e *GoneError) Error() string {
+	msg := fmt.Sprintf("issue %s (HTTP %d)", e.Gone, e.Status)
+	if e.MovedTo != "" {
+		msg += " to " + e.MovedTo
+	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg
+}

@@ -27,6 +27,9 @@ type GHIssue struct {
 	// marker: a person cannot slip an issue of their own into the outbox.
 	Author      string
 	AuthorIsBot bool
+	// AppID is performed_via_github_app.id: the App whose token wrote the
+	// issue, where GitHub says (0 otherwise).
+	AppID int64
 }
 
 // ErrNoDependencies is returned by SubIssueAPI.AddBlockedBy when the host

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // Defaults of SyncOptions.
@@ -198,7 +199,7 @@ func (s *syncer) run(ctx context.Context) error {
 
 func (s *syncer) hasWork() bool {
 	for _, t := range s.res.Tasks {
-		if inOutbox(t) || (t.Sync == state.SyncCreated && t.Key != "") {
+		if inOutbox(t) || (t.Sync == state.SyncCreated && t.Key != "" && t.Gone == "") {
 			return true
 		}
 	}
@@ -222,7 +223,7 @@ func (s *syncer) owedDeps(i int) (entries []string, blockers []int, ready []bool
 			if j == i || !(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
 				continue
 			}
-			if o.Sync == state.SyncFailed || t.Sync == state.SyncFailed {
+			if o.Sync == state.SyncFailed || t.Sync == state.SyncFailed || o.Gone != "" || t.Gone != "" {
 				break
 			}
 			entries, blockers = append(entries, d), append(blockers, j)
@@ -254,12 +255,16 @@ func (s *syncer) linkPhase(ctx context.Context) error {
 			err := dl.LinkDependency(ctx, t.Key, blocker)
 			var ve *ValidationError
 			var rl *RateLimitError
+			var gone *GoneError
 			switch {
 			case err == nil || errors.Is(err, ErrNoDependencies):
 				t.DepsLinked = append(t.DepsLinked, d)
 			case errors.As(err, &ve):
 				t.DepsLinked = append(t.DepsLinked, d)
 				s.note("dependency of %s on %s refused: %v", t.Key, blocker, ve)
+			case errors.As(err, &gone):
+				t.DepsLinked = append(t.DepsLinked, d)
+				s.note("dependency of %s on %s not made: %v", t.Key, blocker, gone)
 			case errors.As(err, &rl):
 				wait := rl.RetryAfter
 				if wait <= 0 {
@@ -346,6 +351,9 @@ func markCreated(t *state.Task, is Issue) {
 	t.URL = is.URL
 	t.Done = is.Done
 	t.Error = ""
+	if is.Remark != "" {
+		t.Remark = textsafe.Truncate(is.Remark, maxRemark)
+	}
 }
 
 // epicFor resolves a task's epic reference (local id, epic title or Jira
@@ -360,10 +368,12 @@ func (s *syncer) epicFor(t state.Task) (key string, ready bool) {
 		if e.Kind != state.KindEpic || (e.ID != ref && !strings.EqualFold(strings.TrimSpace(e.Title), ref)) {
 			continue
 		}
-		switch e.Sync {
-		case state.SyncCreated:
+		switch {
+		case e.Sync == state.SyncCreated && e.Gone != "":
+			return "", true // its issue is gone: the task goes under the autopilot issue
+		case e.Sync == state.SyncCreated:
 			return e.Key, true
-		case state.SyncFailed:
+		case e.Sync == state.SyncFailed:
 			return "", true // create unlinked rather than block on a human
 		default:
 			return "", false
@@ -498,13 +508,18 @@ func (s *syncer) item(t state.Task) Item {
 	return Item{
 		IdemKey:     t.IdemKey,
 		Kind:        kindOf(t),
-		Title:       t.Title,
+		Title:       safeTitle(t.Title),
 		Description: t.Description,
 		EpicKey:     epic,
 		Points:      t.Points,
 		DependsOn:   s.depKeys(t),
 	}
 }
+
+// safeTitle is a task's title as the tracker gets it: the same text safety
+// as every user text the bot echoes (one line, no tab, no control or
+// bidirectional override, no mention, reference, fence or marker).
+func safeTitle(title string) string { return strings.TrimSpace(textsafe.Code(title)) }
 
 // depKeys resolves a task's depends_on (local ids or titles) to the
 // idempotency keys of those tasks.
@@ -581,7 +596,7 @@ func (s *syncer) apply(chunk []int, results []CreateResult) (limited bool) {
 func (s *syncer) backSync(ctx context.Context) error {
 	var keys []string
 	for i, t := range s.res.Tasks {
-		if t.Sync == state.SyncCreated && t.Key != "" && !s.createdNow[i] {
+		if t.Sync == state.SyncCreated && t.Key != "" && t.Gone == "" && !s.createdNow[i] {
 			keys = append(keys, t.Key)
 		}
 	}
@@ -600,7 +615,16 @@ func (s *syncer) backSync(ctx context.Context) error {
 	for i := range s.res.Tasks {
 		t := &s.res.Tasks[i]
 		is, ok := got[t.Key]
-		if !ok || t.Sync != state.SyncCreated || s.createdNow[i] {
+		if !ok || t.Sync != state.SyncCreated || t.Gone != "" || s.createdNow[i] {
+			continue
+		}
+		if is.Gone != "" {
+			// That task's alone: recorded, followed no more.
+			t.Gone = is.Gone
+			if is.Remark != "" {
+				t.Remark = textsafe.Truncate(is.Remark, maxRemark)
+			}
+			s.note("task %s: issue %s %s", t.ID, t.Key, is.Gone)
 			continue
 		}
 		if t.Done != is.Done {
@@ -634,6 +658,18 @@ func unwrapHalt(err error) error {
 }
 
 func (s *syncer) finish() {
+	if r, ok := s.tr.(Remarker); ok {
+		for key, text := range r.Remarks() {
+			text = textsafe.Truncate(text, maxRemark)
+			for i := range s.res.Tasks {
+				if t := &s.res.Tasks[i]; t.IdemKey == key && t.Remark != text {
+					t.Remark = text
+					s.note("task %s: %s", t.ID, text)
+				}
+			}
+		}
+	}
+	s.limited(s.tr)
 	s.res.Waiting = 0
 	for i, t := range s.res.Tasks {
 		if e, _, _ := s.owedDeps(i); inOutbox(t) || len(e) > 0 {
@@ -641,6 +677,22 @@ func (s *syncer) finish() {
 		}
 	}
 	s.res.Note = strings.Join(s.notes, "; ")
+}
+
+// maxRemark bounds one task's remark in the state (runes).
+const maxRemark = 300
+
+// limited reports a limit window the tracker met as the retry time, also
+// when the call that met it had no way to say so.
+func (s *syncer) limited(tr any) {
+	l, ok := tr.(Limiter)
+	if !ok {
+		return
+	}
+	if at := l.LimitedUntil(); at.After(s.res.RetryAt) && at.After(s.o.Now()) {
+		s.res.RetryAt = at
+		s.note("tracker rate limit; next request not before %s", at.UTC().Format(time.RFC3339))
+	}
 }
 
 func cloneTasks(in []state.Task) []state.Task {
@@ -677,12 +729,18 @@ func checkIdemKeys(tasks []state.Task) error {
 
 // RetryFailed returns the tasks with every "failed" task put back in the
 // outbox ("pending", error cleared), for `/autopilot jira retry` after a
-// person fixed what Jira rejected. The input is not modified.
+// person fixed what Jira rejected, and every task whose issue was deleted
+// or not found, to be created again. The input is not modified.
 func RetryFailed(tasks []state.Task) []state.Task {
 	out := cloneTasks(tasks)
 	for i := range out {
-		if out[i].Sync == state.SyncFailed {
-			out[i].Sync, out[i].Error, out[i].SentAt = state.SyncPending, "", time.Time{}
+		t := &out[i]
+		switch {
+		case t.Sync == state.SyncFailed:
+			t.Sync, t.Error, t.SentAt = state.SyncPending, "", time.Time{}
+		case t.Gone == state.IssueDeleted || t.Gone == state.IssueNotFound:
+			t.Sync, t.Key, t.URL, t.SentAt = state.SyncPending, "", "", time.Time{}
+			t.Gone, t.Remark, t.Done, t.DepsLinked = "", "", false, nil
 		}
 	}
 	return out

@@ -362,3 +362,25 @@ func creates(calls []SandboxCall) []SandboxCall {
 	}
 	return out
 }
+
+// `/autopilot tasks retry` puts a task whose issue was deleted or not found
+// back in the outbox, to be created again; a transferred one stays where
+// it went.
+func TestRetryFailedRecreatesDeletedButNotTransferredIssues(t *testing.T) {
+	gone := func(id, how string) state.Task {
+		tk := task(id, state.KindTask, "t"+id, "")
+		tk.Sync, tk.Key, tk.URL, tk.Gone, tk.Remark = state.SyncCreated, "#1"+id, "https://github.com/o/r/issues/1"+id, how, "x"
+		return tk
+	}
+	in := []state.Task{gone("01", state.IssueDeleted), gone("02", state.IssueNotFound), gone("03", state.IssueTransferred)}
+	out := RetryFailed(in)
+	for i, want := range []bool{true, true, false} {
+		back := out[i].Sync == state.SyncPending && out[i].Key == "" && out[i].Gone == ""
+		if back != want {
+			t.Errorf("task %s (%s): back in the outbox %v, want %v: %+v", in[i].ID, in[i].Gone, back, want, out[i])
+		}
+	}
+	if in[0].Gone != state.IssueDeleted {
+		t.Errorf("the input was modified")
+	}
+}

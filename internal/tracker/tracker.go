@@ -9,7 +9,10 @@
 // before and after every create, through SyncOptions.Persist and SyncResult.
 package tracker
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // MaxBulk is the largest number of items one CreateBulk call may carry; it is
 // Jira's limit for POST /rest/api/2/issue/bulk.
@@ -39,6 +42,27 @@ type Issue struct {
 	Status  string // status name, e.g. "To Do", "Done"
 	Done    bool   // the status is in the "done" category
 	URL     string // browse URL for people
+	// Gone, when set, is what became of an issue that is followed no more
+	// (state.IssueDeleted, IssueNotFound, IssueTransferred); Remark says
+	// more for people (where it went). Statuses reports such keys.
+	Gone   string
+	Remark string
+}
+
+// Remarker is implemented by trackers with something to say about single
+// tasks (an impostor issue ignored, a link refused for good): Sync copies
+// each remark, by idempotency key, to the task's Remark and notes a new
+// one once.
+type Remarker interface {
+	Remarks() map[string]string
+}
+
+// Limiter is implemented by trackers that remember the rate-limit answers
+// they got, whatever the call: Sync and CloseTasks send no request before
+// LimitedUntil and report it as RetryAt, also when the call that met the
+// limit had no way to say so.
+type Limiter interface {
+	LimitedUntil() time.Time
 }
 
 // CreateResult is the outcome of one item of a CreateBulk call. Err is nil

@@ -46,6 +46,23 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 	return SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}
 }
 
+// ReadBack reports whether a pass reads the tasks' issues back although
+// nothing waits and no sweep runs: with GitHub sub-issues (whose whole tree
+// is a few list requests) any event on the autopilot issue ticks the tasks
+// whose issues were closed (docs/tasks.md "status comes back"), as long as
+// one is still open (created, not done, not gone).
+func ReadBack(s *state.State, subIssues bool) bool {
+	if s == nil || !subIssues {
+		return false
+	}
+	for _, t := range s.Tasks {
+		if t.Closable() {
+			return true
+		}
+	}
+	return false
+}
+
 // PlanClose counts the tasks to move to done when the GitHub issue closed
 // (PRODUCT §10): with tracker: github when close_children is set, with
 // Jira when jira.transition_on_close is; never while the tracker is off

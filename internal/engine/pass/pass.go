@@ -203,7 +203,8 @@ func (n *Node) settle(seen func() outbox.Seen, now time.Time) (Ready, error) {
 func (n *Node) trackerWork(rd *Ready) []engine.Query {
 	if !n.synced {
 		n.synced = true
-		plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep)
+		// With sub-issues every pass reads open tasks back, as the sweep does.
+		plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep || outbox.ReadBack(n.st, n.opt.SubIssues))
 		n.sync = nil
 		if plan.Unconfigured {
 			rd.Notes = append(rd.Notes, "tasks sync requested but no tracker is configured")

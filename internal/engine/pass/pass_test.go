@@ -255,3 +255,39 @@ func TestTheThreadIsAskedOnceAPass(t *testing.T) {
 	}
 	testkit.Want(t, "thread views built", asked, 1)
 }
+
+// With GitHub sub-issues, any event on the autopilot issue reads the open
+// tasks' issues back (docs/tasks.md "status comes back"), not only the
+// sweep or the sync command: a comment that is no command at all is enough.
+// Without open tasks, or with Jira, nothing is read.
+func TestAnyEventReadsOpenSubIssueTasksBack(t *testing.T) {
+	w := newWorld(t, "tracker: github\n")
+	w.set.JiraConfigured = true
+	w.start("greenfield")
+	on := true
+	w.st.TrackerEnabled = &on
+	w.st.Tasks = []state.Task{{ID: "01", Kind: state.KindTask, Title: "a", IdemKey: "autopilot-0000000001", Sync: state.SyncCreated, Key: "#20"}}
+	now := w.clock.Add(time.Minute)
+	for _, tc := range []struct {
+		name      string
+		subIssues bool
+		done      bool
+		want      bool
+	}{
+		{"sub-issues, an open task", true, false, true},
+		{"sub-issues, every task done", true, true, false},
+		{"jira, an open task", false, false, false},
+	} {
+		cp := *w.st
+		st := &cp
+		st.Tasks = []state.Task{w.st.Tasks[0]}
+		st.Tasks[0].Done = tc.done
+		n := pass.New(w.set, st, pass.Options{Issue: issue, SubIssues: tc.subIssues})
+		step(t, n, w.comment("erin", "thanks, looks good"), now)
+		rd := ready(t, n, now)
+		got := len(rd.Queries) == 1 && rd.Queries[0].Kind == engine.QJiraSync && rd.Queries[0].Sync.Run
+		if got != tc.want {
+			t.Errorf("%s: queries %+v, want a read-back %v", tc.name, rd.Queries, tc.want)
+		}
+	}
+}

@@ -106,6 +106,11 @@ func (s *Server) issueJSON(rp *repository, is *issue) obj {
 		"created_at": stamp(is.created), "updated_at": stamp(is.updated), "closed_at": stamp(is.closed),
 		"author_association": association(rp, is.user),
 	}
+	var via any
+	if a := s.apps[is.appID]; is.appID != 0 && a != nil {
+		via = s.appJSON(a)
+	}
+	o["performed_via_github_app"] = via
 	if is.pull != nil {
 		pu := s.api("/repos/%s/pulls/%d", rp.fullName(), is.number)
 		html := s.issueHTML(rp, is)

@@ -64,6 +64,7 @@ func buildRoutes() []route {
 		{"GET", "/app/hook/deliveries", true, (*Server).listHookDeliveries},
 		{"POST", "/app/hook/deliveries/{id}/attempts", true, (*Server).redeliverHook},
 		{"GET", "/installation/repositories", false, (*Server).listInstallationRepos},
+		{"GET", "/repositories/{id}/issues/{number}", false, (*Server).getIssueByRepoID},
 	}
 	routes := make([]route, len(table))
 	for i, t := range table {

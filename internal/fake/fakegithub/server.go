@@ -256,6 +256,9 @@ func (s *Server) handle(r *http.Request, segs []string, body []byte, entry *Requ
 	}
 	rep := s.scoped(c)
 	if rep.status == 0 {
+		rep = s.goneIssue(c)
+	}
+	if rep.status == 0 {
 		rep = finish(r, rt.h(s, c))
 	}
 	if rep.status != http.StatusNotModified {

@@ -82,6 +82,9 @@ type issue struct {
 	updated  time.Time
 	closed   time.Time
 	pull     *pullInfo // nil for plain issues
+	// appID is the App whose token created the issue through the API
+	// (performed_via_github_app); 0 for people and the control API.
+	appID int64
 }
 
 type checkRun struct {
@@ -153,6 +156,9 @@ type repository struct {
 	runs      []*run
 	// fork: created as a fork (CreateForkPull); "fork": true in its JSON.
 	fork bool
+	// gone are deleted issues (nil) and transferred ones (where to), by
+	// number (gone.go).
+	gone map[int]*movedIssue
 }
 
 func (r *repository) fullName() string { return r.owner + "/" + r.name }

@@ -215,6 +215,7 @@ func (s *Server) createIssueREST(c *call) reply {
 	if err != nil {
 		return validation(docIssues+"#create-an-issue", fieldError{"resource": "Label", "code": "invalid", "field": "labels"})
 	}
+	is.appID = c.tok.id.AppID
 	return created(s.issueJSON(c.repo, is))
 }
 

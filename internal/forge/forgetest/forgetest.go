@@ -16,6 +16,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -491,8 +492,9 @@ func subIssues(t *testing.T, r Repo) {
 	if got := must(api.ReadIssue(ctx, a.Number))(t); !got.Closed || got.Title != "Task A" {
 		t.Errorf("ReadIssue after close = %+v", got)
 	}
-	if _, err := api.ReadIssue(ctx, 999); !errors.As(err, &ve) {
-		t.Errorf("reading a missing issue: %v, want a *ValidationError", err)
+	var gone *tracker.GoneError
+	if _, err := api.ReadIssue(ctx, 999); !errors.As(err, &gone) || gone.Gone != state.IssueNotFound {
+		t.Errorf("reading a missing issue: %v, want a *GoneError (not found)", err)
 	}
 }
 

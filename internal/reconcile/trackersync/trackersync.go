@@ -30,6 +30,11 @@ type Source struct {
 	TrackerFor func(config.Jira) (tracker.Tracker, error)
 	// Tracker is the Jira tracker (nil when Jira is not configured).
 	Tracker tracker.Tracker
+	// BotLogin and AppID are our own bot: the only author whose task
+	// issues the sub-issue tracker adopts (AppID 0: Action mode, the login
+	// alone).
+	BotLogin string
+	AppID    int64
 }
 
 // For picks issue number's tracker (PRODUCT §10 "Trackers"): GitHub
@@ -52,7 +57,7 @@ func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.
 		if st != nil {
 			tasks = st.Tasks
 		}
-		return subissues.New(src.SubIssues, number, tasks, src.Now), nil
+		return subissues.New(src.SubIssues, number, tasks, src.Now).Trust(src.BotLogin, src.AppID), nil
 	}
 	if src.TrackerFor != nil {
 		return src.TrackerFor(cfg.Jira)

@@ -145,6 +145,9 @@ func (g gen) tasks(s *state.State, n int) {
 			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Sync: g.pick(state.SyncPending, state.SyncSending, state.SyncCreated, state.SyncFailed, state.SyncLocal),
 			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
 			Points: float64(g.n(16)) / 2}
+		if t.Sync == state.SyncCreated && g.n(3) == 0 {
+			t.Gone, t.Remark = g.pick(state.IssueDeleted, state.IssueNotFound, state.IssueTransferred), g.text(false)
+		}
 		if i > 0 && g.n(1) == 0 {
 			t.Epic = fmt.Sprintf("%02d", 1+g.n(i-1))
 		}

@@ -133,5 +133,26 @@ func taskLine(t state.Task, indent, label string, lim budget) string {
 	default:
 		b.WriteString(label + ": " + t.Sync)
 	}
+	if g := goneLine(t.Gone); g != "" {
+		b.WriteString(" — " + g)
+	}
+	if t.Remark != "" {
+		b.WriteString(" — " + inline(t.Remark, lim))
+	}
 	return b.String()
+}
+
+// goneLine says what became of a task's issue that is followed no more.
+func goneLine(gone string) string {
+	switch gone {
+	case "":
+		return ""
+	case state.IssueDeleted:
+		return "issue deleted (410): not followed any more; `/autopilot tasks retry` creates it again"
+	case state.IssueNotFound:
+		return "issue not found (404): not followed any more; `/autopilot tasks retry` creates it again"
+	case state.IssueTransferred:
+		return "issue transferred to another repository: not followed any more"
+	}
+	return "issue " + textsafe.Inline(gone)
 }

@@ -94,9 +94,24 @@ type Tracker struct {
 	// child counts (batch parents included).
 	byKey    map[string]tracker.GHIssue
 	children map[int][]tracker.GHIssue
-	walked   bool
+	// detached are batch parents standing on their own, by the parent
+	// that was already full (100 sub-issues) when it was needed.
+	detached map[int]tracker.GHIssue
+	// labeled caches one walk's list of autopilot/task issues.
+	labeled []tracker.GHIssue
+	walked  bool
 	// Requests counts API calls, for tests and logs.
 	Requests int
+	// limitedUntil is the end of the last limit window GitHub announced
+	// (guard.go).
+	limitedUntil time.Time
+	// owner and ownerApp are our own bot (Trust); impostors are the
+	// remarks about marked issues anyone else wrote, remarks the other
+	// remarks, both by idempotency key (trust.go).
+	owner     string
+	ownerApp  int64
+	impostors map[string]string
+	remarks   map[string]string
 }
 
 var _ tracker.Tracker = (*Tracker)(nil)
@@ -109,7 +124,8 @@ func New(api tracker.SubIssueAPI, root int, tasks []state.Task, now func() time.
 	if now == nil {
 		now = time.Now
 	}
-	g := &Tracker{api: api, root: root, now: now, deps: true}
+	g := &Tracker{root: root, now: now, deps: true}
+	g.api = guard{api: api, g: g}
 	for _, t := range tasks {
 		if !t.SentAt.IsZero() {
 			// A task costs its create, its link and its dependencies.
@@ -193,30 +209,82 @@ func (g *Tracker) CheckAuth(ctx context.Context) error {
 // walk lists the sub-issue tree under the autopilot issue: its children,
 // and the children of every child that is an epic or a batch parent.
 func (g *Tracker) walk(ctx context.Context) error {
-	g.byKey, g.children = map[string]tracker.GHIssue{}, map[int][]tracker.GHIssue{}
+	g.byKey, g.children, g.detached, g.labeled = map[string]tracker.GHIssue{}, map[int][]tracker.GHIssue{}, map[int]tracker.GHIssue{}, nil
 	queue := []int{g.root}
 	for len(queue) > 0 && len(g.children) < 10000 {
 		p := queue[0]
 		queue = queue[1:]
 		g.Requests++
 		kids, err := g.api.SubIssues(ctx, p)
+		var gone *tracker.GoneError
+		if p != g.root && errors.As(err, &gone) {
+			// A deleted or transferred epic or batch parent: its own task
+			// says so (Statuses); the rest of the tree goes on.
+			g.children[p] = nil
+			continue
+		}
 		if err != nil {
 			return err
 		}
 		g.children[p] = kids
+		batch := false
 		for _, k := range kids {
-			m, ok := readMarker(k.Body)
-			if !ok || !k.AuthorIsBot {
+			m, ok := g.trusted(k)
+			if !ok {
 				continue
 			}
 			g.byKey[m.key] = k
 			if m.kind != state.KindTask {
 				queue = append(queue, k.Number)
 			}
+			batch = batch || m.kind == "batch"
+		}
+		if len(kids) >= tracker.MaxSubIssues && !batch {
+			// Full without a batch child: its batch parent, if any, stands
+			// on its own and is found by its marker.
+			b, ok, err := g.detachedBatch(ctx, p)
+			if err != nil {
+				return err
+			}
+			if ok {
+				g.detached[p] = b
+				queue = append(queue, b.Number)
+			}
 		}
 	}
 	g.walked = true
 	return nil
+}
+
+// labeledIssues lists the autopilot/task issues once per walk.
+func (g *Tracker) labeledIssues(ctx context.Context) ([]tracker.GHIssue, error) {
+	if g.labeled != nil {
+		return g.labeled, nil
+	}
+	g.Requests++
+	list, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	g.labeled = list
+	if g.labeled == nil {
+		g.labeled = []tracker.GHIssue{}
+	}
+	return g.labeled, nil
+}
+
+// detachedBatch finds our batch parent of p that is no sub-issue of p.
+func (g *Tracker) detachedBatch(ctx context.Context, p int) (tracker.GHIssue, bool, error) {
+	list, err := g.labeledIssues(ctx)
+	if err != nil {
+		return tracker.GHIssue{}, false, err
+	}
+	for _, is := range list {
+		if m, ok := g.trusted(is); ok && m.kind == "batch" && m.parent == p {
+			return is, true, nil
+		}
+	}
+	return tracker.GHIssue{}, false, nil
 }
 
 // FindByIdemKeys looks the keys up in the sub-issue tree, then among the
@@ -250,18 +318,56 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 	}
 	for _, is := range labeled {
 		m, ok := readMarker(is.Body)
-		if !ok || !want[m.key] || !is.AuthorIsBot {
+		if !ok || !want[m.key] {
 			continue
 		}
+		if m, ok = g.trusted(is); !ok {
+			continue
+		}
+		found := g.toIssue(is, m.key)
 		if _, linked := g.byKey[m.key]; !linked {
-			if err := g.link(ctx, m.parent, is); err != nil {
+			err := g.link(ctx, m.parent, is)
+			switch ve := refusal(err); {
+			case ve != nil:
+				// Final for this task (a person filed it under another
+				// parent, or the parent is full): adopted where it is,
+				// the link never sent again, said on the task.
+				found.Remark = refusedLink(m.parent, is.Number, ve)
+				g.remark(m.key, found.Remark)
+			case err != nil:
 				return nil, err
 			}
 		}
-		out[m.key] = g.toIssue(is, m.key)
+		out[m.key] = found
 		delete(want, m.key)
 	}
 	return out, nil
+}
+
+// refusal returns a link error that is final for its task: GitHub's 422,
+// or a parent that is gone (deleted or transferred); nil for any other.
+func refusal(err error) *tracker.ValidationError {
+	var ve *tracker.ValidationError
+	var gone *tracker.GoneError
+	switch {
+	case errors.As(err, &ve):
+		return ve
+	case errors.As(err, &gone):
+		return &tracker.ValidationError{Field: "parent", Message: "the parent " + gone.Error()}
+	}
+	return nil
+}
+
+// refusedLink is the remark for a task whose issue GitHub would not link.
+func refusedLink(parent, child int, ve *tracker.ValidationError) string {
+	return fmt.Sprintf("#%d is not a sub-issue of #%d: GitHub refused the link for good (%s); it stays where it is and the link is not sent again", child, parent, ve.Message)
+}
+
+func (g *Tracker) remark(key, text string) {
+	if g.remarks == nil {
+		g.remarks = map[string]string{}
+	}
+	g.remarks[key] = text
 }
 
 // link adds child under parent, paced; a child that already has that parent
@@ -322,7 +428,9 @@ func (g *Tracker) CreateBulk(ctx context.Context, items []tracker.Item) ([]track
 		var rl *tracker.RateLimitError
 		switch {
 		case err == nil:
-			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Issue: g.toIssue(is, it.IdemKey)})
+			res := g.toIssue(is, it.IdemKey)
+			res.Remark = g.remarks[it.IdemKey]
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Issue: res})
 		case errors.As(err, &ae):
 			if len(out) == 0 {
 				return nil, err
@@ -362,11 +470,14 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 	real := 0
 	var batch *tracker.GHIssue
 	for i, k := range g.children[p] {
-		if m, ok := readMarker(k.Body); ok && m.kind == "batch" && k.AuthorIsBot {
+		if m, ok := g.trusted(k); ok && m.kind == "batch" {
 			batch = &g.children[p][i]
 			continue
 		}
 		real++
+	}
+	if b, ok := g.detached[p]; ok && batch == nil {
+		batch = &b
 	}
 	switch {
 	case real < tracker.MaxSubIssues-1:
@@ -379,30 +490,44 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 			p, MaxBatches*(tracker.MaxSubIssues-1))}
 	}
 	key := idem.Key(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
-	g.Requests++
-	labeled, err := g.api.ListLabeled(ctx, TaskLabel, time.Time{})
+	// A parent already holding GitHub's 100 sub-issues (people's, say)
+	// cannot take its batch parent as a sub-issue: the batch parent then
+	// stands on its own, found by its marker at every walk.
+	full := len(g.children[p]) >= tracker.MaxSubIssues
+	g.labeled = nil // a consistent read now, not the walk's
+	labeled, err := g.labeledIssues(ctx)
 	if err != nil {
 		return 0, err
 	}
 	for _, is := range labeled {
-		if m, ok := readMarker(is.Body); ok && m.key == key && is.AuthorIsBot {
-			if err := g.link(ctx, p, is); err != nil {
-				return 0, err
-			}
-			return g.parentFor(ctx, is.Number, n+1)
+		if m, ok := g.trusted(is); ok && m.key == key {
+			return g.placeBatch(ctx, p, is, full, n)
 		}
 	}
 	m := marker{key: key, parent: p, kind: "batch"}
 	title := fmt.Sprintf("Tasks of #%d, batch %d", g.root, n+1)
 	body := fmt.Sprintf("More than %d sub-issues: the tasks continue here.\n\n%s", tracker.MaxSubIssues, m)
+	if full {
+		body = fmt.Sprintf("#%d already has %d sub-issues, GitHub's limit: its tasks continue here.\n\n%s", p, tracker.MaxSubIssues, m)
+	}
 	is, err := g.createIssue(ctx, title, body)
 	if err != nil {
 		return 0, err
 	}
+	return g.placeBatch(ctx, p, is, full, n)
+}
+
+// placeBatch links the batch parent is under p, or, when p is full, keeps
+// it on its own; it returns where p's next child goes.
+func (g *Tracker) placeBatch(ctx context.Context, p int, is tracker.GHIssue, full bool, n int) (int, error) {
+	if full {
+		g.detached[p] = is
+		return g.parentFor(ctx, is.Number, n+1)
+	}
 	if err := g.link(ctx, p, is); err != nil {
 		return 0, err
 	}
-	return is.Number, nil
+	return g.parentFor(ctx, is.Number, n+1)
 }
 
 func (g *Tracker) createIssue(ctx context.Context, title, body string) (tracker.GHIssue, error) {
@@ -472,7 +597,21 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 	if err != nil {
 		return tracker.GHIssue{}, false, err
 	}
-	if err := g.link(ctx, parent, is); err != nil {
+	err = g.link(ctx, parent, is)
+	var gone *tracker.GoneError
+	if errors.As(err, &gone) && parent != g.root {
+		// Its epic (or batch parent) is gone: the autopilot issue takes it.
+		if err = g.link(ctx, g.root, is); err == nil {
+			g.remark(it.IdemKey, fmt.Sprintf("filed under #%d: its parent #%d is %s", g.root, parent, gone.Gone))
+			return is, true, nil
+		}
+	}
+	if ve := refusal(err); ve != nil {
+		// Final: the issue exists, unlinked; the task keeps it and says so.
+		g.remark(it.IdemKey, refusedLink(parent, is.Number, ve))
+		return is, true, nil
+	}
+	if err != nil {
 		return is, false, err
 	}
 	return is, true, nil
@@ -559,6 +698,12 @@ func (g *Tracker) Statuses(ctx context.Context, keys []string) (map[string]track
 			g.Requests++
 			got, err := g.api.ReadIssue(ctx, n)
 			var ve *tracker.ValidationError
+			var gone *tracker.GoneError
+			if errors.As(err, &gone) {
+				// That task's alone: it is followed no more.
+				out[k] = tracker.Issue{Key: k, Gone: gone.Gone, Remark: goneRemark(gone)}
+				continue
+			}
 			if errors.As(err, &ve) {
 				continue
 			}
@@ -571,6 +716,14 @@ func (g *Tracker) Statuses(ctx context.Context, keys []string) (map[string]track
 		out[k] = g.toIssue(is, m.key)
 	}
 	return out, nil
+}
+
+// goneRemark says where a transferred issue went.
+func goneRemark(gone *tracker.GoneError) string {
+	if gone.Gone == state.IssueTransferred && gone.MovedTo != "" {
+		return "now " + gone.MovedTo
+	}
+	return ""
 }
 
 // CloseIssue closes a task's issue (close_children); a closed one is left

@@ -85,3 +85,70 @@ func TestGitHubBodyEscapesUserTextAndCarriesTheMarker(t *testing.T) {
 		t.Errorf("labels %v lack %s", is.Labels, subissues.TaskLabel)
 	}
 }
+
+// appAPI stamps performed_via_github_app on the sandbox's issues: ours
+// (created through it) carry our App's id, planted ones another App's.
+type appAPI struct {
+	tracker.SubIssueAPI
+	app map[int]int64
+}
+
+func (a appAPI) stamp(is tracker.GHIssue) tracker.GHIssue {
+	is.AppID = a.app[is.Number]
+	return is
+}
+
+func (a appAPI) CreateIssue(ctx context.Context, title, body string, labels []string) (tracker.GHIssue, error) {
+	is, err := a.SubIssueAPI.CreateIssue(ctx, title, body, labels)
+	if err == nil && a.app[is.Number] == 0 {
+		a.app[is.Number] = 4242
+	}
+	return a.stamp(is), err
+}
+
+func (a appAPI) ListLabeled(ctx context.Context, label string, since time.Time) ([]tracker.GHIssue, error) {
+	list, err := a.SubIssueAPI.ListLabeled(ctx, label, since)
+	for i := range list {
+		list[i] = a.stamp(list[i])
+	}
+	return list, err
+}
+
+func (a appAPI) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, error) {
+	list, err := a.SubIssueAPI.SubIssues(ctx, parent)
+	for i := range list {
+		list[i] = a.stamp(list[i])
+	}
+	return list, err
+}
+
+// In App mode a task issue counts only when GitHub says our App wrote it:
+// an issue under our bot's name that performed_via_github_app ties to
+// another App is not adopted.
+func TestAppModeAdoptsOnlyIssuesOfItsOwnApp(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	sb := forge.NewSandbox("o/r", forge.User{Login: "autopilot[bot]", Type: "Bot"}, clock)
+	root := sb.CreateIssue("maria", "root", "").Number
+	api := appAPI{SubIssueAPI: sb.SubIssueTracker(), app: map[int]int64{}}
+	tasks := ghTasks(1)
+	planted, err := api.SubIssueAPI.CreateIssue(context.Background(), "t01",
+		fmt.Sprintf("<!-- autopilot:task %s parent=%d kind=task -->", tasks[0].IdemKey, root), []string{subissues.TaskLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.app[planted.Number] = 999
+	tr := subissues.New(api, root, tasks, clock).Trust("autopilot[bot]", 4242)
+	res, err := tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{Now: clock, MaxWait: -1,
+		Persist: func([]state.Task) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Tasks[0]
+	if got.Key == fmt.Sprintf("#%d", planted.Number) || got.Sync != state.SyncCreated {
+		t.Fatalf("task: %s %s, want a new issue of ours, not the planted #%d", got.Sync, got.Key, planted.Number)
+	}
+	if !strings.Contains(got.Remark, fmt.Sprintf("ignored #%d", planted.Number)) {
+		t.Errorf("remark %q does not say the impostor was ignored", got.Remark)
+	}
+}
