@@ -187,6 +187,12 @@ func Wrap(s Snippet, inputs map[string]bool, linted map[string]string) (Workflow
 	}
 	w.first = strings.Count(head, "\n") + 1
 	w.YAML = head + indent(s.Text, w.shift) + tail
+	// A tag or anchor alone on the snippet's first line belongs to the
+	// whole block; with wrapper lines above it the result is no YAML.
+	if err := yaml.Unmarshal([]byte(w.YAML), &yaml.Node{}); err != nil {
+		w.YAML = ""
+		return w, fmt.Errorf("%s:%d: the snippet does not fit into a workflow (a tag or anchor on its first line?): %w", s.Doc, s.Line, err)
+	}
 	return w, nil
 }
 
