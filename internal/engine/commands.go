@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
@@ -178,7 +180,41 @@ func (m *inputs) chooseCommand(c Comment, r reply.Result, _ func(), _ func(strin
 func (m *inputs) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, outbox.OutApplied)
 	m.React(c.ID, outbox.ReactUp)
-	m.ReplyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+prose.Banner(m.Set.Config.All, m.S)+"\n```")
+	m.ReplyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+prose.Banner(m.Set.Config.All, m.S)+"\n```"+m.statusTasks())
+}
+
+// statusTasks is what a status reply says of the tasks still open on a
+// tracker. The command is read-only: the reply is composed from the state
+// as the pass read it, before any read-back, so it says what the tracker
+// may know that the reply cannot show, and which run will record it.
+func (m *inputs) statusTasks() string {
+	open, done := 0, 0
+	for _, t := range m.S.Tasks {
+		switch {
+		case t.Closable():
+			open++
+		case t.Done:
+			done++
+		}
+	}
+	tracker := m.trackerInUse()
+	if open == 0 || tracker == state.TrackerLocal {
+		return ""
+	}
+	label := state.TrackerLabel(tracker)
+	line := fmt.Sprintf("\n\n%s: %d of %d task(s) done as the state last recorded them; ", label, done, done+open)
+	switch {
+	case m.S.TrackerEnabled == nil || !*m.S.TrackerEnabled:
+		return line + "the sync is off, so they are not read back; `/autopilot tasks sync` turns it on and reads them."
+	case m.S.TrackerNote == outbox.PausedAuth:
+		return line + "the sync is paused (" + label + " refused the credentials), so they are not read back; `/autopilot tasks retry` resumes it."
+	case m.S.TrackerRetryAt.After(m.Now):
+		return line + fmt.Sprintf("%s asked to wait until %s (rate limit), so they are not read back, nor sent, before then; the first run after that records what changed.",
+			label, m.S.TrackerRetryAt.UTC().Format(time.RFC3339))
+	case tracker == state.TrackerGitHub:
+		return line + "task issues closed since are read back from GitHub by this run after this reply: the state comment shows them ticked."
+	}
+	return line + label + " statuses are read back by the scheduled sweep or `/autopilot tasks sync`, not by this command."
 }
 
 func (m *inputs) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {

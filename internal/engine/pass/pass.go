@@ -4,6 +4,7 @@
 package pass
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -44,6 +45,8 @@ type Node struct {
 	// sync are the engine.QJiraSync queries the events asked (engine.PlanSync reads
 	// them at the settle).
 	sync []engine.Query
+	// notes were produced by events and not handed out yet.
+	notes []string
 }
 
 // Options are the facts of the pass the node's rules read besides
@@ -103,8 +106,15 @@ func (n *Node) Decision() string { return n.decision }
 // Step applies one event at now.
 func (n *Node) Step(ev engine.Event, now time.Time) error {
 	ledger := 0
+	var retryAt time.Time
 	if n.st != nil {
-		ledger = len(n.st.Ledger)
+		ledger, retryAt = len(n.st.Ledger), n.st.TrackerRetryAt
+	}
+	if js, ok := ev.(engine.JiraSynced); ok && n.st != nil && js.RetryAt.After(now) && !js.RetryAt.Equal(retryAt) {
+		// The tracker's limit window is deferred work, not a failure: the
+		// run says it once, and the state written records the window.
+		n.notes = append(n.notes, fmt.Sprintf("%s asked to wait until %s (rate limit): %d task(s) stay pending, the first run after that sends them; the flow goes on",
+			state.TrackerLabel(n.st.TrackerInUse), js.RetryAt.UTC().Format(time.RFC3339), engine.PendingCount(&state.State{Tasks: js.Tasks})))
 	}
 	res, err := engine.Apply(n.set, n.st, ev, now)
 	if err != nil {
@@ -143,7 +153,8 @@ func (n *Node) Step(ev engine.Event, now time.Time) error {
 // the caller calls Ready again for every effect it performs), now is the
 // time of the pass.
 func (n *Node) Ready(seen func() outbox.Seen, now time.Time) (Ready, error) {
-	rd := Ready{Decision: n.decision}
+	rd := Ready{Decision: n.decision, Notes: n.notes}
+	n.notes = nil
 	if q := n.take(func(q engine.Query) bool { return q.Kind == engine.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
 		// before anything else is applied.
@@ -155,7 +166,9 @@ func (n *Node) Ready(seen func() outbox.Seen, now time.Time) (Ready, error) {
 		return rd, nil
 	}
 	if !n.settled {
-		return n.settle(seen, now)
+		st, err := n.settle(seen, now)
+		st.Notes = append(rd.Notes, st.Notes...)
+		return st, err
 	}
 	rd.State, rd.Write, rd.Effects = n.st, n.changed || n.classified, n.effects
 	if n.st != nil {

@@ -140,10 +140,16 @@ type Transport struct {
 	// sharing a token share it.
 	pace *Pacer
 
-	mu              sync.Mutex
-	blockedUntil    time.Time
-	blockSecondary  bool
-	blockMsg        string
+	mu             sync.Mutex
+	blockedUntil   time.Time
+	blockSecondary bool
+	blockMsg       string
+	// trackerUntil is a secondary limit GitHub answered to a tracker
+	// request (Op.NoWait): it holds the tracker's requests only; the flow's
+	// own go on, and if GitHub limits one of them too, blockedUntil holds
+	// every request.
+	trackerUntil    time.Time
+	trackerMsg      string
 	secondaryStreak int
 	cache           map[string]*cached
 	cacheOrder      []string
@@ -245,6 +251,13 @@ func (t *Transport) answered(ctx context.Context, a *attempts, resp *http.Respon
 		if otherBucket(resp.Header) && !l.secondary {
 			// GraphQL's own budget is spent; REST's may not be.
 			return nil, false, &forge.RateLimitError{Until: l.until, Msg: l.msg}
+		}
+		if o.NoWait && l.secondary {
+			// A tracker request is never waited for: the window is the
+			// tracker's, recorded in the state by the flow's own write
+			// (docs/tasks.md#limits).
+			t.openTrackerWindow(o.Kind, l)
+			return nil, false, &forge.RateLimitError{Until: l.until, Secondary: true, Msg: l.msg}
 		}
 		t.openWindow(o.Kind, l)
 		if a.limited >= t.maxRetries || o.NoWait {
@@ -353,6 +366,9 @@ func (t *Transport) awaitWindow(ctx context.Context, kind string, noWait bool) e
 	for {
 		t.mu.Lock()
 		until, secondary, msg := t.blockedUntil, t.blockSecondary, t.blockMsg
+		if noWait && t.trackerUntil.After(until) {
+			until, secondary, msg = t.trackerUntil, true, t.trackerMsg
+		}
 		t.mu.Unlock()
 		wait := until.Sub(t.now())
 		if wait <= 0 {
@@ -376,6 +392,21 @@ func (t *Transport) limitFor(status int, h http.Header, body []byte) (limit, boo
 	streak := t.secondaryStreak
 	t.mu.Unlock()
 	return classifyLimit(status, h, body, t.now(), streak)
+}
+
+// openTrackerWindow records a secondary limit answered to a tracker
+// request: only tracker requests (Op.NoWait) wait for it.
+func (t *Transport) openTrackerWindow(kind string, l limit) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats.RateLimited++
+	if l.headerless {
+		t.secondaryStreak++
+	}
+	if l.until.After(t.trackerUntil) {
+		t.trackerUntil, t.trackerMsg = l.until, l.msg
+	}
+	t.log.Warn("github rate limit hit on a tracker request: the tracker waits, the flow goes on", "op", kind, "until", l.until, "secondary", true, "message", l.msg)
 }
 
 func (t *Transport) openWindow(kind string, l limit) {
