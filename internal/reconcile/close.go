@@ -10,7 +10,8 @@ import (
 // closeJira answers the engine's QJiraClose (the GitHub issue is closed,
 // the configuration asks for it and open tasks have tracker issues;
 // PRODUCT §10): every created task not yet done is transitioned, in task
-// order, and marked done in the state, written once at the end.
+// order, and marked done in the state, which the engine has written once
+// at the end.
 //
 // Jira trouble never fails the run: a refused token pauses Jira for the
 // issue and says so once; a rate limit leaves the rest to a later pass,
@@ -30,16 +31,7 @@ func (ru *run) closeJira(open int) error {
 	ru.outside = true
 	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, ru.state(), tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
 	ru.notes = append(ru.notes, notes...)
-	// The node may already hold this pass's changes: the write below
-	// carries them.
-	if err := ru.apply(ev); err != nil {
-		return err
-	}
-	if !ru.node.Changed() {
-		return nil
-	}
-	if err := ru.write(); err != nil {
-		return fmt.Errorf("record jira transitions of #%d: %w", ru.number, err)
-	}
-	return nil
+	// The node may already hold this pass's changes: the write it hands
+	// out next carries them.
+	return ru.apply(ev)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -28,19 +29,15 @@ func (ru *run) jira(plan engine.SyncPlan) error {
 	if err != nil {
 		return err
 	}
-	// Persist wrote the state before any create: write again only when the
-	// outcome (or this pass, if nothing was created) changed it.
-	if err := ru.apply(ev); err != nil {
-		return err
-	}
-	if ru.node.Changed() {
-		return ru.write()
-	}
-	return nil
+	// Persist wrote the state before any create; the engine has the
+	// outcome written when it (or this pass, if nothing was created)
+	// changed it.
+	return ru.apply(ev)
 }
 
-// syncOptions are a sync's bounds; its Persist writes the state that
-// claims the creates before any is sent (and waits for the claim to stand).
+// syncOptions are a sync's bounds; its Persist has the engine write the
+// state that claims the creates (one carrier round, pass.WriteNow) before
+// any is sent, and waits for the claim to stand.
 func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 	st := ru.state()
 	opts := tracker.SyncOptions{
@@ -51,7 +48,10 @@ func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: plan.Enable}); err != nil {
 				return err
 			}
-			if err := ru.write(); err != nil {
+			if err := ru.node.Step(pass.WriteNow{}, ru.r.o.Now()); err != nil {
+				return err
+			}
+			if err := ru.round(); err != nil {
 				return err
 			}
 			return ru.claim()

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -78,6 +79,34 @@ type Options struct {
 type Reconciler struct {
 	o   Options
 	cfg *config.Config
+	// spare is a write id drawn for a pass that wrote nothing: the next
+	// pass uses it, so ids are drawn in the order writes use them.
+	mu    sync.Mutex
+	spare string
+}
+
+// takeID is the id of a state write: the spare one, else a new one.
+func (r *Reconciler) takeID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id := r.spare; id != "" {
+		r.spare = ""
+		return id
+	}
+	return r.o.WriteID()
+}
+
+// giveBackID keeps the id ru drew and no write used for the next pass.
+func (r *Reconciler) giveBackID(ru *run) {
+	if ru.writeID == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.spare == "" {
+		r.spare = ru.writeID
+	}
+	ru.writeID = ""
 }
 
 // New checks options and returns a Reconciler.
@@ -177,10 +206,8 @@ type run struct {
 	// node is the engine's side of the pass: it holds the state as the
 	// events left it and decides what to do next (pass.Node.Ready).
 	node *pass.Node
-	// effects are what the node handed out to perform, in order; the
-	// performer reads the list live, so effects the outcomes produce
-	// while it runs are performed too.
-	effects []state.Effect
+	// writeID is the id the next state write carries (pass.Input).
+	writeID string
 	wrote   bool
 	notes   []string
 	perms   comments.Perms
@@ -213,8 +240,6 @@ type run struct {
 	// checks are the PR check runs the node planned, created after the
 	// state write.
 	checks []checkview.CheckRun
-	// labels are the issue's autopilot labels as the last Ready had them.
-	labels []string
 	// pulls are the PRs read this pass.
 	pulls map[int]forge.Pull
 	// last: the Issue call's last pass (checkVersion).
@@ -291,7 +316,7 @@ func (ru *run) start(cfg *config.Config) error {
 	_, checks := r.o.Forge.(forge.CheckWriter)
 	ru.node = pass.New(ru.set, ru.loaded.State, pass.Options{
 		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", SubIssues: trackersync.IsSubIssues(ru.tracker),
-		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback,
+		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback, MaxVersion: ru.loaded.MaxVersion,
 	})
 	return ru.recover(rc)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
@@ -20,82 +19,104 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
-// settle carries out what the engine decides: it answers the engine's
-// queries until none is left (ready), writes the state, performs the
-// effects, matches the labels and creates the PR checks, and writes once
-// more if their outcomes left a change unwritten (a refusal to remember,
-// classifications no other write carried, a check's pending mark).
+// settle gives the engine what the thread shows and carries out what it
+// decides, round after round (pass.Drive): answers its queries, writes the
+// state it hands out (persist, the one place the state comment is
+// written), performs the effects, matches the labels and creates the PR
+// checks, feeding every outcome back; then reads the comments back
+// (verify).
 func (ru *run) settle() error {
-	if err := ru.ready(); err != nil {
+	defer ru.r.giveBackID(ru)
+	if err := ru.node.Step(ru.threadRead(), ru.r.o.Now()); err != nil {
 		return err
 	}
-	if ru.node.Changed() {
-		// Written before any effect, with the effects announced in the outbox.
-		if err := ru.write(); err != nil {
-			return err
-		}
-	}
-	if err := ru.perform(); err != nil {
+	if err := pass.Drive(ru.node, ru.input, ru.carry); err != nil {
 		return err
-	}
-	if err := ru.labelsSync(); err != nil {
-		return err
-	}
-	if err := ru.publishChecks(); err != nil {
-		return err
-	}
-	if ru.node.Unwritten() {
-		if err := ru.write(); err != nil {
-			return err
-		}
 	}
 	return ru.verify()
 }
 
-// maxQueryRounds bounds the rounds of "the engine asks, reconcile answers,
-// the engine again" in one pass: reads (a PR read can lead to a Jira check
-// only through a step completing, and a read may ask for permissions),
-// then the tracker sync and the closes.
-const maxQueryRounds = 10
-
-// ready asks the engine what to do next and answers its queries, round
-// after round, until it asks nothing more; what it hands out to carry out
-// (effects, checks, labels, notes) is kept for the rest of the pass.
-func (ru *run) ready() error {
-	for round := 0; ; round++ {
-		rd, err := ru.next()
-		if err != nil {
-			return err
-		}
-		if len(rd.Queries) == 0 {
-			return nil
-		}
-		if round == maxQueryRounds {
-			ru.r.o.Logger.Warn("engine still asks after the last round; left to the next pass", "issue", ru.number, "queries", rd.Queries)
-			return nil
-		}
-		for _, q := range rd.Queries {
-			if err := ru.answer(q); err != nil {
-				return err
-			}
-		}
+// round is one turn of the carrier loop, for the tracker sync's claim:
+// the write it asks for (pass.WriteNow) is carried out before its creates.
+func (ru *run) round() error {
+	rd, err := ru.node.Ready(ru.input())
+	if err != nil {
+		return err
 	}
+	if err := ru.carry(rd); err != nil {
+		return err
+	}
+	ru.node.Advance(rd)
+	return nil
 }
 
-// next takes the engine's Ready: the effects to perform (after what it
-// handed out before), the checks to create, the labels and the notes.
-func (ru *run) next() (pass.Ready, error) {
-	rd, err := ru.node.Ready(ru.seen, ru.r.o.Now())
-	if err != nil {
-		return rd, err
+// input is what each Ready is given: the time, and the id of the next
+// state write (drawn again once a write used it).
+func (ru *run) input() pass.Input {
+	if ru.writeID == "" {
+		ru.writeID = ru.r.takeID()
 	}
-	ru.effects = append(ru.effects, rd.Effects...)
-	ru.checks = append(ru.checks, rd.Checks...)
+	return pass.Input{Now: ru.r.o.Now(), WriteID: ru.writeID}
+}
+
+// carry carries out one Ready, in order: queries, the state write, the
+// effects, the labels, the checks.
+func (ru *run) carry(rd pass.Ready) error {
 	ru.notes = append(ru.notes, rd.Notes...)
-	if rd.Labels != nil {
-		ru.labels = rd.Labels
+	if len(rd.Unanswered) > 0 {
+		ru.r.o.Logger.Warn("engine still asks after the last round; left to the next pass", "issue", ru.number, "queries", rd.Unanswered)
 	}
-	return rd, nil
+	for _, q := range rd.Queries {
+		if err := ru.answer(q); err != nil {
+			return err
+		}
+	}
+	if rd.Persist != nil {
+		ru.writeID = ""
+		if err := ru.persist(rd.Persist); err != nil {
+			return err
+		}
+	}
+	if len(rd.Effects) > 0 {
+		if err := ru.perform(rd.Effects); err != nil {
+			return err
+		}
+	}
+	if rd.Labels != nil {
+		if err := ru.labelsSync(rd.Labels); err != nil {
+			return err
+		}
+	}
+	if len(rd.Checks) > 0 {
+		ru.checks = rd.Checks
+		return ru.publishChecks()
+	}
+	return nil
+}
+
+// threadRead is what the thread shows, given to the engine as data: the
+// bot's comments by marker, the outbox comments GitHub refused, and the
+// people's comments read (their times and reactions).
+func (ru *run) threadRead() pass.ThreadRead {
+	ld := ru.loaded
+	t := pass.ThreadRead{Links: map[string]string{}, Fresh: ld.Win.Fresh, FreshSince: ld.Win.Since}
+	for m, c := range ld.Markers {
+		t.Links[m] = c.URL
+	}
+	for _, c := range ld.Comments {
+		if c.UpdatedAt.After(t.Newest) {
+			t.Newest = c.UpdatedAt
+		}
+	}
+	for _, list := range [][]forge.Comment{ld.Human, ru.prSeen} {
+		for _, c := range list {
+			t.Read = append(t.Read, pass.Read{ID: c.ID, UpdatedAt: c.UpdatedAt, Reactions: c.Reactions})
+		}
+	}
+	if s := ru.state(); s != nil {
+		t.Refused = writes.RefusedOutbox(s)
+	}
+	return t
 }
 
 // answer answers one query of the engine, with events (or, for the
@@ -168,51 +189,54 @@ func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
 // perm is a login's permission, looked up once per pass (comments.Perms).
 func (ru *run) perm(login string) (access.Level, error) { return ru.perms.Get(ru.ctx, login) }
 
-// seen reports what the thread shows of the writes the state announced
-// (writes.Seen).
-func (ru *run) seen() outbox.Seen {
-	if ru.state() == nil {
-		return outbox.Seen{}
-	}
-	return writes.Seen(ru.loaded.Markers, ru.state(), ru.owedReactions(), ru.wasRefused)
-}
-
-// write renders and stores the state, re-reading its version first.
-func (ru *run) write() error {
+// persist stores the state the engine handed out, exactly as it is (its
+// version, write id, watermark and compaction are the engine's), and
+// reports the outcome (pass.Persisted). It is the one place the state
+// comment is written: it is posted when there is none, else edited after
+// its version is re-read.
+func (ru *run) persist(s *state.State) error {
 	r := ru.r
-	s := ru.state()
-	prev := int64(0)
-	if ru.loaded.State != nil {
-		prev = ru.loaded.State.Version
-	}
-	s.Version = prev + 1
-	if ru.rollback {
-		// Above every version the bot's comments say it already wrote.
-		s.Version = max(prev, ru.loaded.MaxVersion) + 1
-		ru.rollback = false
-	}
-	s.Repo, s.Issue = r.o.Forge.Repo(), ru.number
-	s.WriteID = r.o.WriteID()
-	s.Since = ru.nextSince()
-	s = outbox.Compact(s, ru.readIDs())
-	ru.node.Wrote(s)
 	body, err := codec.Render(s, writes.View(ru.set.Config, s), r.o.StateKey)
 	if err != nil {
+		ru.persisted(pass.Failed, 0, s)
 		return fmt.Errorf("render state of #%d: %w", ru.number, err)
 	}
 	if r.o.DryRun {
 		r.o.Print(fmt.Sprintf("dry-run: would write state v%d of #%d (%d characters)", s.Version, ru.number, len([]rune(body))))
 		ru.wrote = true
+		ru.persisted(pass.Previewed, 0, s)
 		return nil
 	}
+	c, err := ru.store(body)
+	if err != nil {
+		ru.persisted(pass.Failed, 0, s)
+		return err
+	}
+	ru.stored(c, s, body)
+	ru.persisted(pass.Stored, c.ID, s)
+	return nil
+}
+
+// persisted reports a persist's outcome to the engine.
+func (ru *run) persisted(o pass.PersistOutcome, id int64, s *state.State) {
+	// Pass events never fail to apply.
+	_ = ru.node.Step(pass.Persisted{Outcome: o, CommentID: id, Version: s.Version}, ru.r.o.Now())
+}
+
+// store posts or edits the state comment with body.
+func (ru *run) store(body string) (forge.Comment, error) {
+	r := ru.r
 	if ru.loaded.StateComment == nil {
 		c, err := r.o.Forge.CreateComment(ru.ctx, ru.number, body)
 		if err != nil {
-			return fmt.Errorf("post state of #%d: %w", ru.number, err)
+			return c, fmt.Errorf("post state of #%d: %w", ru.number, err)
 		}
 		ru.posted[c.ID] = state.Marker
-		ru.stored(c, s, body)
-		return nil
+		return c, nil
+	}
+	prev := int64(0)
+	if ru.loaded.State != nil {
+		prev = ru.loaded.State.Version
 	}
 	// Re-read before writing: a concurrent run may have written meanwhile
 	// (the load is that re-read when nothing was sent since).
@@ -220,7 +244,7 @@ func (ru *run) write() error {
 	if ru.loadIsReread() {
 		reread = ru.loaded.Win.At
 	} else if err := ru.checkVersion(prev); err != nil {
-		return err
+		return forge.Comment{}, err
 	}
 	c, err := r.o.Forge.EditComment(ru.ctx, ru.loaded.StateComment.ID, body)
 	ru.noteGap(reread)
@@ -231,22 +255,9 @@ func (ru *run) write() error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("write state of #%d: %w", ru.number, err)
+		return c, fmt.Errorf("write state of #%d: %w", ru.number, err)
 	}
-	ru.stored(c, s, body)
-	return nil
-}
-
-// readIDs are the ids of the comments this pass read (outbox.Compact keeps
-// the ledger's floor below the unhandled ones).
-func (ru *run) readIDs() []int64 {
-	var ids []int64
-	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
-		for _, c := range list {
-			ids = append(ids, c.ID)
-		}
-	}
-	return ids
+	return c, nil
 }
 
 // stored records a successful state write.
@@ -277,26 +288,14 @@ func (ru *run) checkVersion(prev int64) error {
 	return nil
 }
 
-// perform executes the effects (effects.Performer).
-func (ru *run) perform() error {
+// perform executes the effects the engine handed out (effects.Performer);
+// their outcomes (a refusal, a dispatch's run) are stepped in as they come.
+func (ru *run) perform(effs []state.Effect) error {
 	r := ru.r
 	p := effects.Performer{Forge: r.o.Forge, Issue: ru.number, DryRun: r.o.DryRun, Print: r.o.Print, Markers: ru.loaded.Markers,
 		Refused: ru.wasRefused, Refuse: ru.refuse, Tag: ru.versionTag, Replied: ru.replied, Dispatch: ru.dispatch,
 		Posted: func(id int64, marker string) { ru.posted[id] = marker }}
-	return p.Perform(ru.ctx, ru.toPerform)
-}
-
-// toPerform is the performer's live list of effects: what the engine
-// handed out, and the effects the outcomes reported while it runs produced.
-// A query asked that late is not answered in this pass (no outcome asks
-// one today; pass.Node hands it out like any other).
-func (ru *run) toPerform() []state.Effect {
-	if _, err := ru.next(); err != nil {
-		// Ready fails only while it settles, which is done by now; logged
-		// in case that changes, and nothing new is handed out.
-		ru.r.o.Logger.Warn("engine could not say what to do next", "issue", ru.number, "err", err)
-	}
-	return ru.effects
+	return p.Perform(ru.ctx, func() []state.Effect { return effs })
 }
 
 // dispatch triggers a workflow. A run whose id is lost is still matched by
@@ -319,29 +318,18 @@ func (ru *run) dispatch(e state.Effect) error {
 }
 
 // afterDispatch feeds a dispatch outcome to the engine (which settles
-// its outbox entry) and writes the state when that changed it.
-func (ru *run) afterDispatch(ev engine.Dispatched) error {
-	if err := ru.apply(ev); err != nil {
-		return err
-	}
-	if ru.node.Changed() {
-		return ru.write()
-	}
-	return nil
-}
+// its outbox entry; the next Ready writes it before the effects after it).
+func (ru *run) afterDispatch(ev engine.Dispatched) error { return ru.apply(ev) }
 
 // labelsSync makes the issue's autopilot labels match the state
 // (labelsync.Apply).
-func (ru *run) labelsSync() error {
-	if _, err := ru.next(); err != nil {
-		return err
-	}
+func (ru *run) labelsSync(want []string) error {
 	if ru.state() == nil || ru.r.o.DryRun {
 		return nil
 	}
 	ld := ru.loaded
 	is := labelsync.Issue{Number: ru.number, Labels: ld.Issue.Labels, Snapshot: ld.Snapshot, ReadLabels: ld.ReadLabels}
-	labels, reread, err := labelsync.Apply(ru.ctx, ru.r.o.Forge, is, ru.labels, labelsync.Refusals{Refused: ru.wasRefused, Refuse: ru.refuse})
+	labels, reread, err := labelsync.Apply(ru.ctx, ru.r.o.Forge, is, want, labelsync.Refusals{Refused: ru.wasRefused, Refuse: ru.refuse})
 	if reread {
 		ld.Snapshot = false
 	}

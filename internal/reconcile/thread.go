@@ -3,12 +3,9 @@ package reconcile
 import (
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
-	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // How a pass reads the thread (the first page and what is new since the
@@ -41,23 +38,6 @@ func (ru *run) reread() ([]forge.Comment, error) {
 	return ru.r.reader().Reread(ru.ctx, ru.number, &ld.Issue, ld.Win, ld.Comments, ld.StateComment)
 }
 
-// nextSince is the watermark the state written by this pass carries: a
-// little behind the newest comment read, and never past a comment (on the
-// issue or a linked PR) that is still unhandled or that this pass reacts
-// to, so the next pass reads it (and sees whether the reaction happened).
-func (ru *run) nextSince() time.Time {
-	pendingReact := map[int64]bool{}
-	for _, e := range ru.effects {
-		if e.Kind == state.EffReact {
-			pendingReact[e.Target] = true
-		}
-	}
-	watch := append(append([]forge.Comment(nil), ru.loaded.Human...), ru.prSeen...)
-	return thread.Next(ru.loaded.Comments, ru.loaded.Win, ru.state().Since, watch, func(c forge.Comment) bool {
-		return !engine.Handled(ru.state(), c.ID) || pendingReact[c.ID]
-	})
-}
-
 // prSince is the watermark for a linked PR's conversation: the issue's,
 // for a PR the state already knew (its older comments were read when it
 // was linked); zero (everything) for one linked since.
@@ -72,18 +52,6 @@ func (ru *run) prSince(pr int) time.Time {
 // listPR reads a linked PR's conversation from its watermark.
 func (ru *run) listPR(pr int) ([]forge.Comment, error) {
 	return ru.r.reader().ListSince(ru.ctx, pr, ru.prSince(pr))
-}
-
-// owedReactions are the reactions the stored ledger names that the
-// comments read do not show (outbox.OwedReactions decides).
-func (ru *run) owedReactions() []state.Effect {
-	var read []outbox.Rollup
-	for _, list := range [][]forge.Comment{ru.loaded.Human, ru.prSeen} {
-		for _, c := range list {
-			read = append(read, outbox.Rollup{ID: c.ID, Reactions: c.Reactions})
-		}
-	}
-	return outbox.OwedReactions(ru.loaded.State, read)
 }
 
 // noteGap records a state write answered slowly after its re-read (the

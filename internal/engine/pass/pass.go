@@ -15,36 +15,61 @@ import (
 
 // Node carries one reconcile pass over an issue, in the shape of etcd
 // raft's RawNode: the caller steps every input in as an event (Step), asks
-// what to do next (Ready), carries that out — answers the queries with
-// more events, writes the state, performs the effects — and reports back
-// (Wrote, and the outcomes as events). The node keeps what the pass has
-// produced so far, so the caller keeps no decision of its own.
+// what to do next (Ready), carries out all of it in order — answers the
+// queries with events, persists the state it is handed, performs the
+// effects, matches the labels, creates the checks — reports every outcome
+// as an event (Step), acknowledges the Ready (Advance) and asks again,
+// until a Ready is Empty. The node decides everything: when the state is
+// written and exactly what (version, write id, watermark, compaction), so
+// the caller keeps no decision of its own and edits no state.
 //
-// A pass has two halves. Until the engine's reads are answered (QPerms,
-// QJiraAuth, QCheckPR), Ready hands out only those. The first Ready
-// without reads settles the pass (outbox.Settle: what the write
-// announces, what is still owed) and plans the PR checks; from then on
-// Ready hands out the tracker work (QJiraSync, then QJiraClose, each at
-// most once a pass, as its answer writes the state before it sends), the
-// effects produced since, and whether an unwritten change is left.
+// The rounds of a pass, in order: the engine's reads (QPerms, QJiraAuth,
+// QCheckPR); the settle (outbox.Settle: what the state announces and what
+// is still owed, and the PR checks planned); the tracker work (QJiraSync,
+// then QJiraClose, each at most once a pass), each followed by a Persist
+// when its answer changed the state; a Persist of the settled state when it
+// changed; the effects, handed out up to the first dispatch, whose outcome
+// is persisted before the effects after it; the labels; the checks; and a
+// last Persist of whatever no write carried (refusals, classifications, a
+// check's pending mark).
 type Node struct {
 	set engine.Settings
 	opt Options
 	st  *state.State
+	// stored is the state as read (OwedReactions compares with it);
+	// version is the version last stored (the next write goes one above).
+	stored  *state.State
+	version int64
+	// rollback: the next write goes above opt.MaxVersion too.
+	rollback bool
 	// effects and queries were produced and not handed out yet.
 	effects []state.Effect
 	queries []engine.Query
 	// changed: the state has a change no write carried yet; classified:
-	// the ledger grew and no write carried it yet.
-	changed, classified bool
-	decision            string
-	settled             bool
+	// the ledger grew and no write carried it yet; persistNow: a change
+	// that is written before anything else is handed out (the settle's,
+	// a tracker answer's, a dispatch outcome's); force: a write is asked
+	// whatever changed (the tracker sync's claim, WriteNow).
+	changed, classified, persistNow, force bool
+	decision                               string
+	settled                                bool
 	// synced and closed: the tracker queries were handed out this pass;
 	// syncOpen: the sync's answer has not come back yet.
 	synced, closed, syncOpen bool
+	// labeled and checked: the labels and the checks were handed out.
+	labeled, checked bool
+	// failed: a persist failed or met a conflict; the pass ends.
+	failed bool
 	// sync are the engine.QJiraSync queries the events asked (engine.PlanSync reads
 	// them at the settle).
 	sync []engine.Query
+	// checks are the PR check runs planned at the settle.
+	checks []checkview.CheckRun
+	// thread is what the thread shows (ThreadRead).
+	thread ThreadRead
+	// reacts are the comments a reaction was handed out for (the
+	// watermark stays below them).
+	reacts map[int64]bool
 	// notes were produced by events and not handed out yet.
 	notes []string
 }
@@ -63,27 +88,108 @@ type Options struct {
 	// Choose block's options as buttons (App mode).
 	Checks, Buttons bool
 	// Rewrite: the state read is older than the bot's own comments; it is
-	// written whatever the events do.
-	Rewrite bool
+	// written whatever the events do, above MaxVersion, the highest
+	// version the bot's comments name.
+	Rewrite    bool
+	MaxVersion int64
 }
 
-// Ready is what to do next, in order: answer Queries (then ask again);
-// write State when Write; perform Effects; create Checks; match Labels.
-// Notes say what the pass chose not to do.
+// Input is what the caller supplies to each Ready: the time of the pass
+// and the id the next state write carries (used only when the Ready
+// persists; the caller draws a new one after).
+type Input struct {
+	Now     time.Time
+	WriteID string
+}
+
+// Ready is what to do next, in order: answer Queries (with events);
+// store Persist; perform Effects; match Labels (when not nil); create
+// Checks. Notes say what the pass chose not to do. Every outcome comes
+// back with Step; Advance acknowledges the Ready.
 type Ready struct {
-	outbox.Ready
 	Queries []engine.Query
+	// Persist is the state to store, exactly: version, write id,
+	// watermark and compaction are set. Its outcome comes back as a
+	// Persisted event.
+	Persist *state.State
+	Effects []state.Effect
+	Labels  []string
 	// Checks are the PR check runs to create; their shown hashes are
-	// already in State.
+	// already in the state.
 	Checks   []checkview.CheckRun
 	Decision string
 	Notes    []string
+	// Unanswered are queries asked after the last round Drive answers:
+	// left to the next pass (for the log).
+	Unanswered []engine.Query
 }
+
+// Empty reports a Ready with nothing to do: the pass is over.
+func (rd Ready) Empty() bool {
+	return len(rd.Queries) == 0 && rd.Persist == nil && len(rd.Effects) == 0 && rd.Labels == nil && len(rd.Checks) == 0 && len(rd.Notes) == 0
+}
+
+// ThreadRead is what the thread shows, as the caller read it: the event
+// that gives the node the data its settle and its writes need.
+type ThreadRead struct {
+	// Links maps the markers of the bot's comments on the thread to their
+	// links: a comment whose marker is there was posted.
+	Links map[string]string
+	// Refused holds the markers of outbox comments GitHub refused (422).
+	Refused map[string]bool
+	// Read are the people's comments read on the issue and its linked
+	// PRs: the watermark stays below the pending ones, the ledger's floor
+	// below the unhandled ones, and their reactions say which the ledger
+	// still owes.
+	Read []Read
+	// Newest is when the newest comment read (any author) was updated;
+	// Fresh: a first start read only the first page of a longer thread,
+	// from FreshSince.
+	Newest     time.Time
+	Fresh      bool
+	FreshSince time.Time
+}
+
+// Read is one comment read.
+type Read struct {
+	ID        int64
+	UpdatedAt time.Time
+	// Reactions are its reaction counts as listed (nil: unknown).
+	Reactions map[string]int
+}
+
+// PersistOutcome is what became of a Persist.
+type PersistOutcome int
+
+const (
+	// Stored: the state comment holds the write.
+	Stored PersistOutcome = iota
+	// Previewed: a dry run printed it; nothing was stored.
+	Previewed
+	// Failed: the write met a conflict or an error; the pass ends.
+	Failed
+)
+
+// Persisted reports the outcome of a Persist; CommentID is the state
+// comment that holds it.
+type Persisted struct {
+	Outcome   PersistOutcome
+	CommentID int64
+	Version   int64
+}
+
+// WriteNow asks the next Ready to persist whatever changed: the tracker
+// sync's claim, written before it creates anything.
+type WriteNow struct{}
 
 // New starts a pass over issue opt.Issue whose state as read is st
 // (nil: none yet).
 func New(set engine.Settings, st *state.State, opt Options) *Node {
-	return &Node{set: set, st: st, opt: opt, changed: opt.Rewrite}
+	n := &Node{set: set, st: st, stored: st, opt: opt, changed: opt.Rewrite, rollback: opt.Rewrite, reacts: map[int64]bool{}}
+	if st != nil {
+		n.version = st.Version
+	}
+	return n
 }
 
 // Asks reports whether the engine asked, and nobody was handed yet, a
@@ -103,8 +209,31 @@ func (n *Node) State() *state.State { return n.st }
 // Decision is the last option letter an event applied.
 func (n *Node) Decision() string { return n.decision }
 
-// Step applies one event at now.
-func (n *Node) Step(ev engine.Event, now time.Time) error {
+// Step applies one event at now: an engine event, or one of the pass's
+// own (ThreadRead, Persisted, WriteNow).
+func (n *Node) Step(ev any, now time.Time) error {
+	switch ev := ev.(type) {
+	case ThreadRead:
+		n.thread = ev
+		return nil
+	case Persisted:
+		switch ev.Outcome {
+		case Stored:
+			n.version = ev.Version
+		case Failed:
+			n.failed = true
+		}
+		return nil
+	case WriteNow:
+		n.force = true
+		return nil
+	case engine.Event:
+		return n.apply(ev, now)
+	}
+	return fmt.Errorf("pass: unknown event %T", ev)
+}
+
+func (n *Node) apply(ev engine.Event, now time.Time) error {
 	ledger := 0
 	var retryAt time.Time
 	if n.st != nil {
@@ -133,8 +262,12 @@ func (n *Node) Step(ev engine.Event, now time.Time) error {
 		}
 	}
 	n.changed = n.changed || res.Changed
-	if _, ok := ev.(engine.JiraSynced); ok {
+	switch ev.(type) {
+	case engine.JiraSynced: // a sync's answer, or the closes'
 		n.syncOpen = false
+		n.persistNow = true
+	case engine.Dispatched:
+		n.persistNow = true
 	}
 	if _, ok := ev.(engine.Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {
 		// Every classification is stored, read-only ones too: one that
@@ -148,13 +281,13 @@ func (n *Node) Step(ev engine.Event, now time.Time) error {
 	return nil
 }
 
-// Ready says what to do next; seen tells what the thread shows of the
-// writes the stored state announced (asked once, when the pass settles:
-// the caller calls Ready again for every effect it performs), now is the
-// time of the pass.
-func (n *Node) Ready(seen func() outbox.Seen, now time.Time) (Ready, error) {
+// Ready says what to do next (see Node for the order of the rounds).
+func (n *Node) Ready(in Input) (Ready, error) {
 	rd := Ready{Decision: n.decision, Notes: n.notes}
 	n.notes = nil
+	if n.failed {
+		return Ready{}, nil
+	}
 	if q := n.take(func(q engine.Query) bool { return q.Kind == engine.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
 		// before anything else is applied.
@@ -166,72 +299,220 @@ func (n *Node) Ready(seen func() outbox.Seen, now time.Time) (Ready, error) {
 		return rd, nil
 	}
 	if !n.settled {
-		st, err := n.settle(seen, now)
-		st.Notes = append(rd.Notes, st.Notes...)
-		return st, err
+		if err := n.settle(in.Now); err != nil {
+			return Ready{}, err
+		}
 	}
-	rd.State, rd.Write, rd.Effects = n.st, n.changed || n.classified, n.effects
-	if n.st != nil {
+	if n.st == nil {
+		// No state (an issue autopilot does not manage, or not started):
+		// only replies, nothing to write or label.
+		rd.Effects, n.effects = n.effects, nil
+		return rd, nil
+	}
+	if n.force {
+		rd.Persist = n.persist(in)
+		return rd, nil
+	}
+	if q := n.syncWork(&rd); len(q) > 0 || n.syncOpen {
+		rd.Queries = q
+		return rd, nil
+	}
+	if n.persistNow {
+		// The settle's change, or a tracker answer's or a dispatch
+		// outcome's, is written before anything after it is handed out.
+		n.persistNow = false
+		if n.changed {
+			rd.Persist = n.persist(in)
+			return rd, nil
+		}
+	}
+	if q := n.closeWork(); len(q) > 0 {
+		rd.Queries = q
+		return rd, nil
+	}
+	if len(n.effects) > 0 {
+		rd.Effects = n.takeEffects()
+		return rd, nil
+	}
+	if !n.labeled {
+		n.labeled = true
 		rd.Labels = outbox.Labels(n.st)
+		if rd.Labels == nil {
+			rd.Labels = []string{}
+		}
+		return rd, nil
 	}
-	n.effects = nil
-	rd.Queries = n.trackerWork(&rd)
+	if !n.checked {
+		n.checked = true
+		if len(n.checks) > 0 {
+			rd.Checks, n.checks = n.checks, nil
+			return rd, nil
+		}
+	}
+	if n.changed || n.classified {
+		rd.Persist = n.persist(in)
+	}
 	return rd, nil
 }
 
+// Advance acknowledges rd: everything in it was carried out and its
+// outcomes stepped in.
+func (n *Node) Advance(rd Ready) {
+	for _, e := range rd.Effects {
+		if e.Kind == state.EffReact {
+			n.reacts[e.Target] = true
+		}
+	}
+}
+
 // settle is the pass's first Ready without reads: the PR checks are
-// planned, the outbox settled, and the tracker work handed out.
-func (n *Node) settle(seen func() outbox.Seen, now time.Time) (Ready, error) {
+// planned and the outbox settled; the settled state is written before
+// anything else is handed out when it changed.
+func (n *Node) settle(now time.Time) error {
 	n.settled = true
-	var checks []checkview.CheckRun
 	if n.st != nil && n.opt.Checks {
 		want := checkview.DesiredChecks(n.set.Config, n.set.AnswerPermission, n.st, checkview.CheckOptions{Buttons: n.opt.Buttons})
 		var shown []engine.CheckShown
-		checks, shown = checkview.ToCreate(want, n.st.PRChecks)
+		n.checks, shown = checkview.ToCreate(want, n.st.PRChecks)
 		for _, ev := range shown {
-			if err := n.Step(ev, now); err != nil {
-				return Ready{}, err
+			if err := n.apply(ev, now); err != nil {
+				return err
 			}
 		}
-		if len(checks) > 0 {
+		if len(n.checks) > 0 {
 			n.changed = true
 		}
 	}
-	rd := Ready{Checks: checks, Decision: n.decision}
 	if n.st == nil {
-		rd.Effects, n.effects, n.changed = n.effects, nil, false
-		return rd, nil
+		n.changed = false
+		return nil
 	}
 	// The engine decides what is still owed and what the write announces;
 	// classifications ride on this pass's write when effects follow
 	// anyway (a write of their own at the end otherwise).
-	rd.Ready = outbox.Settle(n.st, n.effects, seen(), n.changed, n.classified)
-	n.st, n.effects, n.changed = rd.State, nil, rd.Write
-	rd.Queries = n.trackerWork(&rd)
-	return rd, nil
+	seen := outbox.Seen{Markers: map[string]bool{}, Refused: n.thread.Refused, Links: n.thread.Links,
+		Owed: outbox.OwedReactions(n.stored, n.rollups())}
+	for m := range n.thread.Links {
+		seen.Markers[m] = true
+	}
+	rd := outbox.Settle(n.st, n.effects, seen, n.changed, n.classified)
+	n.st, n.effects, n.changed = rd.State, rd.Effects, rd.Write
+	n.persistNow = rd.Write
+	return nil
 }
 
-// trackerWork hands out the pass's tracker sync, then its closes, once
-// each: the one after the other, as a sync can create what a close moves.
-func (n *Node) trackerWork(rd *Ready) []engine.Query {
-	if !n.synced {
-		n.synced = true
-		// With sub-issues every pass reads open tasks back, as the sweep does.
-		plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep || outbox.ReadBack(n.st, n.opt.SubIssues))
-		n.sync = nil
-		if plan.Unconfigured {
-			rd.Notes = append(rd.Notes, "tasks sync requested but no tracker is configured")
-		}
-		if plan.Run {
-			n.syncOpen = true
-			return []engine.Query{{Kind: engine.QJiraSync, Sync: plan}}
+// takeEffects hands out the effects up to and including the first
+// dispatch: its outcome is persisted before the ones after it.
+func (n *Node) takeEffects() []state.Effect {
+	for i, e := range n.effects {
+		if e.Kind == state.EffDispatch {
+			out := n.effects[: i+1 : i+1]
+			n.effects = append([]state.Effect(nil), n.effects[i+1:]...)
+			return out
 		}
 	}
-	if !n.closed && !n.syncOpen {
-		n.closed = true
-		if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.SubIssues, n.opt.Closed); open > 0 {
-			return []engine.Query{{Kind: engine.QJiraClose, Open: open}}
+	out := n.effects
+	n.effects = nil
+	return out
+}
+
+// persist is the state to write now: one version above the last stored
+// (above every version the bot's comments name after a rollback), the
+// write id given, the watermark, and compacted.
+func (n *Node) persist(in Input) *state.State {
+	s := outbox.Clone(n.st)
+	v := n.version + 1
+	if n.rollback {
+		v = max(n.version, n.opt.MaxVersion) + 1
+		n.rollback = false
+	}
+	s.Version = v
+	s.Repo, s.Issue = n.set.Repo, n.opt.Issue
+	s.WriteID = in.WriteID
+	s.Since = n.watermark(s)
+	var read []int64
+	for _, c := range n.thread.Read {
+		read = append(read, c.ID)
+	}
+	s = outbox.Compact(s, read)
+	n.st = s
+	n.changed, n.classified, n.persistNow, n.force = false, false, false, false
+	return s
+}
+
+// Slack keeps the watermark this far behind the newest comment read
+// (GitHub's since compares updated times, which may lag).
+const Slack = 2 * time.Minute
+
+// watermark is the watermark the state written carries: a little behind
+// the newest comment read, and never past a comment read that is still
+// unhandled or that this pass reacts to, so the next pass reads it (and
+// sees whether the reaction happened). A fresh start's window is kept;
+// nothing read keeps the state's own.
+func (n *Node) watermark(s *state.State) time.Time {
+	t := n.thread
+	if t.Fresh {
+		return t.FreshSince
+	}
+	if t.Newest.IsZero() {
+		return s.Since
+	}
+	pending := map[int64]bool{}
+	for id := range n.reacts {
+		pending[id] = true
+	}
+	for _, e := range n.effects {
+		if e.Kind == state.EffReact {
+			pending[e.Target] = true
 		}
+	}
+	next := t.Newest.Add(-Slack)
+	for _, c := range t.Read {
+		if !c.UpdatedAt.After(next) && (!outbox.Handled(s, c.ID) || pending[c.ID]) {
+			// A second earlier: read again whether GitHub's since
+			// counts an equal timestamp or not.
+			next = c.UpdatedAt.Add(-time.Second)
+		}
+	}
+	return next.UTC().Truncate(time.Second)
+}
+
+func (n *Node) rollups() []outbox.Rollup {
+	var out []outbox.Rollup
+	for _, c := range n.thread.Read {
+		out = append(out, outbox.Rollup{ID: c.ID, Reactions: c.Reactions})
+	}
+	return out
+}
+
+// syncWork hands out the pass's tracker sync, once; closeWork its
+// closes, once, after the sync's answer (a sync can create what a close
+// moves).
+func (n *Node) syncWork(rd *Ready) []engine.Query {
+	if n.synced {
+		return nil
+	}
+	n.synced = true
+	// With sub-issues every pass reads open tasks back, as the sweep does.
+	plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep || outbox.ReadBack(n.st, n.opt.SubIssues))
+	n.sync = nil
+	if plan.Unconfigured {
+		rd.Notes = append(rd.Notes, "tasks sync requested but no tracker is configured")
+	}
+	if !plan.Run {
+		return nil
+	}
+	n.syncOpen = true
+	return []engine.Query{{Kind: engine.QJiraSync, Sync: plan}}
+}
+
+func (n *Node) closeWork() []engine.Query {
+	if n.closed {
+		return nil
+	}
+	n.closed = true
+	if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.SubIssues, n.opt.Closed); open > 0 {
+		return []engine.Query{{Kind: engine.QJiraClose, Open: open}}
 	}
 	return nil
 }
@@ -250,17 +531,37 @@ func (n *Node) take(keep func(engine.Query) bool) []engine.Query {
 	return out
 }
 
-// Wrote reports that the caller stored s, the node's state with its
-// write envelope (version, write id, watermark) and compaction: every
-// change so far is written.
-func (n *Node) Wrote(s *state.State) {
-	n.st = s
-	n.changed, n.classified = false, false
+// MaxQueryRounds bounds the rounds of "the engine asks, the carrier
+// answers, the engine again" in one pass: reads (a PR read can lead to a
+// tracker check only through a step completing, and a read may ask for
+// permissions), then the tracker sync and the closes.
+const MaxQueryRounds = 10
+
+// Drive is the carrier loop, the one way a node is driven: it asks the
+// node what to do (Ready), has do carry all of it out in order and step
+// every outcome in, acknowledges it (Advance) and asks again, until a
+// Ready is empty. in supplies each Ready's inputs. Queries asked after
+// MaxQueryRounds rounds are handed to do as Unanswered instead.
+func Drive(n *Node, in func() Input, do func(Ready) error) error {
+	rounds := 0
+	for {
+		rd, err := n.Ready(in())
+		if err != nil {
+			return err
+		}
+		if rd.Empty() {
+			return nil
+		}
+		if len(rd.Queries) > 0 {
+			if rounds == MaxQueryRounds {
+				rd.Unanswered, rd.Queries = rd.Queries, nil
+			} else {
+				rounds++
+			}
+		}
+		if err := do(rd); err != nil {
+			return err
+		}
+		n.Advance(rd)
+	}
 }
-
-// Unwritten reports a change no write carried yet.
-func (n *Node) Unwritten() bool { return n.st != nil && (n.changed || n.classified) }
-
-// Changed reports a state change no write carried yet (classifications
-// alone wait for the end of the pass).
-func (n *Node) Changed() bool { return n.st != nil && n.changed }

@@ -97,14 +97,14 @@ func (w *world) toCodeReview() {
 
 func ready(t *testing.T, n *pass.Node, now time.Time) pass.Ready {
 	t.Helper()
-	rd, err := n.Ready(func() outbox.Seen { return outbox.Seen{} }, now)
+	rd, err := n.Ready(pass.Input{Now: now, WriteID: "w1"})
 	if err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
 	return rd
 }
 
-func step(t *testing.T, n *pass.Node, ev engine.Event, now time.Time) {
+func step(t *testing.T, n *pass.Node, ev any, now time.Time) {
 	t.Helper()
 	if err := n.Step(ev, now); err != nil {
 		t.Fatalf("Step(%T): %v", ev, err)
@@ -119,6 +119,39 @@ func kinds(qs []engine.Query) []engine.QueryKind {
 	return out
 }
 
+// rounds drives n to its end as a carrier would, storing every Persist
+// (version v stored as comment 900+v) and answering no query, and returns
+// what each Ready held, in order: "query:<kind>", "persist:v<N>",
+// "effect:<kind>", "labels", "checks"; and the states persisted.
+func rounds(t *testing.T, n *pass.Node, now time.Time) (log []string, persisted []*state.State) {
+	t.Helper()
+	id := 0
+	err := pass.Drive(n, func() pass.Input { id++; return pass.Input{Now: now, WriteID: fmt.Sprintf("w%d", id)} }, func(rd pass.Ready) error {
+		for _, q := range rd.Queries {
+			log = append(log, fmt.Sprintf("query:%v", q.Kind))
+		}
+		if s := rd.Persist; s != nil {
+			log = append(log, fmt.Sprintf("persist:v%d", s.Version))
+			persisted = append(persisted, s)
+			step(t, n, pass.Persisted{Outcome: pass.Stored, CommentID: 900 + s.Version, Version: s.Version}, now)
+		}
+		for _, e := range rd.Effects {
+			log = append(log, "effect:"+string(e.Kind))
+		}
+		if rd.Labels != nil {
+			log = append(log, "labels")
+		}
+		if len(rd.Checks) > 0 {
+			log = append(log, "checks")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Drive: %v", err)
+	}
+	return log, persisted
+}
+
 func TestReadsComeBeforeTheSettle(t *testing.T) {
 	w := newWorld(t, "jira: {enabled: false}\nroles: {architect: [alice], critic: [\"@carol\", dave]}\n")
 	w.toCodeReview()
@@ -129,7 +162,7 @@ func TestReadsComeBeforeTheSettle(t *testing.T) {
 	step(t, n, engine.PRLinked{PR: 40, URL: prURL}, now)
 	rd := ready(t, n, now)
 	testkit.WantDeep(t, "first the PR read", kinds(rd.Queries), []engine.QueryKind{engine.QCheckPR})
-	testkit.Want(t, "nothing to carry out while reads are open", rd.State == nil && !rd.Write && len(rd.Effects) == 0, true)
+	testkit.Want(t, "nothing to carry out while reads are open", rd.Persist == nil && len(rd.Effects) == 0 && rd.Labels == nil, true)
 	testkit.Want(t, "asked, not handed out twice", n.Asks(engine.QCheckPR, 40), false)
 
 	step(t, n, engine.PullRead{Pull: pr(), URL: prURL, Reviews: []engine.ReviewRead{
@@ -148,19 +181,29 @@ func TestReadsComeBeforeTheSettle(t *testing.T) {
 
 	rd = ready(t, n, now)
 	testkit.Want(t, "no more queries", len(rd.Queries), 0)
-	testkit.Want(t, "approved: next step", rd.State.Slug, "qa")
-	testkit.Want(t, "written", rd.Write, true)
-	testkit.Want(t, "labels follow the state", strings.Join(rd.Labels, " "), strings.Join(outbox.Labels(rd.State), " "))
+	if rd.Persist == nil {
+		t.Fatal("the settled change is not persisted first")
+	}
+	testkit.Want(t, "approved: next step", rd.Persist.Slug, "qa")
+	testkit.Want(t, "nothing else in the persist's Ready", len(rd.Effects) == 0 && rd.Labels == nil, true)
+	persisted := rd.Persist
+	step(t, n, pass.Persisted{Outcome: pass.Stored, CommentID: 5, Version: persisted.Version}, now)
+	n.Advance(rd)
+	rd = ready(t, n, now)
+	if len(rd.Effects) == 0 {
+		t.Fatal("no effects after the persist")
+	}
 	for _, e := range rd.Effects {
-		if state.EffectKinds[e.Kind].Outbox && !outbox.Announced(rd.State.Outbox, e.Marker) {
+		if state.EffectKinds[e.Kind].Outbox && !outbox.Announced(persisted.Outbox, e.Marker) {
 			t.Errorf("effect %s %s not announced in the state it follows", e.Kind, e.Marker)
 		}
 	}
 	testkit.Want(t, "input state kept", w.st.Slug, "code-review")
-
-	n.Wrote(rd.State)
+	n.Advance(rd)
 	rd = ready(t, n, now)
-	testkit.Want(t, "after the write nothing is left", rd.Write || len(rd.Effects) > 0 || len(rd.Queries) > 0, false)
+	testkit.Want(t, "labels follow the state", strings.Join(rd.Labels, " "), strings.Join(outbox.Labels(persisted), " "))
+	n.Advance(rd)
+	testkit.Want(t, "after the write nothing is left", ready(t, n, now).Empty(), true)
 }
 
 func TestTrackerWorkOnceEachInOrder(t *testing.T) {
@@ -180,18 +223,30 @@ func TestTrackerWorkOnceEachInOrder(t *testing.T) {
 	if len(rd.Queries) != 1 || rd.Queries[0].Kind != engine.QJiraSync || !rd.Queries[0].Sync.Run {
 		t.Fatalf("queries = %+v, want one planned sync", rd.Queries)
 	}
-	testkit.Want(t, "the settled state comes with the sync", rd.State != nil && rd.Write, true)
-	task := rd.State.Tasks[0]
-	testkit.Want(t, "not handed out twice while it runs", len(ready(t, n, now).Queries), 0)
+	testkit.Want(t, "the settled state is written after the sync, not before", rd.Persist == nil, true)
+	task := n.State().Tasks[0]
+	testkit.Want(t, "nothing handed out while it runs", ready(t, n, now).Empty(), true)
 
-	// The sync created the epic: its issue is now closable.
+	// The sync claims its create (a write before it sends), then creates
+	// the epic: its issue is now closable.
+	step(t, n, pass.WriteNow{}, now)
+	rd = ready(t, n, now)
+	testkit.Want(t, "the claim is written", rd.Persist != nil && len(rd.Queries) == 0, true)
+	step(t, n, pass.Persisted{Outcome: pass.Stored, Version: rd.Persist.Version}, now)
 	task.Sync, task.Key = state.SyncCreated, "PROJ-1"
 	step(t, n, engine.JiraSynced{Tasks: []state.Task{task}}, now)
+	rd = ready(t, n, now)
+	testkit.Want(t, "the sync's outcome is written before the closes", rd.Persist != nil && rd.Persist.Tasks[0].Key == "PROJ-1", true)
 	rd = ready(t, n, now)
 	if len(rd.Queries) != 1 || rd.Queries[0].Kind != engine.QJiraClose || rd.Queries[0].Open != 1 {
 		t.Fatalf("queries = %+v, want one close of 1 task", rd.Queries)
 	}
-	testkit.Want(t, "each once a pass", len(ready(t, n, now).Queries), 0)
+	log, _ := rounds(t, n, now)
+	for _, l := range log {
+		if strings.HasPrefix(l, "query:") {
+			t.Errorf("tracker work handed out again: %v", log)
+		}
+	}
 }
 
 func TestNoTrackerWorkWhenNotConfigured(t *testing.T) {
@@ -200,8 +255,12 @@ func TestNoTrackerWorkWhenNotConfigured(t *testing.T) {
 	now := w.clock.Add(time.Minute)
 	n := pass.New(w.set, w.st, pass.Options{Issue: issue, Closed: true})
 	step(t, n, w.comment("maria", "/autopilot jira sync"), now)
-	rd := ready(t, n, now)
-	testkit.Want(t, "no tracker work", len(rd.Queries), 0)
+	log, _ := rounds(t, n, now)
+	for _, l := range log {
+		if strings.HasPrefix(l, "query:") {
+			t.Errorf("tracker work handed out: %v", log)
+		}
+	}
 }
 
 func TestWhatNoWriteCarriedIsKept(t *testing.T) {
@@ -210,23 +269,36 @@ func TestWhatNoWriteCarriedIsKept(t *testing.T) {
 	now := w.clock.Add(time.Minute)
 
 	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
-	testkit.Want(t, "nothing yet", n.Unwritten(), false)
-	testkit.Want(t, "no events, no write", ready(t, n, now).Write, false)
-	step(t, n, engine.Refused{Request: "comment x"}, now)
-	testkit.Want(t, "a refusal after the settle waits for a write", n.Unwritten(), true)
+	log, _ := rounds(t, n, now)
+	testkit.WantDeep(t, "no events: labels only, no write", log, []string{"labels"})
+
+	// A refusal while the effects are performed waits for the last write.
+	n = pass.New(w.set, w.st, pass.Options{Issue: issue})
+	step(t, n, w.comment("maria", "/autopilot status"), now)
 	rd := ready(t, n, now)
-	testkit.Want(t, "the last Ready writes it", rd.Write, true)
-	n.Wrote(rd.State)
-	testkit.Want(t, "written", n.Unwritten(), false)
+	for ; len(rd.Effects) == 0; rd = ready(t, n, now) {
+		if rd.Empty() || rd.Labels != nil {
+			t.Fatalf("no effects handed out: %+v", rd)
+		}
+		if rd.Persist != nil {
+			step(t, n, pass.Persisted{Outcome: pass.Stored, Version: rd.Persist.Version}, now)
+		}
+		n.Advance(rd)
+	}
+	step(t, n, engine.Refused{Request: "comment x"}, now)
+	n.Advance(rd)
+	log, ps := rounds(t, n, now)
+	testkit.WantDeep(t, "labels, then the refusal written last", log, []string{"labels", "persist:v2"})
+	testkit.WantDeep(t, "remembered", ps[0].Refused, []string{"comment x"})
 
 	n = pass.New(w.set, w.st, pass.Options{Issue: issue})
 	step(t, n, w.comment("erin", "thanks, looks good"), now)
-	rd = ready(t, n, now)
-	testkit.Want(t, "a classification alone waits for the end", rd.Write, false)
-	testkit.Want(t, "but is not forgotten", n.Unwritten(), true)
+	log, _ = rounds(t, n, now)
+	testkit.WantDeep(t, "a classification alone waits for the end", log, []string{"labels", "persist:v1"})
 
-	n = pass.New(w.set, w.st, pass.Options{Issue: issue, Rewrite: true})
-	testkit.Want(t, "a rolled-back state is written whatever happens", ready(t, n, now).Write, true)
+	n = pass.New(w.set, w.st, pass.Options{Issue: issue, Rewrite: true, MaxVersion: 7})
+	log, _ = rounds(t, n, now)
+	testkit.WantDeep(t, "a rolled-back state is written whatever happens, above the bot's comments", log, []string{"persist:v8", "labels"})
 }
 
 func TestANewStateGetsTheIssue(t *testing.T) {
@@ -234,26 +306,82 @@ func TestANewStateGetsTheIssue(t *testing.T) {
 	n := pass.New(w.set, nil, pass.Options{Issue: 77})
 	step(t, n, engine.Start{Flow: "greenfield", Issue: 77, Actor: "maria", Title: "t"}, w.clock)
 	rd := ready(t, n, w.clock)
-	testkit.Want(t, "issue", rd.State.Issue, 77)
-	testkit.Want(t, "written", rd.Write, true)
+	if rd.Persist == nil {
+		t.Fatal("a new state is not written first")
+	}
+	testkit.Want(t, "issue", rd.Persist.Issue, 77)
+	testkit.Want(t, "repo", rd.Persist.Repo, "acme/widgets")
+	testkit.Want(t, "first version", rd.Persist.Version, int64(1))
 }
 
-// The thread's view is built once a pass, when it settles: the caller
-// asks Ready again for every effect it performs.
-func TestTheThreadIsAskedOnceAPass(t *testing.T) {
+// The engine decides the whole write: the version one above the last
+// stored (a write that was only previewed does not count), the write id
+// the caller supplied, the watermark below the comments still pending,
+// and the compaction; the caller writes exactly that.
+func TestPersistIsDecidedWhole(t *testing.T) {
+	w := newWorld(t, "jira: {enabled: false}\n")
+	w.start("greenfield")
+	w.st.Version = 4
+	now := w.clock.Add(time.Minute)
+	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
+	c := w.comment("maria", "/autopilot done problem")
+	late := w.comment("reader", "/autopilot done research")
+	late.Perm = access.Read
+	step(t, n, c, now)
+	step(t, n, pass.ThreadRead{Newest: now, Read: []pass.Read{{ID: c.ID, UpdatedAt: now.Add(-10 * time.Minute)}, {ID: 4242, UpdatedAt: now.Add(-5 * time.Minute)}}}, now)
+	rd, err := n.Ready(pass.Input{Now: now, WriteID: "abc"})
+	if err != nil || rd.Persist == nil {
+		t.Fatalf("Ready = %+v, %v; want a persist", rd, err)
+	}
+	p := rd.Persist
+	testkit.Want(t, "version", p.Version, int64(5))
+	testkit.Want(t, "write id", p.WriteID, "abc")
+	// Below the applied comment, whose 👍 is still to be sent, and so below
+	// the unhandled one too.
+	testkit.Want(t, "watermark below the comments pending", p.Since, now.Add(-10*time.Minute-time.Second).UTC().Truncate(time.Second))
+	testkit.Want(t, "the input state is not edited", w.st.Version, int64(4))
+	step(t, n, pass.Persisted{Outcome: pass.Previewed}, now)
+	step(t, n, engine.Refused{Request: "x"}, now)
+	log, _ := rounds(t, n, now)
+	testkit.Want(t, "a preview stores nothing: the next write is v5 again", log[len(log)-1], "persist:v5")
+}
+
+// A failed write ends the pass: nothing after it is handed out.
+func TestAFailedWriteEndsThePass(t *testing.T) {
 	w := newWorld(t, "jira: {enabled: false}\n")
 	w.start("greenfield")
 	now := w.clock.Add(time.Minute)
 	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
-	step(t, n, w.comment("maria", "/autopilot status"), now)
-	asked := 0
-	seen := func() outbox.Seen { asked++; return outbox.Seen{} }
-	for i := 0; i < 5; i++ {
-		if _, err := n.Ready(seen, now); err != nil {
-			t.Fatal(err)
-		}
+	step(t, n, w.comment("maria", "/autopilot done problem"), now)
+	rd := ready(t, n, now)
+	testkit.Want(t, "the change is written first", rd.Persist != nil, true)
+	step(t, n, pass.Persisted{Outcome: pass.Failed}, now)
+	n.Advance(rd)
+	testkit.Want(t, "nothing after a failed write", ready(t, n, now).Empty(), true)
+}
+
+// What the thread shows is data given to the node (ThreadRead): a comment
+// whose marker is on the thread is not posted again.
+func TestWhatTheThreadShowsIsData(t *testing.T) {
+	w := newWorld(t, "jira: {enabled: false}\n")
+	w.start("greenfield")
+	now := w.clock.Add(time.Minute)
+	marker := "<!-- autopilot:reply 1 -->"
+	w.st.Outbox = []state.Effect{{Kind: state.EffComment, Marker: marker, Body: "hello"}}
+	for _, tc := range []struct {
+		name   string
+		thread pass.ThreadRead
+		want   bool
+	}{
+		{"not on the thread: owed", pass.ThreadRead{}, true},
+		{"on the thread", pass.ThreadRead{Links: map[string]string{marker: "https://x"}}, false},
+		{"refused", pass.ThreadRead{Refused: map[string]bool{marker: true}}, false},
+	} {
+		n := pass.New(w.set, w.st, pass.Options{Issue: issue})
+		step(t, n, tc.thread, now)
+		log, _ := rounds(t, n, now)
+		testkit.Want(t, tc.name, strings.Contains(strings.Join(log, " "), "effect:comment"), tc.want)
 	}
-	testkit.Want(t, "thread views built", asked, 1)
 }
 
 // With GitHub sub-issues, any event on the autopilot issue reads the open

@@ -26,12 +26,21 @@ func decision(i int) state.Decision {
 }
 
 // pass settles what the thread shows of st's writes (as reconcile does:
-// writes.Seen, then outbox.Settle) and performs the effects on the
+// the markers and writes.RefusedOutbox, then outbox.Settle) and performs the effects on the
 // sandbox. It returns the Ready; the caller stores its state when it is
 // written.
 func (r *rig) pass(t *testing.T, st *state.State, changed bool) outbox.Ready {
 	t.Helper()
-	seen := writes.Seen(r.p.Markers, st, nil, func(fp string) bool { return r.refused[fp] })
+	// The refusals the rig remembers, as the state would.
+	known := *st
+	known.Refused = nil
+	for fp := range r.refused {
+		known.Refused = append(known.Refused, fp)
+	}
+	seen := outbox.Seen{Markers: map[string]bool{}, Refused: writes.RefusedOutbox(&known)}
+	for m := range r.p.Markers {
+		seen.Markers[m] = true
+	}
 	rd := outbox.Settle(st, nil, seen, changed, false)
 	if err := r.p.Perform(context.Background(), list(rd.Effects...)); err != nil {
 		t.Fatal(err)

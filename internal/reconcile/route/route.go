@@ -15,7 +15,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -290,12 +289,9 @@ func (r *Router) issueComment(ctx context.Context, ev *ghevent.Event) ([]Outcome
 	return []Outcome{out}, err
 }
 
-// MaxPermRounds bounds how often one event goes back to the engine with
-// the permissions it asked for (once is enough: it asks for all at once).
-const MaxPermRounds = 2
-
 // unmanaged answers an /autopilot command on an issue autopilot does not
-// manage (once, to a permitted user); anything else costs no API call.
+// manage (once, to a permitted user); anything else costs no API call. The
+// engine decides, driven by the carrier loop (pass.Drive).
 func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	c := ev.Comment
 	set := engine.Settings{AnswerPermission: r.AnswerPermission, TriggerLabel: r.TriggerLabel, Repo: r.Forge.Repo()}
@@ -303,27 +299,18 @@ func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, e
 	if err := n.Step(engine.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}, r.Now()); err != nil {
 		return nil, err
 	}
-	for round := 0; ; round++ {
-		rd, err := n.Ready(func() outbox.Seen { return outbox.Seen{} }, r.Now())
-		if err != nil {
-			return nil, err
-		}
-		if len(rd.Queries) == 0 {
-			return nil, r.replyUnmanaged(ctx, ev.Issue, rd.Effects)
-		}
-		if round == MaxPermRounds {
-			return nil, nil
-		}
+	look := func(login string) (access.Level, error) { return r.Forge.Permission(ctx, login) }
+	return nil, pass.Drive(n, func() pass.Input { return pass.Input{Now: r.Now()} }, func(rd pass.Ready) error {
 		for _, q := range rd.Queries {
 			if q.Kind != engine.QPerms {
 				continue
 			}
-			look := func(login string) (access.Level, error) { return r.Forge.Permission(ctx, login) }
 			if err := n.Step(q.AnswerPerms(look), r.Now()); err != nil {
-				return nil, err
+				return err
 			}
 		}
-	}
+		return r.replyUnmanaged(ctx, ev.Issue, rd.Effects)
+	})
 }
 
 // replyUnmanaged posts the engine's replies on an unmanaged issue.

@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"log/slog"
 	"sort"
 	"time"
@@ -42,7 +43,7 @@ const restPage = 100
 // Slack keeps the watermark this far behind the newest comment a pass
 // read: a comment GitHub stamped earlier but listed later (a write in
 // flight during the read; equal timestamps) is read again, never skipped.
-const Slack = 2 * time.Minute
+const Slack = pass.Slack
 
 // ReadBackGap is the re-read-to-PATCH gap above which a pass that posted
 // nothing reads the thread back (reconcile's verify): room for a
@@ -282,35 +283,6 @@ func (rd Reader) ListSince(ctx context.Context, pr int, since time.Time) ([]forg
 		return cs, nil
 	}
 	return rd.Forge.ListComments(ctx, pr)
-}
-
-// Next is the watermark a state written after reading read through w
-// carries (old: the state's watermark as read, kept when nothing was
-// read): a little behind the newest comment read, and never past a
-// comment among watch that is still pending, so the next pass reads it
-// (and sees whether the pass's reaction happened).
-func Next(read []forge.Comment, w Window, old time.Time, watch []forge.Comment, pending func(forge.Comment) bool) time.Time {
-	var newest time.Time
-	for _, c := range read {
-		if c.UpdatedAt.After(newest) {
-			newest = c.UpdatedAt
-		}
-	}
-	if w.Fresh {
-		return w.Since
-	}
-	if newest.IsZero() {
-		return old
-	}
-	next := newest.Add(-Slack)
-	for _, c := range watch {
-		if !c.UpdatedAt.After(next) && pending(c) {
-			// A second earlier: read again whether GitHub's since
-			// counts an equal timestamp or not.
-			next = c.UpdatedAt.Add(-time.Second)
-		}
-	}
-	return next.UTC().Truncate(time.Second)
 }
 
 // Merge joins two listings (the later copy wins) in thread order.

@@ -5,31 +5,24 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
-	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
-// Seen is what the thread shows of the writes s announced: the bot's
-// comment markers (and their links), the outbox comments and archives
-// GitHub refused (refused, by fingerprint), and owed, the reactions the stored ledger
-// names that the comments lack.
-func Seen(markers map[string]forge.Comment, s *state.State, owed []state.Effect, refused func(fp string) bool) outbox.Seen {
-	sn := outbox.Seen{Markers: map[string]bool{}, Refused: map[string]bool{}, Owed: owed, Links: map[string]string{}}
-	for m, c := range markers {
-		sn.Markers[m] = true
-		sn.Links[m] = c.URL
-	}
+// RefusedOutbox holds the markers of the outbox comments and archives
+// of s GitHub refused (422), by the fingerprint s remembers: given up,
+// never sent again (said once in the log when refused).
+func RefusedOutbox(s *state.State) map[string]bool {
+	out := map[string]bool{}
 	for _, e := range s.Outbox {
 		body, ok := postedBody(s, e)
-		if _, fp := CommentRequest(e.Marker, body); ok && refused(fp) {
-			sn.Refused[e.Marker] = true // GitHub refused it (422): given up, said once in the log
+		if _, fp := CommentRequest(e.Marker, body); ok && Refused(s, fp) {
+			out[e.Marker] = true
 		}
 	}
-	return sn
+	return out
 }
 
 // CommentRequest is a comment effect as posted: its body cut to what a

@@ -231,24 +231,16 @@ func TestClaimStands(t *testing.T) {
 	}
 }
 
-func TestSeen(t *testing.T) {
+func TestRefusedOutbox(t *testing.T) {
 	refusedBody := "too much"
 	s := &state.State{Outbox: []state.Effect{
 		{Kind: state.EffComment, Marker: "<!-- autopilot:a -->", Body: refusedBody},
 		{Kind: state.EffComment, Marker: "<!-- autopilot:b -->", Body: "fine"},
 	}}
-	bad := Fingerprint("comment", "<!-- autopilot:a -->", refusedBody)
-	owed := []state.Effect{{Kind: state.EffReact, Target: 7, Reaction: "+1"}}
-	markers := map[string]forge.Comment{"<!-- autopilot:c -->": {URL: "https://x/c"}}
-	sn := Seen(markers, s, owed, func(fp string) bool { return fp == bad })
-	if !sn.Markers["<!-- autopilot:c -->"] || sn.Links["<!-- autopilot:c -->"] != "https://x/c" {
-		t.Errorf("marker on the thread not seen: %+v", sn)
-	}
-	if !sn.Refused["<!-- autopilot:a -->"] || sn.Refused["<!-- autopilot:b -->"] {
-		t.Errorf("Refused = %v, want only a", sn.Refused)
-	}
-	if len(sn.Owed) != 1 || sn.Owed[0].Target != 7 {
-		t.Errorf("Owed = %+v, want the owed reaction", sn.Owed)
+	_, bad := CommentRequest("<!-- autopilot:a -->", refusedBody)
+	s.Refused = []string{bad}
+	if got := RefusedOutbox(s); !got["<!-- autopilot:a -->"] || got["<!-- autopilot:b -->"] {
+		t.Errorf("RefusedOutbox = %v, want only a", got)
 	}
 }
 
@@ -267,10 +259,12 @@ func TestSeenReportsARefusedArchive(t *testing.T) {
 		t.Fatal("archive 1-25 does not render")
 	}
 	_, bad := CommentRequest(m, body)
-	if sn := Seen(nil, s, nil, func(fp string) bool { return fp == bad }); !sn.Refused[m] {
-		t.Errorf("a refused archive is not seen refused: %v", sn.Refused)
+	s.Refused = []string{bad}
+	if got := RefusedOutbox(s); !got[m] {
+		t.Errorf("a refused archive is not seen refused: %v", got)
 	}
-	if sn := Seen(nil, s, nil, func(fp string) bool { return fp != bad }); sn.Refused[m] {
-		t.Errorf("an archive refused under another body is seen refused: %v", sn.Refused)
+	s.Refused = []string{Fingerprint("comment", m, "another body")}
+	if got := RefusedOutbox(s); got[m] {
+		t.Errorf("an archive refused under another body is seen refused: %v", got)
 	}
 }
