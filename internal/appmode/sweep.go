@@ -13,7 +13,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/server"
-	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
 // Sweep implements server.Sweeper: it lists the installation's
@@ -68,34 +67,30 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 	if err != nil {
 		return err
 	}
-	// Labelled issues (a run is started where a labeled delivery was lost)
-	// and active runs whose trigger label is gone (stopped).
-	list, err := rec.SweepTargets(ctx)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for i, st := range list {
-		if wiring.BudgetLow(client) {
-			log.Warn("sweep stopped early: API budget low", "left", len(list)-i, "of", len(list))
-			break
-		}
-		// The listing may be stale by the time the lease is held, so the
-		// issue is read again under it (the target's trigger has no snapshot).
-		err := server.WithIssueLock(ctx, repo, st.Number, func(ctx context.Context) error {
-			out, err := rec.Issue(ctx, st.Number, st.Trigger)
-			logOutcomes(log, []reconcile.Outcome{out})
-			return err
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("#%d: %w", st.Number, err))
+	// The sweep loop is the Action's (reconcile.SweepEach); each issue is
+	// reconciled under its lease and read again there (the listing may be
+	// stale by the time the lease is held). A rate limit stops the sweep.
+	outs, err := rec.SweepEach(ctx, reconcile.Sweeping{Reread: true,
+		Run: func(ctx context.Context, number int, t reconcile.Trigger) (reconcile.Outcome, error) {
+			var out reconcile.Outcome
+			err := server.WithIssueLock(ctx, repo, number, func(ctx context.Context) error {
+				var err error
+				out, err = rec.Issue(ctx, number, t)
+				logOutcomes(log, []reconcile.Outcome{out})
+				return err
+			})
+			return out, err
+		},
+		Stop: func(err error) bool {
 			var rl *forge.RateLimitError
-			if errors.As(err, &rl) || ctx.Err() != nil {
-				break
-			}
+			return errors.As(err, &rl) || ctx.Err() != nil
+		}})
+	for _, o := range outs {
+		if o.Issue == 0 {
+			logOutcomes(log, []reconcile.Outcome{o}) // the budget ran low
 		}
 	}
-	return errors.Join(errs...)
+	return err
 }
 
 // repositories lists the installation's repositories

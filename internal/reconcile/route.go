@@ -28,14 +28,13 @@ func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
 	return r.router().Sweep(ctx)
 }
 
-// SweepTarget is one issue a sweep reconciles and the trigger to use; an
-// alias for App mode, which runs each under the issue's lease.
-type SweepTarget = route.SweepTarget
+// Sweeping is how a caller of SweepEach runs each issue (route.Sweeping).
+type Sweeping = route.Sweeping
 
-// SweepTargets lists what a sweep reconciles, for callers that run each
-// issue themselves (route.Router.SweepTargets).
-func (r *Reconciler) SweepTargets(ctx context.Context) ([]SweepTarget, error) {
-	return r.router().SweepTargets(ctx)
+// SweepEach is the one sweep loop, for callers that run each issue
+// themselves (route.Router.SweepEach): the App, under the issue's lease.
+func (r *Reconciler) SweepEach(ctx context.Context, how Sweeping) ([]Outcome, error) {
+	return r.router().SweepEach(ctx, how)
 }
 
 func (r *Reconciler) hasTrigger(labels []string) bool { return r.router().HasTrigger(labels) }

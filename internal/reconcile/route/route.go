@@ -411,19 +411,44 @@ func sessionIssue(title string) (int, bool) {
 
 // Sweep reconciles every open issue with the trigger label: it catches up
 // missed events, fires executor timeouts and wall-clock limits, and stops
-// early (saying so) when the API budget runs low.
+// early (saying so) when the API budget runs low (SweepEach, each issue
+// reconciled by Issue: the Action's sweep).
 func (r *Router) Sweep(ctx context.Context) ([]Outcome, error) {
+	return r.SweepEach(ctx, Sweeping{})
+}
+
+// Sweeping is how a caller of SweepEach runs each issue.
+type Sweeping struct {
+	// Run reconciles one issue (nil: Router.Issue). The App runs it under
+	// the issue's lease.
+	Run func(ctx context.Context, number int, t Trigger) (Outcome, error)
+	// Reread: the trigger carries no snapshot of the listing, so the issue
+	// is read again when reconciled (under a lease taken after the
+	// listing, which may be stale by then).
+	Reread bool
+	// Stop reports an error after which the sweep stops (nil: none; each
+	// issue's error is reported and the next is swept).
+	Stop func(error) bool
+}
+
+// SweepEach is the one sweep loop, the Action's and the App's: every open
+// issue with the trigger label (a run is started where none exists: its
+// labeled delivery was lost), then every open issue whose labels say a
+// run is active but whose trigger label is gone (the run is stopped;
+// looked up after the labelled issues, so a low budget goes to those
+// first). The configuration is read once for the whole sweep. A low API
+// budget stops it, saying so in an outcome without an issue.
+func (r *Router) SweepEach(ctx context.Context, how Sweeping) ([]Outcome, error) {
 	list, err := r.Forge.ListOpenIssues(ctx, r.TriggerLabel)
 	if err != nil {
 		return nil, fmt.Errorf("sweep: list issues: %w", err)
 	}
-	sw := &sweeping{r: r}
+	if how.Run == nil {
+		how.Run = r.Issue
+	}
+	sw := &sweeping{r: r, how: how}
 	sw.run(ctx, list)
 	if !sw.stopped {
-		// Label changes are edges whose deliveries can be lost too: an
-		// active run whose issue no longer has the trigger label is stopped
-		// here (looked up after the labelled issues, so a low budget goes
-		// to those first).
 		more, err := r.unlabeledRuns(ctx)
 		if err != nil {
 			sw.errs = append(sw.errs, err)
@@ -431,36 +456,6 @@ func (r *Router) Sweep(ctx context.Context) ([]Outcome, error) {
 		sw.run(ctx, more)
 	}
 	return sw.outs, errors.Join(sw.errs...)
-}
-
-// SweepTarget is one issue a sweep reconciles and the trigger to use.
-type SweepTarget struct {
-	Number  int
-	Trigger Trigger
-}
-
-// SweepTargets lists what a sweep reconciles, for callers that run each
-// issue themselves (the App, under the issue's lease): every open issue
-// with the trigger label (a run is started where none exists: its labeled
-// delivery was lost) and every open issue whose labels say a run is active
-// but whose trigger label is gone (the run is stopped). Triggers carry no
-// issue snapshot: the issue is read again when it is reconciled.
-func (r *Router) SweepTargets(ctx context.Context) ([]SweepTarget, error) {
-	list, err := r.Forge.ListOpenIssues(ctx, r.TriggerLabel)
-	if err != nil {
-		return nil, fmt.Errorf("sweep: list issues: %w", err)
-	}
-	more, err := r.unlabeledRuns(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []SweepTarget
-	for _, is := range append(list, more...) {
-		t := r.sweepTrigger(is)
-		t.Issue = nil
-		out = append(out, SweepTarget{Number: is.Number, Trigger: t})
-	}
-	return out, nil
 }
 
 // sweepTrigger is the sweep's trigger for a listed issue.
@@ -475,14 +470,18 @@ func (r *Router) sweepTrigger(is forge.Issue) Trigger {
 // sweeping carries one sweep over its lists of issues.
 type sweeping struct {
 	r       *Router
+	how     Sweeping
 	cfg     *repofiles.Config // read once for the whole sweep, not per issue
 	outs    []Outcome
 	errs    []error
-	stopped bool // the API budget ran low
+	stopped bool // the API budget ran low, or how.Stop said so
 }
 
 func (sw *sweeping) run(ctx context.Context, list []forge.Issue) {
 	r := sw.r
+	if sw.stopped {
+		return
+	}
 	if len(list) > 0 && r.Config == nil && sw.cfg == nil {
 		c, err := repofiles.ReadConfig(ctx, r.Forge, r.ConfigPath)
 		if err != nil {
@@ -509,10 +508,17 @@ func (sw *sweeping) run(ctx context.Context, list []forge.Issue) {
 		}
 		t := r.sweepTrigger(list[i])
 		t.SweepConfig = sw.cfg
-		out, err := r.Issue(ctx, list[i].Number, t)
+		if sw.how.Reread {
+			t.Issue = nil
+		}
+		out, err := sw.how.Run(ctx, list[i].Number, t)
 		sw.outs = append(sw.outs, out)
 		if err != nil {
 			sw.errs = append(sw.errs, fmt.Errorf("#%d: %w", list[i].Number, err))
+			if sw.how.Stop != nil && sw.how.Stop(err) {
+				sw.stopped = true
+				return
+			}
 		}
 	}
 }
