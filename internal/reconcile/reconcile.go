@@ -205,7 +205,7 @@ type run struct {
 	loaded *load.Loaded
 	// node is the engine's side of the pass: it holds the state as the
 	// events left it and decides what to do next (pass.Node.Ready).
-	node *pass.Node
+	node engineNode
 	// writeID is the id the next state write carries (pass.Input).
 	writeID string
 	wrote   bool
@@ -314,12 +314,29 @@ func (ru *run) start(cfg *config.Config) error {
 	}
 	rc := ru.loaded.Recover()
 	_, checks := r.o.Forge.(forge.CheckWriter)
-	ru.node = pass.New(ru.set, ru.loaded.State, pass.Options{
+	ru.node = newNode(ru.set, ru.loaded.State, pass.Options{
 		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", SubIssues: trackersync.IsSubIssues(ru.tracker),
 		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback, MaxVersion: ru.loaded.MaxVersion,
 	})
 	return ru.recover(rc)
 }
+
+// engineNode is the engine's side of a pass as the carrier uses it
+// (pass.Node): events and outcomes in (Step), what to do out (Ready,
+// acknowledged with Advance), and reads of the state as the events left
+// it.
+type engineNode interface {
+	Step(ev any, now time.Time) error
+	Ready(pass.Input) (pass.Ready, error)
+	Advance(pass.Ready)
+	State() *state.State
+	Decision() string
+	Asks(k engine.QueryKind, pr int) bool
+}
+
+// newNode starts the engine's side of a pass (a test counts its calls
+// through it).
+var newNode = func(set engine.Settings, st *state.State, opt pass.Options) engineNode { return pass.New(set, st, opt) }
 
 // state is the state as the events so far left it (the one read before
 // the node exists).

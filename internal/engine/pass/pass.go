@@ -531,6 +531,13 @@ func (n *Node) take(keep func(engine.Query) bool) []engine.Query {
 	return out
 }
 
+// Driven is what Drive needs of a node (a Node; a carrier's test may
+// wrap one to count its calls).
+type Driven interface {
+	Ready(Input) (Ready, error)
+	Advance(Ready)
+}
+
 // MaxQueryRounds bounds the rounds of "the engine asks, the carrier
 // answers, the engine again" in one pass: reads (a PR read can lead to a
 // tracker check only through a step completing, and a read may ask for
@@ -542,7 +549,7 @@ const MaxQueryRounds = 10
 // every outcome in, acknowledges it (Advance) and asks again, until a
 // Ready is empty. in supplies each Ready's inputs. Queries asked after
 // MaxQueryRounds rounds are handed to do as Unanswered instead.
-func Drive(n *Node, in func() Input, do func(Ready) error) error {
+func Drive(n Driven, in func() Input, do func(Ready) error) error {
 	rounds := 0
 	for {
 		rd, err := n.Ready(in())
