@@ -419,3 +419,57 @@ func TestAnyEventReadsOpenSubIssueTasksBack(t *testing.T) {
 		}
 	}
 }
+
+// A dispatch's outcome is written before the effects after it: the
+// effects are handed out up to the dispatch, and the Ready after its
+// outcome (Dispatched, which records the run) persists first.
+func TestADispatchOutcomeIsPersistedBeforeTheEffectsAfterIt(t *testing.T) {
+	w := newWorld(t, "jira: {enabled: false}\nsteps: {implement: {kind: dispatch, workflow: impl.yml, ref: main, timeout: 2h}}\n")
+	w.start("greenfield")
+	for i := 0; i < 40 && w.st.Slug != "decompose"; i++ {
+		if w.st.Gate != nil {
+			w.say("maria", w.st.Gate.Recommend)
+		} else {
+			w.say("maria", "/autopilot done ok")
+		}
+	}
+	w.say("maria", "/autopilot done tasks")
+	now := w.clock.Add(time.Minute)
+	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
+	step(t, n, w.comment("maria", "A"), now)
+	// A later comment's reply comes after the dispatch.
+	step(t, n, w.comment("maria", "/autopilot status"), now)
+	var log []string
+	dispatched := false
+	id := 0
+	err := pass.Drive(n, func() pass.Input { id++; return pass.Input{Now: now, WriteID: fmt.Sprint(id)} }, func(rd pass.Ready) error {
+		if s := rd.Persist; s != nil {
+			log = append(log, "persist")
+			step(t, n, pass.Persisted{Outcome: pass.Stored, Version: s.Version}, now)
+		}
+		for _, e := range rd.Effects {
+			log = append(log, "effect:"+string(e.Kind))
+			if e.Kind == state.EffDispatch {
+				dispatched = true
+				step(t, n, engine.Dispatched{Session: e.Marker, RunID: 777}, now)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dispatched {
+		t.Fatalf("no dispatch handed out: %v (step %s)", log, w.st.Slug)
+	}
+	got := strings.Join(log, " ")
+	t.Logf("rounds: %s", got)
+	i := strings.Index(got, "effect:dispatch")
+	rest := got[i+len("effect:dispatch"):]
+	if !strings.HasPrefix(rest, " persist") {
+		t.Errorf("after the dispatch %q, want its outcome persisted first (all: %s)", rest, got)
+	}
+	if !strings.HasPrefix(got, "persist") {
+		t.Errorf("the settled state is not written first: %s", got)
+	}
+}
