@@ -295,7 +295,7 @@ func (ru *run) perform(effs []state.Effect) error {
 	p := effects.Performer{Forge: r.o.Forge, Issue: ru.number, DryRun: r.o.DryRun, Print: r.o.Print, Markers: ru.loaded.Markers,
 		Refused: ru.wasRefused, Refuse: ru.refuse, Tag: ru.versionTag, Replied: ru.replied, Dispatch: ru.dispatch,
 		Posted: func(id int64, marker string) { ru.posted[id] = marker }}
-	return p.Perform(ru.ctx, func() []state.Effect { return effs })
+	return p.Perform(ru.ctx, effs)
 }
 
 // dispatch triggers a workflow. A run whose id is lost is still matched by

@@ -36,11 +36,11 @@ type Performer struct {
 	Dispatch func(state.Effect) error
 }
 
-// Perform executes the effects, skipping comments whose marker exists.
-// effects is read again after each one: a dispatch's outcome can add more.
-func (p Performer) Perform(ctx context.Context, effects func() []state.Effect) error {
-	for i := 0; i < len(effects()); i++ {
-		e := effects()[i]
+// Perform executes the effects one Ready handed out, in order, skipping
+// comments whose marker exists. Effects a dispatch's outcome adds come in
+// a later Ready.
+func (p Performer) Perform(ctx context.Context, effects []state.Effect) error {
+	for _, e := range effects {
 		switch e.Kind {
 		case state.EffComment, state.EffArchive:
 			if err := p.comment(ctx, e); err != nil {

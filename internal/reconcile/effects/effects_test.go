@@ -48,7 +48,7 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-func list(es ...state.Effect) func() []state.Effect { return func() []state.Effect { return es } }
+func list(es ...state.Effect) []state.Effect { return es }
 
 func TestPerformPostsAComment(t *testing.T) {
 	r := newRig(t)
@@ -163,26 +163,29 @@ func TestPerformReacts(t *testing.T) {
 	}
 }
 
-func TestPerformRereadsEffectsAfterDispatch(t *testing.T) {
+// TestPerformHandsADispatchBack: a dispatch is handed to the pass (which
+// steps its outcome in; the effects it adds come in the node's next
+// Ready, TestADispatchOutcomeIsPersistedBeforeTheEffectsAfterIt in
+// engine/pass), and its failure stops the performing.
+func TestPerformHandsADispatchBack(t *testing.T) {
 	r := newRig(t)
 	es := []state.Effect{{Kind: state.EffDispatch, Marker: "tok", Workflow: "agent.yml"}}
 	r.p.Dispatch = func(e state.Effect) error {
 		r.sent = append(r.sent, e)
-		es = append(es, state.Effect{Kind: state.EffComment, Marker: "<!-- autopilot:after -->", Body: "dispatched"})
 		return nil
 	}
-	if err := r.p.Perform(context.Background(), func() []state.Effect { return es }); err != nil {
+	if err := r.p.Perform(context.Background(), es); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.sent) != 1 || r.sent[0].Workflow != "agent.yml" {
 		t.Errorf("dispatched %+v, want agent.yml once", r.sent)
 	}
-	if cs := r.sb.Comments(r.issue); len(cs) != 1 || !strings.HasPrefix(cs[0].Body, "dispatched") {
-		t.Errorf("the effect the dispatch added was not performed: %+v", cs)
-	}
 	boom := errors.New("boom")
 	r.p.Dispatch = func(state.Effect) error { return boom }
-	if err := r.p.Perform(context.Background(), list(es[0])); !errors.Is(err, boom) {
+	if err := r.p.Perform(context.Background(), list(es[0], state.Effect{Kind: state.EffComment, Marker: "<!-- autopilot:after -->", Body: "after"})); !errors.Is(err, boom) {
 		t.Errorf("failed dispatch = %v, want boom", err)
+	}
+	if cs := r.sb.Comments(r.issue); len(cs) != 0 {
+		t.Errorf("performed past a failed dispatch: %+v", cs)
 	}
 }
