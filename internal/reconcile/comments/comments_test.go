@@ -103,7 +103,12 @@ func TestPendingAndUnseen(t *testing.T) {
 	}
 }
 
+// TestEditUnproven: the forge comment and the delivery that proves an
+// edit reach the engine's edit rule (engine.EditUnproven) as they are.
 func TestEditUnproven(t *testing.T) {
+	EditUnproven := func(c forge.Comment, proof *forge.Comment) bool {
+		return engine.EditUnproven(Written(c), writtenPtr(proof))
+	}
 	c := cm(5, t0, "A")
 	c.UpdatedAt = t0
 	if EditUnproven(c, nil) {
@@ -209,13 +214,5 @@ func TestPermsOncePerLogin(t *testing.T) {
 	}
 	if n := sb.Calls()["GET permission"]; n != 2 {
 		t.Errorf("%d lookups, want 2", n)
-	}
-}
-
-func TestFitWithoutDeclarationKeepsEvent(t *testing.T) {
-	ev := engine.Comment{ID: 3, Body: "A"}
-	got, note, err := Fit(engine.Settings{}, &state.State{}, ev, t0, false)
-	if err != nil || note != "" || got.ID != ev.ID || got.DeclaredTooLarge != "" {
-		t.Errorf("Fit without tasks = %+v, %q, %v; want ev unchanged", got, note, err)
 	}
 }
