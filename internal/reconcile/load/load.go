@@ -1,7 +1,8 @@
 // Package load reads what one reconcile pass starts from: the issue, its
 // thread (package thread), the newest trusted state comment, the markers
 // of the bot's comments (idempotency) and the numbers they carry, and what
-// is wrong with the state (tampered, edited, lost).
+// the state comments show (tampered, edited); the engine decides whom to
+// trust, which markers count, and restore versus lost (engine/loadview.go).
 package load
 
 import (
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
@@ -71,18 +73,10 @@ func (l Loader) Reader() thread.Reader {
 	return thread.Reader{Forge: l.Forge, Now: l.Now, Logger: l.Logger, Watermark: l.Watermark}
 }
 
-// Trusted reports whether a comment was written by the configured bot: the
-// login must match, GitHub must mark the account as a Bot (a User account
-// that merely carries the bot's name is not trusted), and, for an App, the
-// comment must have been made through that App.
+// Trusted reports whether a comment was written by the configured bot
+// (engine.TrustedAuthor decides from its author).
 func (l Loader) Trusted(c forge.Comment) bool {
-	if !strings.EqualFold(c.Author.Login, l.BotLogin) || !c.Author.IsBot() {
-		return false
-	}
-	if l.AppID != 0 && c.AppID != l.AppID {
-		return false
-	}
-	return true
+	return engine.TrustedAuthor(engine.Author{Login: c.Author.Login, Bot: c.Author.IsBot(), AppID: c.AppID}, engine.BotIdentity{Login: l.BotLogin, AppID: l.AppID})
 }
 
 // Watermark is the Since of the newest trusted state on the first page
@@ -127,19 +121,14 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 		ld.Seen[c.ID] = true
 		if !l.Trusted(*c) {
 			ld.Human = append(ld.Human, *c)
-			if first := FirstLine(c.Body); c.Author.IsBot() && strings.HasPrefix(first, "<!-- autopilot:notice ") {
-				// A notice this bot posted under an identity it does not
-				// trust (a wrong app id or bot login) still counts as
-				// posted: a misconfiguration must not become a notice loop.
-				// Other markers stay trusted-only (a person could otherwise
-				// suppress a gate).
+			if first := FirstLine(c.Body); engine.UntrustedMarkerCounts(first, c.Author.IsBot()) {
 				ld.mark(first, *c)
 			}
 			continue
 		}
 		l.loadOwn(ld, c, want)
 	}
-	if ld.Restorable != nil && (ld.State == nil || ld.Restorable.Version >= ld.State.Version) {
+	if engine.Restores(ld.State, ld.Restorable) {
 		ld.State = ld.Restorable
 	} else {
 		ld.Restorable = nil
@@ -147,13 +136,7 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 	if ld.State != nil {
 		ld.ReadLabels = outbox.Labels(ld.State)
 	}
-	if ld.State == nil {
-		for _, l := range is.Labels {
-			if strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") {
-				ld.Lost = true
-			}
-		}
-	}
+	ld.Lost = ld.State == nil && engine.LabelsShowRun(is.Labels)
 	return ld, nil
 }
 
