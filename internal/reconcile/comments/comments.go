@@ -119,31 +119,24 @@ func InOrder(cs []forge.Comment) {
 	})
 }
 
-// Pending reports an unhandled comment among cs that could act.
+// Pending reports an unhandled comment among cs that could act
+// (engine.AnyPending).
 func Pending(cs []forge.Comment, st *state.State, parse func(forge.Comment) reply.Result) bool {
-	for _, c := range cs {
-		if engine.Handled(st, c.ID) {
-			continue
-		}
-		if parse(c).Acts() {
-			return true
-		}
-	}
-	return false
+	return engine.AnyPending(st, Read(cs, nil, nil, parse))
 }
 
 // Unseen reports a comment that could act, not among those seen at the
-// load, not the bot's (trusted) and not handled in st: a concurrent run
-// may have applied it to the state a pass is about to overwrite (or just
-// overwrote).
+// load, not the bot's (trusted) and not handled in st (engine.AnyUnseen).
 func Unseen(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, st *state.State, parse func(forge.Comment) reply.Result) bool {
+	return engine.AnyUnseen(st, Read(cs, seen, trusted, parse))
+}
+
+// Read is what the engine's pending rules read of cs: whether each could
+// act, was seen at the load (seen) and is the bot's (trusted; nil: none).
+func Read(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, parse func(forge.Comment) reply.Result) []engine.ReadComment {
+	out := make([]engine.ReadComment, 0, len(cs))
 	for _, c := range cs {
-		if seen[c.ID] || trusted(c) {
-			continue
-		}
-		if Pending([]forge.Comment{c}, st, parse) {
-			return true
-		}
+		out = append(out, engine.ReadComment{ID: c.ID, Acts: parse(c).Acts(), SeenAtLoad: seen[c.ID], Bot: trusted != nil && trusted(c)})
 	}
-	return false
+	return out
 }

@@ -140,29 +140,6 @@ func TestEditUnproven(t *testing.T) {
 	}
 }
 
-func TestPRs(t *testing.T) {
-	st := &state.State{LinkedPRs: []int{3, 5, 1}}
-	for _, tc := range []struct {
-		name           string
-		trigger, issue int
-		all            bool
-		run            string
-		want           []int
-	}{
-		{"trigger only", 5, 1, false, "", []int{5}},
-		{"all, trigger first, issue left out", 5, 1, true, "", []int{5, 3}},
-		{"all without trigger", 0, 1, true, "", []int{3, 5}},
-		{"done run reads only the trigger", 5, 1, true, state.RunDone, []int{5}},
-		{"nothing", 0, 1, false, "", nil},
-	} {
-		s := *st
-		s.Run = tc.run
-		if got := PRs(tc.trigger, tc.issue, &s, tc.all); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: PRs = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestReadPRs(t *testing.T) {
 	lists := map[int][]forge.Comment{
 		3: {cm(30, t0, "A"), {ID: 31, Author: forge.User{Login: "bot", Type: "Bot"}}},
