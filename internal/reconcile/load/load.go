@@ -80,26 +80,9 @@ func (l Loader) Trusted(c forge.Comment) bool {
 }
 
 // Watermark is the Since of the newest trusted state on the first page
-// (zero when there is none).
+// (zero when there is none; engine.StateWatermark decides).
 func (l Loader) Watermark(head []forge.Comment, n int) time.Time {
-	want := codec.Want{Repo: l.Forge.Repo(), Issue: n, Key: l.StateKey}
-	var best *state.State
-	for _, c := range head {
-		if !l.Trusted(c) || FirstLine(c.Body) != state.Marker {
-			continue
-		}
-		s, err := codec.Parse(c.Body, want)
-		if s == nil || err != nil && !errors.Is(err, codec.ErrEdited) {
-			continue
-		}
-		if best == nil || s.Version > best.Version {
-			best = s
-		}
-	}
-	if best == nil {
-		return time.Time{}
-	}
-	return best.Since
+	return engine.StateWatermark(l.botComments(head), l.want(n))
 }
 
 // Load reads the issue (unless the trigger carries a fresh snapshot) and
@@ -115,7 +98,7 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 		return nil, err
 	}
 	ld := &Loaded{Issue: is, Comments: cs, Markers: map[string]forge.Comment{}, Snapshot: snap != nil, Seen: map[int64]bool{}, Win: win}
-	want := codec.Want{Repo: l.Forge.Repo(), Issue: number, Key: l.StateKey}
+	want := l.want(number)
 	for i := range cs {
 		c := &cs[i]
 		ld.Seen[c.ID] = true
