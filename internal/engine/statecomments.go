@@ -104,3 +104,58 @@ func FirstByMarker(cs []BotComment, want codec.Want, read *state.State) map[stri
 	}
 	return first
 }
+
+// StatesRead is what the bot's state comments among those a load read
+// show.
+type StatesRead struct {
+	// State is the newest state that verifies (nil: none).
+	State *state.State
+	// StateComment is the id of the comment the pass writes the state to:
+	// the last one that set State or Restorable (0: none).
+	StateComment int64
+	// Restorable is the signed machine block of the newest state comment
+	// whose human part was edited.
+	Restorable *state.State
+	// Tampered describes the edited comment, else the first one refused.
+	Tampered string
+	// Refused are the state comments that do not verify, with why (the edge
+	// logs them).
+	Refused []RefusedState
+}
+
+// RefusedState is a state comment that does not verify.
+type RefusedState struct {
+	ID  int64
+	Err string
+}
+
+// ReadStates takes in the bot's state comments among cs, in order: the
+// newest state that verifies, or the signed machine block of one whose
+// human part was edited (restorable), and what is wrong with the others.
+func ReadStates(cs []BotComment, want codec.Want) StatesRead {
+	var r StatesRead
+	for _, c := range cs {
+		if !c.Trusted || firstLine(c.Body) != state.Marker {
+			continue
+		}
+		s, err := codec.Parse(c.Body, want)
+		switch {
+		case err == nil:
+			if r.State == nil || s.Version > r.State.Version {
+				r.State, r.StateComment = s, c.ID
+			}
+		case errors.Is(err, codec.ErrEdited) && s != nil:
+			// The human part was edited; the signed machine block is intact.
+			if r.Restorable == nil || s.Version > r.Restorable.Version {
+				r.Restorable, r.StateComment = s, c.ID
+				r.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
+			}
+		default:
+			r.Refused = append(r.Refused, RefusedState{ID: c.ID, Err: err.Error()})
+			if r.Tampered == "" {
+				r.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
+			}
+		}
+	}
+	return r
+}

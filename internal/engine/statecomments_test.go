@@ -110,3 +110,42 @@ func TestFirstByMarkerTable(t *testing.T) {
 		t.Errorf("FirstByMarker without a state read = %v, want none", got)
 	}
 }
+
+// TestReadStatesTable pins which state a load takes from the bot's state
+// comments: the newest that verifies; an edited one's signed block as
+// restorable (the newest such), with the edit described; a refused one
+// described when nothing else was; anything not the bot's state comment
+// is ignored.
+func TestReadStatesTable(t *testing.T) {
+	v3, v4, v5 := stateBody(t, 3, t0), stateBody(t, 4, t0), stateBody(t, 5, t0)
+	broken := "<!-- autopilot:state -->\ngone"
+	for _, tc := range []struct {
+		name     string
+		cs       []BotComment
+		version  int64
+		comment  int64
+		restore  int64
+		tampered string
+		refused  int
+	}{
+		{"none", nil, 0, 0, 0, "", 0},
+		{"newest verified", []BotComment{{ID: 1, Trusted: true, Body: v3}, {ID: 2, Trusted: true, Body: v5}, {ID: 3, Trusted: true, Body: v4}}, 5, 2, 0, "", 0},
+		{"a person's state comment is ignored", []BotComment{{ID: 1, Trusted: true, Body: v3}, {ID: 2, Body: v5}}, 3, 1, 0, "", 0},
+		{"edited", []BotComment{{ID: 1, Trusted: true, Body: v3}, {ID: 2, Trusted: true, Body: edited(v4)}}, 3, 2, 4, "comment 2: ", 0},
+		{"broken", []BotComment{{ID: 1, Trusted: true, Body: broken}, {ID: 2, Trusted: true, Body: broken}}, 0, 0, 0, "comment 1: ", 2},
+		{"broken beside a good one", []BotComment{{ID: 1, Trusted: true, Body: broken}, {ID: 2, Trusted: true, Body: v3}}, 3, 2, 0, "comment 1: ", 1},
+	} {
+		got := ReadStates(tc.cs, wantSample())
+		var v, r int64
+		if got.State != nil {
+			v = got.State.Version
+		}
+		if got.Restorable != nil {
+			r = got.Restorable.Version
+		}
+		if v != tc.version || got.StateComment != tc.comment || r != tc.restore || !strings.HasPrefix(got.Tampered, tc.tampered) || (tc.tampered == "") != (got.Tampered == "") || len(got.Refused) != tc.refused {
+			t.Errorf("%s: ReadStates = v%d comment %d restorable v%d tampered %q refused %d; want v%d, %d, v%d, %q…, %d",
+				tc.name, v, got.StateComment, r, got.Tampered, len(got.Refused), tc.version, tc.comment, tc.restore, tc.tampered, tc.refused)
+		}
+	}
+}

@@ -7,8 +7,6 @@ package load
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -19,7 +17,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // Loaded is what one read of an issue found.
@@ -99,17 +96,27 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 	}
 	ld := &Loaded{Issue: is, Comments: cs, Markers: map[string]forge.Comment{}, Snapshot: snap != nil, Seen: map[int64]bool{}, Win: win}
 	want := l.want(number)
-	for i := range cs {
-		c := &cs[i]
+	for _, c := range cs {
 		ld.Seen[c.ID] = true
-		if !l.Trusted(*c) {
-			ld.Human = append(ld.Human, *c)
+		if !l.Trusted(c) {
+			ld.Human = append(ld.Human, c)
 			if first := FirstLine(c.Body); engine.UntrustedMarkerCounts(first, c.Author.IsBot()) {
-				ld.mark(first, *c)
+				ld.mark(first, c)
 			}
 			continue
 		}
-		l.loadOwn(ld, c, want)
+		ld.markOwn(c, number)
+	}
+	rs := engine.ReadStates(l.botComments(cs), want)
+	for _, r := range rs.Refused {
+		l.Logger.Warn("state comment refused", "issue", number, "comment", r.ID, "err", r.Err)
+	}
+	ld.State, ld.Restorable, ld.Tampered = rs.State, rs.Restorable, rs.Tampered
+	for _, c := range cs {
+		if c.ID == rs.StateComment && rs.StateComment != 0 {
+			cc := c
+			ld.StateComment = &cc
+		}
 	}
 	if engine.Restores(ld.State, ld.Restorable) {
 		ld.State = ld.Restorable
@@ -130,38 +137,14 @@ func (ld *Loaded) mark(first string, c forge.Comment) {
 	}
 }
 
-// loadOwn takes in one of the bot's comments: its marker, the numbers it
-// carries, and, for a state comment, the newest state that verifies (or
-// the signed machine block of one whose human part was edited).
-func (l Loader) loadOwn(ld *Loaded, c *forge.Comment, want codec.Want) {
+// markOwn takes in one of the bot's comments on issue n: its marker and
+// the numbers it carries.
+func (ld *Loaded) markOwn(c forge.Comment, n int) {
 	first := FirstLine(c.Body)
 	if strings.HasPrefix(first, "<!-- autopilot:") {
-		ld.mark(first, *c)
-		ld.MaxSeq = max(ld.MaxSeq, markerSeq(first, want.Issue))
+		ld.mark(first, c)
+		ld.MaxSeq = max(ld.MaxSeq, markerSeq(first, n))
 		ld.MaxVersion = max(ld.MaxVersion, taggedVersion(c.Body))
-	}
-	if first != state.Marker {
-		return
-	}
-	s, err := codec.Parse(c.Body, want)
-	switch {
-	case err == nil:
-		if ld.State == nil || s.Version > ld.State.Version {
-			ld.State, ld.StateComment = s, c
-		}
-	case errors.Is(err, codec.ErrEdited) && s != nil:
-		// The human part was edited; the signed machine block is intact.
-		if ld.Restorable == nil || s.Version > ld.Restorable.Version {
-			ld.Restorable = s
-			ld.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
-			cc := *c
-			ld.StateComment = &cc
-		}
-	default:
-		l.Logger.Warn("state comment refused", "issue", want.Issue, "comment", c.ID, "err", err)
-		if ld.Tampered == "" {
-			ld.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
-		}
 	}
 }
 
