@@ -69,3 +69,19 @@ func DispatchRef(configured, defaultBranch string, known bool) string {
 	}
 	return "main"
 }
+
+// DispatchRetried decides what looking for the run of a dispatch of
+// session sent again showed (an earlier send may have committed although
+// its answer was lost): the runs could not be listed (listErr) — it waits
+// in the outbox (done, not ok) with a note; a run carrying the session
+// token was found — it is adopted instead of sent twice (done, ok);
+// otherwise it is sent (not done).
+func DispatchRetried(session string, runID int64, found bool, listErr string) (ev Dispatched, note string, ok, done bool) {
+	switch {
+	case listErr != "":
+		return ev, "dispatch pending: " + listErr, false, true
+	case found:
+		return Dispatched{Session: session, RunID: runID}, "", true, true
+	}
+	return ev, "", false, false
+}

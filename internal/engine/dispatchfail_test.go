@@ -64,3 +64,27 @@ func TestDispatchRef(t *testing.T) {
 		t.Error("the default branch is read only when no ref is configured")
 	}
 }
+
+// TestDispatchRetried pins what looking for the run of a dispatch sent
+// again shows: the runs could not be listed (it waits in the outbox), a run
+// carrying its session token (adopted, not sent twice), or none (send it).
+func TestDispatchRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		id       int64
+		found    bool
+		listErr  string
+		want     Dispatched
+		note     string
+		ok, done bool
+	}{
+		{"runs not listed", 0, false, "HTTP 502", Dispatched{}, "dispatch pending: HTTP 502", false, true},
+		{"run found", 88, true, "", Dispatched{Session: "s1", RunID: 88}, "", true, true},
+		{"no run: send", 0, false, "", Dispatched{}, "", false, false},
+	} {
+		ev, note, ok, done := DispatchRetried("s1", tc.id, tc.found, tc.listErr)
+		if ev != tc.want || note != tc.note || ok != tc.ok || done != tc.done {
+			t.Errorf("%s: DispatchRetried = %+v, %q, %v, %v", tc.name, ev, note, ok, done)
+		}
+	}
+}

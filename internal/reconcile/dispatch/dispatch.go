@@ -87,21 +87,20 @@ func Ref(ctx context.Context, f forge.Forge, ref string) (string, error) {
 	return engine.DispatchRef(ref, def, known), nil
 }
 
-// Run sends e, or, when it is sent again (e.Retry), first adopts a run an
-// earlier send started (Adopt). It returns the outcome for the engine, or
-// ok false when the dispatch waits in the outbox (the runs could not be
-// listed, or the engine defers the send: engine.DispatchSent), with a note
-// saying why.
+// Run sends e, or, when it is sent again (e.Retry), first lists the runs
+// an earlier send may have started (Adopt; engine.DispatchRetried decides).
+// It returns the outcome for the engine, or ok false when the dispatch
+// waits in the outbox (the runs could not be listed, or the engine defers
+// the send: engine.DispatchSent), with a note saying why.
 func Run(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (ev engine.Dispatched, note string, ok bool) {
 	if e.Retry {
-		// An earlier dispatch may have committed although its answer was
-		// lost: adopt a run carrying the session token instead of sending twice.
 		id, found, err := Adopt(ctx, f, log, issue, e, set, st, now)
+		listErr := ""
 		if err != nil {
-			return ev, "dispatch pending: " + err.Error(), false
+			listErr = err.Error()
 		}
-		if found {
-			return engine.Dispatched{Session: e.Marker, RunID: id}, "", true
+		if ev, note, ok, done := engine.DispatchRetried(e.Marker, id, found, listErr); done {
+			return ev, note, ok
 		}
 	}
 	id, err := Send(ctx, f, e)
