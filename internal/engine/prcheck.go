@@ -87,3 +87,8 @@ func CheckWritten(st *state.State, pr int, head string, class ErrClass) (pending
 	r, _ := checkview.Record(recs, pr, head)
 	return pending, r.Pending != pending
 }
+
+// ForkHead reports a PR whose head repository (headRepo) is not the
+// issue's repository (repo): a fork's, which the trusted-PR rule treats
+// apart.
+func ForkHead(headRepo, repo string) bool { return !strings.EqualFold(headRepo, repo) }

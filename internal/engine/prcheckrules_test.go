@@ -43,3 +43,21 @@ func TestCheckPendingTable(t *testing.T) {
 		}
 	}
 }
+
+// TestForkHead: a PR whose head lives in another repository (compared
+// without case) is a fork's.
+func TestForkHead(t *testing.T) {
+	for _, tc := range []struct {
+		head, repo string
+		want       bool
+	}{
+		{"acme/widgets", "acme/widgets", false},
+		{"Acme/Widgets", "acme/widgets", false},
+		{"mallory/widgets", "acme/widgets", true},
+		{"", "acme/widgets", true},
+	} {
+		if got := ForkHead(tc.head, tc.repo); got != tc.want {
+			t.Errorf("ForkHead(%q, %q) = %v, want %v", tc.head, tc.repo, got, tc.want)
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -121,7 +120,7 @@ func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm P
 // whether it is a fork's, and whether the description still links issue
 // (no permission lookups).
 func Head(pr forge.Pull, repo string, issue int) *engine.PullFacts {
-	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: !strings.EqualFold(pr.HeadRepo, repo),
+	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: engine.ForkHead(pr.HeadRepo, repo),
 		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), issue), Body: pr.Body}
 }
 
