@@ -67,3 +67,28 @@ func (m *inputs) click(e Click) {
 	}
 	m.Answer(Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check")
 }
+
+// Approves reports a review state that counts toward trusting a PR: only
+// an approval (the reviewer's permission is checked by the rule).
+func Approves(reviewState string) bool { return reviewState == "APPROVED" }
+
+// CheckWritten decides, after a write of the check run on PR pr's head
+// failed with class (ErrNone: written), whether the check stays pending —
+// a transient failure or a rate limit is tried again by a later pass; a
+// refusal (a workflow without checks: write gets 403) is given up until
+// the check shows something new — and whether that changes the mark st
+// records (tell: give the engine a CheckShown).
+func CheckWritten(st *state.State, pr int, head string, class ErrClass) (pending, tell bool) {
+	pending = class.Defers()
+	var recs []state.PRCheck
+	if st != nil {
+		recs = st.PRChecks
+	}
+	r, _ := checkview.Record(recs, pr, head)
+	return pending, r.Pending != pending
+}
+
+// ForkHead reports a PR whose head repository (headRepo) is not the
+// issue's repository (repo): a fork's, which the trusted-PR rule treats
+// apart.
+func ForkHead(headRepo, repo string) bool { return !strings.EqualFold(headRepo, repo) }

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 )
 
@@ -14,9 +15,9 @@ func (ru *run) versionTag() string {
 }
 
 // recover handles tampered or lost state before any input is applied
-// (load.Loaded.Recover); a rolled-back state is written whatever happens
+// (engine.Recover); a rolled-back state is written whatever happens
 // (pass.Options.Rewrite).
-func (ru *run) recover(rc load.Recovery) error {
+func (ru *run) recover(rc engine.Recovery) error {
 	if rc.Rollback {
 		ru.rollback = true
 		s := ru.loaded.State

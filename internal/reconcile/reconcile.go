@@ -532,11 +532,11 @@ func (ru *run) applyLinked(e engine.PRLinked) error {
 }
 
 // prComments reads the conversations of linked PRs that may hold unhandled
-// answers (comments.PRs): on a sweep or when an issue comment is about to
+// answers (engine.LinkedPRsToRead): on a sweep or when an issue comment is about to
 // be applied, every PR the state knows. The bot's own comments are left
 // out; a PR that is gone is skipped.
 func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
-	prs := comments.PRs(t.PR, ru.number, ru.state(), t.Sweep || ru.pendingInput())
+	prs := engine.LinkedPRsToRead(t.PR, ru.number, ru.state(), t.Sweep || ru.pendingInput())
 	out, err := comments.ReadPRs(prs, ru.listPR, ru.r.trusted)
 	ru.prSeen = append(ru.prSeen, out...)
 	return out, err

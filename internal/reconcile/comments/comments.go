@@ -1,14 +1,13 @@
 // Package comments builds the engine's view of the comments a pass reads:
-// each reply parsed once per pass, whether an edit is proven its author's,
+// each reply parsed once per pass, what the engine's edit rule reads,
 // the author's permission when the engine needs it, the tasks a report
-// declares and whether they still fit the state; and which comments could
+// declares; and which comments could
 // act and are not yet handled.
 package comments
 
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -72,7 +71,7 @@ func Event(src Sources, st *state.State, c forge.Comment) engine.Comment {
 	if c.IssueNumber != src.Issue {
 		ev.OnPR = c.IssueNumber
 	}
-	ev.EditUnproven = EditUnproven(c, src.AuthorEdit)
+	ev.EditUnproven = engine.EditUnproven(Written(c), writtenPtr(src.AuthorEdit))
 	res := src.Parse(c)
 	ev.Reply, ev.Replied = &res, src.Replied(c.ID)
 	if engine.NeedsPerm(ev) {
@@ -82,7 +81,7 @@ func Event(src Sources, st *state.State, c forge.Comment) engine.Comment {
 	if engine.DeclaresTasks(res) {
 		start := len(st.Tasks) + 1
 		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
-		if err == nil && len(ts) == 0 && ev.Perm.AtLeast(src.AnswerPermission) {
+		if err == nil && len(ts) == 0 && engine.MaySupplyTaskFiles(ev.Perm, src.AnswerPermission) {
 			ts, err = src.TaskFiles(start)
 		}
 		if err != nil {
@@ -94,17 +93,17 @@ func Event(src Sources, st *state.State, c forge.Comment) engine.Comment {
 	return ev
 }
 
-// EditUnproven reports a comment edited after it was posted (GitHub
-// stamps updated_at on every edit) whose current text nothing shows its
-// author wrote: the REST API does not name the editor, so only an
-// issue_comment.edited delivery sent by the author (proof), carrying
-// exactly the text read now, proves it.
-func EditUnproven(c forge.Comment, proof *forge.Comment) bool {
-	if c.UpdatedAt.IsZero() || c.UpdatedAt.Equal(c.CreatedAt) {
-		return false
+// Written is what c shows the engine's edit rule (engine.EditUnproven).
+func Written(c forge.Comment) engine.Written {
+	return engine.Written{ID: c.ID, Author: c.Author.Login, Body: c.Body, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
+
+func writtenPtr(c *forge.Comment) *engine.Written {
+	if c == nil {
+		return nil
 	}
-	p := proof
-	return p == nil || p.ID != c.ID || !strings.EqualFold(p.Author.Login, c.Author.Login) || p.Body != c.Body
+	w := Written(*c)
+	return &w
 }
 
 // ReplyMarker is the hidden marker of the bot's reply to comment id.
@@ -120,31 +119,24 @@ func InOrder(cs []forge.Comment) {
 	})
 }
 
-// Pending reports an unhandled comment among cs that could act.
+// Pending reports an unhandled comment among cs that could act
+// (engine.AnyPending).
 func Pending(cs []forge.Comment, st *state.State, parse func(forge.Comment) reply.Result) bool {
-	for _, c := range cs {
-		if engine.Handled(st, c.ID) {
-			continue
-		}
-		if parse(c).Acts() {
-			return true
-		}
-	}
-	return false
+	return engine.AnyPending(st, Read(cs, nil, nil, parse))
 }
 
 // Unseen reports a comment that could act, not among those seen at the
-// load, not the bot's (trusted) and not handled in st: a concurrent run
-// may have applied it to the state a pass is about to overwrite (or just
-// overwrote).
+// load, not the bot's (trusted) and not handled in st (engine.AnyUnseen).
 func Unseen(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, st *state.State, parse func(forge.Comment) reply.Result) bool {
+	return engine.AnyUnseen(st, Read(cs, seen, trusted, parse))
+}
+
+// Read is what the engine's pending rules read of cs: whether each could
+// act, was seen at the load (seen) and is the bot's (trusted; nil: none).
+func Read(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, parse func(forge.Comment) reply.Result) []engine.ReadComment {
+	out := make([]engine.ReadComment, 0, len(cs))
 	for _, c := range cs {
-		if seen[c.ID] || trusted(c) {
-			continue
-		}
-		if Pending([]forge.Comment{c}, st, parse) {
-			return true
-		}
+		out = append(out, engine.ReadComment{ID: c.ID, Acts: parse(c).Acts(), SeenAtLoad: seen[c.ID], Bot: trusted != nil && trusted(c)})
 	}
-	return false
+	return out
 }

@@ -103,7 +103,12 @@ func TestPendingAndUnseen(t *testing.T) {
 	}
 }
 
+// TestEditUnproven: the forge comment and the delivery that proves an
+// edit reach the engine's edit rule (engine.EditUnproven) as they are.
 func TestEditUnproven(t *testing.T) {
+	EditUnproven := func(c forge.Comment, proof *forge.Comment) bool {
+		return engine.EditUnproven(Written(c), writtenPtr(proof))
+	}
 	c := cm(5, t0, "A")
 	c.UpdatedAt = t0
 	if EditUnproven(c, nil) {
@@ -131,29 +136,6 @@ func TestEditUnproven(t *testing.T) {
 		mut(&pr)
 		if !EditUnproven(c, &pr) {
 			t.Errorf("proof with %s counts", name)
-		}
-	}
-}
-
-func TestPRs(t *testing.T) {
-	st := &state.State{LinkedPRs: []int{3, 5, 1}}
-	for _, tc := range []struct {
-		name           string
-		trigger, issue int
-		all            bool
-		run            string
-		want           []int
-	}{
-		{"trigger only", 5, 1, false, "", []int{5}},
-		{"all, trigger first, issue left out", 5, 1, true, "", []int{5, 3}},
-		{"all without trigger", 0, 1, true, "", []int{3, 5}},
-		{"done run reads only the trigger", 5, 1, true, state.RunDone, []int{5}},
-		{"nothing", 0, 1, false, "", nil},
-	} {
-		s := *st
-		s.Run = tc.run
-		if got := PRs(tc.trigger, tc.issue, &s, tc.all); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: PRs = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
@@ -209,13 +191,5 @@ func TestPermsOncePerLogin(t *testing.T) {
 	}
 	if n := sb.Calls()["GET permission"]; n != 2 {
 		t.Errorf("%d lookups, want 2", n)
-	}
-}
-
-func TestFitWithoutDeclarationKeepsEvent(t *testing.T) {
-	ev := engine.Comment{ID: 3, Body: "A"}
-	got, note, err := Fit(engine.Settings{}, &state.State{}, ev, t0, false)
-	if err != nil || note != "" || got.ID != ev.ID || got.DeclaredTooLarge != "" {
-		t.Errorf("Fit without tasks = %+v, %q, %v; want ev unchanged", got, note, err)
 	}
 }

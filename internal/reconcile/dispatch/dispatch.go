@@ -37,9 +37,9 @@ func Adopt(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e st
 	return id, found, nil
 }
 
-// Send dispatches e's workflow at its ref (Ref). A failed read of the
-// default branch is handled like a failed dispatch (Deferred tells the
-// transient ones).
+// Send dispatches e's workflow at its ref (engine.DispatchRef). A failed
+// read of the default branch is handled like a failed dispatch (Classify
+// tells the transient ones).
 func Send(ctx context.Context, f forge.Forge, e state.Effect) (int64, error) {
 	ref, err := Ref(ctx, f, e.Ref)
 	if err != nil {
@@ -48,13 +48,21 @@ func Send(ctx context.Context, f forge.Forge, e state.Effect) (int64, error) {
 	return f.DispatchWorkflow(ctx, e.Workflow, ref, e.Inputs)
 }
 
-// Deferred reports a failure that is not the step's (5xx, timeout, rate
-// limit): the dispatch stays in the outbox and the next run (or the
-// sweep) sends it, after looking for its run.
-func Deferred(err error) bool {
+// Classify maps a forge error to the class the engine decides from: 5xx
+// and timeouts are transient, rate limits their own class, anything else
+// refused.
+func Classify(err error) engine.ErrClass {
 	var te *forge.TransientError
 	var rl *forge.RateLimitError
-	return errors.As(err, &te) || errors.As(err, &rl)
+	switch {
+	case err == nil:
+		return engine.ErrNone
+	case errors.As(err, &rl):
+		return engine.ErrRateLimited
+	case errors.As(err, &te):
+		return engine.ErrTransient
+	}
+	return engine.ErrRefused
 }
 
 // defaultBrancher is implemented by forges that can tell the repository's
@@ -63,49 +71,42 @@ type defaultBrancher interface {
 	DefaultBranch(ctx context.Context) (string, error)
 }
 
-// Ref is the git ref a dispatch runs at: the configured ref, else the
-// repository's default branch when the forge can tell it, else "main"
-// (the sandbox forge). A failed lookup is an error: dispatching at a
-// guessed branch could run the wrong workflow file.
+// Ref is the git ref a dispatch runs at (engine.DispatchRef): it reads the
+// repository's default branch when the engine needs it and the forge can
+// tell it. A failed read is an error.
 func Ref(ctx context.Context, f forge.Forge, ref string) (string, error) {
-	if ref != "" {
-		return ref, nil
+	db, known := f.(defaultBrancher)
+	var def string
+	if known && engine.DispatchNeedsDefaultBranch(ref) {
+		b, err := db.DefaultBranch(ctx)
+		if err != nil {
+			return "", fmt.Errorf("read the default branch to dispatch at: %w", err)
+		}
+		def = b
 	}
-	db, ok := f.(defaultBrancher)
-	if !ok {
-		return "main", nil
-	}
-	b, err := db.DefaultBranch(ctx)
-	if err != nil {
-		return "", fmt.Errorf("read the default branch to dispatch at: %w", err)
-	}
-	return b, nil
+	return engine.DispatchRef(ref, def, known), nil
 }
 
-// Run sends e, or, when it is sent again (e.Retry), first adopts a run an
-// earlier send started (Adopt); no configured ref means the repository's
-// default branch (Ref). It returns the outcome for the engine, or ok false
-// when the dispatch waits in the outbox (the runs could not be listed, or
-// the send was deferred: not a failure of the step), with a note saying why.
+// Run sends e, or, when it is sent again (e.Retry), first lists the runs
+// an earlier send may have started (Adopt; engine.DispatchRetried decides).
+// It returns the outcome for the engine, or ok false when the dispatch
+// waits in the outbox (the runs could not be listed, or the engine defers
+// the send: engine.DispatchSent), with a note saying why.
 func Run(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (ev engine.Dispatched, note string, ok bool) {
 	if e.Retry {
-		// An earlier dispatch may have committed although its answer was
-		// lost: adopt a run carrying the session token instead of sending twice.
 		id, found, err := Adopt(ctx, f, log, issue, e, set, st, now)
+		listErr := ""
 		if err != nil {
-			return ev, "dispatch pending: " + err.Error(), false
+			listErr = err.Error()
 		}
-		if found {
-			return engine.Dispatched{Session: e.Marker, RunID: id}, "", true
+		if ev, note, ok, done := engine.DispatchRetried(e.Marker, id, found, listErr); done {
+			return ev, note, ok
 		}
 	}
 	id, err := Send(ctx, f, e)
-	if Deferred(err) {
-		return ev, "dispatch deferred: " + err.Error(), false
-	}
-	ev = engine.Dispatched{Session: e.Marker, RunID: id}
+	msg := ""
 	if err != nil {
-		ev.Err = err.Error()
+		msg = err.Error()
 	}
-	return ev, "", true
+	return engine.DispatchSent(e.Marker, id, Classify(err), msg)
 }

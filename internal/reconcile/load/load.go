@@ -1,23 +1,22 @@
 // Package load reads what one reconcile pass starts from: the issue, its
 // thread (package thread), the newest trusted state comment, the markers
 // of the bot's comments (idempotency) and the numbers they carry, and what
-// is wrong with the state (tampered, edited, lost).
+// the state comments show (tampered, edited); the engine decides whom to
+// trust, which markers count, and restore versus lost (engine/loadview.go).
 package load
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // Loaded is what one read of an issue found.
@@ -71,41 +70,16 @@ func (l Loader) Reader() thread.Reader {
 	return thread.Reader{Forge: l.Forge, Now: l.Now, Logger: l.Logger, Watermark: l.Watermark}
 }
 
-// Trusted reports whether a comment was written by the configured bot: the
-// login must match, GitHub must mark the account as a Bot (a User account
-// that merely carries the bot's name is not trusted), and, for an App, the
-// comment must have been made through that App.
+// Trusted reports whether a comment was written by the configured bot
+// (engine.TrustedAuthor decides from its author).
 func (l Loader) Trusted(c forge.Comment) bool {
-	if !strings.EqualFold(c.Author.Login, l.BotLogin) || !c.Author.IsBot() {
-		return false
-	}
-	if l.AppID != 0 && c.AppID != l.AppID {
-		return false
-	}
-	return true
+	return engine.TrustedAuthor(engine.Author{Login: c.Author.Login, Bot: c.Author.IsBot(), AppID: c.AppID}, engine.BotIdentity{Login: l.BotLogin, AppID: l.AppID})
 }
 
 // Watermark is the Since of the newest trusted state on the first page
-// (zero when there is none).
+// (zero when there is none; engine.StateWatermark decides).
 func (l Loader) Watermark(head []forge.Comment, n int) time.Time {
-	want := codec.Want{Repo: l.Forge.Repo(), Issue: n, Key: l.StateKey}
-	var best *state.State
-	for _, c := range head {
-		if !l.Trusted(c) || FirstLine(c.Body) != state.Marker {
-			continue
-		}
-		s, err := codec.Parse(c.Body, want)
-		if s == nil || err != nil && !errors.Is(err, codec.ErrEdited) {
-			continue
-		}
-		if best == nil || s.Version > best.Version {
-			best = s
-		}
-	}
-	if best == nil {
-		return time.Time{}
-	}
-	return best.Since
+	return engine.StateWatermark(l.botComments(head), l.want(n))
 }
 
 // Load reads the issue (unless the trigger carries a fresh snapshot) and
@@ -121,25 +95,30 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 		return nil, err
 	}
 	ld := &Loaded{Issue: is, Comments: cs, Markers: map[string]forge.Comment{}, Snapshot: snap != nil, Seen: map[int64]bool{}, Win: win}
-	want := codec.Want{Repo: l.Forge.Repo(), Issue: number, Key: l.StateKey}
-	for i := range cs {
-		c := &cs[i]
+	want := l.want(number)
+	for _, c := range cs {
 		ld.Seen[c.ID] = true
-		if !l.Trusted(*c) {
-			ld.Human = append(ld.Human, *c)
-			if first := FirstLine(c.Body); c.Author.IsBot() && strings.HasPrefix(first, "<!-- autopilot:notice ") {
-				// A notice this bot posted under an identity it does not
-				// trust (a wrong app id or bot login) still counts as
-				// posted: a misconfiguration must not become a notice loop.
-				// Other markers stay trusted-only (a person could otherwise
-				// suppress a gate).
-				ld.mark(first, *c)
+		if !l.Trusted(c) {
+			ld.Human = append(ld.Human, c)
+			if first := FirstLine(c.Body); engine.UntrustedMarkerCounts(first, c.Author.IsBot()) {
+				ld.mark(first, c)
 			}
 			continue
 		}
-		l.loadOwn(ld, c, want)
+		ld.markOwn(c, number)
 	}
-	if ld.Restorable != nil && (ld.State == nil || ld.Restorable.Version >= ld.State.Version) {
+	rs := engine.ReadStates(l.botComments(cs), want)
+	for _, r := range rs.Refused {
+		l.Logger.Warn("state comment refused", "issue", number, "comment", r.ID, "err", r.Err)
+	}
+	ld.State, ld.Restorable, ld.Tampered = rs.State, rs.Restorable, rs.Tampered
+	for _, c := range cs {
+		if c.ID == rs.StateComment && rs.StateComment != 0 {
+			cc := c
+			ld.StateComment = &cc
+		}
+	}
+	if engine.Restores(ld.State, ld.Restorable) {
 		ld.State = ld.Restorable
 	} else {
 		ld.Restorable = nil
@@ -147,13 +126,7 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 	if ld.State != nil {
 		ld.ReadLabels = outbox.Labels(ld.State)
 	}
-	if ld.State == nil {
-		for _, l := range is.Labels {
-			if strings.HasPrefix(l, "autopilot/step:") || strings.HasPrefix(l, "autopilot/status:") {
-				ld.Lost = true
-			}
-		}
-	}
+	ld.Lost = ld.State == nil && engine.LabelsShowRun(is.Labels)
 	return ld, nil
 }
 
@@ -164,38 +137,14 @@ func (ld *Loaded) mark(first string, c forge.Comment) {
 	}
 }
 
-// loadOwn takes in one of the bot's comments: its marker, the numbers it
-// carries, and, for a state comment, the newest state that verifies (or
-// the signed machine block of one whose human part was edited).
-func (l Loader) loadOwn(ld *Loaded, c *forge.Comment, want codec.Want) {
+// markOwn takes in one of the bot's comments on issue n: its marker and
+// the numbers it carries.
+func (ld *Loaded) markOwn(c forge.Comment, n int) {
 	first := FirstLine(c.Body)
 	if strings.HasPrefix(first, "<!-- autopilot:") {
-		ld.mark(first, *c)
-		ld.MaxSeq = max(ld.MaxSeq, markerSeq(first, want.Issue))
+		ld.mark(first, c)
+		ld.MaxSeq = max(ld.MaxSeq, markerSeq(first, n))
 		ld.MaxVersion = max(ld.MaxVersion, taggedVersion(c.Body))
-	}
-	if first != state.Marker {
-		return
-	}
-	s, err := codec.Parse(c.Body, want)
-	switch {
-	case err == nil:
-		if ld.State == nil || s.Version > ld.State.Version {
-			ld.State, ld.StateComment = s, c
-		}
-	case errors.Is(err, codec.ErrEdited) && s != nil:
-		// The human part was edited; the signed machine block is intact.
-		if ld.Restorable == nil || s.Version > ld.Restorable.Version {
-			ld.Restorable = s
-			ld.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
-			cc := *c
-			ld.StateComment = &cc
-		}
-	default:
-		l.Logger.Warn("state comment refused", "issue", want.Issue, "comment", c.ID, "err", err)
-		if ld.Tampered == "" {
-			ld.Tampered = fmt.Sprintf("comment %d: %v", c.ID, err)
-		}
 	}
 }
 

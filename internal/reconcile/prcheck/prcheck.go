@@ -2,7 +2,10 @@
 // facts the engine's trusted-PR and evidence rules need (head, fork,
 // link, permissions, reviews, checks), writes the PR check runs (PRODUCT
 // §14) that reconcile planned from the engine's checkview.DesiredChecks,
-// and answers a merge queue's request for checks. It decides nothing.
+// and answers a merge queue's request for checks. It decides nothing: the
+// engine decides which reviews count (engine.Approves), whether a failed
+// write stays pending (engine.CheckWritten) and what a merge queue's
+// commit shows (checkview.MergeQueue).
 package prcheck
 
 import (
@@ -10,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -27,10 +29,11 @@ type Links struct {
 	GateSet bool
 }
 
-// Create creates check run c. pending reports a failure worth trying
-// again later (5xx, timeout, rate limit, a cancelled job); a refusal (a
-// workflow without checks: write gets 403) is not.
-func Create(ctx context.Context, cw forge.CheckWriter, c checkview.CheckRun, l Links) (pending bool, err error) {
+// Create creates check run c and returns the class of its failure
+// (engine.ErrNone when written): 5xx, timeout and a cancelled job are
+// transient, a rate limit its own class, anything else (a workflow
+// without checks: write gets 403) refused.
+func Create(ctx context.Context, cw forge.CheckWriter, c checkview.CheckRun, l Links) (engine.ErrClass, error) {
 	links := checkview.CheckLinks{State: l.State}
 	details := links.State
 	if c.Gate != "" && l.GateSet {
@@ -41,19 +44,30 @@ func Create(ctx context.Context, cw forge.CheckWriter, c checkview.CheckRun, l L
 	for _, a := range c.Actions {
 		out.Actions = append(out.Actions, forge.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
 	}
-	if _, err := cw.CreateCheckRun(ctx, out); err != nil {
-		var te *forge.TransientError
-		var rl *forge.RateLimitError
-		return errors.As(err, &te) || errors.As(err, &rl) || ctx.Err() != nil, err
-	}
-	return false, nil
+	_, err := cw.CreateCheckRun(ctx, out)
+	return classify(ctx, err), err
 }
 
-// MergeGroup answers a merge queue's request for checks: the queue's
-// commit gets a check run named name with the conclusion of the newest one
-// on the queued PR's head (success only when that is success), so a
-// required check does not stall the queue. Only check runs of app (0:
-// GitHub Actions, which creates the Action's) count.
+// classify maps a forge error to its class; a cancelled context makes any
+// failure transient.
+func classify(ctx context.Context, err error) engine.ErrClass {
+	var te *forge.TransientError
+	var rl *forge.RateLimitError
+	switch {
+	case err == nil:
+		return engine.ErrNone
+	case errors.As(err, &rl):
+		return engine.ErrRateLimited
+	case errors.As(err, &te), ctx.Err() != nil:
+		return engine.ErrTransient
+	}
+	return engine.ErrRefused
+}
+
+// MergeGroup answers a merge queue's request for checks: it reads the
+// queued PR and the check runs on its head, and writes on the queue's
+// commit the check the engine decides (checkview.MergeQueue.Check) under
+// name; only check runs of app (0: GitHub Actions) count.
 func MergeGroup(ctx context.Context, f forge.Forge, cw forge.CheckWriter, name string, app int64, mg *ghevent.MergeGroup) error {
 	pr, err := f.GetPull(ctx, mg.PR)
 	if errors.Is(err, forge.ErrNotFound) {
@@ -66,45 +80,17 @@ func MergeGroup(ctx context.Context, f forge.Forge, cw forge.CheckWriter, name s
 	if err != nil {
 		return fmt.Errorf("checks of PR #%d: %w", mg.PR, err)
 	}
-	if app == 0 {
-		app = actionsAppID
-	}
-	var last *forge.Check
+	seen := make([]checkview.SeenCheck, len(cs))
 	for i, c := range cs {
-		if c.Name == name && c.AppID == app && (last == nil || c.ID > last.ID) {
-			last = &cs[i]
-		}
+		seen[i] = checkview.SeenCheck{ID: c.ID, Name: c.Name, AppID: c.AppID, Status: c.Status, Conclusion: c.Conclusion}
 	}
-	out := forge.CheckRunOut{Name: name, HeadSHA: mg.HeadSHA, ExternalID: checkview.QueueExternalID(mg.PR), Status: checkview.CheckCompleted, Conclusion: checkview.CheckFailure,
-		Title: fmt.Sprintf("PR #%d: no %s check on its head %s", mg.PR, name, short(pr.HeadSHA)), DetailsURL: pr.URL}
-	switch {
-	case last == nil:
-	case last.Status == checkview.CheckCompleted && last.Conclusion == checkview.CheckSuccess:
-		out.Conclusion = checkview.CheckSuccess
-		out.Title = fmt.Sprintf("PR #%d passed its merge gate on %s", mg.PR, short(pr.HeadSHA))
-	default:
-		st := last.Status
-		if last.Conclusion != "" {
-			st = last.Conclusion
-		}
-		out.Title = fmt.Sprintf("PR #%d: the %s check on its head %s is %s", mg.PR, name, short(pr.HeadSHA), st)
-	}
-	out.Summary = out.Title + ".\n\nThe merge queue's commit carries the conclusion of the newest `" + name + "` check on the queued PR's head (" + pr.URL + ")."
+	q := checkview.MergeQueue{Name: name, App: app, PR: mg.PR, PRURL: pr.URL, PRHead: pr.HeadSHA, QueueHead: mg.HeadSHA}.Check(seen)
+	out := forge.CheckRunOut{Name: q.Name, HeadSHA: q.HeadSHA, ExternalID: q.ExternalID, Status: q.Status, Conclusion: q.Conclusion,
+		Title: q.Title, Summary: q.Summary, DetailsURL: q.DetailsURL}
 	if _, err := cw.CreateCheckRun(ctx, out); err != nil {
 		return fmt.Errorf("check on merge group %s: %w", mg.HeadSHA, err)
 	}
 	return nil
-}
-
-// actionsAppID is GitHub Actions' App id: GITHUB_TOKEN's check runs carry
-// it.
-const actionsAppID = 15368
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }
 
 // Perm looks up a login's permission; an error fails closed (the engine
@@ -121,7 +107,7 @@ func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm P
 	f.AuthorPerm, err = perm(pr.Author.Login)
 	f.AuthorPermErr = err != nil
 	for _, rv := range reviews {
-		if rv.State != "APPROVED" {
+		if !engine.Approves(rv.State) {
 			continue
 		}
 		p, err := perm(rv.Reviewer.Login)
@@ -134,7 +120,7 @@ func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm P
 // whether it is a fork's, and whether the description still links issue
 // (no permission lookups).
 func Head(pr forge.Pull, repo string, issue int) *engine.PullFacts {
-	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: !strings.EqualFold(pr.HeadRepo, repo),
+	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: engine.ForkHead(pr.HeadRepo, repo),
 		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), issue), Body: pr.Body}
 }
 

@@ -24,20 +24,18 @@ type Publisher struct {
 }
 
 // Publish creates the planned check runs. A failure is logged and noted,
-// never fatal: the issue's run does not depend on its PR check. A
-// transient one (5xx, timeout, rate limit) marks the check pending, and a
-// later pass creates it; a refusal (a workflow without checks: write gets
-// 403) is given up until the check shows something new. A pending mark
-// set or cleared goes to the engine (Apply), whose node then has a change
-// to write.
+// never fatal: the issue's run does not depend on its PR check. Whether a
+// failed check stays pending is the engine's (engine.CheckWritten); a
+// pending mark set or cleared goes to the engine (Apply), whose node then
+// has a change to write.
 func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (notes []string, err error) {
 	for _, c := range checks {
-		pending, err := Create(ctx, p.Checks, c, p.Links(c))
+		class, err := Create(ctx, p.Checks, c, p.Links(c))
 		if err != nil {
 			p.Logger.Warn("PR check not shown", "issue", p.Issue, "pr", c.PR, "head", c.HeadSHA, "err", err)
 			notes = append(notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
 		}
-		if r, _ := checkview.Record(p.St().PRChecks, c.PR, c.HeadSHA); r.Pending != pending {
+		if pending, tell := engine.CheckWritten(p.St(), c.PR, c.HeadSHA, class); tell {
 			if err := p.Apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
 				return notes, err
 			}

@@ -1,42 +1,42 @@
-package comments
+package engine
 
 import (
 	"fmt"
 	"sort"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // The state never outgrows one comment. Input that would make it too large
-// is refused where it enters (a task declaration, checked here because only
-// a render can measure it), and detail that grows with time is kept compact:
-// the ledger folds its oldest entries under State.LedgerFloor
-// (outbox.Compact).
+// is refused where it enters (a task declaration, checked here by
+// rendering the state the declaration would leave), and detail that grows
+// with time is kept compact: the ledger folds its oldest entries under
+// State.LedgerFloor (outbox.Compact).
 
-// Fit returns the comment event to apply in place of ev: ev itself when
-// its declared tasks leave the machine block within state.DeclareBudget
-// (signed: the state is signed), else ev with the declaration refused by
-// a reply that says how many of the tasks fit, and a note for the outcome.
-func Fit(set engine.Settings, before *state.State, ev engine.Comment, now time.Time, signed bool) (engine.Comment, string, error) {
+// FitDeclaration returns the comment event to apply in place of ev: ev
+// itself when its declared tasks leave the machine block within
+// state.DeclareBudget (signed: the state is signed), else ev with the
+// declaration refused by a reply that says how many of the tasks fit, and
+// a note for the outcome.
+func FitDeclaration(set Settings, before *state.State, ev Comment, now time.Time, signed bool) (Comment, string, error) {
 	if len(ev.Declared) == 0 {
 		return ev, "", nil
 	}
-	res, err := engine.Apply(set, before, ev, now)
+	res, err := Apply(set, before, ev, now)
 	if err != nil {
 		return ev, "", err
 	}
-	if fits(res.State, signed) {
+	if fitsBudget(res.State, signed) {
 		return ev, "", nil
 	}
 	// The largest prefix of the declaration that still fits.
 	fit := sort.Search(len(ev.Declared), func(k int) bool {
 		try := ev
 		try.Declared = ev.Declared[:k+1]
-		r, err := engine.Apply(set, before, try, now)
-		return err != nil || !fits(r.State, signed)
+		r, err := Apply(set, before, try, now)
+		return err != nil || !fitsBudget(r.State, signed)
 	})
 	chars := 0
 	for _, t := range ev.Declared {
@@ -56,9 +56,9 @@ func Fit(set engine.Settings, before *state.State, ev engine.Comment, now time.T
 	return ev, note, nil
 }
 
-// fits reports whether s's machine block stays within the declaration
-// budget.
-func fits(s *state.State, signed bool) bool {
+// fitsBudget reports whether s's machine block stays within the
+// declaration budget.
+func fitsBudget(s *state.State, signed bool) bool {
 	if s == nil {
 		return true
 	}
