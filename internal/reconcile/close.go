@@ -28,7 +28,7 @@ func (ru *run) closeJira(open int) error {
 		return nil
 	}
 	ru.outside = true
-	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, ru.state(), tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
+	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, ru.state(), trackersync.Options{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
 	ru.notes = append(ru.notes, notes...)
 	// The node may already hold this pass's changes: the write below
 	// carries them.

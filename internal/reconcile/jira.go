@@ -8,7 +8,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // jira answers the engine's QJiraSync: it runs the Jira outbox
@@ -41,9 +40,9 @@ func (ru *run) jira(plan engine.SyncPlan) error {
 
 // syncOptions are a sync's bounds; its Persist writes the state that
 // claims the creates before any is sent (and waits for the claim to stand).
-func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
+func (ru *run) syncOptions(plan engine.SyncPlan) trackersync.Options {
 	st := ru.state()
-	opts := tracker.SyncOptions{
+	opts := trackersync.Options{
 		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: st.TrackerRetryAt,
 		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
 		Persist: func(ts []state.Task) error {

@@ -2,7 +2,8 @@
 // (PRODUCT §10): which tracker an issue uses, the bounds of a sync, the
 // auth check's answer for the engine, and moving tasks to done when the
 // issue closes. The engine decides whether to sync (engine.PlanSync); the
-// outbox itself is tracker.Sync.
+// rules of the outbox are engine/tasksync; Outbox and CloseAll perform
+// their ops against the tracker.
 package trackersync
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -94,7 +96,7 @@ func Name(tr tracker.Tracker) string {
 // short lag covers a create still in flight), and the flow never waits out
 // a GitHub limit: the window is recorded and the next run goes on from it.
 // Other trackers keep their bounds.
-func Bound(tr tracker.Tracker, opts *tracker.SyncOptions) {
+func Bound(tr tracker.Tracker, opts *Options) {
 	opts.Name = Name(tr)
 	if IsSubIssues(tr) {
 		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
@@ -103,7 +105,7 @@ func Bound(tr tracker.Tracker, opts *tracker.SyncOptions) {
 
 // WaitingNote is what the state says about tasks a sync left waiting (the
 // Tasks section already says "<tracker>: pending (n)"; the note says why).
-func WaitingNote(res tracker.SyncResult) string {
+func WaitingNote(res tasksync.Result) string {
 	if res.Waiting == 0 {
 		return ""
 	}
@@ -137,7 +139,7 @@ func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) 
 
 // CloseNotes logs what moving the tasks of issue to done did and returns
 // the notes for the outcome.
-func CloseNotes(log *slog.Logger, issue int, name string, res tracker.CloseResult) []string {
+func CloseNotes(log *slog.Logger, issue int, name string, res tasksync.CloseResult) []string {
 	log.Info("tracker transition on close", "issue", issue, "tracker", name, "closed", res.Closed, "left", res.Left,
 		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
 	var notes []string
@@ -146,7 +148,7 @@ func CloseNotes(log *slog.Logger, issue int, name string, res tracker.CloseResul
 		notes = append(notes, name+": "+f.String())
 	}
 	switch {
-	case res.Paused == tracker.PausedAuth:
+	case res.Paused == tasksync.PausedAuth:
 		notes = append(notes, name+": transition on close paused: authentication failed")
 	case res.Left > len(res.Failures):
 		notes = append(notes, fmt.Sprintf("%s: %d issue(s) left to move to done: %s", name, res.Left-len(res.Failures), res.Note))
