@@ -291,7 +291,7 @@ func TestOnlyOurOwnBotsTaskIssuesAreAdopted(t *testing.T) {
 			var res tasksync.Result
 			var retryAt time.Time
 			for i := 0; i < 4; i++ {
-				tr, err := src.For(&config.Config{Tracker: config.TrackerGitHub}, &state.State{Tasks: tasks}, e.root)
+				tr, _, err := src.For(&config.Config{Tracker: config.TrackerGitHub}, &state.State{Tasks: tasks}, e.root)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -33,6 +33,9 @@ type Options struct {
 	Attempts  int
 	Backoff   time.Duration
 	Name      string
+	// Caps are the tracker's registered capabilities; they override the
+	// bounds above (tasksync.Caps.Bound).
+	Caps tasksync.Caps
 }
 
 func (o Options) rules(tr any) tasksync.Options {
@@ -41,10 +44,10 @@ func (o Options) rules(tr any) tasksync.Options {
 		now = o.Now
 	}
 	_, links := tr.(tracker.DependencyLinker)
-	return tasksync.Options{
+	return o.Caps.Bound(tasksync.Options{
 		Name: o.Name, Now: now(), NotBefore: o.NotBefore, SearchLag: o.SearchLag, MaxWait: o.MaxWait,
 		Attempts: o.Attempts, Backoff: o.Backoff, DependencyLinks: links,
-	}
+	})
 }
 
 // executor performs the ops the rules name against one tracker, one by
@@ -66,7 +69,7 @@ func newExecutor(o Options) *executor {
 	if o.Rand == nil {
 		o.Rand = rand.Float64
 	}
-	name := o.Name
+	name := o.Caps.Bound(tasksync.Options{Name: o.Name}).Name
 	if name == "" {
 		name = "Tracker"
 	}

@@ -33,16 +33,12 @@ func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.
 
 // Close moves the tasks' tracker issues to done (CloseAll) with
 // closer and returns the outcome for the engine, with notes for the
-// outcome. Sub-issues are never waited for; opts.MaxWait bounds a Jira
-// wait.
-func Close(ctx context.Context, closer tracker.Closer, tr tracker.Tracker, s *state.State, opts Options, log *slog.Logger, issue int) (engine.JiraSynced, []string) {
-	if IsSubIssues(tr) {
-		opts.MaxWait = -1
-	}
+// outcome. opts.Caps bound it (a tracker with NoWaits is never waited
+// for); opts.MaxWait bounds the others' waits.
+func Close(ctx context.Context, closer tracker.Closer, s *state.State, opts Options, log *slog.Logger, issue int) (engine.JiraSynced, []string) {
 	opts.NotBefore = s.TrackerRetryAt
-	opts.Name = Name(tr)
 	res := CloseAll(ctx, closer, s.Tasks, opts)
-	notes := CloseNotes(log, issue, opts.Name, res)
+	notes := CloseNotes(log, issue, opts.rules(closer).Name, res)
 	// The engine pauses Jira and says so once on a refused token.
 	return engine.JiraSynced{Tasks: res.Tasks, Note: s.TrackerNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
 }
