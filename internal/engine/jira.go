@@ -6,12 +6,12 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
-
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// jiraSynced merges the outcome of an outbox sync into the state. Jira
-// trouble never blocks the GitHub side: the flow goes on regardless.
+// jiraSynced merges the outcome of an outbox sync (engine/tasksync, run by
+// reconcile/trackersync) into the state. Tracker trouble never blocks the GitHub side: the flow goes on regardless.
 func (m *inputs) jiraSynced(e JiraSynced) {
 	if e.Enable && (m.S.TrackerEnabled == nil || !*m.S.TrackerEnabled) {
 		on := true
@@ -33,7 +33,7 @@ func (m *inputs) jiraSynced(e JiraSynced) {
 		m.Changed = true
 	}
 	switch {
-	case e.Paused == "auth" && e.Closing:
+	case e.Paused == tasksync.PausedAuth && e.Closing:
 		// Paused like the outbox: no further tracker request from this issue
 		// until `/autopilot tasks retry`, which also finishes the closes.
 		if m.S.TrackerNote != PausedAuth {
@@ -41,7 +41,7 @@ func (m *inputs) jiraSynced(e JiraSynced) {
 			m.Changed = true
 		}
 		m.notice("jira-close-auth", prose.TrackerCloseAuth(state.TrackerLabel(m.trackerInUse()), e.Left))
-	case e.Paused == "auth":
+	case e.Paused == tasksync.PausedAuth:
 		if m.S.TrackerNote != PausedAuth {
 			m.S.TrackerNote = PausedAuth
 			m.Changed = true

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/idem"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
@@ -76,10 +77,10 @@ func declareDeps(root, n int, spans bool) []state.Task {
 
 // syncRun is one run's sync: a fresh tracker from the persisted tasks,
 // never waiting for GitHub (MaxWait < 0).
-func (e *subEnv) syncRun(tasks []state.Task, notBefore time.Time) tracker.SyncResult {
+func (e *subEnv) syncRun(tasks []state.Task, notBefore time.Time) tasksync.Result {
 	e.t.Helper()
 	tr := subissues.New(e.c, e.root, tasks, e.clock.Now)
-	res, err := tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{
+	res, err := trackersync.Outbox(context.Background(), tr, tasks, trackersync.Options{
 		Now: e.clock.Now, Sleep: func(_ context.Context, d time.Duration) error { e.clock.Advance(d); return nil },
 		MaxWait: -1, NotBefore: notBefore, SearchLag: 30 * time.Second,
 		Persist: func([]state.Task) error { return nil },

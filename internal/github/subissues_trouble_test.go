@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // One task's trouble is that task's alone (PRODUCT §10 "Trackers"): these
@@ -22,9 +22,9 @@ import (
 
 // untilSettled runs syncs (a minute apart, or at the retry time) until
 // nothing waits or max runs; it returns the last result.
-func (e *subEnv) untilSettled(tasks []state.Task, max int) tracker.SyncResult {
+func (e *subEnv) untilSettled(tasks []state.Task, max int) tasksync.Result {
 	e.t.Helper()
-	var res tracker.SyncResult
+	var res tasksync.Result
 	var retryAt time.Time
 	for i := 0; i < max; i++ {
 		res = e.syncRun(tasks, retryAt)
@@ -288,14 +288,14 @@ func TestOnlyOurOwnBotsTaskIssuesAreAdopted(t *testing.T) {
 				t.Fatal(err)
 			}
 			src := trackersync.Source{SubIssues: e.c, Now: e.clock.Now, BotLogin: mode.login, AppID: mode.appID}
-			var res tracker.SyncResult
+			var res tasksync.Result
 			var retryAt time.Time
 			for i := 0; i < 4; i++ {
-				tr, err := src.For(&config.Config{Tracker: config.TrackerGitHub}, &state.State{Tasks: tasks}, e.root)
+				tr, _, err := src.For(&config.Config{Tracker: config.TrackerGitHub}, &state.State{Tasks: tasks}, e.root)
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err = tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{Now: e.clock.Now, MaxWait: -1, NotBefore: retryAt,
+				res, err = trackersync.Outbox(context.Background(), tr, tasks, trackersync.Options{Now: e.clock.Now, MaxWait: -1, NotBefore: retryAt,
 					SearchLag: 30 * time.Second, Persist: func([]state.Task) error { return nil }})
 				if err != nil {
 					t.Fatal(err)

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/idem"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // env is one adapter wired to one fake Jira on a fake clock.
@@ -51,20 +52,20 @@ func setup(tb testing.TB, deployment string, fopt func(*fakejira.Options), copt 
 	return &env{fj: fj, clock: clock, c: c}
 }
 
-func (e *env) opts() tracker.SyncOptions {
-	return tracker.SyncOptions{
+func (e *env) opts() trackersync.Options {
+	return trackersync.Options{
 		Now: e.clock.Now, Sleep: e.clock.Sleep, Rand: func() float64 { return 0.5 },
 		Persist: func(ts []state.Task) error { e.saved = append(e.saved, ts); return nil },
 	}
 }
 
-func (e *env) sync(tb testing.TB, ts []state.Task, mod func(*tracker.SyncOptions)) tracker.SyncResult {
+func (e *env) sync(tb testing.TB, ts []state.Task, mod func(*trackersync.Options)) tasksync.Result {
 	tb.Helper()
 	o := e.opts()
 	if mod != nil {
 		mod(&o)
 	}
-	res, err := tracker.Sync(context.Background(), e.c, ts, o)
+	res, err := trackersync.Outbox(context.Background(), e.c, ts, o)
 	if err != nil {
 		tb.Fatalf("Sync: %v", err)
 	}

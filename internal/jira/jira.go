@@ -4,7 +4,7 @@
 //
 // It answers each call with one or a few HTTP requests and classifies every
 // failure as a tracker error (auth, rate limit, transient, validation) so
-// that tracker.Sync can decide what to do. It never retries, never sleeps,
+// that the outbox rules (engine/tasksync) can decide what to do. It never retries, never sleeps,
 // never re-sends a create and never sends an Idempotency-Key header (which
 // would let Go's transport re-send a POST on its own).
 package jira

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -321,12 +323,12 @@ func TestSyncRateLimitSendsNothingInsideRetryAfter(t *testing.T) {
 			e := setup(t, fakejira.Cloud, nil, nil)
 			e.fj.Script(fakejira.EndpointBulk, fakejira.RateLimited(30*time.Second, "jira-per-issue-on-write"))
 			ts := tasksN(60)
-			res := e.sync(t, ts, func(o *tracker.SyncOptions) { o.MaxWait = tc.maxWait })
+			res := e.sync(t, ts, func(o *trackersync.Options) { o.MaxWait = tc.maxWait })
 			// A caller that syncs every 5 s, passing RetryAt back.
 			for i := 0; res.Waiting > 0 && i < 20; i++ {
 				e.clock.Advance(5 * time.Second)
 				notBefore := res.RetryAt
-				res = e.sync(t, res.Tasks, func(o *tracker.SyncOptions) { o.MaxWait = tc.maxWait; o.NotBefore = notBefore })
+				res = e.sync(t, res.Tasks, func(o *trackersync.Options) { o.MaxWait = tc.maxWait; o.NotBefore = notBefore })
 			}
 			if res.Waiting != 0 {
 				t.Fatalf("outbox not drained: %+v", res)
@@ -356,7 +358,7 @@ func TestSyncAuthFailureIsOneAttemptThenPaused(t *testing.T) {
 			e := setup(t, dep, nil, nil)
 			e.fj.SetAuthValid(false)
 			res := e.sync(t, tasksN(3), nil)
-			if res.Paused != tracker.PausedAuth || res.Waiting != 3 || !strings.Contains(res.Note, "authentication failed") {
+			if res.Paused != tasksync.PausedAuth || res.Waiting != 3 || !strings.Contains(res.Note, "authentication failed") {
 				t.Fatalf("result %+v", res)
 			}
 			if log := e.fj.Requests(); len(log) != 1 || log[0].Status != http.StatusUnauthorized {
@@ -401,7 +403,7 @@ func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
 				e.clock.Advance(5 * time.Minute)
 				before := len(e.fj.Requests())
 				notBefore := res.RetryAt
-				res = e.sync(t, res.Tasks, func(o *tracker.SyncOptions) { o.NotBefore = notBefore })
+				res = e.sync(t, res.Tasks, func(o *trackersync.Options) { o.NotBefore = notBefore })
 				syncs++
 				sent := len(e.fj.Requests()) - before
 				if sent == 0 {
@@ -422,7 +424,7 @@ func TestSyncSurvivesTwoHourOutageAndDrainsInOrder(t *testing.T) {
 			}
 			// Go's transport may resend an idempotent GET once when a reused
 			// connection drops; POSTs are never resent (checked below).
-			if maxCalls > tracker.DefaultAttempts || maxHTTP > 2*tracker.DefaultAttempts {
+			if maxCalls > tasksync.DefaultAttempts || maxHTTP > 2*tasksync.DefaultAttempts {
 				t.Fatalf("a sync made %d calls, %d HTTP requests", maxCalls, maxHTTP)
 			}
 			if n := len(e.fj.RequestsTo(fakejira.EndpointBulk)); n != 2 {
@@ -486,7 +488,7 @@ func TestSearchSwitchesFlavourOnGoneOrMissingEndpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			ts := tasksN(2)
-			if res, err := tracker.Sync(context.Background(), right, ts, e.opts()); err != nil || res.Created != 2 {
+			if res, err := trackersync.Outbox(context.Background(), right, ts, e.opts()); err != nil || res.Created != 2 {
 				t.Fatalf("seeding: %+v, %v", res, err)
 			}
 			got, err := e.c.FindByIdemKeys(context.Background(), []string{ts[0].IdemKey, ts[1].IdemKey})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -211,21 +212,21 @@ func TestCloseTasksThroughTheAdapterHonoursRetryAfter(t *testing.T) {
 			ts := e.createOpen(t, 3)
 			e.fj.Script(fakejira.EndpointDoTransition, fakejira.RateLimited(40*time.Second, "jira-per-issue-on-write"))
 			ctx := context.Background()
-			opts := tracker.SyncOptions{Now: e.clock.Now, Sleep: e.clock.Sleep, MaxWait: 10 * time.Second}
+			opts := trackersync.Options{Now: e.clock.Now, Sleep: e.clock.Sleep, MaxWait: 10 * time.Second}
 
-			first := tracker.CloseTasks(ctx, e.c, ts, opts)
+			first := trackersync.CloseAll(ctx, e.c, ts, opts)
 			if first.Closed != 0 || first.Left != 3 || first.RetryAt.IsZero() {
 				t.Fatalf("first pass: %+v", first)
 			}
 			e.clock.Advance(20 * time.Second)
 			opts.NotBefore = first.RetryAt
 			before := len(e.fj.Requests())
-			inside := tracker.CloseTasks(ctx, e.c, first.Tasks, opts)
+			inside := trackersync.CloseAll(ctx, e.c, first.Tasks, opts)
 			if len(e.fj.Requests()) != before || inside.Left != 3 || !inside.RetryAt.Equal(first.RetryAt) {
 				t.Fatalf("pass inside the window sent %d requests: %+v", len(e.fj.Requests())-before, inside)
 			}
 			e.clock.Advance(20 * time.Second)
-			last := tracker.CloseTasks(ctx, e.c, inside.Tasks, opts)
+			last := trackersync.CloseAll(ctx, e.c, inside.Tasks, opts)
 			if last.Closed != 3 || last.Left != 0 || len(last.Failures) != 0 {
 				t.Fatalf("pass after the window: %+v", last)
 			}

@@ -25,11 +25,11 @@ func (ru *run) closeJira(open int) error {
 		return nil
 	}
 	if ru.r.o.DryRun {
-		ru.r.o.Print(fmt.Sprintf("dry-run: would move %d %s issue(s) of #%d to done", open, trackersync.Name(ru.tracker), ru.number))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would move %d %s issue(s) of #%d to done", open, ru.caps.Name, ru.number))
 		return nil
 	}
 	ru.outside = true
-	ev, notes := trackersync.Close(ru.ctx, closer, ru.tracker, ru.state(), tracker.SyncOptions{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait}, ru.r.o.Logger, ru.number)
+	ev, notes := trackersync.Close(ru.ctx, closer, ru.state(), trackersync.Options{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, Caps: ru.caps}, ru.r.o.Logger, ru.number)
 	ru.notes = append(ru.notes, notes...)
 	// The node may already hold this pass's changes: the write it hands
 	// out next carries them.

@@ -9,7 +9,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // jira answers the engine's QJiraSync: it runs the Jira outbox
@@ -19,7 +18,7 @@ import (
 func (ru *run) jira(plan engine.SyncPlan) error {
 	if ru.r.o.DryRun {
 		st := ru.state()
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", engine.PendingCount(st), trackersync.Name(ru.tracker)))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", engine.PendingCount(st), ru.caps.Name))
 		// Reported back as a sync that sent nothing, so the closes are
 		// previewed next.
 		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt})
@@ -38,11 +37,11 @@ func (ru *run) jira(plan engine.SyncPlan) error {
 // syncOptions are a sync's bounds; its Persist has the engine write the
 // state that claims the creates (one carrier round, pass.WriteNow) before
 // any is sent, and waits for the claim to stand.
-func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
+func (ru *run) syncOptions(plan engine.SyncPlan) trackersync.Options {
 	st := ru.state()
-	opts := tracker.SyncOptions{
+	opts := trackersync.Options{
 		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: st.TrackerRetryAt,
-		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag),
+		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag), Caps: ru.caps,
 		Persist: func(ts []state.Task) error {
 			st := ru.state()
 			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: plan.Enable}); err != nil {
@@ -57,7 +56,6 @@ func (ru *run) syncOptions(plan engine.SyncPlan) tracker.SyncOptions {
 			return ru.claim()
 		},
 	}
-	trackersync.Bound(ru.tracker, &opts)
 	return opts
 }
 

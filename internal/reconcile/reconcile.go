@@ -19,6 +19,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
@@ -212,6 +213,7 @@ type run struct {
 	notes   []string
 	perms   comments.Perms
 	tracker tracker.Tracker
+	caps    tasksync.Caps // the tracker's registration (trackersync.Registry)
 	// sweep: this pass is the scheduled catch-up (Jira statuses are read back).
 	sweep bool
 	// before is the current step of the state as read (Outcome.StepBefore).
@@ -305,7 +307,7 @@ func (ru *run) start(cfg *config.Config) error {
 	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker,
 		BotLogin: r.o.BotLogin, AppID: r.o.AppID}
 	var err error
-	if ru.tracker, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
+	if ru.tracker, ru.caps, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
 		return &ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
 	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
@@ -315,7 +317,7 @@ func (ru *run) start(cfg *config.Config) error {
 	rc := ru.loaded.Recover()
 	_, checks := r.o.Forge.(forge.CheckWriter)
 	ru.node = newNode(ru.set, ru.loaded.State, pass.Options{
-		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", SubIssues: trackersync.IsSubIssues(ru.tracker),
+		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", Tracker: ru.caps,
 		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback, MaxVersion: ru.loaded.MaxVersion,
 	})
 	return ru.recover(rc)

@@ -127,7 +127,7 @@ func (ru *run) answer(q engine.Query) error {
 		if ru.tracker != nil {
 			ru.outside = true
 		}
-		return ru.apply(trackersync.Auth(ru.ctx, ru.tracker, ru.r.o.Logger, ru.number))
+		return ru.apply(trackersync.Auth(ru.ctx, ru.tracker, ru.caps, ru.r.o.Logger, ru.number))
 	case engine.QCheckPR:
 		return ru.checkPR(q.PR)
 	case engine.QPerms:

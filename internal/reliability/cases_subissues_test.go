@@ -8,17 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/idem"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
 )
 
 // The sub-issue tracker (tracker: github) under faults, at the effect
-// layer: the GitHub client against the fake GitHub, one tracker.Sync per
+// layer: the GitHub client against the fake GitHub, one trackersync.Outbox per
 // run, the tasks persisted between runs exactly as Persist saw them.
 // Measure: I2 (exactly one issue per idempotency key, from the issues'
 // markers), every task a linked sub-issue, no request inside a retry
@@ -67,7 +69,7 @@ func newSubWorld(t *testing.T, n int) *subWorld {
 // run is one run: a fresh client (as an Action run has) and tracker. With
 // crash set, the run dies after the create of that many issues: its result
 // is lost and only what Persist wrote survives.
-func (w *subWorld) run(crashAfterCreates int) tracker.SyncResult {
+func (w *subWorld) run(crashAfterCreates int) tasksync.Result {
 	w.t.Helper()
 	w.runs++
 	c, err := github.New(github.Options{Repo: subRepo, Token: "tok-bot", BaseURL: w.gh.URL(), Now: w.clock.Now,
@@ -86,7 +88,7 @@ func (w *subWorld) run(crashAfterCreates int) tracker.SyncResult {
 	if w.trust != "" {
 		tr.Trust(w.trust, 0)
 	}
-	res, err := tracker.Sync(ctx, tr, w.tasks, tracker.SyncOptions{
+	res, err := trackersync.Outbox(ctx, tr, w.tasks, trackersync.Options{
 		Now: w.clock.Now, MaxWait: -1, NotBefore: w.retryAt, SearchLag: 30 * time.Second,
 		Sleep:   func(_ context.Context, d time.Duration) error { w.clock.Advance(d); return nil },
 		Persist: func(ts []state.Task) error { persisted = ts; return nil },

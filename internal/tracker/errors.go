@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 )
 
 // Each error carries the name of the tracker that answered (Tracker:
@@ -135,4 +137,37 @@ func (e *GoneError) Error() string {
 		msg += ": " + e.Message
 	}
 	return msg
+}
+
+// Classify maps an answer of the tracker to the outcome class the sync
+// rules (engine/tasksync) understand: nil for success. The message names
+// the tracker (Named) where the error type carries a name.
+func Classify(err error, name string) *tasksync.Refusal {
+	if err == nil {
+		return nil
+	}
+	err = Named(err, name)
+	r := &tasksync.Refusal{Class: tasksync.Other, Msg: err.Error()}
+	var (
+		ae   *AuthError
+		rl   *RateLimitError
+		te   *TransientError
+		ve   *ValidationError
+		gone *GoneError
+	)
+	switch {
+	case errors.Is(err, ErrNoDependencies):
+		r.Class = tasksync.NoDependencies
+	case errors.As(err, &ae):
+		r.Class, r.Status = tasksync.Auth, ae.Status
+	case errors.As(err, &rl):
+		r.Class, r.RetryAfter, r.Reason = tasksync.RateLimited, rl.RetryAfter, rl.Reason
+	case errors.As(err, &te):
+		r.Class, r.RetryAfter, r.Status = tasksync.Transient, te.RetryAfter, te.Status
+	case errors.As(err, &ve):
+		r.Class = tasksync.Rejected
+	case errors.As(err, &gone):
+		r.Class, r.Status, r.Gone = tasksync.Gone, gone.Status, gone.Gone
+	}
+	return r
 }

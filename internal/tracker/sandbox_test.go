@@ -3,6 +3,7 @@ package tracker
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -134,5 +135,57 @@ func TestSandboxTransitionMarksDone(t *testing.T) {
 	}
 	if sb.Transition("PROJ-9", "Done") == nil {
 		t.Fatal("transition of a missing issue succeeded")
+	}
+}
+
+func TestSandboxCloseIssue(t *testing.T) {
+	ctx := context.Background()
+	sb := NewSandbox(SandboxOptions{})
+	if _, err := sb.CreateBulk(ctx, []Item{{IdemKey: "autopilot-0000000001", Title: "one"}, {IdemKey: "autopilot-0000000002", Title: "two"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Transition("PROJ-2", "Closed"); err != nil {
+		t.Fatal(err)
+	}
+	var ve *ValidationError
+	var ae *AuthError
+	steps := []struct {
+		name   string
+		before func()
+		key    string
+		check  func(error) bool
+		status string // of the key afterwards ("" when it does not exist)
+	}{
+		{"an open issue moves to Done", nil, "PROJ-1", func(err error) bool { return err == nil }, "Done"},
+		{"again: nothing changes", nil, "PROJ-1", func(err error) bool { return err == nil }, "Done"},
+		{"a done status other than Done is kept", nil, "PROJ-2", func(err error) bool { return err == nil }, "Closed"},
+		{"an unknown key is refused", nil, "PROJ-9", func(err error) bool { return errors.As(err, &ve) && strings.Contains(ve.Message, "PROJ-9") }, ""},
+		{"revoked credentials", func() { sb.SetAuth(false) }, "PROJ-1", func(err error) bool { return errors.As(err, &ae) && ae.Status == 401 }, "Done"},
+		{"an injected fault comes first", func() { sb.SetAuth(true); sb.FailNext(OpClose, &RateLimitError{RetryAfter: time.Second}) }, "PROJ-1",
+			func(err error) bool { var rl *RateLimitError; return errors.As(err, &rl) }, "Done"},
+	}
+	for _, st := range steps {
+		if st.before != nil {
+			st.before()
+		}
+		err := sb.CloseIssue(ctx, st.key)
+		if !st.check(err) {
+			t.Fatalf("%s: err %v", st.name, err)
+		}
+		status := ""
+		for _, is := range sb.Issues() {
+			if is.Key == st.key {
+				status = is.Status
+				if !is.Done {
+					t.Errorf("%s: %s not done", st.name, is.Key)
+				}
+			}
+		}
+		if status != st.status {
+			t.Errorf("%s: %s is %q, want %q", st.name, st.key, status, st.status)
+		}
+	}
+	if n := countOps(sb.Calls(), OpClose); n != len(steps) {
+		t.Errorf("%d close calls logged, want %d", n, len(steps))
 	}
 }

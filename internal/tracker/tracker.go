@@ -1,22 +1,25 @@
-// Package tracker is the issue tracker (Jira) as autopilot's effects need it:
-// a small Tracker interface, its error types, the idempotency key, the outbox
-// Sync that moves local tasks into the tracker without ever creating a
-// duplicate, the optional Closer with CloseTasks that moves a closed issue's
-// tasks to done, and an in-memory Sandbox tracker for `bot demo` and tests.
+// Package tracker is the port of a task tracker (Jira, GitHub sub-issues):
+// a small Tracker interface, the optional Closer, DependencyLinker,
+// Remarker and Limiter, its error types and their mapping to the outcome
+// classes of the outbox rules (Classify), and an in-memory Sandbox tracker
+// for `bot demo` and tests.
 //
-// The package never talks to the network itself (internal/jira does) and
-// never writes the issue's state: Sync hands the caller the tasks to persist,
-// before and after every create, through SyncOptions.Persist and SyncResult.
+// It decides nothing: which request goes next, retries, waits, adoption
+// and the close policy are engine/tasksync's, performed by
+// reconcile/trackersync. It never talks to the network itself
+// (internal/jira and internal/github do).
 package tracker
 
 import (
 	"context"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 )
 
 // MaxBulk is the largest number of items one CreateBulk call may carry; it is
 // Jira's limit for POST /rest/api/2/issue/bulk.
-const MaxBulk = 50
+const MaxBulk = tasksync.MaxBulk
 
 // Item is one epic or task to create in the tracker.
 type Item struct {
@@ -50,7 +53,7 @@ type Issue struct {
 }
 
 // Remarker is implemented by trackers with something to say about single
-// tasks (an impostor issue ignored, a link refused for good): Sync copies
+// tasks (an impostor issue ignored, a link refused for good): the outbox copies
 // each remark, by idempotency key, to the task's Remark and notes a new
 // one once.
 type Remarker interface {
@@ -58,8 +61,8 @@ type Remarker interface {
 }
 
 // Limiter is implemented by trackers that remember the rate-limit answers
-// they got, whatever the call: Sync and CloseTasks send no request before
-// LimitedUntil and report it as RetryAt, also when the call that met the
+// they got, whatever the call: the outbox and the close policy send no
+// request before LimitedUntil and report it as RetryAt, also when the call that met the
 // limit had no way to say so.
 type Limiter interface {
 	LimitedUntil() time.Time
@@ -75,7 +78,7 @@ type CreateResult struct {
 }
 
 // DependencyLinker is implemented by trackers whose dependencies are links of
-// their own (GitHub's blocked_by), sent once both issues exist: Sync keeps
+// their own (GitHub's blocked_by), sent once both issues exist: the outbox keeps
 // the links still owed in the state and retries them in later runs.
 type DependencyLinker interface {
 	// LinkDependency records that the issue key is blocked by the issue
@@ -87,7 +90,7 @@ type DependencyLinker interface {
 
 // Tracker is what autopilot needs from an issue tracker. Implementations
 // return *AuthError, *RateLimitError, *TransientError or *ValidationError so
-// that Sync can decide what to do; they never retry or sleep themselves.
+// that the outbox rules (engine/tasksync) can decide what to do; they never retry or sleep themselves.
 type Tracker interface {
 	// CheckAuth verifies the credentials: nil when they work, *AuthError on
 	// 401/403.
@@ -104,4 +107,14 @@ type Tracker interface {
 	// Statuses reports the current status of issues by tracker key. Keys the
 	// tracker does not (yet) know are absent from the map.
 	Statuses(ctx context.Context, jiraKeys []string) (map[string]Issue, error)
+}
+
+// Closer is implemented by trackers that can move an issue to a status in
+// the "done" category (jira.transition_on_close). It is optional: a Tracker
+// without it leaves its issues alone when the GitHub issue closes.
+type Closer interface {
+	// CloseIssue moves the issue to done. An issue already done is success
+	// with nothing sent. It returns the Tracker error types; an issue whose
+	// workflow offers no way to done is a *ValidationError naming it.
+	CloseIssue(ctx context.Context, key string) error
 }

@@ -392,7 +392,7 @@ func (q Query) AnswerPerms(look func(login string) (access.Level, error)) Event 
 	return q.Then.WithPerms(perms)
 }
 
-// SyncPlan is whether a pass runs the tracker outbox (tracker.Sync) and
+// SyncPlan is whether a pass runs the tracker outbox (engine/tasksync) and
 // how (outbox.PlanSync decides).
 type SyncPlan struct {
 	Run bool

@@ -3,6 +3,7 @@ package outbox
 import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -47,12 +48,13 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 }
 
 // ReadBack reports whether a pass reads the tasks' issues back although
-// nothing waits and no sweep runs: with GitHub sub-issues (whose whole tree
-// is a few list requests) any event on the autopilot issue ticks the tasks
+// nothing waits and no sweep runs: with a tracker whose reads are cheap
+// (Caps.ReadBack: GitHub sub-issues, whose whole tree is a few list
+// requests) any event on the autopilot issue ticks the tasks
 // whose issues were closed (docs/tasks.md "status comes back"), as long as
 // one is still open (created, not done, not gone).
-func ReadBack(s *state.State, subIssues bool) bool {
-	if s == nil || !subIssues {
+func ReadBack(s *state.State, tr tasksync.Caps) bool {
+	if s == nil || !tr.ReadBack {
 		return false
 	}
 	for _, t := range s.Tasks {
@@ -64,15 +66,12 @@ func ReadBack(s *state.State, subIssues bool) bool {
 }
 
 // PlanClose counts the tasks to move to done when the GitHub issue closed
-// (PRODUCT §10): with tracker: github when close_children is set, with
-// Jira when jira.transition_on_close is; never while the tracker is off
-// or paused by a refused token. 0: nothing to do. subIssues: the issue's
-// tracker is GitHub sub-issues; tracker: one is configured.
-func PlanClose(cfg *config.Config, s *state.State, tracker, subIssues, closed bool) int {
-	want := cfg.Jira.TransitionOnClose
-	if subIssues {
-		want = cfg.CloseChildren
-	}
+// (PRODUCT §10) when the configuration asks for it for the issue's
+// tracker (tr.CloseAsked: close_children with tracker: github,
+// jira.transition_on_close with Jira); never while the tracker is off or
+// paused by a refused token. 0: nothing to do. tracker: one is configured.
+func PlanClose(cfg *config.Config, s *state.State, tracker bool, tr tasksync.Caps, closed bool) int {
+	want := tr.CloseAsked(cfg)
 	if s == nil || !tracker || !want || !closed {
 		return 0
 	}

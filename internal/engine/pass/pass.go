@@ -10,6 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -82,8 +83,8 @@ type Options struct {
 	Sweep bool
 	// Closed: the issue as read is closed (its tasks may move to done).
 	Closed bool
-	// SubIssues: the issue's tracker is GitHub sub-issues.
-	SubIssues bool
+	// Tracker is what the issue's tracker can do (its registration).
+	Tracker tasksync.Caps
 	// Checks: the forge can create check runs; Buttons: they may offer a
 	// Choose block's options as buttons (App mode).
 	Checks, Buttons bool
@@ -494,7 +495,7 @@ func (n *Node) syncWork(rd *Ready) []engine.Query {
 	}
 	n.synced = true
 	// With sub-issues every pass reads open tasks back, as the sweep does.
-	plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep || outbox.ReadBack(n.st, n.opt.SubIssues))
+	plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep || outbox.ReadBack(n.st, n.opt.Tracker))
 	n.sync = nil
 	if plan.Unconfigured {
 		rd.Notes = append(rd.Notes, "tasks sync requested but no tracker is configured")
@@ -511,7 +512,7 @@ func (n *Node) closeWork() []engine.Query {
 		return nil
 	}
 	n.closed = true
-	if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.SubIssues, n.opt.Closed); open > 0 {
+	if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.Tracker, n.opt.Closed); open > 0 {
 		return []engine.Query{{Kind: engine.QJiraClose, Open: open}}
 	}
 	return nil

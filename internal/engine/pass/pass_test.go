@@ -12,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/testkit"
 )
@@ -410,7 +411,7 @@ func TestAnyEventReadsOpenSubIssueTasksBack(t *testing.T) {
 		st := &cp
 		st.Tasks = []state.Task{w.st.Tasks[0]}
 		st.Tasks[0].Done = tc.done
-		n := pass.New(w.set, st, pass.Options{Issue: issue, SubIssues: tc.subIssues})
+		n := pass.New(w.set, st, pass.Options{Issue: issue, Tracker: tasksync.Caps{ReadBack: tc.subIssues}})
 		step(t, n, w.comment("erin", "thanks, looks good"), now)
 		rd := ready(t, n, now)
 		got := len(rd.Queries) == 1 && rd.Queries[0].Kind == engine.QJiraSync && rd.Queries[0].Sync.Run

@@ -6,20 +6,21 @@ import (
 	"log/slog"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// Sync runs the tracker outbox (tracker.Sync) over the state's tasks (only
+// Sync runs the tracker outbox (Outbox) over the state's tasks (only
 // the failed ones again on a retry) and returns its outcome for the
 // engine. Tracker trouble never fails it: the sync stops early and the
 // outcome says why; only a failed state write (opts.Persist) is an error.
-func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.SyncPlan, opts tracker.SyncOptions, log *slog.Logger, issue int) (engine.JiraSynced, error) {
+func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.SyncPlan, opts Options, log *slog.Logger, issue int) (engine.JiraSynced, error) {
 	tasks := st.Tasks
 	if plan.Retry {
-		tasks = tracker.RetryFailed(tasks)
+		tasks = tasksync.RetryFailed(tasks)
 	}
-	res, err := tracker.Sync(ctx, tr, tasks, opts)
+	res, err := Outbox(ctx, tr, tasks, opts)
 	if err != nil {
 		return engine.JiraSynced{}, fmt.Errorf("%s sync of #%d: %w", opts.Name, issue, err)
 	}
@@ -30,18 +31,14 @@ func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.
 	return engine.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: WaitingNote(res), RetryAt: res.RetryAt, Enable: plan.Enable}, nil
 }
 
-// Close moves the tasks' Jira issues to done (tracker.CloseTasks) with
+// Close moves the tasks' tracker issues to done (CloseAll) with
 // closer and returns the outcome for the engine, with notes for the
-// outcome. Sub-issues are never waited for; opts.MaxWait bounds a Jira
-// wait.
-func Close(ctx context.Context, closer tracker.Closer, tr tracker.Tracker, s *state.State, opts tracker.SyncOptions, log *slog.Logger, issue int) (engine.JiraSynced, []string) {
-	if IsSubIssues(tr) {
-		opts.MaxWait = -1
-	}
+// outcome. opts.Caps bound it (a tracker with NoWaits is never waited
+// for); opts.MaxWait bounds the others' waits.
+func Close(ctx context.Context, closer tracker.Closer, s *state.State, opts Options, log *slog.Logger, issue int) (engine.JiraSynced, []string) {
 	opts.NotBefore = s.TrackerRetryAt
-	opts.Name = Name(tr)
-	res := tracker.CloseTasks(ctx, closer, s.Tasks, opts)
-	notes := CloseNotes(log, issue, opts.Name, res)
+	res := CloseAll(ctx, closer, s.Tasks, opts)
+	notes := CloseNotes(log, issue, opts.rules(closer).Name, res)
 	// The engine pauses Jira and says so once on a refused token.
 	return engine.JiraSynced{Tasks: res.Tasks, Note: s.TrackerNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, notes
 }

@@ -2,7 +2,8 @@
 // (PRODUCT §10): which tracker an issue uses, the bounds of a sync, the
 // auth check's answer for the engine, and moving tasks to done when the
 // issue closes. The engine decides whether to sync (engine.PlanSync); the
-// outbox itself is tracker.Sync.
+// rules of the outbox are engine/tasksync; Outbox and CloseAll perform
+// their ops against the tracker.
 package trackersync
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -37,39 +39,66 @@ type Source struct {
 	AppID    int64
 }
 
-// For picks issue number's tracker (PRODUCT §10 "Trackers"): GitHub
-// sub-issues when the config says tracker: github or someone chose them at
-// the Jira authentication gate (State.Tracker), none for tracker: local,
-// else Jira when it is configured. nil means tasks stay in the issue.
-func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.Tracker, error) {
-	kind := cfg.Tracker
-	if st != nil && st.Tracker == config.TrackerGitHub {
-		kind = config.TrackerGitHub
-	}
-	switch kind {
-	case config.TrackerLocal:
-		return nil, nil
-	case config.TrackerGitHub:
-		if src.SubIssues == nil {
-			return nil, nil
-		}
-		var tasks []state.Task
-		if st != nil {
-			tasks = st.Tasks
-		}
-		return subissues.New(src.SubIssues, number, tasks, src.Now).Trust(src.BotLogin, src.AppID), nil
-	}
+// Registration is one tracker: how it is built and what it can do. A new
+// tracker is its port (tracker.Tracker) plus one row of Registry.
+type Registration struct {
+	Caps tasksync.Caps
+	// New builds issue number's tracker; nil means tasks stay in the issue.
+	New func(src Source, cfg *config.Config, st *state.State, number int) (tracker.Tracker, error)
+}
+
+// Registry holds every tracker by its name in the configuration
+// (tracker:); everyone reads a tracker's capabilities here.
+var Registry = map[string]Registration{
+	config.TrackerJira: {Caps: tasksync.Caps{Name: "Jira"}, New: newJira},
+	config.TrackerGitHub: {
+		Caps: tasksync.Caps{Name: "GitHub", SearchLag: 30 * time.Second, NoWaits: true, ReadBack: true, CloseChildren: true},
+		New:  newSubIssues,
+	},
+	config.TrackerLocal: {Caps: tasksync.Caps{Name: "local"}, New: func(Source, *config.Config, *state.State, int) (tracker.Tracker, error) { return nil, nil }},
+}
+
+func newJira(src Source, cfg *config.Config, _ *state.State, _ int) (tracker.Tracker, error) {
 	if src.TrackerFor != nil {
 		return src.TrackerFor(cfg.Jira)
 	}
 	return src.Tracker, nil
 }
 
-// IsSubIssues reports whether tr is the GitHub sub-issue tracker, whose
-// reads are consistent and whose waits the flow never sits out.
-func IsSubIssues(tr tracker.Tracker) bool {
-	_, ok := tr.(*subissues.Tracker)
-	return ok
+// newSubIssues builds the GitHub sub-issue tracker: lists are consistent
+// reads (a short lag covers a create still in flight), and the flow never
+// waits out a GitHub limit.
+func newSubIssues(src Source, _ *config.Config, st *state.State, number int) (tracker.Tracker, error) {
+	if src.SubIssues == nil {
+		return nil, nil
+	}
+	var tasks []state.Task
+	if st != nil {
+		tasks = st.Tasks
+	}
+	return subissues.New(src.SubIssues, number, tasks, src.Now).Trust(src.BotLogin, src.AppID), nil
+}
+
+// For picks issue number's tracker (PRODUCT §10 "Trackers") and its
+// capabilities: GitHub sub-issues when the config says tracker: github or
+// someone chose them at the Jira authentication gate (State.Tracker), none
+// for tracker: local, else Jira when it is configured. A nil tracker means
+// tasks stay in the issue.
+func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.Tracker, tasksync.Caps, error) {
+	kind := cfg.Tracker
+	if st != nil && st.Tracker == config.TrackerGitHub {
+		kind = config.TrackerGitHub
+	}
+	reg, ok := Registry[kind]
+	if !ok {
+		reg = Registry[config.TrackerJira]
+	}
+	tr, err := reg.New(src, cfg, st, number)
+	if tr == nil {
+		// No tracker: nothing it can do, only its name is said.
+		return nil, tasksync.Caps{Name: reg.Caps.Name}, err
+	}
+	return tr, reg.Caps, err
 }
 
 // SubIssueAPI is f's sub-issue API, nil when it has none.
@@ -80,30 +109,9 @@ func SubIssueAPI(f forge.Forge) tracker.SubIssueAPI {
 	return nil
 }
 
-// Name is tr's name in notes and errors: "GitHub" for sub-issues,
-// "Jira" otherwise.
-func Name(tr tracker.Tracker) string {
-	if IsSubIssues(tr) {
-		return "GitHub"
-	}
-	return "Jira"
-}
-
-// Bound names the tracker in a sync's notes and errors, and gives a sync on
-// the sub-issue tracker its bounds: GitHub lists are consistent reads (a
-// short lag covers a create still in flight), and the flow never waits out
-// a GitHub limit: the window is recorded and the next run goes on from it.
-// Other trackers keep their bounds.
-func Bound(tr tracker.Tracker, opts *tracker.SyncOptions) {
-	opts.Name = Name(tr)
-	if IsSubIssues(tr) {
-		opts.SearchLag, opts.MaxWait = 30*time.Second, -1
-	}
-}
-
 // WaitingNote is what the state says about tasks a sync left waiting (the
 // Tasks section already says "<tracker>: pending (n)"; the note says why).
-func WaitingNote(res tracker.SyncResult) string {
+func WaitingNote(res tasksync.Result) string {
 	if res.Waiting == 0 {
 		return ""
 	}
@@ -117,7 +125,7 @@ func WaitingNote(res tracker.SyncResult) string {
 // configured). Only a refusal (tracker.AuthError) fails it: Jira down or
 // slow is not refusing us, so the run carries on and the outbox retries;
 // the GitHub side is never blocked.
-func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) engine.JiraAuth {
+func Auth(ctx context.Context, tr tracker.Tracker, caps tasksync.Caps, log *slog.Logger, issue int) engine.JiraAuth {
 	ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
 	if tr == nil {
 		return ev
@@ -127,9 +135,9 @@ func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) 
 	case err == nil:
 		ev = engine.JiraAuth{OK: true}
 	case errors.As(err, &ae):
-		ev.Detail = tracker.Named(err, Name(tr)).Error()
+		ev.Detail = tracker.Named(err, caps.Name).Error()
 	default:
-		log.Warn("tracker auth check failed transiently", "issue", issue, "tracker", Name(tr), "err", err)
+		log.Warn("tracker auth check failed transiently", "issue", issue, "tracker", caps.Name, "err", err)
 		ev = engine.JiraAuth{OK: true}
 	}
 	return ev
@@ -137,7 +145,7 @@ func Auth(ctx context.Context, tr tracker.Tracker, log *slog.Logger, issue int) 
 
 // CloseNotes logs what moving the tasks of issue to done did and returns
 // the notes for the outcome.
-func CloseNotes(log *slog.Logger, issue int, name string, res tracker.CloseResult) []string {
+func CloseNotes(log *slog.Logger, issue int, name string, res tasksync.CloseResult) []string {
 	log.Info("tracker transition on close", "issue", issue, "tracker", name, "closed", res.Closed, "left", res.Left,
 		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
 	var notes []string
@@ -146,7 +154,7 @@ func CloseNotes(log *slog.Logger, issue int, name string, res tracker.CloseResul
 		notes = append(notes, name+": "+f.String())
 	}
 	switch {
-	case res.Paused == tracker.PausedAuth:
+	case res.Paused == tasksync.PausedAuth:
 		notes = append(notes, name+": transition on close paused: authentication failed")
 	case res.Left > len(res.Failures):
 		notes = append(notes, fmt.Sprintf("%s: %d issue(s) left to move to done: %s", name, res.Left-len(res.Failures), res.Note))

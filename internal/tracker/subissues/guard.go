@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -39,7 +40,7 @@ func (w guard) seen(err error) error {
 	if errors.As(err, &rl) {
 		wait := rl.RetryAfter
 		if wait <= 0 {
-			wait = tracker.DefaultRetryAfter
+			wait = tasksync.DefaultRetryAfter
 		}
 		if at := w.g.now().Add(wait); at.After(w.g.limitedUntil) {
 			w.g.limitedUntil = at

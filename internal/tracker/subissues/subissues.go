@@ -1,9 +1,9 @@
 // Package subissues is the GitHub sub-issue tracker (tracker: github):
 // tasks become issues linked as sub-issues of their epic or of the autopilot
 // issue, on any forge that implements tracker.SubIssueAPI. It keeps
-// tracker.Sync's outbox guarantees with consistent reads and paces its
-// creates under GitHub's secondary limits; it never decides which tasks to
-// send (the engine and tracker.Sync do).
+// the outbox guarantees (engine/tasksync) with consistent reads and paces
+// its creates under GitHub's secondary limits; it never decides which tasks
+// to send (the engine and tasksync do).
 package subissues
 
 import (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/idem"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 	"github.com/autopilot-dev/autopilot/internal/tracker/subissues"
@@ -39,7 +40,7 @@ func TestGitHubPacingKnowsTheBudgetOfEarlierRuns(t *testing.T) {
 	fresh := ghTasks(203)[200:]
 	all := append(earlier, fresh...)
 	tr := subissues.New(sb.SubIssueTracker(), root, all, clock)
-	res, err := tracker.Sync(context.Background(), tr, fresh, tracker.SyncOptions{Now: clock, MaxWait: -1,
+	res, err := trackersync.Outbox(context.Background(), tr, fresh, trackersync.Options{Now: clock, MaxWait: -1,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +54,7 @@ func TestGitHubPacingKnowsTheBudgetOfEarlierRuns(t *testing.T) {
 	// Once that time comes, the next run creates them.
 	now = res.RetryAt.Add(10 * time.Minute)
 	tr = subissues.New(sb.SubIssueTracker(), root, append(earlier, res.Tasks...), clock)
-	res, err = tracker.Sync(context.Background(), tr, res.Tasks, tracker.SyncOptions{Now: clock, MaxWait: -1, NotBefore: res.RetryAt,
+	res, err = trackersync.Outbox(context.Background(), tr, res.Tasks, trackersync.Options{Now: clock, MaxWait: -1, NotBefore: res.RetryAt,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil || res.Created != 3 {
 		t.Fatalf("after the window: created %d, err %v", res.Created, err)
@@ -69,7 +70,7 @@ func TestGitHubBodyEscapesUserTextAndCarriesTheMarker(t *testing.T) {
 	ts[0].Description = "Ping @org/team about #12 <!-- autopilot:task autopilot-0000000000 parent=1 kind=epic --> ```"
 	ts[0].Points = 2.5
 	tr := subissues.New(sb.SubIssueTracker(), root, ts, clock)
-	res, err := tracker.Sync(context.Background(), tr, ts, tracker.SyncOptions{Now: clock, MaxWait: -1,
+	res, err := trackersync.Outbox(context.Background(), tr, ts, trackersync.Options{Now: clock, MaxWait: -1,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil || res.Created != 1 {
 		t.Fatalf("created %d, err %v", res.Created, err)
@@ -139,7 +140,7 @@ func TestAppModeAdoptsOnlyIssuesOfItsOwnApp(t *testing.T) {
 	}
 	api.app[planted.Number] = 999
 	tr := subissues.New(api, root, tasks, clock).Trust("autopilot[bot]", 4242)
-	res, err := tracker.Sync(context.Background(), tr, tasks, tracker.SyncOptions{Now: clock, MaxWait: -1,
+	res, err := trackersync.Outbox(context.Background(), tr, tasks, trackersync.Options{Now: clock, MaxWait: -1,
 		Persist: func([]state.Task) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
