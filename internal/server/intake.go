@@ -303,7 +303,7 @@ const (
 // counts, so nothing GitHub sends is refused.
 func impossible(ev *ghevent.Event) string {
 	body := "issue body"
-	if ev.Name == "pull_request" || ev.Name == "pull_request_review" {
+	if ev.Pull != nil { // the event is about a pull request, whatever its kind
 		body = "pull request body"
 	}
 	type text struct {
