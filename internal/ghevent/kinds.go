@@ -46,6 +46,9 @@ type Kind struct {
 	// Every other event from the bot is its own write and starts no work,
 	// so autopilot never loops on itself.
 	OwnWrites bool
+	// Noted: the App logs the event and tells its installation hook; it
+	// starts no job (the installation events).
+	Noted bool
 	// payload returns an empty payload of the event's wire shape.
 	payload func() eventPayload
 }
@@ -70,8 +73,8 @@ var kinds = [...]Kind{
 		payload: func() eventPayload { return &mergeGroupPayload{} }},
 	{Name: "schedule", Sweep: true, OwnWrites: true, payload: bare},
 	{Name: "workflow_dispatch", Sweep: true, OwnWrites: true, payload: bare},
-	{Name: "installation", App: true, payload: bare},
-	{Name: "installation_repositories", App: true, payload: bare},
+	{Name: "installation", App: true, Noted: true, payload: bare},
+	{Name: "installation_repositories", App: true, Noted: true, payload: bare},
 }
 
 // Kinds returns a copy of the kinds table.
@@ -103,6 +106,12 @@ func handles(name, action string) bool {
 func Routed(name string) bool {
 	k, ok := kindOf(name)
 	return ok && k.App
+}
+
+// Noted reports an event the App only notes (see Kind.Noted).
+func Noted(name string) bool {
+	k, ok := kindOf(name)
+	return ok && k.Noted
 }
 
 // FromSelf reports an event the App's own bot (botLogin) sent that its

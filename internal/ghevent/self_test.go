@@ -35,3 +35,16 @@ func TestEventsSentByTheBotItselfAreIgnoredExceptDispatchedRunsAndSweeps(t *test
 		}
 	}
 }
+
+// The installation events are only noted by the App: it acts on none.
+func TestOnlyTheInstallationEventsAreNoted(t *testing.T) {
+	for _, k := range Kinds() {
+		want := k.Name == "installation" || k.Name == "installation_repositories"
+		if got := Noted(k.Name); got != want {
+			t.Errorf("Noted(%s) = %v, want %v", k.Name, got, want)
+		}
+	}
+	if Noted("deployment") {
+		t.Error("an event outside the table is noted")
+	}
+}

@@ -154,7 +154,7 @@ func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *g
 		return s.log.With("delivery", delivery, "event", name, "action", ev.Action, "installation", ev.Installation)
 	}
 	switch {
-	case name == "installation" || name == "installation_repositories":
+	case ghevent.Noted(name):
 		log().Info("installation changed", "sender", ev.Sender.Login)
 		if s.deps.OnInstallation != nil {
 			s.deps.OnInstallation(ev)
