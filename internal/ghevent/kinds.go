@@ -1,6 +1,9 @@
 package ghevent
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // Routing says how the App serialises the jobs an event starts.
 type Routing int
@@ -36,6 +39,16 @@ type Kind struct {
 	// answered unparsed.
 	App     bool
 	Routing Routing
+	// OwnWrites: handled even when the App's own bot sent it, because the
+	// bot causes it on purpose (sweeps, and the workflow runs it dispatched:
+	// the job matches such a run to its issue by the session token, as for
+	// anyone's run).
+	// Every other event from the bot is its own write and starts no work,
+	// so autopilot never loops on itself.
+	OwnWrites bool
+	// Noted: the App logs the event and tells its installation hook; it
+	// starts no job (the installation events).
+	Noted bool
 	// payload returns an empty payload of the event's wire shape.
 	payload func() eventPayload
 }
@@ -52,16 +65,16 @@ var kinds = [...]Kind{
 		payload: func() eventPayload { return &pullPayload{} }},
 	{Name: "pull_request_review", Actions: []string{"submitted"}, App: true, Routing: ByIssue,
 		payload: func() eventPayload { return &reviewPayload{} }},
-	{Name: "workflow_run", Actions: []string{"completed"}, App: true, Routing: ByRepo,
+	{Name: "workflow_run", Actions: []string{"completed"}, App: true, Routing: ByRepo, OwnWrites: true,
 		payload: func() eventPayload { return &runPayload{} }},
 	{Name: "check_run", Actions: []string{"requested_action"}, App: true, Routing: ByIssue,
 		payload: func() eventPayload { return &checkRunPayload{} }},
 	{Name: "merge_group", Actions: []string{"checks_requested"}, App: true, Routing: ByRepo,
 		payload: func() eventPayload { return &mergeGroupPayload{} }},
-	{Name: "schedule", Sweep: true, payload: bare},
-	{Name: "workflow_dispatch", Sweep: true, payload: bare},
-	{Name: "installation", App: true, payload: bare},
-	{Name: "installation_repositories", App: true, payload: bare},
+	{Name: "schedule", Sweep: true, OwnWrites: true, payload: bare},
+	{Name: "workflow_dispatch", Sweep: true, OwnWrites: true, payload: bare},
+	{Name: "installation", App: true, Noted: true, payload: bare},
+	{Name: "installation_repositories", App: true, Noted: true, payload: bare},
 }
 
 // Kinds returns a copy of the kinds table.
@@ -93,6 +106,23 @@ func handles(name, action string) bool {
 func Routed(name string) bool {
 	k, ok := kindOf(name)
 	return ok && k.App
+}
+
+// Noted reports an event the App only notes (see Kind.Noted).
+func Noted(name string) bool {
+	k, ok := kindOf(name)
+	return ok && k.Noted
+}
+
+// FromSelf reports an event the App's own bot (botLogin) sent that its
+// kind does not mark OwnWrites: autopilot's own write, which starts no
+// work. An empty botLogin ignores nobody.
+func FromSelf(ev *Event, botLogin string) bool {
+	if botLogin == "" || !strings.EqualFold(ev.Sender.Login, botLogin) {
+		return false
+	}
+	k, _ := kindOf(ev.Name)
+	return !k.OwnWrites
 }
 
 // RoutingOf says how the App serialises the jobs of the event called name.

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -155,13 +154,13 @@ func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *g
 		return s.log.With("delivery", delivery, "event", name, "action", ev.Action, "installation", ev.Installation)
 	}
 	switch {
-	case name == "installation" || name == "installation_repositories":
+	case ghevent.Noted(name):
 		log().Info("installation changed", "sender", ev.Sender.Login)
 		if s.deps.OnInstallation != nil {
 			s.deps.OnInstallation(ev)
 		}
 		a.answer(http.StatusOK, OutcomeIgnored, "noted")
-	case s.deps.BotLogin != "" && strings.EqualFold(ev.Sender.Login, s.deps.BotLogin) && !ownCaused[name]:
+	case ghevent.FromSelf(ev, s.deps.BotLogin):
 		a.answer(http.StatusOK, OutcomeOwnBot, "ignored: sent by this App")
 	case !ev.Handled || ev.Sweep:
 		// Sweeps come from the timer in App mode, never from a delivery.
@@ -304,7 +303,7 @@ const (
 // counts, so nothing GitHub sends is refused.
 func impossible(ev *ghevent.Event) string {
 	body := "issue body"
-	if ev.Name == "pull_request" || ev.Name == "pull_request_review" {
+	if ev.Pull != nil { // the event is about a pull request, whatever its kind
 		body = "pull request body"
 	}
 	type text struct {
@@ -361,14 +360,6 @@ func jobKeys(ev *ghevent.Event) (string, []string) {
 	}
 	return locks[0], locks
 }
-
-// ownCaused are the events the App's own bot causes on purpose and
-// still acts on: a workflow it dispatched (workflow_dispatch with the
-// installation token) reports its workflow_run with the App's bot as
-// sender. The job matches the run to its issue by the session token and
-// the engine by the recorded run id, as for anyone's run; the App's own
-// writes (comments, labels, checks) stay ignored, so they cause no loop.
-var ownCaused = map[string]bool{"workflow_run": true}
 
 // routedEvents are the events intake decodes: those ghevent's kinds table
 // marks for the App (the events autopilot acts on and the installation

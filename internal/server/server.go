@@ -82,7 +82,7 @@ type Deps struct {
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// BotLogin is the App's own bot ("<slug>[bot]"); its deliveries are
-	// ignored (200), except the workflow runs it dispatched (ownCaused).
+	// ignored (200), except the events ghevent's kinds table marks OwnWrites (ghevent.FromSelf).
 	// Empty: no sender is ignored.
 	BotLogin string
 	// Metrics defaults to NewMetrics().

@@ -111,30 +111,27 @@ func (r *Router) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, erro
 	if !ok {
 		return nil, nil
 	}
-	if !h.ownWrites && strings.EqualFold(ev.Sender.Login, r.BotLogin) {
+	if ghevent.FromSelf(ev, r.BotLogin) {
 		return nil, nil // our own writes never trigger work (no loops)
 	}
-	return h.handle(r, ctx, ev)
+	return h(r, ctx, ev)
 }
 
 // eventHandler handles one kind of event of ghevent's kinds table (a test
-// checks every handled kind has one). ownWrites: handled even when
-// autopilot's own bot sent it (the runs it dispatched, sweeps).
-type eventHandler struct {
-	handle    func(r *Router, ctx context.Context, ev *ghevent.Event) ([]Outcome, error)
-	ownWrites bool
-}
+// checks every handled kind has one); which senders are ignored is the
+// table's OwnWrites column.
+type eventHandler func(r *Router, ctx context.Context, ev *ghevent.Event) ([]Outcome, error)
 
 var eventHandlers = map[string]eventHandler{
-	"issues":              {handle: (*Router).issues},
-	"issue_comment":       {handle: (*Router).issueComment},
-	"pull_request":        {handle: (*Router).pullRequest},
-	"pull_request_review": {handle: (*Router).pullReview},
-	"workflow_run":        {handle: (*Router).workflowRun, ownWrites: true},
-	"check_run":           {handle: (*Router).checkClick},
-	"merge_group":         {handle: (*Router).mergeGroupEvent},
-	"schedule":            {handle: (*Router).sweepEvent, ownWrites: true},
-	"workflow_dispatch":   {handle: (*Router).sweepEvent, ownWrites: true},
+	"issues":              (*Router).issues,
+	"issue_comment":       (*Router).issueComment,
+	"pull_request":        (*Router).pullRequest,
+	"pull_request_review": (*Router).pullReview,
+	"workflow_run":        (*Router).workflowRun,
+	"check_run":           (*Router).checkClick,
+	"merge_group":         (*Router).mergeGroupEvent,
+	"schedule":            (*Router).sweepEvent,
+	"workflow_dispatch":   (*Router).sweepEvent,
 }
 
 func (r *Router) sweepEvent(ctx context.Context, _ *ghevent.Event) ([]Outcome, error) {
