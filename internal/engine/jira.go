@@ -70,7 +70,7 @@ type tracked struct {
 }
 
 func trackerSide(t state.Task) tracked {
-	return tracked{Sync: t.Sync, Key: t.Key, URL: t.URL, Error: t.Error, Gone: t.Gone, Remark: t.Remark,
+	return tracked{Sync: string(t.Sync), Key: t.Key, URL: t.URL, Error: t.Error, Gone: t.Gone, Remark: t.Remark,
 		Done: t.Done, SentAt: t.SentAt.UnixNano(), DepsLinked: strings.Join(t.DepsLinked, "\x00")}
 }
 
@@ -104,7 +104,7 @@ func (m *inputs) subIssues() bool {
 // sub-issues (subIssues), none when the run keeps its tasks here or the
 // config says tracker: local, else Jira when it is configured or asked for
 // (a jira: section), else none.
-func (m *inputs) trackerInUse() string {
+func (m *inputs) trackerInUse() state.Tracker {
 	cfg := m.Set.Config
 	switch {
 	case m.subIssues():

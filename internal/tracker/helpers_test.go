@@ -70,7 +70,7 @@ func countOps(calls []SandboxCall, op string) int {
 	return n
 }
 
-func countJira(ts []state.Task, jira string) int {
+func countJira(ts []state.Task, jira state.SyncState) int {
 	n := 0
 	for _, t := range ts {
 		if t.Sync == jira {

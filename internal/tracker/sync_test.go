@@ -285,7 +285,8 @@ func TestSyncLinksToAnEpicAlreadyInJira(t *testing.T) {
 	r := newRig(0)
 	first := r.sync(t, []state.Task{task("01", state.KindEpic, "Auth", "")}, nil)
 	tests := []struct {
-		name, epic, wantLink, wantJira string
+		name, epic, wantLink string
+		wantJira             state.SyncState
 	}{
 		{"existing epic key", first.Tasks[0].Key, "PROJ-1", state.SyncCreated},
 		{"unknown epic key is rejected by Jira", "OTHER-12", "", state.SyncFailed},

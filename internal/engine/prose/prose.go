@@ -77,9 +77,9 @@ func Banner(flows flow.Set, s *state.State) string {
 	}
 	rows := make([]choose.Row, len(f.Steps))
 	for i, st := range f.Steps {
-		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: state.NotStarted}
+		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: string(state.NotStarted)}
 		if i < len(s.Steps) {
-			r.Status, r.Retries, r.Note = s.Steps[i].Status, s.Steps[i].Retries, s.Steps[i].Note
+			r.Status, r.Retries, r.Note = string(s.Steps[i].Status), s.Steps[i].Retries, s.Steps[i].Note
 		}
 		rows[i] = r
 	}

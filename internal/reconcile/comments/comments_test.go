@@ -141,7 +141,7 @@ func TestPRs(t *testing.T) {
 		name           string
 		trigger, issue int
 		all            bool
-		run            string
+		run            state.RunStatus
 		want           []int
 	}{
 		{"trigger only", 5, 1, false, "", []int{5}},
