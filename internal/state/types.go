@@ -5,7 +5,11 @@
 // truth. This package never does I/O.
 package state
 
-import "time"
+import (
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
+)
 
 // SchemaVersion is the machine block's schema version. Schema 2 renamed
 // the tracker fields that schema 1 named after Jira (jira_enabled,
@@ -13,7 +17,7 @@ import "time"
 const SchemaVersion = 2
 
 // Marker is the first line of every state comment.
-const Marker = "<!-- autopilot:state -->"
+const Marker = marker.Prefix + marker.State + marker.Suffix
 
 // StepStatus is the status of a step (State.Status, StepProgress.Status),
 // as in the seeds.

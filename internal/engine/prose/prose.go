@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/choose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -271,7 +272,7 @@ func Prompt(f *flow.Flow, s *state.State, st flow.Step, agent, tmpl string, atte
 }
 
 // GateMarker is the hidden first line of a gate's Choose comment.
-func GateMarker(id string) string { return "<!-- autopilot:gate " + id + " -->" }
+func GateMarker(id string) string { return marker.Build(marker.Gate, id) }
 
 // Gate renders the Choose block of a gate.
 func Gate(g *state.Gate) string {
