@@ -97,7 +97,7 @@ func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan 
 // subIssues reports whether the tasks go to GitHub sub-issues (the config's
 // tracker: github, or the answer C at the Jira authentication gate).
 func (m *inputs) subIssues() bool {
-	return m.S.Tracker == config.TrackerGitHub || (m.Set.Config != nil && m.Set.Config.Tracker == config.TrackerGitHub)
+	return m.S.Tracker == state.TrackerGitHub || (m.Set.Config != nil && m.Set.Config.Tracker == config.TrackerGitHub)
 }
 
 // trackerInUse is where the run's tasks go (State.TrackerInUse): GitHub

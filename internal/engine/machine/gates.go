@@ -70,7 +70,7 @@ func (m *M) jiraOff(why string) {
 
 func (m *M) openJiraFailed(detail string) {
 	details := []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))}
-	if m.S.Tracker == config.TrackerGitHub || m.Set.Config.Tracker == config.TrackerGitHub {
+	if m.S.Tracker == state.TrackerGitHub || m.Set.Config.Tracker == config.TrackerGitHub {
 		// The tracker is GitHub itself: the same question, in its words.
 		m.openGate(state.GateTrackerAuth, "GitHub sub-issues authentication failed", details,
 			[]state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without sub-issues (tasks saved locally only)", Action: state.ActJiraOff}},
@@ -184,7 +184,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		// From now on the tasks go to GitHub sub-issues (the reconciler
 		// reads State.Tracker); they are synced at once.
 		t := true
-		m.S.Tracker = config.TrackerGitHub
+		m.S.Tracker = state.TrackerGitHub
 		m.S.TrackerEnabled, m.S.TrackerOff, m.S.TrackerNote = &t, "", ""
 		if m.HasPendingTasks() {
 			m.Ask(events.Query{Kind: events.QJiraSync})

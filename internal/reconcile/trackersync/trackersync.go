@@ -43,7 +43,7 @@ type Source struct {
 // else Jira when it is configured. nil means tasks stay in the issue.
 func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.Tracker, error) {
 	kind := cfg.Tracker
-	if st != nil && st.Tracker == config.TrackerGitHub {
+	if st != nil && st.Tracker == state.TrackerGitHub {
 		kind = config.TrackerGitHub
 	}
 	switch kind {
