@@ -193,7 +193,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	if tr.Summary.Status != state.RunDone {
+	if tr.Summary.Status != string(state.RunDone) {
 		fmt.Fprintf(stderr, "demo: the %s scenario ended %s, not done\n", o.Flow, tr.Summary.Status)
 		return 1
 	}

@@ -223,7 +223,7 @@ func (r *execRig) review(pr int, sha, reviewer, reviewState, body string) result
 }
 
 // wantAt fails the test unless the run is at step slug with run status run.
-func (r *execRig) wantAt(what, slug, run string) *state.State {
+func (r *execRig) wantAt(what, slug string, run state.RunStatus) *state.State {
 	r.t.Helper()
 	s := r.now()
 	if s.Slug != slug || s.Run != run {

@@ -110,7 +110,7 @@ func TestFirstDay(t *testing.T) {
 	if answer.calls > 6 {
 		t.Errorf("answering the Choose block cost %d calls, budget 6", answer.calls)
 	}
-	if choose.status != state.RunAwaitingDecision || answer.outStep != "implement" || answer.status != state.RunInProgress {
+	if choose.status != string(state.RunAwaitingDecision) || answer.outStep != "implement" || answer.status != string(state.RunInProgress) {
 		t.Errorf("the Choose block and its answer: status %q, then step %q status %q", choose.status, answer.outStep, answer.status)
 	}
 	// Every label in the repository was applied by a run, with its colour

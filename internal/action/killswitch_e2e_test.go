@@ -75,7 +75,7 @@ func decisionCell(res result) string {
 }
 
 // resume comments /autopilot resume as maria and checks where the run goes.
-func (r *execRig) resume(slug, run string) {
+func (r *execRig) resume(slug string, run state.RunStatus) {
 	r.t.Helper()
 	r.say("maria", "/autopilot resume")
 	s := r.wantAt("after resume", slug, run)

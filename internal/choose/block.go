@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -36,8 +37,6 @@ const choiceRule = "════════════════════
 
 // ReplyHint is the last line of every Choose block.
 const ReplyHint = "Reply with the letter (e.g. `A`) as the first line of a comment, here or on the linked PR."
-
-const markerPrefix, markerSuffix = "<!-- autopilot:gate ", " -->"
 
 // Option is one choice of a Choose block.
 type Option struct {
@@ -143,7 +142,7 @@ func ValidGateID(id string) error {
 // "<!-- autopilot:gate <id> -->". An invalid id is mapped to a valid one
 // (other characters become "-"), so the marker can never break out.
 func Marker(id string) string {
-	return markerPrefix + safeID(id) + markerSuffix
+	return marker.Build(marker.Gate, safeID(id))
 }
 
 func safeID(id string) string {
@@ -172,11 +171,7 @@ func safeID(id string) string {
 func GateID(body string) (string, bool) {
 	line, _, _ := strings.Cut(body, "\n")
 	line = strings.TrimSuffix(line, "\r")
-	id, ok := strings.CutPrefix(line, markerPrefix)
-	if !ok {
-		return "", false
-	}
-	id, ok = strings.CutSuffix(id, markerSuffix)
+	id, ok := marker.Args(line, marker.Gate)
 	if !ok || ValidGateID(id) != nil {
 		return "", false
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/flow"
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -74,11 +75,12 @@ type Jira struct {
 	TransitionOnClose bool `yaml:"transition_on_close,omitempty" json:"transition_on_close,omitempty"`
 }
 
-// Values of Config.Tracker.
+// Values of Config.Tracker: the tracker names package state defines (one
+// definition for the config, the state and the engine).
 const (
-	TrackerJira   = "jira"
-	TrackerGitHub = "github"
-	TrackerLocal  = "local"
+	TrackerJira   = string(state.TrackerJira)
+	TrackerGitHub = string(state.TrackerGitHub)
+	TrackerLocal  = string(state.TrackerLocal)
 )
 
 // Config is the parsed .github/autopilot.yml.

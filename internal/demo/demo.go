@@ -351,7 +351,7 @@ func (w *world) transcript() Transcript {
 		sum.APICallsTotal += n
 	}
 	if s != nil {
-		sum.Flow, sum.Status, sum.StateVersion = s.Flow, s.Run, s.Version
+		sum.Flow, sum.Status, sum.StateVersion = s.Flow, string(s.Run), s.Version
 		for _, st := range s.Steps {
 			switch st.Status {
 			case state.Completed:

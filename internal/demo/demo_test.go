@@ -93,7 +93,7 @@ func TestDemoCoversTheScenario(t *testing.T) {
 		t.Error("the final state does not say that no tracker is configured, or speaks of Jira")
 	}
 	s := tr.Summary
-	if s.Status != state.RunDone || s.StepsCompleted != 8 || len(s.Decisions) != 2 || s.Tasks != 6 || s.TasksPending != 0 {
+	if s.Status != string(state.RunDone) || s.StepsCompleted != 8 || len(s.Decisions) != 2 || s.Tasks != 6 || s.TasksPending != 0 {
 		t.Errorf("summary = %+v", s)
 	}
 	st, err := codec.Parse(tr.State, codec.Want{Repo: repo, Issue: 1, Key: []byte("demo-state-key")})
@@ -150,7 +150,7 @@ func TestEveryDemoEndsDone(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if tr.Summary.Status != state.RunDone {
+				if tr.Summary.Status != string(state.RunDone) {
 					t.Fatalf("flow %s (jira %v) ended %q, want done\n%s", f, jira, tr.Summary.Status, buf.String())
 				}
 				if jira && tr.Summary.TasksPending != 0 {

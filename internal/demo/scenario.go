@@ -81,14 +81,14 @@ func (w *world) generic(ctx context.Context, flowName string) {
 			return
 		}
 		switch {
-		case s.Gate != nil && s.Gate.Kind == "jira-auth":
+		case s.Gate != nil && s.Gate.Kind == state.GateTrackerAuth:
 			w.tick(3 * time.Minute)
 			w.tr.SetAuth(true)
 			w.entries = append(w.entries, Entry{At: w.clock, Actor: "maria", Kind: "jira", Detail: "renewed the JIRA_TOKEN secret"})
 			w.say(ctx, "maria", "A — the token is renewed")
 		case s.Gate != nil:
 			ans := s.Gate.Recommend
-			if s.Gate.Kind == "next-cycle" {
+			if s.Gate.Kind == state.GateNextCycle {
 				ans = "B"
 			}
 			w.say(ctx, "maria", ans)

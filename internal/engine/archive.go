@@ -25,7 +25,7 @@ func (m *inputs) alreadyDecided(c Comment) bool {
 	} else {
 		return false
 	}
-	m.ledger(c.ID, "rejected:already-decided")
+	m.ledger(c.ID, state.RejectedAlreadyDecided)
 	m.React(c.ID, outbox.ReactConfuse)
 	m.replyOnce(c, "decided", text)
 	return true

@@ -115,7 +115,7 @@ func TestBoundaryGateSummarisesDeclaredTasks(t *testing.T) {
 func TestExistingCodeCycleLoopsBackToNewTask(t *testing.T) {
 	for _, tc := range []struct {
 		answer   string
-		wantRun  string
+		wantRun  state.RunStatus
 		wantSlug string
 	}{
 		{answer: "A", wantRun: state.RunInProgress, wantSlug: "new-task"},
@@ -193,7 +193,7 @@ func TestMetaRepoConfigReviewApprovalGate(t *testing.T) {
 	tests := []struct {
 		answer   string
 		wantSlug string
-		wantRun  string
+		wantRun  state.RunStatus
 	}{
 		{answer: "A", wantSlug: "plan", wantRun: state.RunInProgress},
 		{answer: "B", wantSlug: "config-review", wantRun: state.RunInProgress},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -155,12 +156,12 @@ func DeclaresTasks(r reply.Result) bool {
 // command applies an /autopilot command from an authorised author.
 func (m *inputs) command(c Comment, r reply.Result) {
 	accept := func() {
-		m.ledger(c.ID, outbox.OutApplied)
+		m.ledger(c.ID, state.LedgerApplied)
 		m.Changed = true
 		m.React(c.ID, outbox.ReactUp)
 	}
 	refuse := func(why, text string) {
-		m.ledger(c.ID, "rejected:"+why)
+		m.ledger(c.ID, state.Rejected(why))
 		m.Changed = true
 		m.React(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, why, text)
@@ -178,7 +179,7 @@ func (m *inputs) chooseCommand(c Comment, r reply.Result, _ func(), _ func(strin
 }
 
 func (m *inputs) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
-	m.ledger(c.ID, outbox.OutApplied)
+	m.ledger(c.ID, state.LedgerApplied)
 	m.React(c.ID, outbox.ReactUp)
 	m.ReplyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+prose.Banner(m.Set.Config.All, m.S)+"\n```"+m.statusTasks())
 }
@@ -218,7 +219,7 @@ func (m *inputs) statusTasks() string {
 }
 
 func (m *inputs) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
-	m.ledger(c.ID, outbox.OutApplied)
+	m.ledger(c.ID, state.LedgerApplied)
 	m.React(c.ID, outbox.ReactUp)
 	m.ReplyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
 }
@@ -229,7 +230,7 @@ func (m *inputs) stopCommand(c Comment, _ reply.Result, accept func(), refuse fu
 		return
 	}
 	accept()
-	m.Stop("user-abort", "stopped by @"+c.Author)
+	m.Stop(stops.KillUserAbort, "stopped by @"+c.Author)
 }
 
 func (m *inputs) resumeCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
@@ -243,7 +244,7 @@ func (m *inputs) resumeCommand(c Comment, _ reply.Result, accept func(), refuse 
 
 // reportCommand handles the executor's done, fail and progress.
 func (m *inputs) reportCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone || m.S.Status != state.InProgress || m.S.Gate != nil && m.S.Gate.Kind != "approval-"+m.S.Slug {
+	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone || m.S.Status != state.InProgress || m.S.Gate != nil && m.S.Gate.Kind != state.GateApproval(m.S.Slug) {
 		refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
 		return
 	}
@@ -255,7 +256,7 @@ func (m *inputs) backCommand(c Comment, r reply.Result, accept func(), refuse fu
 		refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
 		return
 	}
-	if g := m.S.Gate; g != nil && !strings.HasPrefix(g.Kind, "approval-") && g.Kind != "skill-failed" {
+	if g := m.S.Gate; g != nil && !g.Kind.IsApproval() && g.Kind != state.GateSkillFailed {
 		refuse("gate-open", "answer the open question first; `/autopilot back` can follow once it is decided.")
 		return
 	}
@@ -276,10 +277,10 @@ func (m *inputs) backCommand(c Comment, r reply.Result, accept func(), refuse fu
 }
 
 func (m *inputs) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(string, string)) {
-	if m.S.Status != state.Failed || m.S.Gate == nil || !strings.HasPrefix(m.S.Gate.Kind, "skill-failed") {
+	if m.S.Status != state.Failed || m.S.Gate == nil || m.S.Gate.Kind != state.GateSkillFailed {
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return
 	}
-	m.ledger(c.ID, outbox.OutApplied)
+	m.ledger(c.ID, state.LedgerApplied)
 	m.Answer(c, "A", "via /autopilot retry")
 }

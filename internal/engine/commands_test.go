@@ -40,7 +40,7 @@ func TestSkipNeedsReasonWhereTheStepSaysSo(t *testing.T) {
 				return
 			}
 			res := h.say("maria", tc.body)
-			if res.State.Gate == nil || !strings.HasPrefix(res.State.Gate.Kind, "skip-") {
+			if res.State.Gate == nil || !strings.HasPrefix(string(res.State.Gate.Kind), "skip-") {
 				t.Fatalf("gate = %+v, want the skip confirmation", res.State.Gate)
 			}
 		})

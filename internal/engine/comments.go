@@ -12,7 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
-func (m *inputs) ledger(id int64, outcome string) {
+func (m *inputs) ledger(id int64, outcome state.LedgerOutcome) {
 	if outbox.Handled(m.S, id) {
 		return
 	}
@@ -24,7 +24,7 @@ func (m *inputs) ledger(id int64, outcome string) {
 func (m *inputs) agentComment(c Comment, r reply.Result) {
 	switch {
 	case !agentMay(r):
-		m.ledger(c.ID, outbox.OutNotCommand)
+		m.ledger(c.ID, state.LedgerNotCommand)
 	case c.PermErr:
 		// fail closed: not classified, retried on the next reconcile
 	case !agentPermitted(c, m.Set.AnswerPermission):
@@ -42,7 +42,7 @@ func (m *inputs) comment(c Comment) error {
 		return nil // already classified: duplicates and re-runs are no-ops
 	}
 	if before(c.At, m.S.StartedAt) {
-		m.ledger(c.ID, outbox.OutNotCommand) // older than the run: history, not input
+		m.ledger(c.ID, state.LedgerNotCommand) // older than the run: history, not input
 		return nil
 	}
 	r := parsed(c)
@@ -50,11 +50,11 @@ func (m *inputs) comment(c Comment) error {
 		c.Perm = m.Set.AnswerPermission // permitted when it was answered (NeedsPerm)
 	}
 	if !r.Acts() {
-		m.ledger(c.ID, outbox.OutNotCommand)
+		m.ledger(c.ID, state.LedgerNotCommand)
 		return nil
 	}
 	if c.Bot && !c.Agent {
-		m.ledger(c.ID, outbox.OutNotCommand) // bots never count
+		m.ledger(c.ID, state.LedgerNotCommand) // bots never count
 		return nil
 	}
 	if c.Agent {
@@ -73,7 +73,7 @@ func (m *inputs) comment(c Comment) error {
 		return nil
 	}
 	if r.Attempt {
-		m.ledger(c.ID, "rejected:not-canonical")
+		m.ledger(c.ID, state.RejectedNotCanonical)
 		m.Changed = true
 		m.React(c.ID, outbox.ReactConfuse) // refused: 😕, like every refused comment (PRODUCT §7)
 		m.replyOnce(c, "attempt", r.Hint)
@@ -102,7 +102,7 @@ func agentPermitted(c Comment, min access.Level) bool {
 
 // refuseUnauthorized: 😕 and at most one explanation per user per gate.
 func (m *inputs) refuseUnauthorized(c Comment) {
-	m.ledger(c.ID, "rejected:unauthorized")
+	m.ledger(c.ID, state.RejectedUnauthorized)
 	m.Changed = true
 	m.React(c.ID, outbox.ReactConfuse)
 	key := "unauth:" + strings.ToLower(c.Author) + ":" + m.gateKey()
@@ -116,7 +116,7 @@ func (m *inputs) refuseUnauthorized(c Comment) {
 // write access may have changed it. The author is asked, once, to post a
 // new comment; the edited one is never applied.
 func (m *inputs) refuseEdited(c Comment) {
-	m.ledger(c.ID, "rejected:edited")
+	m.ledger(c.ID, state.RejectedEdited)
 	m.Changed = true
 	m.React(c.ID, outbox.ReactConfuse)
 	m.ReplyTo(c.ID, prose.Edited(c.Author))
@@ -147,7 +147,7 @@ func (m *inputs) choice(c Comment, letter, reason string) {
 		if c.At.After(m.S.UpdatedAt) && !m.S.UpdatedAt.IsZero() && m.S.Run != state.RunStopped {
 			return // may answer a gate whose state write is not visible yet: defer
 		}
-		m.ledger(c.ID, "rejected:no-open-gate")
+		m.ledger(c.ID, state.RejectedNoOpenGate)
 		m.Changed = true
 		m.React(c.ID, outbox.ReactConfuse)
 		return
@@ -160,19 +160,19 @@ func (m *inputs) choice(c Comment, letter, reason string) {
 		if m.alreadyDecided(c) {
 			return
 		}
-		m.ledger(c.ID, "rejected:stale")
+		m.ledger(c.ID, state.RejectedStale)
 		m.React(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, "stale", "this answer was written before the current question was asked, so it was not applied. Please answer the open question below it.")
 		return
 	}
 	if _, ok := g.Option(letter); !ok {
-		m.ledger(c.ID, "rejected:invalid-option")
+		m.ledger(c.ID, state.RejectedInvalidOption)
 		m.Changed = true
 		m.React(c.ID, outbox.ReactConfuse)
 		m.replyOnce(c, "invalid", fmt.Sprintf("`%s` is not one of the options; did you mean one of %s?", letter, strings.Join(strings.Split(g.Letters(), ""), ", ")))
 		return
 	}
-	m.ledger(c.ID, outbox.OutApplied)
+	m.ledger(c.ID, state.LedgerApplied)
 	m.Answer(c, letter, reason)
 }
 
@@ -203,7 +203,7 @@ func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse fu
 		return
 	}
 	st := m.Step()
-	if g := m.S.Gate; g != nil && g.Kind != "approval-"+st.Slug {
+	if g := m.S.Gate; g != nil && g.Kind != state.GateApproval(st.Slug) {
 		refuse("gate-open", "answer the open question first; it decides what happens to this step.")
 		return
 	}
@@ -226,7 +226,7 @@ func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse fu
 
 // tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
 func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
-	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != "jira-auth") {
+	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != state.GateTrackerAuth) {
 		refuse("jira-not-configured", prose.NoTracker)
 		return
 	}
@@ -241,8 +241,8 @@ func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse f
 		m.Changed = true
 	}
 	if r.Cmd == CmdTasksRetry {
-		if m.S.Gate != nil && m.S.Gate.Kind == "jira-auth" {
-			m.ledger(c.ID, outbox.OutApplied)
+		if m.S.Gate != nil && m.S.Gate.Kind == state.GateTrackerAuth {
+			m.ledger(c.ID, state.LedgerApplied)
 			m.Answer(c, "A", "via /autopilot tasks retry")
 			return
 		}

@@ -19,9 +19,9 @@ func TestFoldsKeepTheStateInOneComment(t *testing.T) {
 		s.Completed = append(s.Completed, state.CompletedStep{Step: 1, Slug: "execute", Outcome: fmt.Sprint(i), At: time.Unix(int64(i), 0)})
 	}
 	for id := int64(1); id <= 500; id++ {
-		o := "not-a-command"
+		o := state.LedgerNotCommand
 		if id%100 == 0 {
-			o = "applied"
+			o = state.LedgerApplied
 		}
 		if id == 250 {
 			continue // comment 250 is still unhandled (a failed lookup)

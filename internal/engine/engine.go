@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -141,10 +142,10 @@ func (m *inputs) apply(ev Event) error {
 	case Start:
 		return m.Restart(e)
 	case LabelRemoved:
-		m.Stop("user-abort", "the trigger label was removed"+machine.By(e.Actor))
+		m.Stop(stops.KillUserAbort, "the trigger label was removed"+machine.By(e.Actor))
 	case Closed:
 		if m.S.Run != state.RunDone && m.S.Run != state.RunStopped {
-			m.Stop("user-abort", "the issue was closed")
+			m.Stop(stops.KillUserAbort, "the issue was closed")
 		}
 	case Comment:
 		return m.comment(e)

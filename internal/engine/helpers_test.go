@@ -225,14 +225,14 @@ func repliesTo(effs []state.Effect, id int64) int {
 func ledgerOf(s *state.State, id int64) string {
 	for _, e := range s.Ledger {
 		if e.CommentID == id {
-			return e.Outcome
+			return string(e.Outcome)
 		}
 	}
 	return ""
 }
 
 // progressOf returns the banner status of a step slug.
-func progressOf(s *state.State, slug string) string {
+func progressOf(s *state.State, slug string) state.StepStatus {
 	for _, p := range s.Steps {
 		if p.Slug == slug {
 			return p.Status
@@ -284,7 +284,7 @@ func wantLines(t testing.TB, what, body string, parts ...string) {
 }
 
 // wantGate stops the test unless the state has an open gate of the kind.
-func wantGate(t testing.TB, s *state.State, kind string) *state.Gate {
+func wantGate(t testing.TB, s *state.State, kind state.GateKind) *state.Gate {
 	t.Helper()
 	if s.Gate == nil || s.Gate.Kind != kind {
 		t.Fatalf("gate = %+v, want %s", s.Gate, kind)

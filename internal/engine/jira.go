@@ -70,7 +70,7 @@ type tracked struct {
 }
 
 func trackerSide(t state.Task) tracked {
-	return tracked{Sync: t.Sync, Key: t.Key, URL: t.URL, Error: t.Error, Gone: t.Gone, Remark: t.Remark,
+	return tracked{Sync: string(t.Sync), Key: t.Key, URL: t.URL, Error: t.Error, Gone: t.Gone, Remark: t.Remark,
 		Done: t.Done, SentAt: t.SentAt.UnixNano(), DepsLinked: strings.Join(t.DepsLinked, "\x00")}
 }
 
@@ -97,14 +97,14 @@ func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan 
 // subIssues reports whether the tasks go to GitHub sub-issues (the config's
 // tracker: github, or the answer C at the Jira authentication gate).
 func (m *inputs) subIssues() bool {
-	return m.S.Tracker == config.TrackerGitHub || (m.Set.Config != nil && m.Set.Config.Tracker == config.TrackerGitHub)
+	return m.S.Tracker == state.TrackerGitHub || (m.Set.Config != nil && m.Set.Config.Tracker == config.TrackerGitHub)
 }
 
 // trackerInUse is where the run's tasks go (State.TrackerInUse): GitHub
 // sub-issues (subIssues), none when the run keeps its tasks here or the
 // config says tracker: local, else Jira when it is configured or asked for
 // (a jira: section), else none.
-func (m *inputs) trackerInUse() string {
+func (m *inputs) trackerInUse() state.Tracker {
 	cfg := m.Set.Config
 	switch {
 	case m.subIssues():

@@ -67,7 +67,7 @@ func TestConfigClampingIsWhatTheEngineSees(t *testing.T) {
 		wantStopped(t, h.done("research"), stops.KillMaxHours)
 	})
 	t.Run("max_sessions 500 clamps to 50", func(t *testing.T) {
-		for used, wantRun := range map[int]string{49: state.RunInProgress, 50: state.RunStopped} {
+		for used, wantRun := range map[int]state.RunStatus{49: state.RunInProgress, 50: state.RunStopped} {
 			h := newHarness(t, jiraOff+"limits: {max_sessions: 500}\n")
 			want(t, "clamped", h.set.Config.Limits.MaxSessions, 50)
 			h.runTo("greenfield", "decompose")

@@ -6,6 +6,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 func (m *inputs) recovered(e Recovered) {
@@ -36,6 +37,6 @@ func (m *inputs) unmanaged(e Unmanaged) {
 // notice posts a one-off notice under a fixed marker: posted once, however
 // often the condition is seen.
 func (m *inputs) notice(key, text string) {
-	marker := "<!-- autopilot:notice " + key + " -->"
-	m.Emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
+	mk := marker.Build(marker.Notice, key)
+	m.Emit(state.Effect{Kind: state.EffComment, Marker: mk, Body: mk + "\n" + text})
 }

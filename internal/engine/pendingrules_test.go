@@ -15,7 +15,7 @@ func TestLinkedPRsToRead(t *testing.T) {
 		name           string
 		trigger, issue int
 		all            bool
-		run            string
+		run            state.RunStatus
 		nilState       bool
 		want           []int
 	}{

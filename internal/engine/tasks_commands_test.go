@@ -45,7 +45,7 @@ func TestStateRecordsTheTrackerInUse(t *testing.T) {
 	for _, tc := range []struct {
 		name, cfg   string
 		configured  bool
-		want        string
+		want        state.Tracker
 		mustNot     string
 		replyToSync string
 	}{

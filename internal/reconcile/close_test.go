@@ -137,7 +137,7 @@ func TestClosingTheIssueTransitionsJiraOnlyWhenConfigured(t *testing.T) {
 			n := jw.started()
 			before := len(jw.tr.Calls())
 			outs := jw.mustHandle(jw.closedEvent(n))
-			if len(outs) != 1 || outs[0].Status != state.RunStopped {
+			if len(outs) != 1 || outs[0].Status != string(state.RunStopped) {
 				t.Fatalf("closing did not stop the run: %+v", outs)
 			}
 			if got := len(jw.closeCalls()); got != tc.wantCalls {
@@ -192,7 +192,7 @@ func TestClosingHonoursRetryAfterAcrossPasses(t *testing.T) {
 	if want := limited.At.Add(window); !st.TrackerRetryAt.Equal(want) {
 		t.Fatalf("retry at %v, want %v", st.TrackerRetryAt, want)
 	}
-	if outs[0].Status != state.RunStopped || !strings.Contains(strings.Join(outs[0].Notes, "\n"), "left to move to done") {
+	if outs[0].Status != string(state.RunStopped) || !strings.Contains(strings.Join(outs[0].Notes, "\n"), "left to move to done") {
 		t.Errorf("outcome %+v", outs[0])
 	}
 
@@ -222,7 +222,7 @@ func TestClosingWithoutADoneTransitionLogsAndCarriesOn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
-	if outs[0].Status != state.RunStopped {
+	if outs[0].Status != string(state.RunStopped) {
 		t.Errorf("the GitHub side did not go on: %+v", outs[0])
 	}
 	if got := doneInState(jw.state(n)); got != "PROJ-2" {
@@ -294,7 +294,7 @@ func TestClosingWithTasksStillWaitingCreatesThenClosesThem(t *testing.T) {
 	jw.tick(window + time.Minute)
 	before := len(jw.tr.Calls())
 	outs := jw.mustHandle(jw.closedEvent(n))
-	if len(outs) != 1 || outs[0].Status != state.RunStopped {
+	if len(outs) != 1 || outs[0].Status != string(state.RunStopped) {
 		t.Fatalf("closing did not stop the run: %+v", outs)
 	}
 	if got := jw.doneInJira(); got != "PROJ-1,PROJ-2" {

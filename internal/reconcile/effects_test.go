@@ -320,7 +320,7 @@ func TestOutcomeReportsState(t *testing.T) {
 	outs := w.mustHandle(w.event("issues", "closed", n, "maria"))
 	o := outs[0]
 	st := w.state(n)
-	if o.Issue != n || o.Flow != "greenfield" || o.Status != state.RunStopped || o.Version != st.Version || o.Stop == "" || !o.Wrote {
+	if o.Issue != n || o.Flow != "greenfield" || o.Status != string(state.RunStopped) || o.Version != st.Version || o.Stop == "" || !o.Wrote {
 		t.Errorf("outcome %+v vs state v%d", o, st.Version)
 	}
 }

@@ -371,7 +371,7 @@ func (ru *run) outcome() Outcome {
 		o.Decision = ru.node.Decision()
 	}
 	if s := ru.state(); s != nil {
-		o.Flow, o.Step, o.Status, o.Version = s.Flow, s.Slug, s.Run, s.Version
+		o.Flow, o.Step, o.Status, o.Version = s.Flow, s.Slug, string(s.Run), s.Version
 		if s.Stop != nil {
 			o.Stop = s.Stop.Reason
 		}

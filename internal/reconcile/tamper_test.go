@@ -258,7 +258,7 @@ func TestLostUpdateIsReapplied(t *testing.T) {
 	if len(st.Completed) != 1 || st.Completed[0].Slug != "problem" {
 		t.Errorf("completed %v: the concurrent run's change was lost", st.Completed)
 	}
-	if st.Run != state.RunStopped || outs[0].Status != state.RunStopped {
+	if st.Run != state.RunStopped || outs[0].Status != string(state.RunStopped) {
 		t.Errorf("run %s: the racing run's close was lost", st.Run)
 	}
 	if got := len(w.botComments(n, state.Marker)); got != 1 {

@@ -109,7 +109,7 @@ func (w *World) replies(n int, id int64) []fakegithub.Comment {
 func outcome(s *state.State, id int64) string {
 	for _, e := range s.Ledger {
 		if e.CommentID == id {
-			return e.Outcome
+			return string(e.Outcome)
 		}
 	}
 	return ""

@@ -121,7 +121,7 @@ func (w *World) CheckLedger(n int, skip []int64, lazy func(int64) bool) []Violat
 	outcome := map[int64]string{}
 	for _, e := range s.Ledger {
 		count[e.CommentID]++
-		outcome[e.CommentID] = e.Outcome
+		outcome[e.CommentID] = string(e.Outcome)
 	}
 	for id, c := range count {
 		if c > 1 {
@@ -223,7 +223,7 @@ func DerivedLabels(s *state.State) []string {
 	if s.Slug != "" {
 		out = append(out, "autopilot/step:"+s.Slug)
 	}
-	out = append(out, "autopilot/status:"+s.Run)
+	out = append(out, "autopilot/status:"+string(s.Run))
 	if s.Flow != "" {
 		out = append(out, "autopilot/flow:"+s.Flow)
 	}
@@ -270,7 +270,7 @@ func (w *World) CheckConvergence(n int, want *Expected) []Violation {
 func compare(s *state.State, e *Expected) []Violation {
 	var v []Violation
 	bad := func(format string, args ...any) { v = append(v, violation("I3", format, args...)) }
-	if s.Flow != e.Flow || s.Slug != e.Slug || s.Run != e.Run {
+	if s.Flow != e.Flow || s.Slug != e.Slug || string(s.Run) != e.Run {
 		bad("at %s/%s (%s), oracle says %s/%s (%s)", s.Flow, s.Slug, s.Run, e.Flow, e.Slug, e.Run)
 	}
 	stop := ""
@@ -282,7 +282,7 @@ func compare(s *state.State, e *Expected) []Violation {
 	}
 	gate := ""
 	if s.Gate != nil {
-		gate = s.Gate.Kind
+		gate = string(s.Gate.Kind)
 	}
 	if gate != e.GateKind {
 		bad("open gate %q, oracle says %q", gate, e.GateKind)
@@ -299,7 +299,7 @@ func compare(s *state.State, e *Expected) []Violation {
 	}
 	got := map[int64]string{}
 	for _, l := range s.Ledger {
-		got[l.CommentID] = l.Outcome
+		got[l.CommentID] = string(l.Outcome)
 	}
 	ids := make([]int64, 0, len(e.Ledger))
 	for id := range e.Ledger {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // Key decisions are kept forever (PRODUCT §6) but not all in the state: the
@@ -29,21 +31,15 @@ type DecisionArchive struct {
 // the "earlier" link each archive carries.
 const MaxArchives = 20
 
-const archivePrefix = "<!-- autopilot:decisions "
-
 // ArchiveMarker is the hidden first line of the archive of decisions from
 // to to.
 func ArchiveMarker(from, to int) string {
-	return fmt.Sprintf("%s%d-%d -->", archivePrefix, from, to)
+	return marker.Build(marker.Decisions, fmt.Sprintf("%d-%d", from, to))
 }
 
 // ParseArchiveMarker reads the range of an archive marker.
 func ParseArchiveMarker(m string) (from, to int, ok bool) {
-	r, ok := strings.CutPrefix(m, archivePrefix)
-	if !ok {
-		return 0, 0, false
-	}
-	r, ok = strings.CutSuffix(r, " -->")
+	r, ok := marker.Args(m, marker.Decisions)
 	a, b, cut := strings.Cut(r, "-")
 	if !ok || !cut {
 		return 0, 0, false

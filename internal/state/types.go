@@ -5,7 +5,11 @@
 // truth. This package never does I/O.
 package state
 
-import "time"
+import (
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
+)
 
 // SchemaVersion is the machine block's schema version. Schema 2 renamed
 // the tracker fields that schema 1 named after Jira (jira_enabled,
@@ -13,24 +17,32 @@ import "time"
 const SchemaVersion = 2
 
 // Marker is the first line of every state comment.
-const Marker = "<!-- autopilot:state -->"
+const Marker = marker.Prefix + marker.State + marker.Suffix
+
+// StepStatus is the status of a step (State.Status, StepProgress.Status),
+// as in the seeds.
+type StepStatus string
 
 // Step status values, as in the seeds.
 const (
-	NotStarted = "not_started"
-	InProgress = "in_progress"
-	Completed  = "completed"
-	Skipped    = "skipped"
-	Failed     = "failed"
+	NotStarted StepStatus = "not_started"
+	InProgress StepStatus = "in_progress"
+	Completed  StepStatus = "completed"
+	Skipped    StepStatus = "skipped"
+	Failed     StepStatus = "failed"
 )
+
+// RunStatus is the run status behind the label autopilot/status:<s>
+// (State.Run, Stop.Resume).
+type RunStatus string
 
 // Run status values; each maps to the label autopilot/status:<s>.
 const (
-	RunInProgress       = "in-progress"
-	RunAwaitingDecision = "awaiting-decision"
-	RunFailed           = "failed"
-	RunDone             = "done"
-	RunStopped          = "stopped"
+	RunInProgress       RunStatus = "in-progress"
+	RunAwaitingDecision RunStatus = "awaiting-decision"
+	RunFailed           RunStatus = "failed"
+	RunDone             RunStatus = "done"
+	RunStopped          RunStatus = "stopped"
 )
 
 // State is everything autopilot knows about one issue's run.
@@ -41,16 +53,16 @@ type State struct {
 	Issue   int    `json:"issue"`
 	Title   string `json:"title,omitempty"`
 
-	Flow   string `json:"flow"`
-	Step   int    `json:"step"` // 1-based index into the flow's steps; 0 when done
-	Slug   string `json:"slug"` // current step slug ("done" when finished)
-	Name   string `json:"name"` // current step display name
-	Status string `json:"status"`
+	Flow   string     `json:"flow"`
+	Step   int        `json:"step"` // 1-based index into the flow's steps; 0 when done
+	Slug   string     `json:"slug"` // current step slug ("done" when finished)
+	Name   string     `json:"name"` // current step display name
+	Status StepStatus `json:"status"`
 	// Run is the run status behind the autopilot/status:<s> label.
-	Run        string  `json:"run"`
-	SubStep    SubStep `json:"sub_step"`
-	RetryCount int     `json:"retry_count"`
-	Cycle      int     `json:"cycle"`
+	Run        RunStatus `json:"run"`
+	SubStep    SubStep   `json:"sub_step"`
+	RetryCount int       `json:"retry_count"`
+	Cycle      int       `json:"cycle"`
 
 	// Steps holds per-step progress for the status banner, in flow order.
 	Steps []StepProgress `json:"steps"`
@@ -83,11 +95,11 @@ type State struct {
 	// Tracker is "github" once someone chose "Create the tasks as GitHub
 	// sub-issues instead" at the Jira authentication gate: the tasks then go
 	// to sub-issues whatever the config says.
-	Tracker string `json:"tracker,omitempty"`
+	Tracker Tracker `json:"tracker,omitempty"`
 	// TrackerInUse is where this run's tasks go as the last write saw it
 	// (TrackerJira, TrackerGitHub or TrackerLocal): the config's tracker,
 	// or GitHub after the answer above. The state comment names it.
-	TrackerInUse string `json:"tracker_in_use,omitempty"`
+	TrackerInUse Tracker `json:"tracker_in_use,omitempty"`
 
 	Gate *Gate `json:"gate,omitempty"`
 
@@ -174,10 +186,10 @@ const AwaitingInvocation = "awaiting-invocation"
 
 // StepProgress is one row of the status banner.
 type StepProgress struct {
-	Slug    string `json:"slug"`
-	Status  string `json:"status"`
-	Retries int    `json:"retries,omitempty"`
-	Note    string `json:"note,omitempty"` // e.g. "5 tasks", "batch 2 of ~4"
+	Slug    string     `json:"slug"`
+	Status  StepStatus `json:"status"`
+	Retries int        `json:"retries,omitempty"`
+	Note    string     `json:"note,omitempty"` // e.g. "5 tasks", "batch 2 of ~4"
 	// Declared: Note counts declared tasks and outlives completion.
 	Declared bool `json:"declared,omitempty"`
 }
@@ -231,13 +243,17 @@ const (
 	KindTask = "task"
 )
 
+// SyncState is a task's tracker sync state (Task.Sync), whatever the
+// tracker.
+type SyncState string
+
 // Tracker sync states of a task (Task.Sync), whatever the tracker.
 const (
-	SyncPending = "pending" // not yet sent (or the tracker is disabled)
-	SyncSending = "sending" // idempotency key recorded, create sent, outcome unknown
-	SyncCreated = "created" // tracker key known
-	SyncFailed  = "failed"  // rejected by the tracker (validation); needs a human
-	SyncLocal   = "local"   // kept in the issue only: no tracker (State.TrackerOff)
+	SyncPending SyncState = "pending" // not yet sent (or the tracker is disabled)
+	SyncSending SyncState = "sending" // idempotency key recorded, create sent, outcome unknown
+	SyncCreated SyncState = "created" // tracker key known
+	SyncFailed  SyncState = "failed"  // rejected by the tracker (validation); needs a human
+	SyncLocal   SyncState = "local"   // kept in the issue only: no tracker (State.TrackerOff)
 )
 
 // TrackerNotConfigured is State.TrackerOff when no tracker is set up: the
@@ -261,7 +277,7 @@ type Task struct {
 	// IdemKey is recorded before the create and stored on the tracker's
 	// issue (a Jira label, a sub-issue's hidden marker).
 	IdemKey   string    `json:"idem_key"`
-	Sync      string    `json:"sync"`          // sync state (SyncPending...)
+	Sync      SyncState `json:"sync"`          // sync state (SyncPending...)
 	Key       string    `json:"key,omitempty"` // the tracker's key: PROJ-12 (Jira) or #12 (sub-issue)
 	URL       string    `json:"url,omitempty"`
 	SentAt    time.Time `json:"sent_at,omitempty"` // when the create was sent
@@ -302,7 +318,7 @@ type Option struct {
 // Gate is an open Choose block waiting for an answer.
 type Gate struct {
 	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
+	Kind      GateKind  `json:"kind"`
 	Title     string    `json:"title"` // e.g. "DECISION REQUIRED: ..." or "SKILL FAILED: ..."
 	Details   []string  `json:"details,omitempty"`
 	Options   []Option  `json:"options"`
@@ -334,11 +350,10 @@ func (g *Gate) Option(letter string) (Option, bool) {
 	return Option{}, false
 }
 
-// LedgerEntry classifies one comment. Outcome is "applied",
-// "rejected:<reason>", "not-a-command" or "deferred".
+// LedgerEntry classifies one comment (see LedgerOutcome).
 type LedgerEntry struct {
-	CommentID int64  `json:"id"`
-	Outcome   string `json:"o"`
+	CommentID int64         `json:"id"`
+	Outcome   LedgerOutcome `json:"o"`
 }
 
 // PRCheck is the bot's record of the check run on one linked PR's head.
@@ -363,7 +378,7 @@ type Stop struct {
 	Hint   string    `json:"hint"`
 	At     time.Time `json:"at"`
 	// Resume is the run status to restore on /autopilot resume.
-	Resume string `json:"resume,omitempty"`
+	Resume RunStatus `json:"resume,omitempty"`
 }
 
 // Limits tracks the loop limits of seed 004.

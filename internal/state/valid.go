@@ -43,12 +43,12 @@ var (
 	taskKinds    = set(KindEpic, KindTask)
 	syncStates   = set(SyncPending, SyncSending, SyncCreated, SyncFailed, SyncLocal)
 	trackerOffs  = set("", TrackerNotConfigured)
-	trackersUsed = set("", TrackerJira, TrackerGitHub, TrackerLocal)
+	trackersUsed = set[Tracker]("", TrackerJira, TrackerGitHub, TrackerLocal)
 	goneStates   = set(IssueDeleted, IssueNotFound, IssueTransferred)
 )
 
-func set(vs ...string) map[string]bool {
-	m := make(map[string]bool, len(vs))
+func set[T ~string](vs ...T) map[T]bool {
+	m := make(map[T]bool, len(vs))
 	for _, v := range vs {
 		m[v] = true
 	}

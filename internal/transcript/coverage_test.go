@@ -174,9 +174,14 @@ func readTranscripts(t *testing.T, dir string) map[string]*transcript.File {
 }
 
 // gateKinds reads the engine's openGate calls: the kind is the first
-// argument, a string or a string plus the step's slug ("skip-"+slug is
-// kind "skip").
+// argument, a state.GateKind constant or a call of one of state's
+// per-step kinds on the step's slug (state.GateSkip(slug) is kind "skip").
 func gateKinds(t *testing.T) []string {
+	consts := gateKindConsts(t)
+	perStep := map[string]func(string) state.GateKind{
+		"GateApproval": state.GateApproval, "GateConfirm": state.GateConfirm,
+		"GateSkip": state.GateSkip, "GateRollback": state.GateRollback,
+	}
 	seen := map[string]bool{}
 	for _, file := range parseDir(t, "../engine") {
 		ast.Inspect(file, func(n ast.Node) bool {
@@ -188,17 +193,19 @@ func gateKinds(t *testing.T) []string {
 			if !ok || sel.Sel.Name != "openGate" || len(call.Args) == 0 {
 				return true
 			}
-			arg := call.Args[0]
-			if bin, ok := arg.(*ast.BinaryExpr); ok && bin.Op == token.ADD {
-				arg = bin.X
+			switch arg := call.Args[0].(type) {
+			case *ast.SelectorExpr:
+				if v, ok := consts[arg.Sel.Name]; ok {
+					seen[v] = true
+					return true
+				}
+			case *ast.CallExpr:
+				if f, ok := arg.Fun.(*ast.SelectorExpr); ok && perStep[f.Sel.Name] != nil {
+					seen[strings.TrimSuffix(string(perStep[f.Sel.Name]("")), "-")] = true
+					return true
+				}
 			}
-			lit, ok := arg.(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				t.Errorf("%s: openGate's kind is not a string literal (+ slug); teach gateKinds to read it", fset.Position(call.Pos()))
-				return true
-			}
-			s, _ := strconv.Unquote(lit.Value)
-			seen[strings.TrimSuffix(s, "-")] = true
+			t.Errorf("%s: openGate's kind is not a state.GateKind constant or per-step kind; teach gateKinds to read it", fset.Position(call.Pos()))
 			return true
 		})
 	}
@@ -206,6 +213,37 @@ func gateKinds(t *testing.T) []string {
 		t.Fatal("found no openGate calls in internal/engine")
 	}
 	return sorted(seen)
+}
+
+// gateKindConsts reads package state's GateKind constants: name → value.
+func gateKindConsts(t *testing.T) map[string]string {
+	out := map[string]string{}
+	for _, file := range parseDir(t, "../state") {
+		for _, d := range file.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "GateKind" {
+					continue
+				}
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						out[name.Name], _ = strconv.Unquote(lit.Value)
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("found no GateKind constants in internal/state")
+	}
+	return out
 }
 
 // eventTypes reads the engine's event types: those with an eventName

@@ -218,7 +218,7 @@ func desiredCheck(cfg *config.Config, answer access.Level, s *state.State, r sta
 		}
 	case s.Run == state.RunFailed || s.Run == state.RunStopped:
 		c.Conclusion = CheckFailure
-		c.Title = "The run " + s.Run
+		c.Title = "The run " + string(s.Run)
 		if s.Stop != nil {
 			c.Title += ": " + s.Stop.Reason
 		}

@@ -86,7 +86,7 @@ func (m *M) reopenFailed() {
 // run failed.
 func (m *M) openSkillFailed(reason string) {
 	st := m.Step()
-	m.openGate("skill-failed", fmt.Sprintf("SKILL FAILED: %s — %d consecutive failures", st.Name, MaxRetries),
+	m.openGate(state.GateSkillFailed, fmt.Sprintf("SKILL FAILED: %s — %d consecutive failures", st.Name, MaxRetries),
 		[]string{
 			fmt.Sprintf("Step: %d — %s", m.S.Step, st.Name),
 			fmt.Sprintf("SubStep: %d — %s", m.S.SubStep.Phase, m.S.SubStep.Name),

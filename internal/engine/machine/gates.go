@@ -8,6 +8,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -15,7 +16,7 @@ import (
 
 // openGate records a Choose block in the state and posts it. The gate's
 // marker makes the post idempotent.
-func (m *M) openGate(kind, title string, details []string, opts []state.Option, rec, reason string) {
+func (m *M) openGate(kind state.GateKind, title string, details []string, opts []state.Option, rec, reason string) {
 	m.S.Seq++
 	id := fmt.Sprintf("g%d-%s", m.S.Seq, kind)
 	if len(id) > 64 {
@@ -69,9 +70,9 @@ func (m *M) jiraOff(why string) {
 
 func (m *M) openJiraFailed(detail string) {
 	details := []string{"Detail: " + textsafe.Code(prose.OneLine(detail, 160))}
-	if m.S.Tracker == config.TrackerGitHub || m.Set.Config.Tracker == config.TrackerGitHub {
+	if m.S.Tracker == state.TrackerGitHub || m.Set.Config.Tracker == config.TrackerGitHub {
 		// The tracker is GitHub itself: the same question, in its words.
-		m.openGate("jira-auth", "GitHub sub-issues authentication failed", details,
+		m.openGate(state.GateTrackerAuth, "GitHub sub-issues authentication failed", details,
 			[]state.Option{{Letter: "A", Text: "Retry authentication", Action: state.ActJiraRetry}, {Letter: "B", Text: "Continue without sub-issues (tasks saved locally only)", Action: state.ActJiraOff}},
 			"A", "sub-issues carry task referencing, dependency tracking and batching; without them, tasks keep numeric ids (01_…) and wait as GitHub: pending")
 		m.S.Gate.Next = m.S.Slug
@@ -81,7 +82,7 @@ func (m *M) openJiraFailed(detail string) {
 	if m.Set.SubIssues {
 		opts = append(opts, state.Option{Letter: "C", Text: "Create the tasks as GitHub sub-issues instead", Action: state.ActTrackerGitHub})
 	}
-	m.openGate("jira-auth", "Jira authentication failed", details,
+	m.openGate(state.GateTrackerAuth, "Jira authentication failed", details,
 		opts, "A", "Jira IDs drive task referencing, dependency tracking and batching; without Jira, tasks keep numeric ids (01_…) and wait as Jira: pending")
 	m.S.Gate.Next = m.S.Slug
 }
@@ -124,7 +125,7 @@ func (m *M) openApprovalGate(st flow.Step) {
 	m.S.Status = state.InProgress
 	m.setProgress(state.InProgress)
 	m.S.SubStep = state.SubStep{Phase: 0, Name: awaitingReview, Detail: prose.OneLine(st.Produces, 120)}
-	m.openGate("approval-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Code(st.Produces)},
+	m.openGate(state.GateApproval(st.Slug), fmt.Sprintf("DECISION REQUIRED: %s — approve and continue?", st.Name), []string{"Review: " + textsafe.Code(st.Produces)},
 		[]state.Option{{Letter: "A", Text: "Approve and continue", Action: state.ActApprove}, {Letter: "B", Text: "Request changes (the executor revises, then this asks again)", Action: state.ActChanges}, {Letter: "C", Text: "Abort the run", Action: state.ActAbort}},
 		"A", "approve once the configuration matches the repositories you mean to change")
 }
@@ -183,7 +184,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		// From now on the tasks go to GitHub sub-issues (the reconciler
 		// reads State.Tracker); they are synced at once.
 		t := true
-		m.S.Tracker = config.TrackerGitHub
+		m.S.Tracker = state.TrackerGitHub
 		m.S.TrackerEnabled, m.S.TrackerOff, m.S.TrackerNote = &t, "", ""
 		if m.HasPendingTasks() {
 			m.Ask(events.Query{Kind: events.QJiraSync})
@@ -207,7 +208,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		m.confirmSkip(m.pendingSkipReason(g), requester, c)
 	},
 	state.ActAbort: func(m *M, g *state.Gate, _ string, c events.Comment) {
-		m.Stop("user-abort", "aborted by @"+c.Author+" at "+g.Title)
+		m.Stop(stops.KillUserAbort, "aborted by @"+c.Author+" at "+g.Title)
 	},
 	state.ActConfirm: func(m *M, _ *state.Gate, _ string, _ events.Comment) { m.confirmed() },
 	state.ActExecute: func(m *M, _ *state.Gate, _ string, _ events.Comment) { m.keepStep() },
@@ -232,7 +233,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		m.proceedAfterBoundary()
 	},
 	state.ActLowConfStop: func(m *M, _ *state.Gate, _ string, c events.Comment) {
-		m.Stop("low-confidence-fallback", "stopped by @"+c.Author+" after a low-confidence report")
+		m.Stop(stops.KillLowConfidence, "stopped by @"+c.Author+" after a low-confidence report")
 	},
 }
 
@@ -292,7 +293,7 @@ func (m *M) OpenSkipGate(reason, requester string) {
 	if deps := m.dependents(); deps != "" {
 		details = append(details, "Warning: later steps ("+deps+") may depend on its output.")
 	}
-	m.openGate("skip-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Skip %s?", st.Name), details,
+	m.openGate(state.GateSkip(st.Slug), fmt.Sprintf("DECISION REQUIRED: Skip %s?", st.Name), details,
 		[]state.Option{{Letter: "A", Text: "Skip " + st.Name + " (with the warning above)", Action: state.ActSkipReason.With(requester)}, {Letter: "B", Text: "Execute the step", Action: state.ActExecute}},
 		"B", "skipped steps leave gaps later steps may rely on")
 }
@@ -308,7 +309,7 @@ func (m *M) dependents() string {
 
 // OpenRollbackGate asks to confirm going back to st: later steps run again.
 func (m *M) OpenRollbackGate(st flow.Step) {
-	m.openGate("rollback-"+st.Slug, fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
+	m.openGate(state.GateRollback(st.Slug), fmt.Sprintf("ROLLBACK: Re-run %s?", st.Name), []string{"Warning: this returns the run to " + st.Name + "; later steps run again and their outputs may be overwritten."},
 		[]state.Option{{Letter: "A", Text: "Re-run " + st.Name + " (later steps run again)", Action: state.ActBack.With(st.Slug)}, {Letter: "B", Text: "Stay on the current step", Action: state.ActStay}},
 		"B", "re-running discards later progress; choose A only if the earlier output was wrong")
 }

@@ -42,7 +42,7 @@ func (m *M) killSwitches(done flow.Step) bool {
 		if m.S.Limits.Iterations <= 1 {
 			// First iteration: hand the decision to a human.
 			m.S.Run = state.RunAwaitingDecision
-			m.openGate("low-confidence", fmt.Sprintf("DECISION REQUIRED: Low confidence (%.2f < %.2f) after %s — continue?", conf, lim.ConfidenceThreshold, done.Name), nil,
+			m.openGate(state.GateLowConfidence, fmt.Sprintf("DECISION REQUIRED: Low confidence (%.2f < %.2f) after %s — continue?", conf, lim.ConfidenceThreshold, done.Name), nil,
 				[]state.Option{{Letter: "A", Text: "Continue with the next step", Action: state.ActLowConfContinue}, {Letter: "B", Text: "Stop here and take over by hand", Action: state.ActLowConfStop}},
 				"B", "the executor itself reported low confidence")
 			return true
@@ -115,11 +115,11 @@ func (m *M) Tick(e events.Tick) {
 		return
 	}
 	if e.BudgetLow {
-		m.Stop("resource-overload", "the API rate budget is nearly spent")
+		m.Stop(stops.KillResource, "the API rate budget is nearly spent")
 		return
 	}
 	if m.hoursExceeded() {
-		m.Stop("max-hours-exceeded", fmt.Sprintf("the run has been going for more than %.1f hours", m.Set.Config.Limits.MaxHours))
+		m.Stop(stops.KillMaxHours, fmt.Sprintf("the run has been going for more than %.1f hours", m.Set.Config.Limits.MaxHours))
 	}
 }
 

@@ -14,6 +14,7 @@ package machine
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -22,6 +23,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // M is one Apply call's walk: the run's state and flow, the clock, and
@@ -87,7 +89,7 @@ func (m *M) Ask(q events.Query) { m.Qs = append(m.Qs, q) }
 func (m *M) nextMarker(kind string) string {
 	m.S.Seq++
 	m.Changed = true
-	return fmt.Sprintf("<!-- autopilot:%s %d-%d -->", kind, m.S.Issue, m.S.Seq)
+	return marker.Build(kind, fmt.Sprintf("%d-%d", m.S.Issue, m.S.Seq))
 }
 
 // Post emits a new bot comment with a unique marker.
@@ -99,8 +101,8 @@ func (m *M) Post(kind, text string) {
 // ReplyTo posts a reply to a comment; its marker is keyed by the comment id,
 // so a reply is idempotent across runs without a state write.
 func (m *M) ReplyTo(id int64, text string) {
-	marker := fmt.Sprintf("<!-- autopilot:reply %d -->", id)
-	m.Emit(state.Effect{Kind: state.EffComment, Marker: marker, Body: marker + "\n" + text})
+	mk := marker.Build(marker.Reply, strconv.FormatInt(id, 10))
+	m.Emit(state.Effect{Kind: state.EffComment, Marker: mk, Body: mk + "\n" + text})
 }
 
 // React adds a reaction to a comment (none for id 0: a click has no comment).

@@ -48,7 +48,7 @@ func (m *M) Start(e events.Start) error {
 			}
 			opts = append(opts, state.Option{Letter: prose.Letter(i), Text: "Run the " + c + " flow", Action: state.ActFlow.With(c)})
 		}
-		m.openGate("flow-select", "DECISION REQUIRED: Which flow should autopilot run on this issue?", nil, opts,
+		m.openGate(state.GateFlowSelect, "DECISION REQUIRED: Which flow should autopilot run on this issue?", nil, opts,
 			"A", "the repository's contents match more than one flow; the first match is the usual one")
 		return nil
 	}
@@ -128,7 +128,7 @@ func (m *M) enter(n int) {
 func (m *M) continueStep() {
 	st := m.Step()
 	if st.Confirm {
-		m.openGate("confirm-"+st.Slug, fmt.Sprintf("DECISION REQUIRED: Start %s? This step is irreversible.", st.Name), nil,
+		m.openGate(state.GateConfirm(st.Slug), fmt.Sprintf("DECISION REQUIRED: Start %s? This step is irreversible.", st.Name), nil,
 			[]state.Option{{Letter: "A", Text: "Start " + st.Name + " now", Action: state.ActConfirm}, {Letter: "B", Text: "Stop the run here", Action: state.ActAbort}},
 			"A", "the earlier steps are complete")
 		return
@@ -215,7 +215,7 @@ func (m *M) Step() flow.Step {
 	return st
 }
 
-func (m *M) setProgress(status string) {
+func (m *M) setProgress(status state.StepStatus) {
 	if i := m.S.Step - 1; i >= 0 && i < len(m.S.Steps) {
 		m.S.Steps[i].Status = status
 		if status == state.Completed || status == state.Skipped {
@@ -311,7 +311,7 @@ func (m *M) proceed(done flow.Step) {
 		if m.F.Loop != nil {
 			m.S.LastSession = m.session("cycle complete", fmt.Sprintf("cycle %d finished", m.S.Cycle))
 			m.S.Run = state.RunAwaitingDecision
-			m.openGate("next-cycle", fmt.Sprintf("DECISION REQUIRED: Cycle %d complete — start the next feature?", m.S.Cycle), nil,
+			m.openGate(state.GateNextCycle, fmt.Sprintf("DECISION REQUIRED: Cycle %d complete — start the next feature?", m.S.Cycle), nil,
 				[]state.Option{{Letter: "A", Text: "Start the next feature (cycle " + fmt.Sprint(m.S.Cycle+1) + ", back to " + m.F.Steps[m.F.Index(m.F.Loop.To)].Name + ")", Action: state.ActNextCycle},
 					{Letter: "B", Text: "Finish the run here", Action: state.ActFinish}},
 				"B", "start the next feature only when one is ready to describe")
@@ -333,7 +333,7 @@ func (m *M) proceed(done flow.Step) {
 		}
 		summary = append(summary, m.nextLine())
 		work := nst.Work()
-		m.openGate("session-boundary", fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, work), summary,
+		m.openGate(state.GateSessionBoundary, fmt.Sprintf("DECISION REQUIRED: %s complete — start %s?", done.Name, work), summary,
 			[]state.Option{{Letter: "A", Text: "Start " + work + " with a fresh executor session (recommended)", Action: state.ActFreshSession},
 				{Letter: "B", Text: "Continue in the current executor session", Action: state.ActContinueSession}},
 			"A", work+" is a long phase; fresh context helps")

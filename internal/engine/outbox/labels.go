@@ -27,7 +27,7 @@ func Labels(s *state.State) []string {
 	if s.Slug != "" {
 		out = append(out, "autopilot/step:"+s.Slug)
 	}
-	out = append(out, "autopilot/status:"+s.Run)
+	out = append(out, "autopilot/status:"+string(s.Run))
 	if s.Flow != "" {
 		out = append(out, "autopilot/flow:"+s.Flow)
 	}

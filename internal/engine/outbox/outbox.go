@@ -117,7 +117,7 @@ func OwedReactions(stored *state.State, read []Rollup) []state.Effect {
 	}
 	outcomes := map[int64]string{}
 	for _, e := range stored.Ledger {
-		outcomes[e.CommentID] = e.Outcome
+		outcomes[e.CommentID] = string(e.Outcome)
 	}
 	var out []state.Effect
 	for _, c := range read {

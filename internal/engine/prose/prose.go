@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/choose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -77,9 +78,9 @@ func Banner(flows flow.Set, s *state.State) string {
 	}
 	rows := make([]choose.Row, len(f.Steps))
 	for i, st := range f.Steps {
-		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: state.NotStarted}
+		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: string(state.NotStarted)}
 		if i < len(s.Steps) {
-			r.Status, r.Retries, r.Note = s.Steps[i].Status, s.Steps[i].Retries, s.Steps[i].Note
+			r.Status, r.Retries, r.Note = string(s.Steps[i].Status), s.Steps[i].Retries, s.Steps[i].Note
 		}
 		rows[i] = r
 	}
@@ -271,7 +272,7 @@ func Prompt(f *flow.Flow, s *state.State, st flow.Step, agent, tmpl string, atte
 }
 
 // GateMarker is the hidden first line of a gate's Choose comment.
-func GateMarker(id string) string { return "<!-- autopilot:gate " + id + " -->" }
+func GateMarker(id string) string { return marker.Build(marker.Gate, id) }
 
 // Gate renders the Choose block of a gate.
 func Gate(g *state.Gate) string {

@@ -139,7 +139,7 @@ func newSync(t *testing.T, ts []state.Task, o Options) *Sync {
 func syncState(ts []state.Task) string {
 	var out []string
 	for _, t := range ts {
-		s := t.ID + ":" + t.Sync
+		s := t.ID + ":" + string(t.Sync)
 		if t.Key != "" {
 			s += "=" + t.Key
 		}

@@ -525,8 +525,8 @@ func (sw *sweeping) run(ctx context.Context, list []forge.Issue) {
 func (r *Router) unlabeledRuns(ctx context.Context) ([]forge.Issue, error) {
 	var out []forge.Issue
 	seen := map[int]bool{}
-	for _, st := range []string{state.RunInProgress, state.RunAwaitingDecision, state.RunFailed} {
-		list, err := r.Forge.ListOpenIssues(ctx, "autopilot/status:"+st)
+	for _, st := range []state.RunStatus{state.RunInProgress, state.RunAwaitingDecision, state.RunFailed} {
+		list, err := r.Forge.ListOpenIssues(ctx, "autopilot/status:"+string(st))
 		if err != nil {
 			return nil, fmt.Errorf("sweep: list issues with status %s: %w", st, err)
 		}

@@ -294,7 +294,8 @@ func TestSyncLinksToAnEpicAlreadyInJira(t *testing.T) {
 	r := newRig(0)
 	first := r.sync(t, []state.Task{task("01", state.KindEpic, "Auth", "")}, nil)
 	tests := []struct {
-		name, epic, wantLink, wantJira string
+		name, epic, wantLink string
+		wantJira             state.SyncState
 	}{
 		{"existing epic key", first.Tasks[0].Key, "PROJ-1", state.SyncCreated},
 		{"unknown epic key is rejected by Jira", "OTHER-12", "", state.SyncFailed},
@@ -637,7 +638,7 @@ func countOps(calls []tracker.SandboxCall, op string) int {
 	return n
 }
 
-func countJira(ts []state.Task, jira string) int {
+func countJira(ts []state.Task, jira state.SyncState) int {
 	n := 0
 	for _, t := range ts {
 		if t.Sync == jira {

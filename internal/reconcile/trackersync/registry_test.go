@@ -39,7 +39,7 @@ func TestTrackersPickedByConfigurationAndTheGateChoice(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		cfg      string
-		chosen   string
+		chosen   state.Tracker
 		wantName string
 		readBack bool
 		none     bool
@@ -47,7 +47,7 @@ func TestTrackersPickedByConfigurationAndTheGateChoice(t *testing.T) {
 		{"default: Jira", "", "", "Jira", false, false},
 		{"tracker: jira", config.TrackerJira, "", "Jira", false, false},
 		{"tracker: github", config.TrackerGitHub, "", "GitHub", true, false},
-		{"sub-issues chosen at the gate", config.TrackerJira, config.TrackerGitHub, "GitHub", true, false},
+		{"sub-issues chosen at the gate", config.TrackerJira, state.TrackerGitHub, "GitHub", true, false},
 		{"tracker: local", config.TrackerLocal, "", "local", false, true},
 	} {
 		tr, caps, err := src.For(&config.Config{Tracker: tc.cfg}, &state.State{Tracker: tc.chosen}, 7)

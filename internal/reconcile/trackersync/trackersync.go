@@ -86,7 +86,7 @@ func newSubIssues(src Source, _ *config.Config, st *state.State, number int) (tr
 // tasks stay in the issue.
 func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.Tracker, tasksync.Caps, error) {
 	kind := cfg.Tracker
-	if st != nil && st.Tracker == config.TrackerGitHub {
+	if st != nil && st.Tracker == state.TrackerGitHub {
 		kind = config.TrackerGitHub
 	}
 	reg, ok := Registry[kind]

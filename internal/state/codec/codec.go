@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
@@ -70,8 +71,8 @@ type Want struct {
 }
 
 const (
-	dataPrefix = "<!-- autopilot:data "
-	dataSuffix = " -->"
+	dataPrefix = marker.Prefix + marker.Data + " "
+	dataSuffix = marker.Suffix
 	// gzipPrefix starts a payload that is base64 of gzipped JSON.
 	gzipPrefix = "z:"
 	// gzipAbove is the base64 length above which the payload is gzipped.

@@ -27,6 +27,9 @@ func (g gen) n(max int) int { return g.r.Intn(max + 1) }
 
 func (g gen) pick(vs ...string) string { return vs[g.r.Intn(len(vs))] }
 
+// pickOf is pick for a named kind (state.RunStatus, state.Tracker, ...).
+func pickOf[T any](g gen, vs ...T) T { return vs[g.r.Intn(len(vs))] }
+
 // text returns a random string of words, hostile fragments and random
 // runes; oneLine strips line breaks (for Choose block texts).
 func (g gen) text(oneLine bool) string {
@@ -80,8 +83,8 @@ var slugs = []string{"problem", "research", "plan", "decompose", "implement", "r
 
 func (g gen) slug() string { return slugs[g.r.Intn(len(slugs))] }
 
-func (g gen) stepStatus() string {
-	return g.pick(state.NotStarted, state.InProgress, state.Completed, state.Skipped, state.Failed)
+func (g gen) stepStatus() state.StepStatus {
+	return pickOf(g, state.NotStarted, state.InProgress, state.Completed, state.Skipped, state.Failed)
 }
 
 // state returns a random valid state; tasks is the number of tasks.
@@ -97,7 +100,7 @@ func (g gen) state(tasks int) *state.State {
 		Slug:       g.pick(append(slugs, "done")...),
 		Name:       g.text(false),
 		Status:     g.stepStatus(),
-		Run:        g.pick(state.RunInProgress, state.RunAwaitingDecision, state.RunFailed, state.RunDone, state.RunStopped),
+		Run:        pickOf(g, state.RunInProgress, state.RunAwaitingDecision, state.RunFailed, state.RunDone, state.RunStopped),
 		RetryCount: g.n(3),
 		Cycle:      1 + g.n(4),
 		Limits: state.Limits{Sessions: g.n(5), Iterations: g.n(9), RunStartedAt: g.time(),
@@ -142,7 +145,7 @@ func (g gen) state(tasks int) *state.State {
 func (g gen) tasks(s *state.State, n int) {
 	for i := 0; i < n; i++ {
 		t := state.Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(state.KindEpic, state.KindTask, state.KindTask), Title: g.text(false),
-			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Sync: g.pick(state.SyncPending, state.SyncSending, state.SyncCreated, state.SyncFailed, state.SyncLocal),
+			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Sync: pickOf(g, state.SyncPending, state.SyncSending, state.SyncCreated, state.SyncFailed, state.SyncLocal),
 			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
 			Points: float64(g.n(16)) / 2}
 		if t.Sync == state.SyncCreated && g.n(3) == 0 {
@@ -174,8 +177,8 @@ func (g gen) rest(s *state.State) {
 		s.TrackerNote = g.text(false)
 		s.TrackerOff = g.pick("", state.TrackerNotConfigured)
 		s.TrackerRetryAt = g.time()
-		s.Tracker = g.pick("", "github")
-		s.TrackerInUse = g.pick("", state.TrackerJira, state.TrackerGitHub, state.TrackerLocal)
+		s.Tracker = pickOf[state.Tracker](g, "", "github")
+		s.TrackerInUse = pickOf(g, "", state.TrackerJira, state.TrackerGitHub, state.TrackerLocal)
 	}
 	if g.n(1) == 0 {
 		s.Since = g.time()
@@ -204,7 +207,7 @@ func (g gen) rest(s *state.State) {
 		s.Gate = gt
 	}
 	for i := g.n(5); i > 0; i-- {
-		s.Ledger = append(s.Ledger, state.LedgerEntry{CommentID: int64(1 + g.n(1e6)), Outcome: g.pick("applied", "rejected:unauthorized", "not-a-command")})
+		s.Ledger = append(s.Ledger, state.LedgerEntry{CommentID: int64(1 + g.n(1e6)), Outcome: pickOf(g, state.LedgerApplied, state.RejectedUnauthorized, state.LedgerNotCommand)})
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.Replies = append(s.Replies, g.text(false))
@@ -219,7 +222,7 @@ func (g gen) rest(s *state.State) {
 		s.Outbox = append(s.Outbox, e)
 	}
 	if g.n(3) == 0 {
-		s.Stop = &state.Stop{Reason: "max-sessions-reached", Hint: g.text(false), At: g.time(), Resume: g.pick("", state.RunInProgress)}
+		s.Stop = &state.Stop{Reason: "max-sessions-reached", Hint: g.text(false), At: g.time(), Resume: pickOf(g, "", state.RunInProgress)}
 	}
 	if g.n(2) == 0 {
 		s.Review = &state.ReviewLoop{Slug: "fix-login", Snapshot: g.text(false), Iteration: g.n(10), ReviewCycle: g.n(3), MaxIterations: 10,

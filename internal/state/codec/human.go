@@ -62,7 +62,7 @@ func banner(s *state.State, view View) string {
 	rows := make([]choose.Row, len(s.Steps))
 	for i, p := range s.Steps {
 		info := stepInfo(view, p.Slug, i+1)
-		rows[i] = choose.Row{Label: info.Label, Name: info.Name, Status: p.Status, Retries: p.Retries, Note: p.Note}
+		rows[i] = choose.Row{Label: info.Label, Name: info.Name, Status: string(p.Status), Retries: p.Retries, Note: p.Note}
 	}
 	cur := choose.Current{Name: "Done", Action: view.Action}
 	if s.Slug != "done" {

@@ -79,7 +79,7 @@ func migrateV1(raw []byte) (migrated, signed []byte, err error) {
 // record (State.TrackerInUse): GitHub after the gate's answer or when a
 // task is a sub-issue (#12), none when no tracker was configured, Jira when
 // a task has a Jira key; unknown ("") otherwise.
-func trackerOfV1(s *state.State) string {
+func trackerOfV1(s *state.State) state.Tracker {
 	switch {
 	case s.Tracker == state.TrackerGitHub:
 		return state.TrackerGitHub

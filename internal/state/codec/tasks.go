@@ -131,7 +131,7 @@ func taskLine(t state.Task, indent, label string, lim budget) string {
 	case t.Sync == state.SyncLocal:
 		b.WriteString("kept here (no tracker)")
 	default:
-		b.WriteString(label + ": " + t.Sync)
+		b.WriteString(label + ": " + string(t.Sync))
 	}
 	if g := goneLine(t.Gone); g != "" {
 		b.WriteString(" — " + g)

@@ -22,7 +22,7 @@ func tasksSection(t *testing.T, s *state.State) string {
 // "GitHub" for sub-issues, no tracker name at all for tasks kept here, and
 // the tracker-neutral command in every hint.
 func TestTasksSectionNamesTheTrackerInUse(t *testing.T) {
-	pending := func(tracker string) *state.State {
+	pending := func(tracker state.Tracker) *state.State {
 		s := statetest.Sample()
 		s.TrackerInUse = tracker
 		on := true
