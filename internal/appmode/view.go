@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -225,7 +225,7 @@ func (g *outboxGauge) set(repo string, number int, s *state.State) {
 		return
 	}
 	key := server.IssueLockKey(strings.ToLower(repo), number)
-	n := engine.PendingCount(s) // as the state comment's "<tracker>: pending (n)"
+	n := outbox.PendingCount(s) // as the state comment's "<tracker>: pending (n)"
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.total += n - g.per[key]

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
@@ -36,14 +37,14 @@ func (m *inputs) jiraSynced(e JiraSynced) {
 	case e.Paused == tasksync.PausedAuth && e.Closing:
 		// Paused like the outbox: no further tracker request from this issue
 		// until `/autopilot tasks retry`, which also finishes the closes.
-		if m.S.TrackerNote != PausedAuth {
-			m.S.TrackerNote = PausedAuth
+		if m.S.TrackerNote != outbox.PausedAuth {
+			m.S.TrackerNote = outbox.PausedAuth
 			m.Changed = true
 		}
 		m.notice("jira-close-auth", prose.TrackerCloseAuth(state.TrackerLabel(m.trackerInUse()), e.Left))
 	case e.Paused == tasksync.PausedAuth:
-		if m.S.TrackerNote != PausedAuth {
-			m.S.TrackerNote = PausedAuth
+		if m.S.TrackerNote != outbox.PausedAuth {
+			m.S.TrackerNote = outbox.PausedAuth
 			m.Changed = true
 			if m.subIssues() {
 				m.Post("reply", prose.SubIssuesRefused)
@@ -82,15 +83,8 @@ func withTrackerSide(t, u state.Task) state.Task {
 	return t
 }
 
-// PausedAuth is outbox.PausedAuth, the state's TrackerNote while a 401
-// pauses the tracker.
-const PausedAuth = outbox.PausedAuth
-
-// SyncPlan is whether a pass runs the tracker outbox (outbox.PlanSync).
-type SyncPlan = outbox.SyncPlan
-
 // PlanSync is outbox.PlanSync with the settings' tracker credentials.
-func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) SyncPlan {
+func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) events.SyncPlan {
 	return outbox.PlanSync(set.JiraConfigured, s, asked, sweep)
 }
 
@@ -116,7 +110,3 @@ func (m *inputs) trackerInUse() state.Tracker {
 	}
 	return state.TrackerLocal
 }
-
-// PendingCount is the number of tasks waiting for Jira
-// (outbox.PendingCount); kept here for its many callers outside the engine.
-func PendingCount(s *state.State) int { return outbox.PendingCount(s) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -84,16 +85,16 @@ func TestPlanSync(t *testing.T) {
 		s     *state.State
 		qs    []Query
 		sweep bool
-		want  SyncPlan
+		want  events.SyncPlan
 	}{
-		{"not configured", Settings{}, withTasks(&on, ""), auto, false, SyncPlan{Unconfigured: true}},
-		{"asked while off turns it on", set, withTasks(&off, ""), asked, false, SyncPlan{Run: true, Enable: true}},
-		{"retry wins", set, withTasks(&on, ""), retry, false, SyncPlan{Run: true, Retry: true}},
-		{"off: automatic sync waits", set, withTasks(&off, ""), auto, false, SyncPlan{}},
-		{"paused by a 401", set, withTasks(&on, PausedAuth), auto, false, SyncPlan{}},
-		{"nothing pending, no sweep", set, withTasks(&on, ""), nil, false, SyncPlan{}},
-		{"the sweep reads back", set, withTasks(&on, ""), nil, true, SyncPlan{Run: true}},
-		{"never decided", set, withTasks(nil, ""), auto, true, SyncPlan{}},
+		{"not configured", Settings{}, withTasks(&on, ""), auto, false, events.SyncPlan{Unconfigured: true}},
+		{"asked while off turns it on", set, withTasks(&off, ""), asked, false, events.SyncPlan{Run: true, Enable: true}},
+		{"retry wins", set, withTasks(&on, ""), retry, false, events.SyncPlan{Run: true, Retry: true}},
+		{"off: automatic sync waits", set, withTasks(&off, ""), auto, false, events.SyncPlan{}},
+		{"paused by a 401", set, withTasks(&on, outbox.PausedAuth), auto, false, events.SyncPlan{}},
+		{"nothing pending, no sweep", set, withTasks(&on, ""), nil, false, events.SyncPlan{}},
+		{"the sweep reads back", set, withTasks(&on, ""), nil, true, events.SyncPlan{Run: true}},
+		{"never decided", set, withTasks(nil, ""), auto, true, events.SyncPlan{}},
 	} {
 		if got := PlanSync(tc.set, tc.s, tc.qs, tc.sweep); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)

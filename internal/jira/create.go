@@ -10,6 +10,7 @@ import (
 
 	gojira "github.com/andygrunwald/go-jira"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -80,8 +81,8 @@ func (c *Client) CreateBulk(ctx context.Context, items []tracker.Item) ([]tracke
 	if len(items) == 0 {
 		return nil, nil
 	}
-	if len(items) > tracker.MaxBulk {
-		return nil, fmt.Errorf("jira bulk create: %d items, at most %d per request", len(items), tracker.MaxBulk)
+	if len(items) > tasksync.MaxBulk {
+		return nil, fmt.Errorf("jira bulk create: %d items, at most %d per request", len(items), tasksync.MaxBulk)
 	}
 	cloud, err := c.IsCloud(ctx)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -251,7 +251,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 		t.Fatalf("%d close calls after a 401, want 1", got)
 	}
 	st := jw.state(n)
-	if st.TrackerNote != engine.PausedAuth || doneInState(st) != "" {
+	if st.TrackerNote != outbox.PausedAuth || doneInState(st) != "" {
 		t.Fatalf("after the 401: note %q, done %q", st.TrackerNote, doneInState(st))
 	}
 	calls := len(jw.tr.Calls())
@@ -270,7 +270,7 @@ func TestClosingWithARefusedTokenPausesAndSaysSoOnce(t *testing.T) {
 	if got := doneInState(st); got != "PROJ-1,PROJ-2" || jw.doneInJira() != "PROJ-1,PROJ-2" {
 		t.Fatalf("after jira retry: done in state %q, in Jira %q", got, jw.doneInJira())
 	}
-	if st.TrackerNote == engine.PausedAuth {
+	if st.TrackerNote == outbox.PausedAuth {
 		t.Errorf("still paused after jira retry")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
@@ -15,10 +17,10 @@ import (
 // (trackersync.Sync) with the engine's plan. Jira trouble never fails the
 // run: the sync stops early and the state says why. Only a failed state
 // write (Persist) is an error.
-func (ru *run) jira(plan engine.SyncPlan) error {
+func (ru *run) jira(plan events.SyncPlan) error {
 	if ru.r.o.DryRun {
 		st := ru.state()
-		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", engine.PendingCount(st), ru.caps.Name))
+		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", outbox.PendingCount(st), ru.caps.Name))
 		// Reported back as a sync that sent nothing, so the closes are
 		// previewed next.
 		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt})
@@ -37,7 +39,7 @@ func (ru *run) jira(plan engine.SyncPlan) error {
 // syncOptions are a sync's bounds; its Persist has the engine write the
 // state that claims the creates (one carrier round, pass.WriteNow) before
 // any is sent, and waits for the claim to stand.
-func (ru *run) syncOptions(plan engine.SyncPlan) trackersync.Options {
+func (ru *run) syncOptions(plan events.SyncPlan) trackersync.Options {
 	st := ru.state()
 	opts := trackersync.Options{
 		Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, MaxWait: ru.r.o.JiraMaxWait, NotBefore: st.TrackerRetryAt,

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 // taskFileRE matches task file names: a numeric prefix, an underscore and a
@@ -219,7 +219,7 @@ func setMeta(t *state.Task, key, val, where string, line int, label string) erro
 		switch {
 		case strings.EqualFold(val, "pending") || val == "":
 			t.Sync = state.SyncPending
-		case tracker.IsJiraKey(val):
+		case tasksync.IsKey(val):
 			t.Sync, t.Key = state.SyncCreated, val
 		default:
 			return fail(`want "pending" or an issue key such as PROJ-12`)

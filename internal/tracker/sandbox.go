@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 )
 
@@ -214,8 +215,8 @@ func (s *Sandbox) CreateBulk(ctx context.Context, items []Item) ([]CreateResult,
 	if err := s.begin(OpCreate, len(items)); err != nil {
 		return nil, err
 	}
-	if len(items) > MaxBulk {
-		return nil, &ValidationError{Message: fmt.Sprintf("at most %d issues per bulk create, got %d", MaxBulk, len(items))}
+	if len(items) > tasksync.MaxBulk {
+		return nil, &ValidationError{Message: fmt.Sprintf("at most %d issues per bulk create, got %d", tasksync.MaxBulk, len(items))}
 	}
 	out := make([]CreateResult, 0, len(items))
 	for _, it := range items {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 )
 
 func TestSandboxNumbersKeysAndHidesNewIssuesFromSearchDuringLag(t *testing.T) {
@@ -94,7 +96,7 @@ func TestSandboxFaultsAuthAndValidation(t *testing.T) {
 		},
 		{
 			name:  "over the bulk limit",
-			items: make([]Item, MaxBulk+1),
+			items: make([]Item, tasksync.MaxBulk+1),
 			check: func(t *testing.T, res []CreateResult, err error, sb *Sandbox) {
 				var ve *ValidationError
 				if !errors.As(err, &ve) || len(sb.Issues()) != 0 {

@@ -13,13 +13,7 @@ package tracker
 import (
 	"context"
 	"time"
-
-	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 )
-
-// MaxBulk is the largest number of items one CreateBulk call may carry; it is
-// Jira's limit for POST /rest/api/2/issue/bulk.
-const MaxBulk = tasksync.MaxBulk
 
 // Item is one epic or task to create in the tracker.
 type Item struct {
@@ -98,7 +92,7 @@ type Tracker interface {
 	// FindByIdemKeys searches for issues carrying the given idempotency
 	// labels and returns them by key. Search may lag behind creates.
 	FindByIdemKeys(ctx context.Context, keys []string) (map[string]Issue, error)
-	// CreateBulk creates at most MaxBulk items in one request. A non-nil
+	// CreateBulk creates at most tasksync.MaxBulk items in one request. A non-nil
 	// error means the outcome of the whole request is unknown (transient) or
 	// known to be nothing created (auth, rate limit, validation); per-item
 	// outcomes are in the results, matched by IdemKey. An item missing from

@@ -244,7 +244,7 @@ func (n *Node) apply(ev engine.Event, now time.Time) error {
 		// The tracker's limit window is deferred work, not a failure: the
 		// run says it once, and the state written records the window.
 		n.notes = append(n.notes, fmt.Sprintf("%s asked to wait until %s (rate limit): %d task(s) stay pending, the first run after that sends them; the flow goes on",
-			state.TrackerLabel(n.st.TrackerInUse), js.RetryAt.UTC().Format(time.RFC3339), engine.PendingCount(&state.State{Tasks: js.Tasks})))
+			state.TrackerLabel(n.st.TrackerInUse), js.RetryAt.UTC().Format(time.RFC3339), outbox.PendingCount(&state.State{Tasks: js.Tasks})))
 	}
 	res, err := engine.Apply(n.set, n.st, ev, now)
 	if err != nil {

@@ -445,10 +445,10 @@ func (s *Sync) owedDeps(i int) (entries []string, blockers []int, ready []bool) 
 	}
 	t := s.tasks[i]
 	for _, d := range t.DependsOn {
-		if slices.Contains(t.DepsLinked, d) {
+		d = strings.TrimSpace(d)
+		if linked(t, d) {
 			continue
 		}
-		d = strings.TrimSpace(d)
 		for j, o := range s.tasks {
 			if j == i || !(o.ID == d || strings.EqualFold(strings.TrimSpace(o.Title), d)) {
 				continue
@@ -462,6 +462,13 @@ func (s *Sync) owedDeps(i int) (entries []string, blockers []int, ready []bool) 
 		}
 	}
 	return entries, blockers, ready
+}
+
+// linked reports whether the depends_on entry d (trimmed) is recorded as
+// linked. Both sides are compared trimmed: DepsLinked holds trimmed
+// entries, older states may hold them as written.
+func linked(t state.Task, d string) bool {
+	return slices.ContainsFunc(t.DepsLinked, func(l string) bool { return strings.TrimSpace(l) == d })
 }
 
 // nextLink sends the first dependency link still owed whose two issues

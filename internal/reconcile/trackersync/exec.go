@@ -87,19 +87,13 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// refusal classifies err; an unclassified refusal while ctx ended is the
-// run ending.
+// refusal classifies err. An answer keeps its class also when ctx ended
+// meanwhile (a 422 item is failed, a gone issue recorded); only an error
+// that is ctx's own cancellation is Canceled.
 func (x *executor) refusal(ctx context.Context, err error) *tasksync.Refusal {
 	r := tracker.Classify(err, x.name)
-	if r == nil {
-		return nil
-	}
-	switch r.Class {
-	case tasksync.Auth, tasksync.RateLimited, tasksync.Transient:
-	default:
-		if ctx.Err() != nil {
-			r.Class, r.Msg = tasksync.Canceled, ctx.Err().Error()
-		}
+	if r != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		r.Class, r.Msg = tasksync.Canceled, ctx.Err().Error()
 	}
 	return r
 }
@@ -143,7 +137,11 @@ func (x *executor) perform(ctx context.Context, op tasksync.Op) tasksync.Outcome
 	}
 	out.Err = firstRefusal(out.Err, x.refusal(ctx, err))
 	out.At = x.o.Now()
-	out.Jitter = x.o.Rand()
+	if out.Err != nil && out.Err.Class == tasksync.Transient {
+		// Only a transient answer can lead to a backoff, the one use of
+		// jitter: drawing it for every op would shift a sequence of Rand.
+		out.Jitter = x.o.Rand()
+	}
 	return out
 }
 

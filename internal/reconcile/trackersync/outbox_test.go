@@ -115,7 +115,7 @@ func TestSyncBatchesCreatesByFifty(t *testing.T) {
 			t.Errorf("%d tasks: %d create calls, %d created; want %d, %d", tc.n, got, res.Created, tc.wantCreates, tc.n)
 		}
 		for _, c := range calls {
-			if c.Op == tracker.OpCreate && c.Items > tracker.MaxBulk {
+			if c.Op == tracker.OpCreate && c.Items > tasksync.MaxBulk {
 				t.Errorf("%d tasks: a call carried %d items", tc.n, c.Items)
 			}
 		}

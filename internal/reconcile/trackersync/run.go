@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -15,7 +16,7 @@ import (
 // the failed ones again on a retry) and returns its outcome for the
 // engine. Tracker trouble never fails it: the sync stops early and the
 // outcome says why; only a failed state write (opts.Persist) is an error.
-func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan engine.SyncPlan, opts Options, log *slog.Logger, issue int) (engine.JiraSynced, error) {
+func Sync(ctx context.Context, tr tracker.Tracker, st *state.State, plan events.SyncPlan, opts Options, log *slog.Logger, issue int) (engine.JiraSynced, error) {
 	tasks := st.Tasks
 	if plan.Retry {
 		tasks = tasksync.RetryFailed(tasks)
