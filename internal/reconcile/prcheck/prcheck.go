@@ -19,6 +19,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 )
 
 // Links are where a check run points: the state comment, and the open
@@ -48,20 +49,13 @@ func Create(ctx context.Context, cw forge.CheckWriter, c checkview.CheckRun, l L
 	return classify(ctx, err), err
 }
 
-// classify maps a forge error to its class; a cancelled context makes any
-// failure transient.
+// classify maps a forge error to its class (dispatch.Classify); a
+// cancelled context makes any failure transient.
 func classify(ctx context.Context, err error) engine.ErrClass {
-	var te *forge.TransientError
-	var rl *forge.RateLimitError
-	switch {
-	case err == nil:
-		return engine.ErrNone
-	case errors.As(err, &rl):
-		return engine.ErrRateLimited
-	case errors.As(err, &te), ctx.Err() != nil:
+	if err != nil && ctx.Err() != nil {
 		return engine.ErrTransient
 	}
-	return engine.ErrRefused
+	return dispatch.Classify(err)
 }
 
 // MergeGroup answers a merge queue's request for checks: it reads the
