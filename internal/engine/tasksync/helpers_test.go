@@ -102,14 +102,6 @@ func created(id, key string) state.Task {
 	return t
 }
 
-func keys(ts []state.Task) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.IdemKey)
-	}
-	return out
-}
-
 // createdAll answers a Create with every item created, keys A-<n> from n.
 func createdAll(ids []string, n int) Outcome {
 	var rs []ItemResult
