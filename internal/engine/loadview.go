@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // What a load of an issue found, decided from data: whose comments are
@@ -40,7 +41,7 @@ func TrustedAuthor(a Author, bot BotIdentity) bool {
 }
 
 // noticePrefix starts the marker of a one-off notice (inputs.notice).
-const noticePrefix = "<!-- autopilot:notice "
+var noticePrefix = marker.Start(marker.Notice)
 
 // UntrustedMarkerCounts reports whether the marker (first line) of a
 // comment the pass does not trust still counts as posted: a notice this

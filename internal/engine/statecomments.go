@@ -8,6 +8,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // Which of the state comments read the engine believes: the newest
@@ -89,7 +90,7 @@ func FirstByMarker(cs []BotComment, want codec.Want, read *state.State) map[stri
 			continue
 		}
 		m := firstLine(c.Body)
-		if !strings.HasPrefix(m, "<!-- autopilot:") {
+		if !marker.Is(m) {
 			continue
 		}
 		if m == state.Marker {

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,6 +30,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // The App and installation every GitHub is set up with.
@@ -306,7 +308,7 @@ func (g *GitHub) BotComments(repo string, n int, sub string) int {
 
 // RepliesTo counts the App's replies to comment id (their marker names it).
 func (g *GitHub) RepliesTo(repo string, n int, id int64) int {
-	return g.BotComments(repo, n, fmt.Sprintf("<!-- autopilot:reply %d", id))
+	return g.BotComments(repo, n, marker.Build(marker.Reply, strconv.FormatInt(id, 10)))
 }
 
 // Reacted reports whether the App reacted to comment id with content.

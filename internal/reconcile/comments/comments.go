@@ -6,8 +6,8 @@
 package comments
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
@@ -16,6 +16,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
 )
 
@@ -107,7 +108,7 @@ func writtenPtr(c *forge.Comment) *engine.Written {
 }
 
 // ReplyMarker is the hidden marker of the bot's reply to comment id.
-func ReplyMarker(id int64) string { return fmt.Sprintf("<!-- autopilot:reply %d -->", id) }
+func ReplyMarker(id int64) string { return marker.Build(marker.Reply, strconv.FormatInt(id, 10)) }
 
 // InOrder sorts comments in creation order (ids break ties).
 func InOrder(cs []forge.Comment) {

@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	hidden "github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // Loaded is what one read of an issue found.
@@ -141,7 +142,7 @@ func (ld *Loaded) mark(first string, c forge.Comment) {
 // the numbers it carries.
 func (ld *Loaded) markOwn(c forge.Comment, n int) {
 	first := FirstLine(c.Body)
-	if strings.HasPrefix(first, "<!-- autopilot:") {
+	if hidden.Is(first) {
 		ld.mark(first, c)
 		ld.MaxSeq = max(ld.MaxSeq, markerSeq(first, n))
 		ld.MaxVersion = max(ld.MaxVersion, taggedVersion(c.Body))
@@ -155,7 +156,7 @@ const maxMarkerNumber = 1 << 40
 
 // versionTagPrefix starts the hidden last line of every comment the bot
 // posts, naming the state version written in the same pass.
-const versionTagPrefix = "<!-- autopilot:v "
+var versionTagPrefix = hidden.Start(hidden.Version)
 
 // TagReserve is the room kept for the version tag when a body is cut to
 // GitHub's limit (the tag is at most 1+17+13+4 characters).
@@ -191,11 +192,11 @@ func FirstLine(body string) string {
 // n: "<!-- autopilot:<kind> <n>-<seq> -->" or "<!-- autopilot:gate g<seq>-<kind> -->";
 // 0 for any other marker.
 func markerSeq(marker string, n int) int64 {
-	inner, ok := strings.CutPrefix(marker, "<!-- autopilot:")
+	inner, ok := strings.CutPrefix(marker, hidden.Prefix)
 	if !ok {
 		return 0
 	}
-	inner, ok = strings.CutSuffix(inner, " -->")
+	inner, ok = strings.CutSuffix(inner, hidden.Suffix)
 	if !ok {
 		return 0
 	}
@@ -229,7 +230,7 @@ func (ld *Loaded) GatePosted(s *state.State) time.Time {
 	if s == nil || s.Gate == nil {
 		return time.Time{}
 	}
-	if c, ok := ld.Markers["<!-- autopilot:gate "+s.Gate.ID+" -->"]; ok {
+	if c, ok := ld.Markers[hidden.Build(hidden.Gate, s.Gate.ID)]; ok {
 		return c.CreatedAt
 	}
 	return time.Time{}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	hidden "github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // NewID is the random id of one state write (State.WriteID).
@@ -44,7 +45,7 @@ const maxFingerprint = 200
 func Fingerprint(kind, marker, content string) string {
 	head := kind
 	if marker != "" {
-		head += " " + strings.TrimSuffix(strings.TrimPrefix(marker, "<!-- autopilot:"), " -->")
+		head += " " + strings.TrimSuffix(strings.TrimPrefix(marker, hidden.Prefix), hidden.Suffix)
 	}
 	if fp := head + " " + hash8(content); len(fp) <= maxFingerprint {
 		return fp

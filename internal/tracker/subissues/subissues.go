@@ -17,6 +17,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	hidden "github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -62,7 +63,7 @@ func readMarker(body string) (marker, bool) {
 }
 
 func (m marker) String() string {
-	return fmt.Sprintf("<!-- autopilot:task %s parent=%d kind=%s -->", m.key, m.parent, m.kind)
+	return hidden.Build(hidden.Task, m.key, "parent="+strconv.Itoa(m.parent), "kind="+m.kind)
 }
 
 // Tracker is the sub-issue tracker: epics are sub-issues of the autopilot
