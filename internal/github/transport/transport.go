@@ -399,23 +399,26 @@ func (t *Transport) limitFor(status int, h http.Header, body []byte) (limit, boo
 func (t *Transport) openTrackerWindow(kind string, l limit) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.stats.RateLimited++
-	if l.headerless {
-		t.secondaryStreak++
-	}
+	t.countLimit(l)
 	if l.until.After(t.trackerUntil) {
 		t.trackerUntil, t.trackerMsg = l.until, l.msg
 	}
 	t.log.Warn("github rate limit hit on a tracker request: the tracker waits, the flow goes on", "op", kind, "until", l.until, "secondary", true, "message", l.msg)
 }
 
-func (t *Transport) openWindow(kind string, l limit) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// countLimit counts a limit answer; a headerless one lengthens the
+// secondary streak the next wait grows with. t.mu is held.
+func (t *Transport) countLimit(l limit) {
 	t.stats.RateLimited++
 	if l.headerless {
 		t.secondaryStreak++
 	}
+}
+
+func (t *Transport) openWindow(kind string, l limit) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.countLimit(l)
 	if l.until.After(t.blockedUntil) {
 		t.blockedUntil, t.blockSecondary, t.blockMsg = l.until, l.secondary, l.msg
 	}
