@@ -18,6 +18,8 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
@@ -61,7 +63,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fail(2, err)
 	}
 
-	metrics := server.NewMetrics()
+	metrics := metrics.New()
 	auth, err := appauth.New(appauth.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL, Observe: metrics.ObserveResponse})
 	if err != nil {
 		return fail(2, err)
@@ -105,7 +107,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		"redelivery_interval", cfg.RedeliveryInterval.String(), "admin_addr", cfg.AdminAddr,
 		"metrics_on_webhook_port", cfg.MetricsOnWebhookPort)
 	if err := srv.Run(ctx); err != nil {
-		var taken *server.PrefixTakenError
+		var taken *redisq.PrefixTakenError
 		if errors.As(err, &taken) {
 			return fail(2, err) // a settings error: REDIS_PREFIX
 		}

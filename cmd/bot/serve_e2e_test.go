@@ -25,6 +25,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -32,7 +33,7 @@ import (
 // fake GitHub (apptest), as an operator would run it, and talk to it only
 // over HTTP: signed deliveries in, the fake's state and /metrics out.
 
-const hookPath = server.DefaultWebhookPath
+const hookPath = settings.DefaultWebhookPath
 
 var (
 	serveBuild    sync.Once

@@ -18,7 +18,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -40,7 +43,7 @@ type Env struct {
 // Result is what one run did (for outputs, summary and telemetry).
 type Result struct {
 	Event    string
-	Outcomes []reconcile.Outcome
+	Outcomes []route.Outcome
 	Calls    int
 	Err      error
 }
@@ -163,7 +166,7 @@ func readEvent(env Env) (repo string, ev *ghevent.Event, payload []byte, code in
 
 // report prints each outcome, its notes as warnings, and the API calls.
 // After a failed run an outcome is what the failure left, said so.
-func report(env Env, res Result, st gh.Stats) {
+func report(env Env, res Result, st transport.Stats) {
 	for _, o := range res.Outcomes {
 		if res.Err != nil {
 			fmt.Fprintf(env.Stdout, "autopilot: #%d left by the failed run at: %s step=%s status=%s version=%d\n", o.Issue, o.Flow, o.Step, o.Status, o.Version)
@@ -180,7 +183,7 @@ func report(env Env, res Result, st gh.Stats) {
 // failRun maps a failed reconcile to its exit code: a bad config is a usage
 // error; a rate limit is deferred work the next run continues.
 func failRun(env Env, err error) int {
-	var ce *reconcile.ConfigError
+	var ce *repofiles.ConfigError
 	var je *JobCheckError
 	if errors.As(err, &ce) || errors.As(err, &je) {
 		return fail(env, ExitUsage, err)

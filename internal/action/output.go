@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
-	gh "github.com/autopilot-dev/autopilot/internal/github"
-	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -26,7 +26,7 @@ const MaxSummary = 1 << 20
 // primary picks the outcome the outputs describe: the one that applied a
 // decision, else the first about an issue (a sweep's budget note is about
 // none).
-func primary(res Result) reconcile.Outcome {
+func primary(res Result) route.Outcome {
 	for _, o := range res.Outcomes {
 		if o.Decision != "" {
 			return o
@@ -37,7 +37,7 @@ func primary(res Result) reconcile.Outcome {
 			return o
 		}
 	}
-	return reconcile.Outcome{}
+	return route.Outcome{}
 }
 
 // writeOutputs appends the outputs to $GITHUB_OUTPUT.
@@ -70,7 +70,7 @@ func writeOutputs(env Env, in wiring.Inputs, res Result) {
 // the run's notes (a sweep that stopped early says so here) and the API
 // calls, and, once, that the state is unsigned when the run has no
 // state_key. writeTelemetry adds the run's facts line (run id, duration).
-func writeSummary(env Env, res Result, st gh.Stats, signed bool) {
+func writeSummary(env Env, res Result, st transport.Stats, signed bool) {
 	path := env.Getenv("GITHUB_STEP_SUMMARY")
 	if path == "" {
 		return
@@ -148,7 +148,7 @@ func capSummary(s string) string {
 
 // stepCell shows the step a run moved through ("plan → execute"), or the
 // step it stayed at.
-func stepCell(o reconcile.Outcome) string {
+func stepCell(o route.Outcome) string {
 	if o.StepBefore == "" || o.StepBefore == o.Step {
 		return cell(o.Step)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	gh "github.com/autopilot-dev/autopilot/internal/github"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 )
 
 // TestSummaryLeavesAnUnknownRateLimitOut: when no answer carried the
@@ -31,7 +31,7 @@ func TestSummaryLeavesAnUnknownRateLimitOut(t *testing.T) {
 			}
 			return ""
 		}, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Now: time.Now}
-		writeSummary(env, Result{Event: "schedule"}, gh.Stats{Total: 3, ConditionalHits: 1, RateRemaining: tc.remaining}, true)
+		writeSummary(env, Result{Event: "schedule"}, transport.Stats{Total: 3, ConditionalHits: 1, RateRemaining: tc.remaining}, true)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)

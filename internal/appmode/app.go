@@ -27,8 +27,12 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
+	"github.com/autopilot-dev/autopilot/internal/github/transport"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -61,7 +65,7 @@ type Options struct {
 	// bot in a new comment. Empty after the migration.
 	AdoptFrom string
 	// Metrics receives the Jira outbox size (optional).
-	Metrics *server.Metrics
+	Metrics *metrics.Metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxClients bounds the cached per-repository clients (default 1024).
@@ -81,19 +85,19 @@ type App struct {
 	// pacers space mutations per installation token (shared by the
 	// installation's repository clients).
 	pacersMu sync.Mutex
-	pacers   map[int64]*gh.Pacer
+	pacers   map[int64]*transport.Pacer
 }
 
 // pacer returns the installation's shared mutation pacer.
-func (a *App) pacer(installation int64) *gh.Pacer {
+func (a *App) pacer(installation int64) *transport.Pacer {
 	a.pacersMu.Lock()
 	defer a.pacersMu.Unlock()
 	if a.pacers == nil {
-		a.pacers = map[int64]*gh.Pacer{}
+		a.pacers = map[int64]*transport.Pacer{}
 	}
 	p, ok := a.pacers[installation]
 	if !ok {
-		p = gh.NewPacer()
+		p = transport.NewPacer()
 		a.pacers[installation] = p
 	}
 	return p
@@ -138,7 +142,7 @@ func New(o Options) (*App, error) {
 // Process implements server.Processor: it reconciles the issues the
 // delivery concerns. A workflow_run names its issue only through the
 // session token in the run's title; that issue's lease is taken here.
-func (a *App) Process(ctx context.Context, job server.Job) error {
+func (a *App) Process(ctx context.Context, job job.Job) error {
 	ev := job.Event
 	if ev == nil || !ev.Handled || ev.Repo == "" {
 		return nil
@@ -276,7 +280,7 @@ func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*r
 }
 
 // logOutcomes logs what each reconcile did, and its notes as warnings.
-func logOutcomes(log *slog.Logger, outs []reconcile.Outcome) {
+func logOutcomes(log *slog.Logger, outs []route.Outcome) {
 	for _, o := range outs {
 		if o.Issue == 0 {
 			for _, n := range o.Notes {
@@ -296,7 +300,7 @@ func logOutcomes(log *slog.Logger, outs []reconcile.Outcome) {
 // newRemintCounter registers autopilot_installation_token_remints_total on
 // the server's registry (once; Apps sharing one registry share it), or
 // returns an unregistered counter without Metrics.
-func newRemintCounter(m *server.Metrics) prometheus.Counter {
+func newRemintCounter(m *metrics.Metrics) prometheus.Counter {
 	c := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "autopilot_installation_token_remints_total",
 		Help: "Installation tokens minted again because GitHub answered 401 to the cached one.",

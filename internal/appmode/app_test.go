@@ -16,6 +16,9 @@ import (
 	gh "github.com/autopilot-dev/autopilot/internal/github"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -209,11 +212,11 @@ func TestWorkflowRunLocksTheIssueOfItsSessionToken(t *testing.T) {
 	r := newRig(t, nil)
 	n := r.gh.Issue(repo, "Runs")
 	locker := newRecordingLocker()
-	url := r.start(server.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL, ShutdownTimeout: 5 * time.Second}, locker)
+	url := r.start(settings.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: settings.MinDedupeTTL, ShutdownTimeout: 5 * time.Second}, locker)
 	before := len(r.gh.Requests())
 
 	other := r.gh.WorkflowRun(repo, 9001, "CI on main", "success")
-	if code := other.Post(t, url+server.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
+	if code := other.Post(t, url+settings.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
 		t.Fatalf("other run: %d", code)
 	}
 	eventually(t, "the other run's job", func() bool {
@@ -227,7 +230,7 @@ func TestWorkflowRunLocksTheIssueOfItsSessionToken(t *testing.T) {
 	}
 
 	ours := r.gh.WorkflowRun(repo, 9002, fmt.Sprintf("autopilot ap-%d-implement-c1-a1-s4", n), "success")
-	if code := ours.Post(t, url+server.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
+	if code := ours.Post(t, url+settings.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
 		t.Fatalf("session run: %d", code)
 	}
 	eventually(t, "the session run's job", func() bool {
@@ -258,7 +261,7 @@ func TestSweepCatchesUpEveryRepositoryOneLeaseAtATime(t *testing.T) {
 	r.gh.Say(repo, plain, apptest.Writer, "/autopilot status")
 
 	locker := newRecordingLocker()
-	r.start(server.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL,
+	r.start(settings.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: settings.MinDedupeTTL,
 		ShutdownTimeout: 5 * time.Second, SweepInterval: time.Hour}, locker)
 	eventually(t, "the sweep", func() bool {
 		return strings.Contains(r.metric(`autopilot_jobs_total{event="sweep"`), " 1")
@@ -303,7 +306,7 @@ func TestSweepRecoversLostLabelDeliveries(t *testing.T) {
 	if err := r.gh.UnlabelIssue(repo, gone, "autopilot"); err != nil {
 		t.Fatal(err)
 	}
-	r.start(server.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL,
+	r.start(settings.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: settings.MinDedupeTTL,
 		ShutdownTimeout: 5 * time.Second, SweepInterval: time.Hour}, newRecordingLocker())
 	eventually(t, "the sweep", func() bool {
 		return strings.Contains(r.metric(`autopilot_jobs_total{event="sweep"`), " 1")
@@ -352,7 +355,7 @@ func TestOutboxGaugeReplacesAnIssuesCount(t *testing.T) {
 		s.Tasks = append(s.Tasks, state.Task{Sync: state.SyncCreated}, state.Task{Sync: state.SyncFailed})
 		return s
 	}
-	m := server.NewMetrics()
+	m := metrics.New()
 	g := newOutboxGauge(m)
 	steps := []struct {
 		repo  string
@@ -390,7 +393,7 @@ func TestProcessWithoutAnInstallationFailsWithoutACall(t *testing.T) {
 	}
 	ev.Installation = 0
 	before := len(r.gh.Requests())
-	err = r.app.Process(context.Background(), server.Job{Delivery: "d", Event: ev})
+	err = r.app.Process(context.Background(), job.Job{Delivery: "d", Event: ev})
 	if err == nil || !strings.Contains(err.Error(), "installation") {
 		t.Fatalf("err = %v, want one naming the missing installation", err)
 	}

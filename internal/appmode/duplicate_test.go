@@ -8,7 +8,8 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
-	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // TestDuplicateDeliveryMakesNoWrite: every delivery of a run — the label,
@@ -22,9 +23,9 @@ import (
 func TestDuplicateDeliveryMakesNoWrite(t *testing.T) {
 	r := newRig(t, nil)
 	n := r.gh.Issue(repo, "Add CSV export")
-	url := r.start(server.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL,
-		ShutdownTimeout: 5 * time.Second}, server.NewMemoryLocker())
-	hook := url + server.DefaultWebhookPath
+	url := r.start(settings.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: settings.MinDedupeTTL,
+		ShutdownTimeout: 5 * time.Second}, memstore.NewLocker())
+	hook := url + settings.DefaultWebhookPath
 	jobs := 0
 	send := func(d apptest.Delivery) {
 		t.Helper()

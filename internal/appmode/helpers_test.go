@@ -16,6 +16,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -24,7 +28,7 @@ type rig struct {
 	t       *testing.T
 	gh      *apptest.GitHub
 	auth    *appauth.Auth
-	metrics *server.Metrics
+	metrics *metrics.Metrics
 	app     *App
 	bot     string
 }
@@ -55,7 +59,7 @@ func newRigOn(t *testing.T, g *apptest.GitHub, edit func(*Options)) *rig {
 // sweep).
 func newRigAt(t *testing.T, g *apptest.GitHub, base string, edit func(*Options)) *rig {
 	t.Helper()
-	m := server.NewMetrics()
+	m := metrics.New()
 	auth, err := appauth.New(appauth.Config{AppID: apptest.AppID, PrivateKey: g.KeyPEM, BaseURL: base, Observe: m.ObserveResponse})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +96,7 @@ func (r *rig) process(d apptest.Delivery) error {
 	if err != nil {
 		r.t.Fatalf("decode %s: %v", d.Event, err)
 	}
-	return r.app.Process(context.Background(), server.Job{Delivery: d.ID, Event: ev, Received: time.Now()})
+	return r.app.Process(context.Background(), job.Job{Delivery: d.ID, Event: ev, Received: time.Now()})
 }
 
 // mustProcess fails the test when the delivery's job fails.
@@ -129,7 +133,7 @@ func (l *lineRecorder) Write(b []byte) (int, error) { return l.body.Write(b) }
 func (l *lineRecorder) WriteHeader(int)             {}
 
 // start runs a server with the App as processor and sweeper on loopback.
-func (r *rig) start(cfg server.Config, locker server.Locker) string {
+func (r *rig) start(cfg settings.Config, locker server.Locker) string {
 	r.t.Helper()
 	cfg.WebhookSecret = apptest.Secret
 	cfg.AppID = apptest.AppID
@@ -156,11 +160,11 @@ func (r *rig) start(cfg server.Config, locker server.Locker) string {
 	return "http://" + ln.Addr().String()
 }
 
-// recordingLocker is a MemoryLocker that records every key locked and
+// recordingLocker is a memstore.Locker that records every key locked and
 // whether a lease was requested while another one taken before it was
 // still held (the sweep must hold one lease at a time).
 type recordingLocker struct {
-	*server.MemoryLocker
+	*memstore.Locker
 
 	mu      sync.Mutex
 	keys    []string
@@ -168,10 +172,10 @@ type recordingLocker struct {
 }
 
 func newRecordingLocker() *recordingLocker {
-	return &recordingLocker{MemoryLocker: server.NewMemoryLocker()}
+	return &recordingLocker{Locker: memstore.NewLocker()}
 }
 
-func (l *recordingLocker) Lock(ctx context.Context, key string) (server.Lease, error) {
+func (l *recordingLocker) Lock(ctx context.Context, key string) (job.Lease, error) {
 	l.mu.Lock()
 	earlier := slices.Clone(l.keys)
 	l.mu.Unlock()
@@ -182,7 +186,7 @@ func (l *recordingLocker) Lock(ctx context.Context, key string) (server.Lease, e
 		}
 		probe, cancel := context.WithCancel(ctx)
 		cancel() // granted only if free right now
-		if lease, err := l.MemoryLocker.Lock(probe, k); err == nil {
+		if lease, err := l.Locker.Lock(probe, k); err == nil {
 			_ = lease.Release(ctx)
 		} else {
 			l.mu.Lock()
@@ -190,7 +194,7 @@ func (l *recordingLocker) Lock(ctx context.Context, key string) (server.Lease, e
 			l.mu.Unlock()
 		}
 	}
-	lease, err := l.MemoryLocker.Lock(ctx, key)
+	lease, err := l.Locker.Lock(ctx, key)
 	if err == nil {
 		l.mu.Lock()
 		l.keys = append(l.keys, key)

@@ -11,7 +11,7 @@ import (
 	gogh "github.com/google/go-github/v60/github"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/server"
 )
 
@@ -70,13 +70,13 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 	// The sweep loop is the Action's (reconcile.SweepEach); each issue is
 	// reconciled under its lease and read again there (the listing may be
 	// stale by the time the lease is held). A rate limit stops the sweep.
-	outs, err := rec.SweepEach(ctx, reconcile.Sweeping{Reread: true,
-		Run: func(ctx context.Context, number int, t reconcile.Trigger) (reconcile.Outcome, error) {
-			var out reconcile.Outcome
+	outs, err := rec.SweepEach(ctx, route.Sweeping{Reread: true,
+		Run: func(ctx context.Context, number int, t route.Trigger) (route.Outcome, error) {
+			var out route.Outcome
 			err := server.WithIssueLock(ctx, repo, number, func(ctx context.Context) error {
 				var err error
 				out, err = rec.Issue(ctx, number, t)
-				logOutcomes(log, []reconcile.Outcome{out})
+				logOutcomes(log, []route.Outcome{out})
 				return err
 			})
 			return out, err
@@ -87,7 +87,7 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 		}})
 	for _, o := range outs {
 		if o.Issue == 0 {
-			logOutcomes(log, []reconcile.Outcome{o}) // the budget ran low
+			logOutcomes(log, []route.Outcome{o}) // the budget ran low
 		}
 	}
 	return err

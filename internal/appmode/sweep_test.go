@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
-	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // TestTheAppsSweepIsTheActionsLoop: the App's sweep runs the Action's
@@ -24,7 +24,7 @@ func TestTheAppsSweepIsTheActionsLoop(t *testing.T) {
 		issues = append(issues, n)
 	}
 	before := r.gh.Count("GET /repos/{owner}/{repo}/contents/{path...}")
-	r.start(server.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL,
+	r.start(settings.Config{QueueSize: 16, Workers: 2, LockTTL: time.Second, DedupeTTL: settings.MinDedupeTTL,
 		ShutdownTimeout: 5 * time.Second, SweepInterval: time.Hour}, newRecordingLocker())
 	eventually(t, "the sweep", func() bool {
 		return strings.Contains(r.metric(`autopilot_jobs_total{event="sweep"`), " 1")

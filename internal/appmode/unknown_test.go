@@ -13,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // unknownInstallation is an installation id GitHub does not know.
@@ -53,9 +54,9 @@ func TestUnknownInstallationIsDroppedWithoutRetries(t *testing.T) {
 func TestServerCountsADroppedDelivery(t *testing.T) {
 	r := newRig(t, nil)
 	n := r.gh.Issue(repo, "Add CSV export")
-	url := r.start(server.Config{QueueSize: 16, Workers: 1, LockTTL: time.Second, DedupeTTL: server.MinDedupeTTL, ShutdownTimeout: 5 * time.Second}, nil)
+	url := r.start(settings.Config{QueueSize: 16, Workers: 1, LockTTL: time.Second, DedupeTTL: settings.MinDedupeTTL, ShutdownTimeout: 5 * time.Second}, nil)
 	d := forInstallation(t, r.gh.Labeled(repo, n, apptest.Maintainer, "autopilot"), unknownInstallation)
-	if code := d.Post(t, url+server.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
+	if code := d.Post(t, url+settings.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
 		t.Fatalf("delivery answered %d", code)
 	}
 	eventually(t, "the dropped job", func() bool {
@@ -65,7 +66,7 @@ func TestServerCountsADroppedDelivery(t *testing.T) {
 		t.Errorf("the dropped delivery also counted as an error: %s", m)
 	}
 	ours := r.gh.Labeled(repo, n, apptest.Maintainer, "autopilot")
-	if code := ours.Post(t, url+server.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
+	if code := ours.Post(t, url+settings.DefaultWebhookPath, apptest.Secret); code != http.StatusAccepted {
 		t.Fatalf("delivery answered %d", code)
 	}
 	eventually(t, "the run", func() bool { return len(r.gh.States(repo, n)) == 1 })

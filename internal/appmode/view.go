@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
@@ -208,14 +209,14 @@ func (v *view) parse(body string, number int) *state.State {
 // outboxGauge sums, over the issues seen since start, the tasks whose Jira
 // create is still owed, into autopilot_jira_outbox_size.
 type outboxGauge struct {
-	m *server.Metrics
+	m *metrics.Metrics
 
 	mu    sync.Mutex
 	per   map[string]int // "owner/repo#12" -> tasks waiting
 	total int
 }
 
-func newOutboxGauge(m *server.Metrics) *outboxGauge {
+func newOutboxGauge(m *metrics.Metrics) *outboxGauge {
 	return &outboxGauge{m: m, per: map[string]int{}}
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -22,7 +23,7 @@ func AdoptSince(s *state.State, now time.Time) time.Time {
 // carries the token as a word of its display title, and the step's run
 // rule accepts it by that token (anyone can put a token in a title).
 // skipped says why each run with the token was not adopted (for the log).
-func AdoptRun(set Settings, s *state.State, session string, runs []evidence.Run) (id int64, found bool, skipped map[int64]string) {
+func AdoptRun(set machine.Settings, s *state.State, session string, runs []evidence.Run) (id int64, found bool, skipped map[int64]string) {
 	ex := s.Exec
 	if ex == nil {
 		return 0, false, nil

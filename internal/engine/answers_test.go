@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
@@ -280,17 +281,17 @@ func TestBadTaskBlockIsRefused(t *testing.T) {
 // being chosen (flow-select gate): the state has no flow yet.
 func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
 	h := newHarness(t, reviewCfg)
-	h.apply(Start{Issue: testIssue, Candidates: []string{"greenfield", "review-loop"}, Actor: "maria"})
-	for _, ev := range []Event{
-		Tick{}, PRLinked{PR: 40},
+	h.apply(events.Start{Issue: testIssue, Candidates: []string{"greenfield", "review-loop"}, Actor: "maria"})
+	for _, ev := range []events.Event{
+		events.Tick{}, events.PRLinked{PR: 40},
 		h.comment("alice", access.Write, "/autopilot approve architect"),
 		h.comment("alice", access.Write, "/autopilot reject architect bad"),
 		h.comment("maria", access.Write, "/autopilot back plan"),
 		h.comment("maria", access.Write, "/autopilot skip because"),
 		h.comment("maria", access.Write, "/autopilot done"),
 		h.comment("maria", access.Write, "/autopilot status"),
-		approval("bob", "devin"), Checks{PR: 40, State: "success"}, RunCompleted{RunID: 1}, Dispatched{Session: "x"},
-		JiraAuth{OK: true}, JiraSynced{}, Tick{BudgetLow: true},
+		approval("bob", "devin"), events.Checks{PR: 40, State: "success"}, events.RunCompleted{RunID: 1}, events.Dispatched{Session: "x"},
+		events.JiraAuth{OK: true}, events.JiraSynced{}, events.Tick{BudgetLow: true},
 	} {
 		if _, err := h.try(ev); err != nil {
 			t.Fatalf("%T: %v", ev, err)

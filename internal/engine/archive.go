@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -11,7 +12,7 @@ import (
 // alreadyDecided answers a late answer to a gate that was decided: who
 // decided what when the decision is in the state, a link to its archive
 // when it was archived. It reports whether it answered.
-func (m *inputs) alreadyDecided(c Comment) bool {
+func (m *inputs) alreadyDecided(c events.Comment) bool {
 	text := ""
 	if d, ok := m.decidedFor(c); ok {
 		text = fmt.Sprintf("already decided by @\u200b%s: %s", textsafe.Escape(d.By), d.Option)
@@ -33,7 +34,7 @@ func (m *inputs) alreadyDecided(c Comment) bool {
 
 // archivedFor finds the archive holding the decision of the gate a late
 // answer was meant for (the newest whose first gate opened before it).
-func archivedFor(s *state.State, c Comment) (state.DecisionArchive, bool) {
+func archivedFor(s *state.State, c events.Comment) (state.DecisionArchive, bool) {
 	for i := len(s.Archives) - 1; i >= 0; i-- {
 		if a := s.Archives[i]; !before(c.At, a.Opened) {
 			return a, true

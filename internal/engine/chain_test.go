@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -179,13 +180,13 @@ func TestGreenfieldFinishesAfterDeploy(t *testing.T) {
 	c := h.comment("maria", "write", "/autopilot done again")
 	res = h.apply(c)
 	want(t, "done after finish", ledgerOf(res.State, c.ID), "rejected:no-step-running")
-	res = h.apply(Start{Issue: testIssue, Actor: "maria"})
+	res = h.apply(events.Start{Issue: testIssue, Actor: "maria"})
 	want(t, "run after re-label", res.State.Run, state.RunDone)
 	if !hasBody(res.Effects, "already **done**") {
 		t.Errorf("re-adding the label on a done run says nothing: %q", bodies(res.Effects))
 	}
 	// A redelivered label event does not say it twice.
-	res = h.apply(Start{Issue: testIssue, Actor: "maria"})
+	res = h.apply(events.Start{Issue: testIssue, Actor: "maria"})
 	want(t, "second notice", nEffects(res), 0)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
@@ -35,7 +36,7 @@ type command struct {
 	handle handler
 }
 
-type handler func(m *inputs, c Comment, r reply.Result, accept func(), refuse func(why, text string))
+type handler func(m *inputs, c events.Comment, r reply.Result, accept func(), refuse func(why, text string))
 
 // commands lists the commands of PRODUCT.md §7 in the order the help text
 // shows them.
@@ -154,7 +155,7 @@ func DeclaresTasks(r reply.Result) bool {
 }
 
 // command applies an /autopilot command from an authorised author.
-func (m *inputs) command(c Comment, r reply.Result) {
+func (m *inputs) command(c events.Comment, r reply.Result) {
 	accept := func() {
 		m.ledger(c.ID, state.LedgerApplied)
 		m.Changed = true
@@ -174,11 +175,11 @@ func (m *inputs) command(c Comment, r reply.Result) {
 	cmd.handle(m, c, r, accept, refuse)
 }
 
-func (m *inputs) chooseCommand(c Comment, r reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) chooseCommand(c events.Comment, r reply.Result, _ func(), _ func(string, string)) {
 	m.choice(c, r.Letter, r.Reason)
 }
 
-func (m *inputs) statusCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) statusCommand(c events.Comment, _ reply.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, state.LedgerApplied)
 	m.React(c.ID, outbox.ReactUp)
 	m.ReplyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+prose.Banner(m.Set.Config.All, m.S)+"\n```"+m.statusTasks())
@@ -218,13 +219,13 @@ func (m *inputs) statusTasks() string {
 	return line + label + " statuses are read back by the scheduled sweep or `/autopilot tasks sync`, not by this command."
 }
 
-func (m *inputs) helpCommand(c Comment, _ reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) helpCommand(c events.Comment, _ reply.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, state.LedgerApplied)
 	m.React(c.ID, outbox.ReactUp)
 	m.ReplyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
 }
 
-func (m *inputs) stopCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) stopCommand(c events.Comment, _ reply.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone {
 		refuse("not-running", "the run is not running, so there is nothing to stop.")
 		return
@@ -233,7 +234,7 @@ func (m *inputs) stopCommand(c Comment, _ reply.Result, accept func(), refuse fu
 	m.Stop(stops.KillUserAbort, "stopped by @"+c.Author)
 }
 
-func (m *inputs) resumeCommand(c Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) resumeCommand(c events.Comment, _ reply.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run != state.RunStopped {
 		refuse("not-stopped", "the run is not stopped; `/autopilot resume` continues a stopped run.")
 		return
@@ -243,7 +244,7 @@ func (m *inputs) resumeCommand(c Comment, _ reply.Result, accept func(), refuse 
 }
 
 // reportCommand handles the executor's done, fail and progress.
-func (m *inputs) reportCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) reportCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone || m.S.Status != state.InProgress || m.S.Gate != nil && m.S.Gate.Kind != state.GateApproval(m.S.Slug) {
 		refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
 		return
@@ -251,7 +252,7 @@ func (m *inputs) reportCommand(c Comment, r reply.Result, accept func(), refuse 
 	m.executorReport(c, r, accept, refuse)
 }
 
-func (m *inputs) backCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) backCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if m.F == nil || m.S.Run == state.RunStopped {
 		refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
 		return
@@ -276,7 +277,7 @@ func (m *inputs) backCommand(c Comment, r reply.Result, accept func(), refuse fu
 	m.OpenRollbackGate(m.F.Steps[i])
 }
 
-func (m *inputs) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(string, string)) {
+func (m *inputs) retryCommand(c events.Comment, _ reply.Result, _ func(), refuse func(string, string)) {
 	if m.S.Status != state.Failed || m.S.Gate == nil || m.S.Gate.Kind != state.GateSkillFailed {
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return

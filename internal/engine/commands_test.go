@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -176,12 +177,12 @@ func TestBackFromAFailedStepDeclinedAsksSkillFailedAgain(t *testing.T) {
 func TestStopAndResume(t *testing.T) {
 	tests := []struct {
 		name   string
-		event  func(h *harness) Event
+		event  func(h *harness) events.Event
 		detail string
 	}{
-		{name: "stop command", event: func(h *harness) Event { return h.comment("maria", access.Write, "/autopilot stop") }, detail: "stopped by @\u200bmaria"},
-		{name: "label removed", event: func(*harness) Event { return LabelRemoved{Actor: "maria"} }, detail: "trigger label was removed"},
-		{name: "issue closed", event: func(*harness) Event { return Closed{Actor: "maria"} }, detail: "the issue was closed"},
+		{name: "stop command", event: func(h *harness) events.Event { return h.comment("maria", access.Write, "/autopilot stop") }, detail: "stopped by @\u200bmaria"},
+		{name: "label removed", event: func(*harness) events.Event { return events.LabelRemoved{Actor: "maria"} }, detail: "trigger label was removed"},
+		{name: "issue closed", event: func(*harness) events.Event { return events.Closed{Actor: "maria"} }, detail: "the issue was closed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,8 +239,8 @@ func TestResumeWhenNotStoppedIsRefused(t *testing.T) {
 func TestReAddingTheLabelResumesAStoppedRun(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.start("greenfield")
-	h.apply(LabelRemoved{Actor: "maria"})
-	res := h.apply(Start{Issue: testIssue, Actor: "maria"})
+	h.apply(events.LabelRemoved{Actor: "maria"})
+	res := h.apply(events.Start{Issue: testIssue, Actor: "maria"})
 	want(t, "run", res.State.Run, state.RunInProgress)
 	want(t, "notes", res.State.LastSession.Notes, "@maria re-added the trigger label")
 }
@@ -248,7 +249,7 @@ func TestClosingAFinishedRunChangesNothing(t *testing.T) {
 	h := newHarness(t, jiraOff)
 	h.runTo("greenfield", "deploy")
 	h.done("shipped")
-	res := h.apply(Closed{Actor: "maria"})
+	res := h.apply(events.Closed{Actor: "maria"})
 	want(t, "run", res.State.Run, state.RunDone)
 	want(t, "effects", nEffects(res), 0)
 }
@@ -270,7 +271,7 @@ func TestProgressSetsStructuredSubStep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, jiraOff)
 			h.start("greenfield")
-			var c Comment
+			var c events.Comment
 			var res Result
 			for _, b := range tc.bodies {
 				c = h.comment("devin", access.Write, b)
@@ -347,4 +348,4 @@ func TestUnknownEventIsAnError(t *testing.T) {
 
 // strangeEvent is an Event (through the embedded Tick's marker) that
 // Apply has no case for.
-type strangeEvent struct{ Tick }
+type strangeEvent struct{ events.Tick }

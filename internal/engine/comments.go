@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -21,7 +22,7 @@ func (m *inputs) ledger(id int64, outcome state.LedgerOutcome) {
 
 // agentComment applies a configured agent's comment: agents may report
 // on the step they execute, nothing else.
-func (m *inputs) agentComment(c Comment, r reply.Result) {
+func (m *inputs) agentComment(c events.Comment, r reply.Result) {
 	switch {
 	case !agentMay(r):
 		m.ledger(c.ID, state.LedgerNotCommand)
@@ -37,7 +38,7 @@ func (m *inputs) agentComment(c Comment, r reply.Result) {
 }
 
 // comment classifies one comment exactly once and applies it.
-func (m *inputs) comment(c Comment) error {
+func (m *inputs) comment(c events.Comment) error {
 	if outbox.Handled(m.S, c.ID) {
 		return nil // already classified: duplicates and re-runs are no-ops
 	}
@@ -93,7 +94,7 @@ func (m *inputs) comment(c Comment) error {
 // account has on a public repository; or not looked up) is trusted on the
 // strength of the agents: entry, because a GitHub App's bot is never a
 // collaborator.
-func agentPermitted(c Comment, min access.Level) bool {
+func agentPermitted(c events.Comment, min access.Level) bool {
 	if c.Perm.AtLeast(min) {
 		return true
 	}
@@ -101,7 +102,7 @@ func agentPermitted(c Comment, min access.Level) bool {
 }
 
 // refuseUnauthorized: 😕 and at most one explanation per user per gate.
-func (m *inputs) refuseUnauthorized(c Comment) {
+func (m *inputs) refuseUnauthorized(c events.Comment) {
 	m.ledger(c.ID, state.RejectedUnauthorized)
 	m.Changed = true
 	m.React(c.ID, outbox.ReactConfuse)
@@ -115,7 +116,7 @@ func (m *inputs) refuseUnauthorized(c Comment) {
 // current text its author cannot be shown to have written: someone with
 // write access may have changed it. The author is asked, once, to post a
 // new comment; the edited one is never applied.
-func (m *inputs) refuseEdited(c Comment) {
+func (m *inputs) refuseEdited(c events.Comment) {
 	m.ledger(c.ID, state.RejectedEdited)
 	m.Changed = true
 	m.React(c.ID, outbox.ReactConfuse)
@@ -124,7 +125,7 @@ func (m *inputs) refuseEdited(c Comment) {
 
 // replyOnce posts a reply unless this user already got one of this kind for
 // the current gate.
-func (m *inputs) replyOnce(c Comment, kind, text string) {
+func (m *inputs) replyOnce(c events.Comment, kind, text string) {
 	if m.Owed(kind + ":" + strings.ToLower(c.Author) + ":" + m.gateKey()) {
 		m.ReplyTo(c.ID, fmt.Sprintf("@\u200b%s: %s", textsafe.Escape(c.Author), text))
 	}
@@ -138,7 +139,7 @@ func (m *inputs) gateKey() string {
 }
 
 // choice handles a letter answer.
-func (m *inputs) choice(c Comment, letter, reason string) {
+func (m *inputs) choice(c events.Comment, letter, reason string) {
 	g := m.S.Gate
 	if g == nil || m.S.Run == state.RunStopped {
 		if m.alreadyDecided(c) {
@@ -177,7 +178,7 @@ func (m *inputs) choice(c Comment, letter, reason string) {
 }
 
 // decidedFor finds the decision of the gate a late answer was meant for.
-func (m *inputs) decidedFor(c Comment) (state.Decision, bool) {
+func (m *inputs) decidedFor(c events.Comment) (state.Decision, bool) {
 	for i := len(m.S.Decisions) - 1; i >= 0; i-- {
 		d := m.S.Decisions[i]
 		if !before(c.At, d.GateOpenedAt) && d.CommentID != c.ID {
@@ -197,7 +198,7 @@ func (m *inputs) slugs() []string {
 
 // skipCommand handles /autopilot skip [reason]: reason required where the
 // step says so; the skip itself is confirmed with a Choose (seed 002).
-func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) skipCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run == state.RunDone || m.S.Run == state.RunStopped || m.S.Step == 0 {
 		refuse("not-running", "there is no running step to skip.")
 		return
@@ -225,7 +226,7 @@ func (m *inputs) skipCommand(c Comment, r reply.Result, accept func(), refuse fu
 }
 
 // tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
-func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) tasksCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != state.GateTrackerAuth) {
 		refuse("jira-not-configured", prose.NoTracker)
 		return
@@ -248,7 +249,7 @@ func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse f
 		}
 		accept()
 		m.S.TrackerNote = ""
-		m.Ask(Query{Kind: QJiraSync, Jira: JiraRetry})
+		m.Ask(events.Query{Kind: events.QJiraSync, Jira: events.JiraRetry})
 		return
 	}
 	if !m.HasPendingTasks() && !m.hasCreatedTasks() {
@@ -256,7 +257,7 @@ func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse f
 		return
 	}
 	accept()
-	m.Ask(Query{Kind: QJiraSync, Jira: JiraAsked})
+	m.Ask(events.Query{Kind: events.QJiraSync, Jira: events.JiraAsked})
 }
 
 func (m *inputs) hasCreatedTasks() bool {
@@ -267,7 +268,3 @@ func (m *inputs) hasCreatedTasks() bool {
 	}
 	return false
 }
-
-// Handled reports whether the comment id is already in the ledger
-// (outbox.Handled); kept here for its many callers outside the engine.
-func Handled(s *state.State, id int64) bool { return outbox.Handled(s, id) }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -22,9 +23,9 @@ func TestConfirmGateFollowsTheJiraCheck(t *testing.T) {
 	h := newHarness(t, shipCfg)
 	h.set.JiraConfigured = true
 	res := h.start("ship")
-	want(t, "auth check first", len(queriesOf(res.Queries, QJiraAuth)), 1)
+	want(t, "auth check first", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
 	want(t, "not started", res.State.Status, state.NotStarted)
-	res = h.apply(JiraAuth{OK: true})
+	res = h.apply(events.JiraAuth{OK: true})
 	s := res.State
 	wantGate(t, s, "confirm-tasks")
 	want(t, "still not started", s.Status, state.NotStarted)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
@@ -20,7 +22,7 @@ import (
 // state.DeclareBudget (signed: the state is signed), else ev with the
 // declaration refused by a reply that says how many of the tasks fit, and
 // a note for the outcome.
-func FitDeclaration(set Settings, before *state.State, ev Comment, now time.Time, signed bool) (Comment, string, error) {
+func FitDeclaration(set machine.Settings, before *state.State, ev events.Comment, now time.Time, signed bool) (events.Comment, string, error) {
 	if len(ev.Declared) == 0 {
 		return ev, "", nil
 	}

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/autopilot-dev/autopilot/internal/engine/events"
+
 // ErrClass is what a failed API call means for the run, as the edge maps
 // it from the error (engine code never sees the error's type).
 type ErrClass int
@@ -40,11 +42,11 @@ func (c ErrClass) Defers() bool { return c == ErrTransient || c == ErrRateLimite
 // with a note saying why, and the next run or the sweep sends it after
 // looking for its run; anything else settles it (ok true): run id on
 // success, the error as the step's failure otherwise.
-func DispatchSent(session string, runID int64, class ErrClass, err string) (ev Dispatched, note string, ok bool) {
+func DispatchSent(session string, runID int64, class ErrClass, err string) (ev events.Dispatched, note string, ok bool) {
 	if class.Defers() {
 		return ev, "dispatch deferred: " + err, false
 	}
-	ev = Dispatched{Session: session, RunID: runID}
+	ev = events.Dispatched{Session: session, RunID: runID}
 	if class != ErrNone {
 		ev.Err = err
 	}
@@ -76,12 +78,12 @@ func DispatchRef(configured, defaultBranch string, known bool) string {
 // in the outbox (done, not ok) with a note; a run carrying the session
 // token was found — it is adopted instead of sent twice (done, ok);
 // otherwise it is sent (not done).
-func DispatchRetried(session string, runID int64, found bool, listErr string) (ev Dispatched, note string, ok, done bool) {
+func DispatchRetried(session string, runID int64, found bool, listErr string) (ev events.Dispatched, note string, ok, done bool) {
 	switch {
 	case listErr != "":
 		return ev, "dispatch pending: " + listErr, false, true
 	case found:
-		return Dispatched{Session: session, RunID: runID}, "", true, true
+		return events.Dispatched{Session: session, RunID: runID}, "", true, true
 	}
 	return ev, "", false, false
 }

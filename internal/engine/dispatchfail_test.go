@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"testing"
+)
 
 // TestDispatchFailureClasses pins what a dispatch's outcome means: a
 // transient failure (5xx, timeout, a cancelled request) or a rate limit is
@@ -12,14 +15,14 @@ func TestDispatchFailureClasses(t *testing.T) {
 		name   string
 		class  ErrClass
 		err    string
-		want   Dispatched
+		want   events.Dispatched
 		note   string
 		settle bool
 	}{
-		{"sent", ErrNone, "", Dispatched{Session: "s1", RunID: 77}, "", true},
-		{"5xx or timeout", ErrTransient, "HTTP 502", Dispatched{}, "dispatch deferred: HTTP 502", false},
-		{"rate limit", ErrRateLimited, "rate limited until 10:00", Dispatched{}, "dispatch deferred: rate limited until 10:00", false},
-		{"refused: the step's failure", ErrRefused, "HTTP 422: workflow has no dispatch trigger", Dispatched{Session: "s1", RunID: 0, Err: "HTTP 422: workflow has no dispatch trigger"}, "", true},
+		{"sent", ErrNone, "", events.Dispatched{Session: "s1", RunID: 77}, "", true},
+		{"5xx or timeout", ErrTransient, "HTTP 502", events.Dispatched{}, "dispatch deferred: HTTP 502", false},
+		{"rate limit", ErrRateLimited, "rate limited until 10:00", events.Dispatched{}, "dispatch deferred: rate limited until 10:00", false},
+		{"refused: the step's failure", ErrRefused, "HTTP 422: workflow has no dispatch trigger", events.Dispatched{Session: "s1", RunID: 0, Err: "HTTP 422: workflow has no dispatch trigger"}, "", true},
 	} {
 		id := int64(0)
 		if tc.class == ErrNone {
@@ -74,13 +77,13 @@ func TestDispatchRetried(t *testing.T) {
 		id       int64
 		found    bool
 		listErr  string
-		want     Dispatched
+		want     events.Dispatched
 		note     string
 		ok, done bool
 	}{
-		{"runs not listed", 0, false, "HTTP 502", Dispatched{}, "dispatch pending: HTTP 502", false, true},
-		{"run found", 88, true, "", Dispatched{Session: "s1", RunID: 88}, "", true, true},
-		{"no run: send", 0, false, "", Dispatched{}, "", false, false},
+		{"runs not listed", 0, false, "HTTP 502", events.Dispatched{}, "dispatch pending: HTTP 502", false, true},
+		{"run found", 88, true, "", events.Dispatched{Session: "s1", RunID: 88}, "", true, true},
+		{"no run: send", 0, false, "", events.Dispatched{}, "", false, false},
 	} {
 		ev, note, ok, done := DispatchRetried("s1", tc.id, tc.found, tc.listErr)
 		if ev != tc.want || note != tc.note || ok != tc.ok || done != tc.done {

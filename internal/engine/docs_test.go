@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/doctable"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -75,7 +76,7 @@ func TestDocsShowTheChooseBlocksAsPosted(t *testing.T) {
 	h := newHarness(t, "")
 	h.set.JiraConfigured = true
 	toPlan(t, h)
-	res := h.apply(JiraAuth{OK: false, Detail: "Jira authentication failed (HTTP 401): Client must be authenticated to access this resource."})
+	res := h.apply(events.JiraAuth{OK: false, Detail: "Jira authentication failed (HTTP 401): Client must be authenticated to access this resource."})
 	if got, doc := fenced(gateBody(t, res.Effects, res.State.Gate)), blockAfter(t, jira, "**Authentication is checked first.**"); got != doc {
 		t.Errorf("docs/jira.md shows\n%s\nthe engine posts\n%s", doc, got)
 	}

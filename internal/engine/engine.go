@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -59,7 +60,7 @@ import (
 // answered by an earlier pass that wrote nothing (read-only commands are
 // not kept in the ledger on their own): it was permitted then, and its
 // reaction and reply exist, so it is classified again without a lookup.
-func NeedsPerm(c Comment) bool {
+func NeedsPerm(c events.Comment) bool {
 	r := parsed(c)
 	switch {
 	case !r.Acts(), c.Bot && !c.Agent:
@@ -70,12 +71,12 @@ func NeedsPerm(c Comment) bool {
 	return true
 }
 
-func answeredReadOnly(c Comment, r reply.Result) bool {
+func answeredReadOnly(c events.Comment, r reply.Result) bool {
 	return c.Replied && r.Kind == reply.Command && ReadOnlyReply(r)
 }
 
 // parsed is the comment's reply, parsed once.
-func parsed(c Comment) reply.Result {
+func parsed(c events.Comment) reply.Result {
 	if c.Reply != nil {
 		return *c.Reply
 	}
@@ -89,16 +90,13 @@ type Result struct {
 	Effects []state.Effect
 	// Queries are what the engine needs answered (as events) before it can
 	// go on.
-	Queries []Query
+	Queries []events.Query
 	// Changed is false when the event changed nothing worth writing
 	// (ledger-only classifications of read-only commands ride along later).
 	Changed bool
 	// Decision is the option letter applied by this event, if any.
 	Decision string
 }
-
-// Settings is what the engine needs to know about its environment.
-type Settings = machine.Settings
 
 // inputs is one Apply call seen from the engine: the walk (machine.M)
 // plus the handlers that read each input and decide which move it makes.
@@ -107,7 +105,7 @@ type inputs struct{ *machine.M }
 // Apply computes the next state and effects for one event. s may be nil
 // when the issue has no state yet (only Start creates one). Apply never
 // mutates s.
-func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error) {
+func Apply(set machine.Settings, s *state.State, ev events.Event, now time.Time) (Result, error) {
 	w, err := machine.New(set, s, now)
 	if err != nil {
 		return Result{}, err
@@ -123,59 +121,59 @@ func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error
 	return Result{State: m.S, Effects: m.Effs, Queries: m.Qs, Changed: m.Changed, Decision: m.Decision}, nil
 }
 
-func (m *inputs) apply(ev Event) error {
+func (m *inputs) apply(ev events.Event) error {
 	switch e := ev.(type) {
-	case Recovered:
+	case events.Recovered:
 		m.recovered(e)
 		return nil
-	case Unmanaged:
+	case events.Unmanaged:
 		m.unmanaged(e)
 		return nil
 	}
 	if m.S == nil {
-		if st, ok := ev.(Start); ok {
+		if st, ok := ev.(events.Start); ok {
 			return m.Start(st)
 		}
 		return nil // no run on this issue: nothing to do
 	}
 	switch e := ev.(type) {
-	case Start:
+	case events.Start:
 		return m.Restart(e)
-	case LabelRemoved:
+	case events.LabelRemoved:
 		m.Stop(stops.KillUserAbort, "the trigger label was removed"+machine.By(e.Actor))
-	case Closed:
+	case events.Closed:
 		if m.S.Run != state.RunDone && m.S.Run != state.RunStopped {
 			m.Stop(stops.KillUserAbort, "the issue was closed")
 		}
-	case Comment:
+	case events.Comment:
 		return m.comment(e)
-	case Review:
+	case events.Review:
 		m.review(e)
-	case Checks:
+	case events.Checks:
 		m.checks(e)
-	case RunCompleted:
+	case events.RunCompleted:
 		m.runCompleted(e)
-	case Dispatched:
+	case events.Dispatched:
 		m.dispatched(e)
-	case JiraAuth:
+	case events.JiraAuth:
 		m.JiraAuth(e)
-	case JiraSynced:
+	case events.JiraSynced:
 		m.jiraSynced(e)
-	case Tick:
+	case events.Tick:
 		m.Tick(e)
-	case PRLinked:
+	case events.PRLinked:
 		m.prLinked(e)
-	case PullSeen:
+	case events.PullSeen:
 		m.pullSeen(e)
-	case PullRead:
+	case events.PullRead:
 		m.pullRead(e)
-	case ConfigRead:
+	case events.ConfigRead:
 		m.configRead(e)
-	case Refused:
+	case events.Refused:
 		m.refused(e)
-	case CheckShown:
+	case events.CheckShown:
 		m.checkShown(e)
-	case Click:
+	case events.Click:
 		m.click(e)
 	default:
 		return fmt.Errorf("unknown event %T", ev)

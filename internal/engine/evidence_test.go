@@ -6,16 +6,18 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 func TestPushToALinkedPRReadsItsEvidenceAgain(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
-	res := h.apply(PRLinked{PR: 40, URL: prURL})
+	res := h.apply(events.PRLinked{PR: 40, URL: prURL})
 	want(t, "nothing to write", res.Changed, false)
 	wantDeep(t, "linked once", res.State.LinkedPRs, []int{40})
-	if e := queriesOf(res.Queries, QCheckPR); len(e) != 1 || e[0].PR != 40 {
+	if e := queriesOf(res.Queries, events.QCheckPR); len(e) != 1 || e[0].PR != 40 {
 		t.Errorf("check-pr effects = %+v, want one for #40", e)
 	}
 }
@@ -39,9 +41,9 @@ func TestPushOutsideAnEvidenceStepReadsNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, reviewCfg)
 			tc.setup(h)
-			res := h.apply(PRLinked{PR: 40, URL: prURL})
-			want(t, "check-pr effects", len(queriesOf(res.Queries, QCheckPR)), 0)
-			want(t, "tick check-pr effects", len(queriesOf(h.apply(Tick{}).Queries, QCheckPR)), 0)
+			res := h.apply(events.PRLinked{PR: 40, URL: prURL})
+			want(t, "check-pr effects", len(queriesOf(res.Queries, events.QCheckPR)), 0)
+			want(t, "tick check-pr effects", len(queriesOf(h.apply(events.Tick{}).Queries, events.QCheckPR)), 0)
 		})
 	}
 }
@@ -49,11 +51,11 @@ func TestPushOutsideAnEvidenceStepReadsNothing(t *testing.T) {
 func TestChecksStepReadsLinkedPRsWhenItStarts(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "code-review")
-	h.apply(PRLinked{PR: 41})
+	h.apply(events.PRLinked{PR: 41})
 	res := h.apply(approval("bob", "devin"))
 	want(t, "now qa", res.State.Slug, "qa")
 	var prs []int
-	for _, e := range queriesOf(res.Queries, QCheckPR) {
+	for _, e := range queriesOf(res.Queries, events.QCheckPR) {
 		prs = append(prs, e.PR)
 	}
 	wantDeep(t, "checks read at the start of qa", prs, []int{40, 41})
@@ -71,7 +73,7 @@ func TestCodeReviewAnnouncementAsksForAReview(t *testing.T) {
 		t.Errorf("code-review announcement = %q", bodies(res.Effects))
 	}
 	// Reviews count only from the start of the step: no PR read yet.
-	want(t, "no check-pr at the start of code-review", len(queriesOf(res.Queries, QCheckPR)), 0)
+	want(t, "no check-pr at the start of code-review", len(queriesOf(res.Queries, events.QCheckPR)), 0)
 }
 
 func TestReviewStampedInTheSecondTheStepStartedCounts(t *testing.T) {
@@ -96,26 +98,26 @@ func TestReviewStampedInTheSecondTheStepStartedCounts(t *testing.T) {
 
 func TestChecksSummary(t *testing.T) {
 	pr := struct{ HeadSHA, URL string }{"abc", "https://github.com/acme/widgets/pull/4"}
-	c := func(name, status, conclusion string) CheckRead {
-		return CheckRead{Name: name, Status: status, Conclusion: conclusion}
+	c := func(name, status, conclusion string) evidence.CheckRead {
+		return evidence.CheckRead{Name: name, Status: status, Conclusion: conclusion}
 	}
 	tests := []struct {
 		name   string
-		checks []CheckRead
+		checks []evidence.CheckRead
 		ok     bool
 		state  string
 		failed []string
 	}{
 		{"no checks yet", nil, false, "", nil},
-		{"all green", []CheckRead{c("unit", "completed", "success"), c("docs", "completed", "neutral")}, true, "success", nil},
-		{"one still running", []CheckRead{c("unit", "completed", "success"), c("e2e", "queued", "")}, false, "pending", nil},
-		{"a failure wins over pending", []CheckRead{c("e2e", "in_progress", ""), c("lint", "completed", "failure")}, true, "failure", []string{"lint"}},
-		{"timed out and cancelled fail", []CheckRead{c("a", "completed", "timed_out"), c("b", "completed", "cancelled")}, true, "failure", []string{"a", "b"}},
+		{"all green", []evidence.CheckRead{c("unit", "completed", "success"), c("docs", "completed", "neutral")}, true, "success", nil},
+		{"one still running", []evidence.CheckRead{c("unit", "completed", "success"), c("e2e", "queued", "")}, false, "pending", nil},
+		{"a failure wins over pending", []evidence.CheckRead{c("e2e", "in_progress", ""), c("lint", "completed", "failure")}, true, "failure", []string{"lint"}},
+		{"timed out and cancelled fail", []evidence.CheckRead{c("a", "completed", "timed_out"), c("b", "completed", "cancelled")}, true, "failure", []string{"a", "b"}},
 		// The bot's own PR check (whoever wrote a check of that name) is
 		// no evidence: in progress it would hold QA forever, green it
 		// could be forged.
-		{"own check in progress is left out", []CheckRead{c("unit", "completed", "success"), c("autopilot", "in_progress", "")}, true, "success", nil},
-		{"own check alone is no evidence", []CheckRead{c("autopilot", "completed", "success")}, false, "", nil},
+		{"own check in progress is left out", []evidence.CheckRead{c("unit", "completed", "success"), c("autopilot", "in_progress", "")}, true, "success", nil},
+		{"own check alone is no evidence", []evidence.CheckRead{c("autopilot", "completed", "success")}, false, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,18 +136,18 @@ func TestPullReadAsksForTheCountedReviewersOnly(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "code-review")
 	started := h.st.Exec.StartedAt
-	read := PullRead{Pull: linkedPR("devin"), URL: prURL, Reviews: []ReviewRead{
+	read := events.PullRead{Pull: linkedPR("devin"), URL: prURL, Reviews: []evidence.ReviewRead{
 		{ID: 1, Reviewer: "old", State: "APPROVED", At: started.Add(-time.Hour), CommitSHA: testHead},
 		{ID: 2, Reviewer: "chatty", State: "COMMENTED", At: started.Add(time.Minute), CommitSHA: testHead},
 		{ID: 3, Reviewer: "bob", State: "APPROVED", At: started.Add(time.Minute), CommitSHA: testHead, URL: prURL + "#r3"},
 	}}
 	res := h.apply(read)
-	asks := queriesOf(res.Queries, QPerms)
+	asks := queriesOf(res.Queries, events.QPerms)
 	if len(asks) != 1 || !reflect.DeepEqual(asks[0].Logins, []string{"bob"}) || asks[0].Then == nil {
 		t.Fatalf("asks = %+v", asks)
 	}
 	want(t, "nothing applied before the permissions", res.State.Slug, "code-review")
-	res = h.apply(asks[0].Then.WithPerms(map[string]PermRead{"bob": {Perm: "write"}}))
-	want(t, "no more asks", len(queriesOf(res.Queries, QPerms)), 0)
+	res = h.apply(asks[0].Then.WithPerms(map[string]evidence.PermRead{"bob": {Perm: "write"}}))
+	want(t, "no more asks", len(queriesOf(res.Queries, events.QPerms)), 0)
 	want(t, "approved: next step", res.State.Slug, "qa")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
@@ -15,12 +16,8 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
-// MaxRetries is the number of consecutive failures that escalate
-// (machine.MaxRetries); kept here for the engine's callers and tests.
-const MaxRetries = machine.MaxRetries
-
 // executorReport handles /autopilot done|fail|progress for the current step.
-func (m *inputs) executorReport(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) executorReport(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	switch r.Cmd {
 	case "progress":
 		if r.Phase < m.S.SubStep.Phase {
@@ -47,7 +44,7 @@ func (m *inputs) executorReport(c Comment, r reply.Result, accept func(), refuse
 // doneReport applies `/autopilot done`: refused while the step waits for
 // evidence or its report cannot be recorded, otherwise the step completes
 // (or goes on to its consensus or approval).
-func (m *inputs) doneReport(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) doneReport(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	st := m.Step()
 	switch {
 	case st.Evidence != "":
@@ -98,7 +95,7 @@ func (m *inputs) addTasks(ts []state.Task, step string) {
 		m.S.Steps[i].Declared = true
 	}
 	if m.S.TrackerEnabled != nil && *m.S.TrackerEnabled {
-		m.Ask(Query{Kind: QJiraSync})
+		m.Ask(events.Query{Kind: events.QJiraSync})
 	}
 }
 
@@ -109,7 +106,7 @@ func IdemKey(repo string, issue int, id string, cycle int) string {
 }
 
 // dispatched records the run id of a dispatch (or its failure).
-func (m *inputs) dispatched(e Dispatched) {
+func (m *inputs) dispatched(e events.Dispatched) {
 	// The dispatch was answered: its outbox entry is settled.
 	for i, o := range m.S.Outbox {
 		if o.Kind == state.EffDispatch && o.Marker == e.Session {
@@ -134,7 +131,7 @@ func (m *inputs) dispatched(e Dispatched) {
 
 // runCompleted completes or fails the dispatched step with the run that
 // MatchRun accepts; any other run changes nothing.
-func (m *inputs) runCompleted(e RunCompleted) {
+func (m *inputs) runCompleted(e events.RunCompleted) {
 	if ok, _ := MatchRun(m.Set, m.S, e); !ok {
 		return
 	}
@@ -156,7 +153,7 @@ func (m *inputs) runCompleted(e RunCompleted) {
 // MatchRun is the run rule (evidence.RunRule.Match): only the recorded
 // run id, or the session token under the strict checks, completes the
 // dispatched step of s.
-func MatchRun(set Settings, s *state.State, e RunCompleted) (bool, string) {
+func MatchRun(set machine.Settings, s *state.State, e events.RunCompleted) (bool, string) {
 	rule := evidence.RunRule{Repo: set.Repo}
 	if s != nil && s.Exec != nil && s.Exec.RunID == 0 {
 		rule = runRule(set, s.Slug) // the workflow file matters only for a token match
@@ -168,11 +165,11 @@ func MatchRun(set Settings, s *state.State, e RunCompleted) (bool, string) {
 // TokenRunTrusted checks a run that carries the session token but was not
 // recorded by id (evidence.RunRule.TokenTrusted); the dispatch retry uses
 // it before adopting a run.
-func TokenRunTrusted(set Settings, slug string, ex *state.Execution, path, event, headRepo string, created time.Time) (bool, string) {
+func TokenRunTrusted(set machine.Settings, slug string, ex *state.Execution, path, event, headRepo string, created time.Time) (bool, string) {
 	return runRule(set, slug).TokenTrusted(ex, evidence.Run{Path: path, Event: event, HeadRepo: headRepo, CreatedAt: created})
 }
 
-func runRule(set Settings, slug string) evidence.RunRule {
+func runRule(set machine.Settings, slug string) evidence.RunRule {
 	if set.Config == nil { // no configuration: no workflow a token run could match
 		return evidence.RunRule{Repo: set.Repo}
 	}
@@ -183,13 +180,13 @@ func runRule(set Settings, slug string) evidence.RunRule {
 // it) and, while the current step waits for evidence, reads its reviews or
 // checks. A PR already linked is read again: a push (synchronize) or an
 // edit may have changed what its head's checks say.
-func (m *inputs) prLinked(e PRLinked) {
+func (m *inputs) prLinked(e events.PRLinked) {
 	m.linkVouch(e.PR, e.Edit)
 	if !slices.Contains(m.S.LinkedPRs, e.PR) {
 		m.S.LinkedPRs = append(m.S.LinkedPRs, e.PR)
 		m.Changed = true
 	}
 	if m.AwaitingEvidence() {
-		m.Ask(Query{Kind: QCheckPR, PR: e.PR})
+		m.Ask(events.Query{Kind: events.QCheckPR, PR: e.PR})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
@@ -50,19 +51,19 @@ func TestDispatchExecutorEmitsDispatchWithInputs(t *testing.T) {
 func TestDispatchedRecordsRunID(t *testing.T) {
 	h, _ := toDispatch(t)
 	session := h.st.Exec.Session
-	res := h.apply(Dispatched{Session: "ap-other", RunID: 1})
+	res := h.apply(events.Dispatched{Session: "ap-other", RunID: 1})
 	want(t, "other session ignored", res.State.Exec.RunID, int64(0))
-	res = h.apply(Dispatched{Session: session, RunID: 777})
+	res = h.apply(events.Dispatched{Session: session, RunID: 777})
 	want(t, "run id", res.State.Exec.RunID, int64(777))
 	want(t, "changed", res.Changed, true)
-	res = h.apply(Dispatched{Session: session, RunID: 777})
+	res = h.apply(events.Dispatched{Session: session, RunID: 777})
 	want(t, "same report again", res.Changed, false)
 }
 
 func TestDispatchErrorRunsTheRetryProtocol(t *testing.T) {
 	h, _ := toDispatch(t)
 	first := h.st.Exec.Session
-	res := h.apply(Dispatched{Session: first, Err: "HTTP 422: workflow has no workflow_dispatch trigger"})
+	res := h.apply(events.Dispatched{Session: first, Err: "HTTP 422: workflow has no workflow_dispatch trigger"})
 	s := res.State
 	want(t, "retry_count", s.RetryCount, 1)
 	want(t, "failed waves", s.Limits.FailedWaves, 1)
@@ -78,37 +79,37 @@ func TestDispatchErrorRunsTheRetryProtocol(t *testing.T) {
 // tokenRun is a completed run of the configured workflow that a dispatch
 // without run details started: matched by its session token, dispatched
 // (workflow_dispatch) on the base repository just after the dispatch.
-func tokenRun(id int64, session, conclusion string) RunCompleted {
-	return RunCompleted{RunID: id, DisplayTitle: "autopilot " + session, Conclusion: conclusion,
+func tokenRun(id int64, session, conclusion string) events.RunCompleted {
+	return events.RunCompleted{RunID: id, DisplayTitle: "autopilot " + session, Conclusion: conclusion,
 		Path: ".github/workflows/impl.yml", Event: "workflow_dispatch", HeadRepo: "acme/widgets", CreatedAt: t0.Add(24 * time.Hour)}
 }
 
 func TestRunCompletedMatching(t *testing.T) {
 	tests := []struct {
 		name  string
-		ev    func(session string) RunCompleted
+		ev    func(session string) events.RunCompleted
 		match bool
 	}{
-		{name: "by run id", ev: func(string) RunCompleted { return RunCompleted{RunID: 777, Conclusion: "success"} }, match: true},
-		{name: "by session token in display title", ev: func(s string) RunCompleted {
+		{name: "by run id", ev: func(string) events.RunCompleted { return events.RunCompleted{RunID: 777, Conclusion: "success"} }, match: true},
+		{name: "by session token in display title", ev: func(s string) events.RunCompleted {
 			return tokenRun(900, s, "success")
 		}, match: true},
-		{name: "different token", ev: func(s string) RunCompleted {
+		{name: "different token", ev: func(s string) events.RunCompleted {
 			return tokenRun(901, s+"x", "success")
 		}, match: false},
-		{name: "token as a substring only", ev: func(s string) RunCompleted {
+		{name: "token as a substring only", ev: func(s string) events.RunCompleted {
 			r := tokenRun(902, s, "success")
 			r.DisplayTitle = "autopilot-" + s
 			return r
 		}, match: false},
-		{name: "another run id", ev: func(string) RunCompleted { return RunCompleted{RunID: 778, Conclusion: "success"} }, match: false},
+		{name: "another run id", ev: func(string) events.RunCompleted { return events.RunCompleted{RunID: 778, Conclusion: "success"} }, match: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := toDispatch(t)
 			session := h.st.Exec.Session
 			if tc.name == "by run id" || tc.name == "another run id" {
-				h.apply(Dispatched{Session: session, RunID: 777})
+				h.apply(events.Dispatched{Session: session, RunID: 777})
 			}
 			res := h.apply(tc.ev(session))
 			if !tc.match {
@@ -158,10 +159,10 @@ func TestFailedRunRetriesThenFailedWaveStopsAtBoundary(t *testing.T) {
 func TestDispatchTimeoutFailsTheStep(t *testing.T) {
 	h, _ := toDispatch(t)
 	h.advance(time.Hour)
-	res := h.apply(Tick{})
+	res := h.apply(events.Tick{})
 	want(t, "within timeout", res.State.RetryCount, 0)
 	h.advance(2 * time.Hour)
-	res = h.apply(Tick{})
+	res = h.apply(events.Tick{})
 	s := res.State
 	want(t, "retry_count", s.RetryCount, 1)
 	if !strings.Contains(s.RetryLog[0].Reason, "did not report within 2h0m0s") {
@@ -254,55 +255,55 @@ func TestRunMatchRules(t *testing.T) {
 	tests := []struct {
 		name     string
 		recorded int64
-		ev       func(session string, dispatched time.Time) RunCompleted
+		ev       func(session string, dispatched time.Time) events.RunCompleted
 		match    bool
 		why      string
 	}{
-		{name: "recorded id", recorded: 777, match: true, ev: func(string, time.Time) RunCompleted {
-			return RunCompleted{RunID: 777, Conclusion: "success"}
+		{name: "recorded id", recorded: 777, match: true, ev: func(string, time.Time) events.RunCompleted {
+			return events.RunCompleted{RunID: 777, Conclusion: "success"}
 		}},
-		{name: "token but not the recorded id", recorded: 777, why: "is not the recorded run 777", ev: func(s string, _ time.Time) RunCompleted {
+		{name: "token but not the recorded id", recorded: 777, why: "is not the recorded run 777", ev: func(s string, _ time.Time) events.RunCompleted {
 			return tokenRun(900, s, "success")
 		}},
-		{name: "token, configured workflow, dispatch, base repo", match: true, ev: func(s string, _ time.Time) RunCompleted {
+		{name: "token, configured workflow, dispatch, base repo", match: true, ev: func(s string, _ time.Time) events.RunCompleted {
 			return tokenRun(900, s, "success")
 		}},
-		{name: "workflow path with a ref suffix", match: true, ev: func(s string, _ time.Time) RunCompleted {
+		{name: "workflow path with a ref suffix", match: true, ev: func(s string, _ time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.Path += "@main"
 			return r
 		}},
-		{name: "another workflow file", why: "is not the configured", ev: func(s string, _ time.Time) RunCompleted {
+		{name: "another workflow file", why: "is not the configured", ev: func(s string, _ time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.Path = ".github/workflows/ci.yml"
 			return r
 		}},
-		{name: "not a workflow_dispatch run", why: "is not workflow_dispatch", ev: func(s string, _ time.Time) RunCompleted {
+		{name: "not a workflow_dispatch run", why: "is not workflow_dispatch", ev: func(s string, _ time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.Event = "pull_request"
 			return r
 		}},
-		{name: "a fork's head", why: "head repository", ev: func(s string, _ time.Time) RunCompleted {
+		{name: "a fork's head", why: "head repository", ev: func(s string, _ time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.HeadRepo = "mallory/widgets"
 			return r
 		}},
-		{name: "no head repository", why: "head repository", ev: func(s string, _ time.Time) RunCompleted {
+		{name: "no head repository", why: "head repository", ev: func(s string, _ time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.HeadRepo = ""
 			return r
 		}},
-		{name: "created before the dispatch", why: "before the dispatch", ev: func(s string, at time.Time) RunCompleted {
+		{name: "created before the dispatch", why: "before the dispatch", ev: func(s string, at time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.CreatedAt = at.Add(-evidence.RunClockSkew - time.Second)
 			return r
 		}},
-		{name: "created within the clock skew", match: true, ev: func(s string, at time.Time) RunCompleted {
+		{name: "created within the clock skew", match: true, ev: func(s string, at time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.CreatedAt = at.Add(-evidence.RunClockSkew)
 			return r
 		}},
-		{name: "no creation time", why: "before the dispatch", ev: func(s string, _ time.Time) RunCompleted {
+		{name: "no creation time", why: "before the dispatch", ev: func(s string, _ time.Time) events.RunCompleted {
 			r := tokenRun(900, s, "success")
 			r.CreatedAt = time.Time{}
 			return r
@@ -313,7 +314,7 @@ func TestRunMatchRules(t *testing.T) {
 			for _, conclusion := range []string{"success", "failure"} {
 				h, _ := toDispatch(t)
 				if tc.recorded != 0 {
-					h.apply(Dispatched{Session: h.st.Exec.Session, RunID: tc.recorded})
+					h.apply(events.Dispatched{Session: h.st.Exec.Session, RunID: tc.recorded})
 				}
 				ev := tc.ev(h.st.Exec.Session, h.st.Exec.DispatchedAt)
 				ev.Conclusion = conclusion

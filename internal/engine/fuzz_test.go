@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 )
 
@@ -23,7 +24,9 @@ func FuzzApplyComment(f *testing.F) {
 		func(h *harness) { h.runTo("greenfield", "decompose"); h.done("tasks") },
 		func(h *harness) { h.start("greenfield"); failThrice(h, "boom") },
 		func(h *harness) { h.start("greenfield"); h.say("maria", "/autopilot stop") },
-		func(h *harness) { h.apply(Start{Issue: testIssue, Candidates: []string{"greenfield", "review-loop"}}) },
+		func(h *harness) {
+			h.apply(events.Start{Issue: testIssue, Candidates: []string{"greenfield", "review-loop"}})
+		},
 		func(h *harness) { h.start("review-loop"); h.done("why"); h.done("plan") },
 	}
 	var states []*harness
@@ -34,7 +37,7 @@ func FuzzApplyComment(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string, which uint8) {
 		h := states[int(which)%len(states)]
-		c := Comment{ID: 99999, Author: "maria", Perm: access.Admin, Body: body, At: h.now().Add(time.Second), URL: "u", EditUnproven: which%2 == 1}
+		c := events.Comment{ID: 99999, Author: "maria", Perm: access.Admin, Body: body, At: h.now().Add(time.Second), URL: "u", EditUnproven: which%2 == 1}
 		before := string(mustJSON(t, h.st))
 		res, err := Apply(h.set, h.st, c, h.now().Add(time.Minute))
 		if err != nil {

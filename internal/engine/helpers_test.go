@@ -9,6 +9,8 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -21,7 +23,7 @@ var t0 = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 const testIssue = 12
 
 // settingsFor builds engine settings from a config file (empty: defaults).
-func settingsFor(t testing.TB, yaml string) Settings {
+func settingsFor(t testing.TB, yaml string) machine.Settings {
 	t.Helper()
 	cfg := config.Default()
 	if strings.TrimSpace(yaml) != "" {
@@ -31,14 +33,14 @@ func settingsFor(t testing.TB, yaml string) Settings {
 			t.Fatalf("config.Parse: %v", err)
 		}
 	}
-	return Settings{Config: cfg, AnswerPermission: access.Write, Repo: "acme/widgets"}
+	return machine.Settings{Config: cfg, AnswerPermission: access.Write, Repo: "acme/widgets"}
 }
 
 // harness drives the engine through a sequence of events with a clock that
 // advances one minute per event, collecting every effect.
 type harness struct {
 	t      testing.TB
-	set    Settings
+	set    machine.Settings
 	st     *state.State
 	clock  time.Time
 	nextID int64
@@ -59,7 +61,7 @@ func (h *harness) advance(d time.Duration) { h.clock = h.clock.Add(d) }
 
 // apply applies one event one minute after the previous one and fails the
 // test on an engine error. It checks that the input state is not mutated.
-func (h *harness) apply(ev Event) Result {
+func (h *harness) apply(ev events.Event) Result {
 	h.t.Helper()
 	res, err := h.try(ev)
 	if err != nil {
@@ -69,7 +71,7 @@ func (h *harness) apply(ev Event) Result {
 }
 
 // try is apply returning the engine's error instead of failing.
-func (h *harness) try(ev Event) (Result, error) {
+func (h *harness) try(ev events.Event) (Result, error) {
 	h.t.Helper()
 	h.clock = h.clock.Add(time.Minute)
 	var before []byte
@@ -94,14 +96,14 @@ func (h *harness) try(ev Event) (Result, error) {
 // start starts a run of the named flow on testIssue.
 func (h *harness) start(flowName string) Result {
 	h.t.Helper()
-	return h.apply(Start{Flow: flowName, Issue: testIssue, Actor: "maria", Title: "Add CSV export to reports", Body: "## Desired outcome\nCSV downloads\n## Constraints\nno new deps", URL: "https://github.com/acme/widgets/issues/12"})
+	return h.apply(events.Start{Flow: flowName, Issue: testIssue, Actor: "maria", Title: "Add CSV export to reports", Body: "## Desired outcome\nCSV downloads\n## Constraints\nno new deps", URL: "https://github.com/acme/widgets/issues/12"})
 }
 
 // comment builds a comment by a user with the given permission, written at
 // the current clock reading.
-func (h *harness) comment(author string, perm access.Level, body string) Comment {
+func (h *harness) comment(author string, perm access.Level, body string) events.Comment {
 	h.nextID++
-	return Comment{ID: h.nextID, Author: author, Perm: perm, Body: body, At: h.clock,
+	return events.Comment{ID: h.nextID, Author: author, Perm: perm, Body: body, At: h.clock,
 		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", h.nextID)}
 }
 
@@ -163,8 +165,8 @@ func effectsOf(effs []state.Effect, kind state.EffectKind) []state.Effect {
 func nEffects(r Result) int { return len(r.Effects) + len(r.Queries) }
 
 // queriesOf filters queries by kind.
-func queriesOf(qs []Query, kind QueryKind) []Query {
-	var out []Query
+func queriesOf(qs []events.Query, kind events.QueryKind) []events.Query {
+	var out []events.Query
 	for _, q := range qs {
 		if q.Kind == kind {
 			out = append(out, q)

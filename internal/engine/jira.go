@@ -5,6 +5,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
@@ -13,7 +14,7 @@ import (
 
 // jiraSynced merges the outcome of an outbox sync (engine/tasksync, run by
 // reconcile/trackersync) into the state. Tracker trouble never blocks the GitHub side: the flow goes on regardless.
-func (m *inputs) jiraSynced(e JiraSynced) {
+func (m *inputs) jiraSynced(e events.JiraSynced) {
 	if e.Enable && (m.S.TrackerEnabled == nil || !*m.S.TrackerEnabled) {
 		on := true
 		m.S.TrackerEnabled = &on
@@ -84,7 +85,7 @@ func withTrackerSide(t, u state.Task) state.Task {
 }
 
 // PlanSync is outbox.PlanSync with the settings' tracker credentials.
-func PlanSync(set Settings, s *state.State, asked []Query, sweep bool) events.SyncPlan {
+func PlanSync(set machine.Settings, s *state.State, asked []events.Query, sweep bool) events.SyncPlan {
 	return outbox.PlanSync(set.JiraConfigured, s, asked, sweep)
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -29,7 +30,7 @@ func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
 	want(t, "slug", s.Slug, "plan")
 	want(t, "status", s.Status, state.NotStarted)
 	wantGate(t, s, "jira-auth")
-	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
+	want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
 	body := gateBody(t, res.Effects, s.Gate)
 	golden(t, "gate-jira-auth", body)
 }
@@ -42,11 +43,11 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	want(t, "pending check", s.PendingAuthCheck, true)
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.NotStarted)
-	want(t, "auth effects", len(queriesOf(res.Queries, QJiraAuth)), 1)
+	want(t, "auth effects", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
 	want(t, "action", prose.NextAction(s), "checking Jira authentication")
 
 	// Failure opens the gate with the detail.
-	res = h.apply(JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
+	res = h.apply(events.JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
 	s = res.State
 	wantGate(t, s, "jira-auth")
 	want(t, "pending check cleared", s.PendingAuthCheck, false)
@@ -54,18 +55,18 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 		t.Errorf("gate lacks the failure detail")
 	}
 	// A late duplicate answer of the same check is ignored.
-	res = h.apply(JiraAuth{OK: true})
+	res = h.apply(events.JiraAuth{OK: true})
 	want(t, "duplicate auth result changes nothing", res.Changed, false)
 
 	// A retries: a new auth check, no gate.
 	res = h.say("maria", "A")
 	s = res.State
-	want(t, "auth effects after A", len(queriesOf(res.Queries, QJiraAuth)), 1)
+	want(t, "auth effects after A", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
 	want(t, "pending after A", s.PendingAuthCheck, true)
 	want(t, "gate after A", s.Gate == nil, true)
 
 	// Success runs the step.
-	res = h.apply(JiraAuth{OK: true})
+	res = h.apply(events.JiraAuth{OK: true})
 	s = res.State
 	want(t, "jira enabled", s.TrackerEnabled != nil && *s.TrackerEnabled, true)
 	want(t, "status", s.Status, state.InProgress)
@@ -77,7 +78,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	res = h.done("plan")
 	want(t, "decompose runs", res.State.Slug, "decompose")
 	want(t, "decompose status", res.State.Status, state.InProgress)
-	want(t, "no second check", len(queriesOf(res.Queries, QJiraAuth)), 0)
+	want(t, "no second check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
 }
 
 func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
@@ -95,7 +96,7 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	for _, tk := range s.Tasks {
 		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncPending)
 	}
-	want(t, "no sync while disabled", len(queriesOf(res.Queries, QJiraSync)), 0)
+	want(t, "no sync while disabled", len(queriesOf(res.Queries, events.QJiraSync)), 0)
 	want(t, "pending count", outbox.PendingCount(s), 2)
 	labels := strings.Join(outbox.Labels(s), " ")
 	if !strings.Contains(labels, "autopilot/jira:pending") {
@@ -104,8 +105,8 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	// /autopilot jira sync creates them later, once Jira is configured.
 	h.set.JiraConfigured = true
 	res = h.say("maria", "/autopilot jira sync")
-	syncs := queriesOf(res.Queries, QJiraSync)
-	if len(syncs) != 1 || syncs[0].Jira != JiraAsked {
+	syncs := queriesOf(res.Queries, events.QJiraSync)
+	if len(syncs) != 1 || syncs[0].Jira != events.JiraAsked {
 		t.Errorf("jira sync effects = %+v", syncs)
 	}
 }
@@ -118,7 +119,7 @@ func TestJiraDisabledInConfigSkipsTheGate(t *testing.T) {
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.InProgress)
 	want(t, "jira enabled recorded false", s.TrackerEnabled != nil && !*s.TrackerEnabled, true)
-	want(t, "no auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
+	want(t, "no auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
 }
 
 func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
@@ -126,13 +127,13 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 	toPlan(t, h)
 	res := h.say("maria", "/autopilot jira retry")
 	want(t, "decision", res.Decision, "A")
-	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 1)
+	want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
 	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot tasks retry")
 	// Without the gate, jira retry re-runs the outbox.
 	h.set.JiraConfigured = true
-	res = h.apply(JiraAuth{OK: true})
+	res = h.apply(events.JiraAuth{OK: true})
 	res = h.say("maria", "/autopilot jira retry")
-	if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraRetry {
+	if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraRetry {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }
@@ -148,11 +149,11 @@ func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {
 	h := newHarness(t, "")
 	h.set.JiraConfigured = true
 	toPlan(t, h)
-	h.apply(JiraAuth{OK: true})
+	h.apply(events.JiraAuth{OK: true})
 	c := h.comment("maria", "write", "/autopilot done plan")
 	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
 	res := h.apply(c)
-	want(t, "sync emitted when Jira on", len(queriesOf(res.Queries, QJiraSync)), 1)
+	want(t, "sync emitted when Jira on", len(queriesOf(res.Queries, events.QJiraSync)), 1)
 	c = h.comment("maria", "write", "/autopilot done tasks")
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "writer", Epic: "CSV export", Points: 3}, {Kind: state.KindTask, Title: "button", DependsOn: []string{"02"}, Points: 2, IdemKey: "autopilot-preset0001"}}
 	s := h.apply(c).State
@@ -193,7 +194,7 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b"}}
 	s := h.apply(c).State
 	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
-	res := h.apply(JiraSynced{Tasks: []state.Task{
+	res := h.apply(events.JiraSynced{Tasks: []state.Task{
 		{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true},
 		{IdemKey: "autopilot-unknown000", Sync: state.SyncCreated, Key: "PROJ-99"},
 	}})
@@ -208,7 +209,7 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	want(t, "no stranger added", len(s.Tasks), 2)
 	want(t, "pending", outbox.PendingCount(s), 1)
 	// The same sync again changes nothing.
-	res = h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true}}})
+	res = h.apply(events.JiraSynced{Tasks: []state.Task{{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true}}})
 	want(t, "idempotent", res.Changed, false)
 }
 
@@ -220,7 +221,7 @@ func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
 	h.apply(c)
 	var notices int
 	for i := 0; i < 3; i++ {
-		res := h.apply(JiraSynced{Paused: "auth"})
+		res := h.apply(events.JiraSynced{Paused: "auth"})
 		if hasBody(res.Effects, "Jira rejected autopilot's credentials (401)") {
 			notices++
 		}
@@ -228,9 +229,9 @@ func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
 	want(t, "notices", notices, 1)
 	want(t, "note", h.st.TrackerNote, "paused: authentication failed")
 	// Another note replaces it; with nothing pending, an empty note clears it.
-	h.apply(JiraSynced{Note: "rate limited; retrying"})
+	h.apply(events.JiraSynced{Note: "rate limited; retrying"})
 	want(t, "note", h.st.TrackerNote, "rate limited; retrying")
-	h.apply(JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Sync: state.SyncCreated, Key: "P-1"}}})
+	h.apply(events.JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Sync: state.SyncCreated, Key: "P-1"}}})
 	want(t, "note cleared", h.st.TrackerNote, "")
 }
 
@@ -244,7 +245,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	s := res.State
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "plan runs", s.Status, state.InProgress)
-	want(t, "no auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
+	want(t, "no auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
 	want(t, "jira off", s.TrackerOff, state.TrackerNotConfigured)
 	if hasBody(res.Effects, "Jira authentication failed") {
 		t.Errorf("asked about Jira although nothing configures it: %q", bodies(res.Effects))
@@ -258,7 +259,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncLocal)
 	}
 	want(t, "pending", outbox.PendingCount(s), 0)
-	want(t, "no sync", len(queriesOf(res.Queries, QJiraSync)), 0)
+	want(t, "no sync", len(queriesOf(res.Queries, events.QJiraSync)), 0)
 	if l := strings.Join(outbox.Labels(s), " "); strings.Contains(l, "jira:pending") {
 		t.Errorf("labels %q carry jira:pending with Jira off", l)
 	}
@@ -275,7 +276,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	s = res.State
 	want(t, "jira off cleared", s.TrackerOff, "")
 	want(t, "pending after sync asked", outbox.PendingCount(s), 2)
-	if syncs := queriesOf(res.Queries, QJiraSync); len(syncs) != 1 || syncs[0].Jira != JiraAsked {
+	if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraAsked {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }
@@ -293,7 +294,7 @@ func TestSyncedKeepsWhatTheTrackerRecordedOnATask(t *testing.T) {
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b", DependsOn: []string{"a"}}}
 	s := h.apply(c).State
 	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
-	res := h.apply(JiraSynced{Tasks: []state.Task{
+	res := h.apply(events.JiraSynced{Tasks: []state.Task{
 		{IdemKey: k1, Sync: state.SyncCreated, Key: "#20", Gone: state.IssueDeleted, Remark: "issue deleted (410)"},
 		{IdemKey: k2, Sync: state.SyncCreated, Key: "#21", DepsLinked: []string{"a"}},
 	}})
@@ -302,7 +303,7 @@ func TestSyncedKeepsWhatTheTrackerRecordedOnATask(t *testing.T) {
 	want(t, "task 1 gone", s.Tasks[0].Gone, state.IssueDeleted)
 	want(t, "task 1 remark", s.Tasks[0].Remark, "issue deleted (410)")
 	want(t, "task 2 links", strings.Join(s.Tasks[1].DepsLinked, ","), "a")
-	res = h.apply(JiraSynced{Tasks: []state.Task{
+	res = h.apply(events.JiraSynced{Tasks: []state.Task{
 		{IdemKey: k1, Sync: state.SyncCreated, Key: "#20", Gone: state.IssueDeleted, Remark: "issue deleted (410)"},
 		{IdemKey: k2, Sync: state.SyncCreated, Key: "#21", DepsLinked: []string{"a"}},
 	}})

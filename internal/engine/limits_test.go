@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -33,7 +34,7 @@ func TestMaxHoursFiresAtTheNextStepCompletion(t *testing.T) {
 	h.start("greenfield")
 	h.advance(61 * time.Minute)
 	// A tick mid-step does not interrupt the running step.
-	res := h.apply(Tick{})
+	res := h.apply(events.Tick{})
 	want(t, "mid-step tick", res.State.Run, state.RunInProgress)
 	res = h.done("problem")
 	wantStopped(t, res, stops.KillMaxHours)
@@ -51,7 +52,7 @@ func TestMaxHoursTickFiresOnlyAtABoundary(t *testing.T) {
 	h.runTo("greenfield", "decompose")
 	h.done("tasks") // session boundary question
 	h.advance(2 * time.Hour)
-	res := h.apply(Tick{})
+	res := h.apply(events.Tick{})
 	wantStopped(t, res, stops.KillMaxHours)
 	want(t, "gate kept for resume", res.State.Gate != nil, true)
 }
@@ -139,7 +140,7 @@ func TestCarryoverTooHighAfterImplement(t *testing.T) {
 			for i, d := range tc.done {
 				synced = append(synced, state.Task{IdemKey: h.st.Tasks[i].IdemKey, Sync: state.SyncCreated, Key: "P-" + itoa(int64(i+1)), Done: d})
 			}
-			h.apply(JiraSynced{Tasks: synced})
+			h.apply(events.JiraSynced{Tasks: synced})
 			h.say("maria", "A")
 			want(t, "implementing", h.st.Slug, "implement")
 			res := h.done("batch finished")
@@ -209,9 +210,9 @@ func TestResourceOverloadAtBoundary(t *testing.T) {
 	t.Run("tick with budget low waits for a boundary", func(t *testing.T) {
 		h := newHarness(t, jiraOff)
 		h.runTo("greenfield", "decompose")
-		want(t, "mid-step", h.apply(Tick{BudgetLow: true}).State.Run, state.RunInProgress)
+		want(t, "mid-step", h.apply(events.Tick{BudgetLow: true}).State.Run, state.RunInProgress)
 		h.done("tasks")
-		wantStopped(t, h.apply(Tick{BudgetLow: true}), stops.KillResource)
+		wantStopped(t, h.apply(events.Tick{BudgetLow: true}), stops.KillResource)
 	})
 }
 
@@ -220,7 +221,7 @@ func TestTickOnFinishedOrStoppedRunDoesNothing(t *testing.T) {
 	h.start("greenfield")
 	h.say("maria", "/autopilot stop")
 	h.advance(48 * time.Hour)
-	res := h.apply(Tick{BudgetLow: true})
+	res := h.apply(events.Tick{BudgetLow: true})
 	want(t, "reason kept", res.State.Stop.Reason, stops.KillUserAbort)
 	want(t, "no effects", nEffects(res), 0)
 }

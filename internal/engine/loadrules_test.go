@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -80,17 +81,17 @@ func TestRecoverTable(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		found LoadFound
-		ev    Event
+		ev    events.Event
 		roll  bool
 		note  string
 	}{
 		{"nothing wrong", LoadFound{State: v(3), MaxVersion: 3}, nil, false, ""},
 		{"nothing at all", LoadFound{}, nil, false, ""},
 		{"edited: restored", LoadFound{State: v(4), Restorable: v(4), StateComment: 9, Tampered: "comment 9: edited"},
-			Recovered{Restored: true, Comment: 9, Version: 4}, false, "restored state after an edit: comment 9: edited"},
+			events.Recovered{Restored: true, Comment: 9, Version: 4}, false, "restored state after an edit: comment 9: edited"},
 		{"rolled back", LoadFound{State: v(3), MaxVersion: 5}, nil, true, "state v3 is older than the bot's comments (v5): comments re-applied"},
-		{"labels without state: deleted", LoadFound{Lost: true}, Recovered{Lost: true, Deleted: true}, false, "paused: state lost (deleted)"},
-		{"no state verifies", LoadFound{Tampered: "comment 2: bad signature"}, Recovered{Lost: true}, false, "paused: state lost (modified so that it no longer verifies)"},
+		{"labels without state: deleted", LoadFound{Lost: true}, events.Recovered{Lost: true, Deleted: true}, false, "paused: state lost (deleted)"},
+		{"no state verifies", LoadFound{Tampered: "comment 2: bad signature"}, events.Recovered{Lost: true}, false, "paused: state lost (modified so that it no longer verifies)"},
 	} {
 		got := Recover(tc.found)
 		if got.Event != tc.ev || got.Rollback != tc.roll || got.Note != tc.note {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
@@ -91,7 +92,7 @@ type LoadFound struct {
 // input is applied.
 type Recovery struct {
 	// Event is what the engine is told (nil: nothing).
-	Event Event
+	Event events.Event
 	// Rollback: the state read is older than the bot's own comments.
 	Rollback bool
 	Note     string
@@ -105,7 +106,7 @@ func Recover(f LoadFound) Recovery {
 		// Restore the last good state over the edited comment (the engine
 		// says so once).
 		return Recovery{Note: "restored state after an edit: " + f.Tampered,
-			Event: Recovered{Restored: true, Comment: f.StateComment, Version: f.Restorable.Version}}
+			Event: events.Recovered{Restored: true, Comment: f.StateComment, Version: f.Restorable.Version}}
 	}
 	if s := f.State; s != nil && s.Version < f.MaxVersion {
 		// The bot already posted comments from a newer state than this one:
@@ -120,7 +121,7 @@ func Recover(f LoadFound) Recovery {
 		if f.Tampered != "" {
 			why = "modified so that it no longer verifies"
 		}
-		return Recovery{Note: "paused: state lost (" + why + ")", Event: Recovered{Lost: true, Deleted: f.Tampered == ""}}
+		return Recovery{Note: "paused: state lost (" + why + ")", Event: events.Recovered{Lost: true, Deleted: f.Tampered == ""}}
 	}
 	return Recovery{}
 }

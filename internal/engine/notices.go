@@ -3,13 +3,14 @@ package engine
 import (
 	"fmt"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
-func (m *inputs) recovered(e Recovered) {
+func (m *inputs) recovered(e events.Recovered) {
 	switch {
 	case e.Restored && m.S != nil:
 		m.Changed = true
@@ -19,13 +20,13 @@ func (m *inputs) recovered(e Recovered) {
 	}
 }
 
-func (m *inputs) unmanaged(e Unmanaged) {
+func (m *inputs) unmanaged(e events.Unmanaged) {
 	if m.S != nil || e.Bot || Parse(e.Body).Kind != reply.Command {
 		return
 	}
 	p, ok := e.Perms[e.Author]
 	if !ok {
-		m.Ask(Query{Kind: QPerms, Logins: []string{e.Author}, Then: e})
+		m.Ask(events.Query{Kind: events.QPerms, Logins: []string{e.Author}, Then: e})
 		return
 	}
 	if p.Err || !p.Perm.AtLeast(m.Set.AnswerPermission) {

@@ -6,13 +6,15 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 func TestUnmanagedCommandIsAnsweredOnceToAPermittedUser(t *testing.T) {
-	set := Settings{AnswerPermission: access.Write, TriggerLabel: "autopilot"}
-	ask := func(ev Event) Result {
+	set := machine.Settings{AnswerPermission: access.Write, TriggerLabel: "autopilot"}
+	ask := func(ev events.Event) Result {
 		t.Helper()
 		res, err := Apply(set, nil, ev, t0)
 		if err != nil {
@@ -22,23 +24,23 @@ func TestUnmanagedCommandIsAnsweredOnceToAPermittedUser(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		ev      Unmanaged
+		ev      events.Unmanaged
 		perm    access.Level
 		replies int
 	}{
-		{"command, writer", Unmanaged{ID: 5, Author: "maria", Body: "/autopilot status"}, access.Write, 1},
-		{"command, reader", Unmanaged{ID: 5, Author: "eve", Body: "/autopilot status"}, access.Read, 0},
-		{"not a command", Unmanaged{ID: 5, Author: "maria", Body: "thanks"}, "", 0},
-		{"a bot", Unmanaged{ID: 5, Author: "ci[bot]", Bot: true, Body: "/autopilot status"}, "", 0},
+		{"command, writer", events.Unmanaged{ID: 5, Author: "maria", Body: "/autopilot status"}, access.Write, 1},
+		{"command, reader", events.Unmanaged{ID: 5, Author: "eve", Body: "/autopilot status"}, access.Read, 0},
+		{"not a command", events.Unmanaged{ID: 5, Author: "maria", Body: "thanks"}, "", 0},
+		{"a bot", events.Unmanaged{ID: 5, Author: "ci[bot]", Bot: true, Body: "/autopilot status"}, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := ask(tc.ev)
 			if tc.perm != "" {
-				qs := queriesOf(res.Queries, QPerms)
+				qs := queriesOf(res.Queries, events.QPerms)
 				if len(qs) != 1 || qs[0].Logins[0] != tc.ev.Author {
 					t.Fatalf("queries = %+v", res.Queries)
 				}
-				res = ask(qs[0].Then.WithPerms(map[string]PermRead{tc.ev.Author: {Perm: tc.perm}}))
+				res = ask(qs[0].Then.WithPerms(map[string]evidence.PermRead{tc.ev.Author: {Perm: tc.perm}}))
 			}
 			want(t, "replies", repliesTo(res.Effects, 5), tc.replies)
 			want(t, "queries", len(res.Queries), 0)
@@ -50,23 +52,23 @@ func TestUnmanagedCommandIsAnsweredOnceToAPermittedUser(t *testing.T) {
 }
 
 func TestRecoveredNotices(t *testing.T) {
-	set := Settings{TriggerLabel: "go"}
-	res, err := Apply(set, nil, Recovered{Lost: true, Deleted: true}, t0)
+	set := machine.Settings{TriggerLabel: "go"}
+	res, err := Apply(set, nil, events.Recovered{Lost: true, Deleted: true}, t0)
 	if err != nil || res.State != nil || !hasBody(res.Effects, "was deleted", "re-add the `go` label") || res.Effects[0].Marker != "<!-- autopilot:notice state-lost -->" {
 		t.Fatalf("lost: %v %+v", err, res.Effects)
 	}
-	res, _ = Apply(set, nil, Recovered{Lost: true}, t0)
+	res, _ = Apply(set, nil, events.Recovered{Lost: true}, t0)
 	if !hasBody(res.Effects, "no longer verifies") {
 		t.Errorf("broken: %q", bodies(res.Effects))
 	}
 	h := newHarness(t, "")
 	h.start("greenfield")
-	res = h.apply(Recovered{Restored: true, Comment: 77, Version: 4})
+	res = h.apply(events.Recovered{Restored: true, Comment: 77, Version: 4})
 	want(t, "restored state is written", res.Changed, true)
 	if len(res.Effects) != 1 || res.Effects[0].Marker != "<!-- autopilot:notice tamper-77-v4 -->" || !strings.Contains(res.Effects[0].Body, "(version 4) was restored") {
 		t.Errorf("tamper notice = %+v", res.Effects)
 	}
-	res = h.apply(Recovered{Lost: true})
+	res = h.apply(events.Recovered{Lost: true})
 	want(t, "no lost notice while a state exists", len(res.Effects), 0)
 }
 
@@ -75,19 +77,19 @@ func TestPlanSync(t *testing.T) {
 	withTasks := func(enabled *bool, note string) *state.State {
 		return &state.State{TrackerEnabled: enabled, TrackerNote: note, Tasks: []state.Task{{IdemKey: "k", Sync: state.SyncCreated}}}
 	}
-	asked := []Query{{Kind: QJiraSync, Jira: JiraAsked}}
-	retry := []Query{{Kind: QJiraSync}, {Kind: QJiraSync, Jira: JiraRetry}}
-	auto := []Query{{Kind: QJiraSync}}
-	set := Settings{JiraConfigured: true}
+	asked := []events.Query{{Kind: events.QJiraSync, Jira: events.JiraAsked}}
+	retry := []events.Query{{Kind: events.QJiraSync}, {Kind: events.QJiraSync, Jira: events.JiraRetry}}
+	auto := []events.Query{{Kind: events.QJiraSync}}
+	set := machine.Settings{JiraConfigured: true}
 	for _, tc := range []struct {
 		name  string
-		set   Settings
+		set   machine.Settings
 		s     *state.State
-		qs    []Query
+		qs    []events.Query
 		sweep bool
 		want  events.SyncPlan
 	}{
-		{"not configured", Settings{}, withTasks(&on, ""), auto, false, events.SyncPlan{Unconfigured: true}},
+		{"not configured", machine.Settings{}, withTasks(&on, ""), auto, false, events.SyncPlan{Unconfigured: true}},
 		{"asked while off turns it on", set, withTasks(&off, ""), asked, false, events.SyncPlan{Run: true, Enable: true}},
 		{"retry wins", set, withTasks(&on, ""), retry, false, events.SyncPlan{Run: true, Retry: true}},
 		{"off: automatic sync waits", set, withTasks(&off, ""), auto, false, events.SyncPlan{}},
@@ -105,16 +107,16 @@ func TestPlanSync(t *testing.T) {
 func TestNeedsPerm(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		c    Comment
+		c    events.Comment
 		want bool
 	}{
-		{"discussion", Comment{Author: "maria", Body: "looks good"}, false},
-		{"an answer", Comment{Author: "maria", Body: "A"}, true},
-		{"a bot", Comment{Author: "ci[bot]", Bot: true, Body: "/autopilot done"}, false},
-		{"an agent", Comment{Author: "claude[bot]", Bot: true, Agent: true, Body: "/autopilot done"}, true},
-		{"status, replied already", Comment{Author: "maria", Body: "/autopilot status", Replied: true}, false},
-		{"status, not replied", Comment{Author: "maria", Body: "/autopilot status"}, true},
-		{"an answer replied to (refused before)", Comment{Author: "eve", Body: "A", Replied: true}, true},
+		{"discussion", events.Comment{Author: "maria", Body: "looks good"}, false},
+		{"an answer", events.Comment{Author: "maria", Body: "A"}, true},
+		{"a bot", events.Comment{Author: "ci[bot]", Bot: true, Body: "/autopilot done"}, false},
+		{"an agent", events.Comment{Author: "claude[bot]", Bot: true, Agent: true, Body: "/autopilot done"}, true},
+		{"status, replied already", events.Comment{Author: "maria", Body: "/autopilot status", Replied: true}, false},
+		{"status, not replied", events.Comment{Author: "maria", Body: "/autopilot status"}, true},
+		{"an answer replied to (refused before)", events.Comment{Author: "eve", Body: "A", Replied: true}, true},
 	} {
 		if got := NeedsPerm(tc.c); got != tc.want {
 			t.Errorf("%s: NeedsPerm = %v, want %v", tc.name, got, tc.want)

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/autopilot-dev/autopilot/internal/state"
+import (
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/state"
+)
 
 // LinkedPRsToRead lists the linked PRs whose conversations may hold
 // unhandled answers: the PR a comment event came from (trigger), and every
@@ -43,7 +46,7 @@ type ReadComment struct {
 // AnyPending reports an unhandled comment among cs that could act.
 func AnyPending(st *state.State, cs []ReadComment) bool {
 	for _, c := range cs {
-		if c.Acts && !Handled(st, c.ID) {
+		if c.Acts && !outbox.Handled(st, c.ID) {
 			return true
 		}
 	}
@@ -55,7 +58,7 @@ func AnyPending(st *state.State, cs []ReadComment) bool {
 // the state a pass is about to overwrite (or just overwrote).
 func AnyUnseen(st *state.State, cs []ReadComment) bool {
 	for _, c := range cs {
-		if !c.SeenAtLoad && !c.Bot && c.Acts && !Handled(st, c.ID) {
+		if !c.SeenAtLoad && !c.Bot && c.Acts && !outbox.Handled(st, c.ID) {
 			return true
 		}
 	}

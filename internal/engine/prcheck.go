@@ -4,11 +4,12 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-func (m *inputs) pullSeen(e PullSeen) {
+func (m *inputs) pullSeen(e events.PullSeen) {
 	p := e.Pull
 	if p == nil || p.HeadSHA == "" {
 		return
@@ -33,7 +34,7 @@ func (m *inputs) pullSeen(e PullSeen) {
 	m.Changed = true
 }
 
-func (m *inputs) checkShown(e CheckShown) {
+func (m *inputs) checkShown(e events.CheckShown) {
 	for i := range m.S.PRChecks {
 		r := &m.S.PRChecks[i]
 		if r.PR == e.PR && r.Head == e.Head && (r.Shown != e.Hash || r.Pending != e.Pending) {
@@ -46,7 +47,7 @@ func (m *inputs) checkShown(e CheckShown) {
 // click applies a button of the PR check. Only a button of the gate open
 // now answers it (the identifier embeds the gate); anything else is stale
 // and ignored, so a redelivered or late click never decides twice.
-func (m *inputs) click(e Click) {
+func (m *inputs) click(e events.Click) {
 	g := m.S.Gate
 	tok, letter, ok := strings.Cut(e.Identifier, ".")
 	if !ok || g == nil || m.S.Run == state.RunStopped || tok != checkview.GateToken(g.ID) {
@@ -65,7 +66,7 @@ func (m *inputs) click(e Click) {
 		}
 		return
 	}
-	m.Answer(Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check")
+	m.Answer(events.Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check")
 }
 
 // Approves reports a review state that counts toward trusting a PR: only

@@ -6,6 +6,8 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -26,11 +28,11 @@ func TestPRCheckAcrossTheReviewLoop(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "execute")
 	h.done("implemented in #40")
-	h.apply(PRLinked{PR: 40, URL: prURL})
+	h.apply(events.PRLinked{PR: 40, URL: prURL})
 	if cs := checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, checkview.CheckOptions{}); len(cs) != 0 {
 		t.Fatalf("a check before the PR was read: %+v", cs)
 	}
-	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.apply(events.PullSeen{Pull: linkedPR("devin")})
 	c := onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "status", c.Status, checkview.CheckInProgress)
 	want(t, "head", c.HeadSHA, testHead)
@@ -48,13 +50,13 @@ func TestPRCheckAcrossTheReviewLoop(t *testing.T) {
 	if c.Hash() == inReview {
 		t.Error("the check's hash did not change when the step did")
 	}
-	h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
+	h.apply(events.Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
 	c = onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "conclusion", c.Status+"/"+c.Conclusion, "completed/success")
 
 	pushed := linkedPR("devin")
 	pushed.HeadSHA = "fedcba9876543"
-	res := h.apply(PullSeen{Pull: pushed})
+	res := h.apply(events.PullSeen{Pull: pushed})
 	want(t, "push recorded", res.Changed, true)
 	c = onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "new head", c.HeadSHA, pushed.HeadSHA)
@@ -71,12 +73,12 @@ func TestPRCheckNeedsATrustedPR(t *testing.T) {
 	reviewLoopTo(t, h, "review-loop", "code-review")
 	p := linkedPR("randy")
 	p.AuthorPerm = access.Read
-	h.apply(PullSeen{Pull: p})
+	h.apply(events.PullSeen{Pull: p})
 	if cs := checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, checkview.CheckOptions{}); len(cs) != 0 {
 		t.Fatalf("untrusted PR got a check: %+v", cs)
 	}
-	p.Approvals = []PullApproval{{ID: 9, Reviewer: "bob", Perm: access.Write, CommitSHA: testHead}}
-	h.apply(PullSeen{Pull: p})
+	p.Approvals = []evidence.PullApproval{{ID: 9, Reviewer: "bob", Perm: access.Write, CommitSHA: testHead}}
+	h.apply(events.PullSeen{Pull: p})
 	want(t, "after approval", len(checkview.DesiredChecks(h.set.Config, h.set.AnswerPermission, h.st, checkview.CheckOptions{})), 1)
 }
 
@@ -84,9 +86,9 @@ func TestPRCheckNeedsATrustedPR(t *testing.T) {
 func gateOpen(t *testing.T, h *harness) {
 	t.Helper()
 	h.runTo("greenfield", "problem")
-	h.apply(PRLinked{PR: 40, URL: prURL})
-	h.apply(PullSeen{Pull: linkedPR("devin")})
-	h.apply(Tick{BudgetLow: false})
+	h.apply(events.PRLinked{PR: 40, URL: prURL})
+	h.apply(events.PullSeen{Pull: linkedPR("devin")})
+	h.apply(events.Tick{BudgetLow: false})
 	// A failing step opens a SKILL FAILED gate after its retries.
 	for i := 0; i < 5 && h.st.Gate == nil; i++ {
 		h.say("maria", "/autopilot fail tool crashed")
@@ -134,7 +136,7 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 	letter := g.Options[0].Letter
 	id := checkview.GateToken(g.ID) + "." + letter
 
-	res := h.apply(Click{Identifier: id, Sender: "rita", Perm: access.Read, URL: "https://x/runs/1"})
+	res := h.apply(events.Click{Identifier: id, Sender: "rita", Perm: access.Read, URL: "https://x/runs/1"})
 	want(t, "reader decided", len(res.State.Decisions), 0)
 	replies := 0
 	for _, e := range res.Effects {
@@ -143,19 +145,19 @@ func TestClickAnswersOnlyTheOpenGate(t *testing.T) {
 		}
 	}
 	want(t, "reader told", replies, 1)
-	res = h.apply(Click{Identifier: id, Sender: "rita", Perm: access.Read})
+	res = h.apply(events.Click{Identifier: id, Sender: "rita", Perm: access.Read})
 	want(t, "reader told once", nEffects(res), 0)
-	res = h.apply(Click{Identifier: id, Sender: "maria", PermErr: true})
+	res = h.apply(events.Click{Identifier: id, Sender: "maria", PermErr: true})
 	want(t, "lookup failed", res.Changed, false)
-	res = h.apply(Click{Identifier: "g1." + letter, Sender: "maria", Perm: access.Admin})
+	res = h.apply(events.Click{Identifier: "g1." + letter, Sender: "maria", Perm: access.Admin})
 	want(t, "stale gate token", res.Changed, false)
 
-	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: access.Admin, URL: "https://x/runs/1"})
+	res = h.apply(events.Click{Identifier: id, Sender: "maria", Perm: access.Admin, URL: "https://x/runs/1"})
 	ds := res.State.Decisions
 	if len(ds) != 1 || ds[0].By != "maria" || ds[0].Gate != g.ID || ds[0].Option != letter || ds[0].Link != "https://x/runs/1" {
 		t.Fatalf("decisions = %+v", ds)
 	}
-	res = h.apply(Click{Identifier: id, Sender: "maria", Perm: access.Admin})
+	res = h.apply(events.Click{Identifier: id, Sender: "maria", Perm: access.Admin})
 	want(t, "second click", res.Changed, false)
 	want(t, "decisions after second click", len(res.State.Decisions), 1)
 }
@@ -172,8 +174,8 @@ func TestMergeGateStep(t *testing.T) {
 
 	h := newHarness(t, "jira: {enabled: false}\n")
 	h.runTo("greenfield", "run-tests")
-	h.apply(PRLinked{PR: 40, URL: prURL})
-	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.apply(events.PRLinked{PR: 40, URL: prURL})
+	h.apply(events.PullSeen{Pull: linkedPR("devin")})
 	want(t, "before", onlyCheck(t, h, checkview.CheckOptions{}).Status, checkview.CheckInProgress)
 	h.done("tests pass")
 	want(t, "after", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
@@ -184,13 +186,13 @@ func TestMergeGateStep(t *testing.T) {
 func TestPRCheckConclusions(t *testing.T) {
 	h := newHarness(t, "jira: {enabled: false}\n")
 	h.runTo("greenfield", "research")
-	h.apply(PRLinked{PR: 40, URL: prURL})
-	h.apply(PullSeen{Pull: linkedPR("devin")})
-	h.apply(LabelRemoved{Actor: "maria"})
+	h.apply(events.PRLinked{PR: 40, URL: prURL})
+	h.apply(events.PullSeen{Pull: linkedPR("devin")})
+	h.apply(events.LabelRemoved{Actor: "maria"})
 	want(t, "stopped", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckFailure)
 	c := onlyCheck(t, h, checkview.CheckOptions{})
-	want(t, "recorded", h.apply(CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, true)
-	want(t, "again", h.apply(CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, false)
+	want(t, "recorded", h.apply(events.CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, true)
+	want(t, "again", h.apply(events.CheckShown{PR: 40, Head: testHead, Hash: c.Hash()}).Changed, false)
 
 	s := h.st
 	done := *s
@@ -206,15 +208,15 @@ func TestPRCheckConclusions(t *testing.T) {
 func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 	h := newHarness(t, "jira: {enabled: false}\n")
 	h.runTo("greenfield", "run-tests")
-	h.apply(PRLinked{PR: 40, URL: prURL})
-	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.apply(events.PRLinked{PR: 40, URL: prURL})
+	h.apply(events.PullSeen{Pull: linkedPR("devin")})
 	h.done("tests pass")
 	want(t, "gate head", h.st.PRChecks[0].GateHead, testHead)
 	want(t, "on the gated head", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 
 	pushed := linkedPR("devin")
 	pushed.HeadSHA = "fedcba9876543"
-	h.apply(PullSeen{Pull: pushed})
+	h.apply(events.PullSeen{Pull: pushed})
 	c := onlyCheck(t, h, checkview.CheckOptions{})
 	want(t, "pushed head", c.HeadSHA, pushed.HeadSHA)
 	want(t, "after the push", c.Status+"/"+c.Conclusion, "completed/failure")
@@ -223,15 +225,15 @@ func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 	}
 	want(t, "gate head kept", h.st.PRChecks[0].GateHead, testHead)
 	// Back on the gated head (a force-push back): green again.
-	h.apply(PullSeen{Pull: linkedPR("devin")})
+	h.apply(events.PullSeen{Pull: linkedPR("devin")})
 	want(t, "back on the gated head", onlyCheck(t, h, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 
 	kept := newHarness(t, "jira: {enabled: false}\nkeep_stale_approvals: true\n")
 	kept.runTo("greenfield", "run-tests")
-	kept.apply(PRLinked{PR: 40, URL: prURL})
-	kept.apply(PullSeen{Pull: linkedPR("devin")})
+	kept.apply(events.PRLinked{PR: 40, URL: prURL})
+	kept.apply(events.PullSeen{Pull: linkedPR("devin")})
 	kept.done("tests pass")
-	kept.apply(PullSeen{Pull: pushed})
+	kept.apply(events.PullSeen{Pull: pushed})
 	want(t, "keep_stale_approvals", onlyCheck(t, kept, checkview.CheckOptions{}).Conclusion, checkview.CheckSuccess)
 }
 
@@ -242,20 +244,20 @@ func TestPRCheckGateHeadEveryFlow(t *testing.T) {
 // is the verdict's new evidence, a stale one (on an older head) is not.
 func TestPRCheckReviewLoopOrdersAroundTheGate(t *testing.T) {
 	const head2 = "fedcba9876543"
-	at := func(sha string) *PullFacts {
+	at := func(sha string) *evidence.PullFacts {
 		p := linkedPR("devin")
 		p.HeadSHA = sha
 		return p
 	}
-	approve := func(reviewer, commit, head string) Review {
+	approve := func(reviewer, commit, head string) events.Review {
 		r := approval(reviewer, "devin")
 		r.CommitSHA, r.Pull = commit, at(head)
 		return r
 	}
-	push := func(h *harness) { h.apply(PullSeen{Pull: at(head2)}) }
+	push := func(h *harness) { h.apply(events.PullSeen{Pull: at(head2)}) }
 	green := func(sha string) func(h *harness) {
 		return func(h *harness) {
-			h.apply(Checks{PR: 40, SHA: sha, State: "success", URL: prURL + "/checks", Pull: at(sha)})
+			h.apply(events.Checks{PR: 40, SHA: sha, State: "success", URL: prURL + "/checks", Pull: at(sha)})
 		}
 	}
 	reapprove := func(h *harness) { h.apply(approve("erin", head2, head2)) }
@@ -279,8 +281,8 @@ func TestPRCheckReviewLoopOrdersAroundTheGate(t *testing.T) {
 			h := newHarness(t, reviewCfg)
 			reviewLoopTo(t, h, "review-loop", "execute")
 			h.done("implemented in #40")
-			h.apply(PRLinked{PR: 40, URL: prURL})
-			h.apply(PullSeen{Pull: linkedPR("devin")})
+			h.apply(events.PRLinked{PR: 40, URL: prURL})
+			h.apply(events.PullSeen{Pull: linkedPR("devin")})
 			h.apply(approve("bob", testHead, testHead))
 			want(t, "at QA", h.st.Slug, "qa")
 			for _, step := range tc.steps {

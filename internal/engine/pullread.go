@@ -4,10 +4,11 @@ import (
 	"slices"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 )
 
-func (m *inputs) pullRead(e PullRead) {
+func (m *inputs) pullRead(e events.PullRead) {
 	p := e.Pull
 	if p == nil {
 		return
@@ -24,20 +25,20 @@ func (m *inputs) pullRead(e PullRead) {
 			}
 		}
 		if len(missing) > 0 {
-			m.Ask(Query{Kind: QPerms, Logins: missing, Then: e})
+			m.Ask(events.Query{Kind: events.QPerms, Logins: missing, Then: e})
 			return
 		}
 	}
-	m.pullSeen(PullSeen{Pull: p})
+	m.pullSeen(events.PullSeen{Pull: p})
 	switch ev {
 	case "review":
-		head := &PullFacts{Number: p.Number, Author: p.Author, Fork: p.Fork, HeadSHA: p.HeadSHA, Links: p.Links, Body: p.Body}
+		head := &evidence.PullFacts{Number: p.Number, Author: p.Author, Fork: p.Fork, HeadSHA: p.HeadSHA, Links: p.Links, Body: p.Body}
 		for _, r := range e.Reviews {
 			if !evidence.Counts(r, m.S.Exec) {
 				continue
 			}
 			pr := e.Perms[r.Reviewer]
-			m.review(Review{ID: r.ID, PR: p.Number, PRAuthor: p.Author, Reviewer: r.Reviewer, Perm: pr.Perm, PermErr: pr.Err,
+			m.review(events.Review{ID: r.ID, PR: p.Number, PRAuthor: p.Author, Reviewer: r.Reviewer, Perm: pr.Perm, PermErr: pr.Err,
 				State: r.State, Body: r.Body, At: r.At, URL: r.URL, CommitSHA: r.CommitSHA, Pull: head})
 		}
 	case "checks":

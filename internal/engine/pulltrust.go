@@ -6,25 +6,13 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// The PR evidence types are fields of the engine's events (PullRead,
-// Review, Checks, PRLinked); the aliases let the callers that build those
-// events keep naming them through the engine.
-type (
-	PullFacts    = evidence.PullFacts
-	PullEdit     = evidence.PullEdit
-	PullApproval = evidence.PullApproval
-	ReviewRead   = evidence.ReviewRead
-	CheckRead    = evidence.CheckRead
-	PermRead     = evidence.PermRead
-)
-
 // rule is the trust rules' view of the settings.
 func (m *inputs) rule() evidence.Rule {
 	return evidence.Rule{Answer: m.Set.AnswerPermission, KeepStale: m.Set.Config != nil && m.Set.Config.KeepStaleApprovals}
 }
 
 // linkVouch records or drops the vouch of a PR's link (evidence.Rule.Vouch).
-func (m *inputs) linkVouch(pr int, e *PullEdit) {
+func (m *inputs) linkVouch(pr int, e *evidence.PullEdit) {
 	if vs, changed := m.rule().Vouch(m.S.LinkVouches, pr, e); changed {
 		m.S.LinkVouches = vs
 		m.Changed = true
@@ -33,12 +21,12 @@ func (m *inputs) linkVouch(pr int, e *PullEdit) {
 
 // TrustedPull is the trusted-PR rule (evidence.Rule.Trusted) with s's link
 // vouches.
-func TrustedPull(set Settings, s *state.State, p *PullFacts) (bool, string) {
+func TrustedPull(set machine.Settings, s *state.State, p *evidence.PullFacts) (bool, string) {
 	m := &inputs{&machine.M{Set: set, S: s}}
 	return m.trustedPull(p)
 }
 
-func (m *inputs) trustedPull(p *PullFacts) (bool, string) {
+func (m *inputs) trustedPull(p *evidence.PullFacts) (bool, string) {
 	var vs []state.LinkVouch
 	if m.S != nil {
 		vs = m.S.LinkVouches

@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -45,7 +46,7 @@ func TestDispatchedSettlesItsOutboxEntry(t *testing.T) {
 	if !outbox.Announced(h.st.Outbox, session) {
 		t.Fatalf("dispatch not announced: %+v", h.st.Outbox)
 	}
-	res = h.apply(Dispatched{Session: session, RunID: 777})
+	res = h.apply(events.Dispatched{Session: session, RunID: 777})
 	want(t, "entry settled", outbox.Announced(res.State.Outbox, session), false)
 	want(t, "written", res.Changed, true)
 }

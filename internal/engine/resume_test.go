@@ -4,12 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // tokenRun is tokenRun for the current session and step's workflow.
-func (h *harness) tokenRun(id int64, conclusion string) RunCompleted {
+func (h *harness) tokenRun(id int64, conclusion string) events.RunCompleted {
 	r := tokenRun(id, h.st.Exec.Session, conclusion)
 	r.Path = ".github/workflows/" + h.set.Config.ExecutorFor(h.st.Slug).Workflow
 	return r
@@ -30,7 +32,7 @@ func passRun(h *harness, id int64) Result {
 func TestFailedWaveCounterResetsAtEachNewSession(t *testing.T) {
 	t.Run("retry with a fresh session after escalation", func(t *testing.T) {
 		h, _ := toDispatch(t)
-		for i := int64(1); i <= MaxRetries; i++ {
+		for i := int64(1); i <= machine.MaxRetries; i++ {
 			failRun(h, i)
 		}
 		wantGate(t, h.st, "skill-failed")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -14,7 +15,7 @@ import (
 func failThrice(h *harness, reason string) Result {
 	h.t.Helper()
 	var res Result
-	for i := 0; i < MaxRetries; i++ {
+	for i := 0; i < machine.MaxRetries; i++ {
 		res = h.say("devin", "/autopilot fail "+reason)
 	}
 	return res
@@ -25,7 +26,7 @@ func TestFailuresAutoRetryThenEscalate(t *testing.T) {
 	h.start("greenfield")
 	h.say("devin", "/autopilot progress 2 drafting problem statement")
 
-	for i := 1; i < MaxRetries; i++ {
+	for i := 1; i < machine.MaxRetries; i++ {
 		res := h.say("devin", "/autopilot fail docker not running")
 		s := res.State
 		want(t, "retry_count", s.RetryCount, i)
@@ -47,7 +48,7 @@ func TestFailuresAutoRetryThenEscalate(t *testing.T) {
 	}
 	res := h.say("devin", "/autopilot fail docker not running")
 	s := res.State
-	want(t, "retry_count", s.RetryCount, MaxRetries)
+	want(t, "retry_count", s.RetryCount, machine.MaxRetries)
 	want(t, "status", s.Status, state.Failed)
 	want(t, "run", s.Run, state.RunFailed)
 	want(t, "problem progress", progressOf(s, "problem"), state.Failed)

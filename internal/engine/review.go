@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -12,7 +13,7 @@ import (
 )
 
 // consensus handles /autopilot approve|reject <role>.
-func (m *inputs) consensus(c Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) consensus(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
 	st := m.Step()
 	role := strings.ToLower(r.Name)
 	if !st.Consensus || m.S.Review == nil || m.S.Status != state.InProgress {
@@ -56,7 +57,7 @@ func (m *inputs) consensus(c Comment, r reply.Result, accept func(), refuse func
 }
 
 // review handles a PR review on a linked PR.
-func (m *inputs) review(e Review) {
+func (m *inputs) review(e events.Review) {
 	if e.PermErr {
 		return
 	}
@@ -121,7 +122,7 @@ func (m *inputs) review(e Review) {
 // by someone who may give it becomes the verdict's evidence, so the check
 // on that head can pass the merge gate; an approval of an older head is
 // said once and changes nothing. Nothing else of the flow moves.
-func (m *inputs) reReview(e Review) {
+func (m *inputs) reReview(e events.Review) {
 	rl := m.S.Review
 	if e.State != "APPROVED" || rl == nil || rl.ReviewVerdict == nil || !rl.ReviewVerdict.Clean || m.rule().KeepStale {
 		return
@@ -149,7 +150,7 @@ func (m *inputs) reReview(e Review) {
 
 // staleApproval says once that an approval of an earlier head was not
 // counted.
-func (m *inputs) staleApproval(e Review) {
+func (m *inputs) staleApproval(e events.Review) {
 	m.Note("review-stale-"+fmt.Sprint(e.ID), fmt.Sprintf("The approval by @\u200b%s on #\u200b%d was given on commit %s, but the PR's head is now %s, so it was not counted as evidence. Approve the current head.",
 		textsafe.Escape(e.Reviewer), e.PR, prose.Short(e.CommitSHA), prose.Short(e.Pull.HeadSHA)))
 }
@@ -185,7 +186,7 @@ func (m *inputs) evidenceRef(slug string, pr int, sha string, review int64, chec
 }
 
 // checks handles the check state of a linked PR's head.
-func (m *inputs) checks(e Checks) {
+func (m *inputs) checks(e events.Checks) {
 	if m.S.Run != state.RunInProgress || m.S.Status != state.InProgress {
 		return
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -41,7 +43,7 @@ func reviewLoopTo(t *testing.T, h *harness, flowName, slug string) {
 			h.say("carol", "/autopilot approve critic")
 		case "execute":
 			h.done("implemented in #40")
-			h.apply(PRLinked{PR: 40, URL: prURL})
+			h.apply(events.PRLinked{PR: 40, URL: prURL})
 		case "code-review":
 			h.apply(approval("bob", "devin"))
 		default:
@@ -56,9 +58,9 @@ func reviewLoopTo(t *testing.T, h *harness, flowName, slug string) {
 var reviewID int64 = 500
 
 // approval is an APPROVED review of PR 40 by reviewer (write permission).
-func approval(reviewer, author string) Review {
+func approval(reviewer, author string) events.Review {
 	reviewID++
-	return Review{ID: reviewID, PR: 40, PRAuthor: author, Reviewer: reviewer, Perm: access.Write, State: "APPROVED",
+	return events.Review{ID: reviewID, PR: 40, PRAuthor: author, Reviewer: reviewer, Perm: access.Write, State: "APPROVED",
 		URL: prURL + "#pullrequestreview-" + itoa(reviewID), CommitSHA: testHead, Pull: linkedPR(author)}
 }
 
@@ -68,14 +70,14 @@ const testHead = "abcdef1234567"
 // linkedPR is PR 40 as read with its evidence: a branch of this
 // repository by author (write permission) whose description links the
 // issue, at testHead.
-func linkedPR(author string) *PullFacts {
-	return &PullFacts{Number: 40, Author: author, AuthorPerm: access.Write, HeadSHA: testHead, Links: true}
+func linkedPR(author string) *evidence.PullFacts {
+	return &evidence.PullFacts{Number: 40, Author: author, AuthorPerm: access.Write, HeadSHA: testHead, Links: true}
 }
 
 // changes is a CHANGES_REQUESTED review of PR 40.
-func changes(reviewer, body string) Review {
+func changes(reviewer, body string) events.Review {
 	reviewID++
-	return Review{ID: reviewID, PR: 40, PRAuthor: "devin", Reviewer: reviewer, Perm: access.Write, State: "CHANGES_REQUESTED", Body: body,
+	return events.Review{ID: reviewID, PR: 40, PRAuthor: "devin", Reviewer: reviewer, Perm: access.Write, State: "CHANGES_REQUESTED", Body: body,
 		URL: prURL + "#pullrequestreview-" + itoa(reviewID), CommitSHA: testHead, Pull: linkedPR("devin")}
 }
 
@@ -83,7 +85,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestReviewLoopStartRecordsSnapshotAndSlug(t *testing.T) {
 	h := newHarness(t, reviewCfg)
-	res := h.apply(Start{Flow: "review-loop", Issue: testIssue, Actor: "maria", Title: "Add CSV export (v2) to Reports!",
+	res := h.apply(events.Start{Flow: "review-loop", Issue: testIssue, Actor: "maria", Title: "Add CSV export (v2) to Reports!",
 		Body: "Please add CSV.\n\n## Desired outcome\nCSV downloads for every report\n## Constraints:\nno new dependencies\n## Open questions\nmax rows?"})
 	s := res.State
 	if s.Review == nil {
@@ -389,11 +391,11 @@ func TestQAChecks(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
 	// Pending and other steps' evidence change nothing.
-	want(t, "pending", h.apply(Checks{PR: 40, SHA: testHead, State: "pending", Pull: linkedPR("devin")}).Changed, false)
+	want(t, "pending", h.apply(events.Checks{PR: 40, SHA: testHead, State: "pending", Pull: linkedPR("devin")}).Changed, false)
 	c := h.comment("devin", access.Write, "/autopilot done all green locally")
 	want(t, "bare done", ledgerOf(h.apply(c).State, c.ID), "rejected:needs-evidence")
 
-	res := h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
+	res := h.apply(events.Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: linkedPR("devin")})
 	s := res.State
 	want(t, "run", s.Run, state.RunDone)
 	v := s.Review.QAVerdict
@@ -406,7 +408,7 @@ func TestQAChecks(t *testing.T) {
 func TestQAFailureReturnsToPlan(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
-	res := h.apply(Checks{PR: 40, SHA: testHead, State: "failure", Failed: []string{"unit", "lint"}, URL: prURL + "/checks", Pull: linkedPR("devin")})
+	res := h.apply(events.Checks{PR: 40, SHA: testHead, State: "failure", Failed: []string{"unit", "lint"}, URL: prURL + "/checks", Pull: linkedPR("devin")})
 	s := res.State
 	want(t, "slug", s.Slug, "plan")
 	want(t, "reason", s.Review.ReturnToPlanReason, "checks failed on abcdef1: unit, lint")
@@ -457,14 +459,14 @@ func TestMaxIterationsStopsTheLoop(t *testing.T) {
 func TestPRLinkedRecordsOnceAndAsksForEvidence(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "code-review")
-	res := h.apply(PRLinked{PR: 41})
+	res := h.apply(events.PRLinked{PR: 41})
 	wantDeep(t, "linked", res.State.LinkedPRs, []int{40, 41})
-	if e := queriesOf(res.Queries, QCheckPR); len(e) != 1 || e[0].PR != 41 {
+	if e := queriesOf(res.Queries, events.QCheckPR); len(e) != 1 || e[0].PR != 41 {
 		t.Errorf("check-pr effects = %+v", e)
 	}
-	res = h.apply(PRLinked{PR: 41})
+	res = h.apply(events.PRLinked{PR: 41})
 	want(t, "duplicate link", res.Changed, false)
 	// The sweep asks for evidence of every linked PR while evidence is due.
-	res = h.apply(Tick{})
-	want(t, "sweep checks", len(queriesOf(res.Queries, QCheckPR)), 2)
+	res = h.apply(events.Tick{})
+	want(t, "sweep checks", len(queriesOf(res.Queries, events.QCheckPR)), 2)
 }

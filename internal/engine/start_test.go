@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -28,7 +29,7 @@ func TestStartChoosesFlow(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.yaml)
-			res := h.apply(Start{Flow: tc.flow, Issue: testIssue, Candidates: tc.candidates, Actor: "maria", Title: "Export"})
+			res := h.apply(events.Start{Flow: tc.flow, Issue: testIssue, Candidates: tc.candidates, Actor: "maria", Title: "Export"})
 			s := res.State
 			want(t, "flow", s.Flow, tc.wantFlow)
 			want(t, "slug", s.Slug, tc.wantSlug)
@@ -55,7 +56,7 @@ func TestStartChoosesFlow(t *testing.T) {
 
 func TestStartWithAmbiguousCandidatesOpensFlowSelectGate(t *testing.T) {
 	h := newHarness(t, "")
-	res := h.apply(Start{Issue: testIssue, Candidates: []string{"existing-code", "meta-repo"}, Actor: "maria", Title: "t"})
+	res := h.apply(events.Start{Issue: testIssue, Candidates: []string{"existing-code", "meta-repo"}, Actor: "maria", Title: "t"})
 	s := res.State
 	wantGate(t, s, "flow-select")
 	want(t, "run", s.Run, state.RunAwaitingDecision)
@@ -76,7 +77,7 @@ func TestStartWithAmbiguousCandidatesOpensFlowSelectGate(t *testing.T) {
 
 func TestStartWithUnknownFlowIsAnErrorNamingIt(t *testing.T) {
 	h := newHarness(t, "")
-	_, err := h.try(Start{Flow: "bogus-flow", Issue: testIssue})
+	_, err := h.try(events.Start{Flow: "bogus-flow", Issue: testIssue})
 	if err == nil || !strings.Contains(err.Error(), `"bogus-flow"`) || !strings.Contains(err.Error(), "greenfield") {
 		t.Fatalf("err = %v, want unknown flow naming bogus-flow and the known flows", err)
 	}
@@ -85,7 +86,7 @@ func TestStartWithUnknownFlowIsAnErrorNamingIt(t *testing.T) {
 func TestApplyRejectsStateNamingUnknownFlow(t *testing.T) {
 	set := settingsFor(t, "")
 	s := &state.State{Flow: "vanished", Step: 1, Run: state.RunInProgress}
-	_, err := Apply(set, s, Tick{}, t0)
+	_, err := Apply(set, s, events.Tick{}, t0)
 	if err == nil || !strings.Contains(err.Error(), `"vanished"`) {
 		t.Fatalf("err = %v, want an error naming the unknown flow", err)
 	}
@@ -93,7 +94,7 @@ func TestApplyRejectsStateNamingUnknownFlow(t *testing.T) {
 
 func TestEventsWithoutStateDoNothing(t *testing.T) {
 	set := settingsFor(t, "")
-	for _, ev := range []Event{Tick{}, LabelRemoved{Actor: "x"}, Closed{}, Comment{ID: 1, Body: "A", Perm: access.Admin}} {
+	for _, ev := range []events.Event{events.Tick{}, events.LabelRemoved{Actor: "x"}, events.Closed{}, events.Comment{ID: 1, Body: "A", Perm: access.Admin}} {
 		res, err := Apply(set, nil, ev, t0)
 		if err != nil || res.State != nil || nEffects(res) != 0 || res.Changed {
 			t.Errorf("%T on no state: res=%+v err=%v, want nothing", ev, res, err)
@@ -168,14 +169,14 @@ func TestApplyNeverMutatesItsInput(t *testing.T) {
 	h := newHarness(t, "")
 	toPlan(t, h)
 	h.say("maria", "B") // Jira gate: continue without Jira
-	events := []Event{
+	events := []events.Event{
 		h.comment("maria", access.Write, "/autopilot progress 2 drafting architecture"),
 		h.comment("maria", access.Write, "/autopilot fail flaky"),
 		h.comment("bob", access.Read, "A"),
 		h.comment("maria", access.Write, "/autopilot back research"),
-		Tick{BudgetLow: true},
-		JiraSynced{Paused: "auth"},
-		LabelRemoved{Actor: "maria"},
+		events.Tick{BudgetLow: true},
+		events.JiraSynced{Paused: "auth"},
+		events.LabelRemoved{Actor: "maria"},
 	}
 	for _, ev := range events {
 		before := mustJSON(t, h.st)

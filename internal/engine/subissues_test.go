@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -11,7 +12,7 @@ func TestJiraAuthGateOffersSubIssuesWhenTheForgeHasThem(t *testing.T) {
 	h := newHarness(t, "")
 	h.set.JiraConfigured = true
 	toPlan(t, h)
-	res := h.apply(JiraAuth{OK: false, Detail: "HTTP 401"})
+	res := h.apply(events.JiraAuth{OK: false, Detail: "HTTP 401"})
 	body := gateBody(t, res.Effects, res.State.Gate)
 	if strings.Contains(body, "C) Create the tasks as GitHub sub-issues instead") {
 		t.Fatalf("the gate offers sub-issues although the forge has none:\n%s", body)
@@ -20,7 +21,7 @@ func TestJiraAuthGateOffersSubIssuesWhenTheForgeHasThem(t *testing.T) {
 	h = newHarness(t, "")
 	h.set.JiraConfigured, h.set.SubIssues = true, true
 	toPlan(t, h)
-	res = h.apply(JiraAuth{OK: false, Detail: "HTTP 401"})
+	res = h.apply(events.JiraAuth{OK: false, Detail: "HTTP 401"})
 	wantLines(t, "jira gate", gateBody(t, res.Effects, res.State.Gate), " C) Create the tasks as GitHub sub-issues instead")
 	res = h.say("maria", "C")
 	s := res.State
@@ -38,7 +39,7 @@ func TestTrackerLocalKeepsTasksInTheIssueWithoutAsking(t *testing.T) {
 	h.set.JiraConfigured = true
 	res := toPlan(t, h)
 	want(t, "gate", res.State.Gate == nil, true)
-	want(t, "auth check", len(queriesOf(res.Queries, QJiraAuth)), 0)
+	want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
 	want(t, "jira off", res.State.TrackerOff, state.TrackerNotConfigured)
 }
 
@@ -48,7 +49,7 @@ func TestSubIssueAuthPauseNamesGitHubNotJira(t *testing.T) {
 	c := h.comment("maria", "write", "/autopilot done tasks")
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}}
 	h.apply(c)
-	res := h.apply(JiraSynced{Paused: "auth"})
+	res := h.apply(events.JiraSynced{Paused: "auth"})
 	if !hasBody(res.Effects, "GitHub refused to create this issue's task sub-issues") || hasBody(res.Effects, "Jira rejected") {
 		t.Errorf("pause notice: %q", bodies(res.Effects))
 	}

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -80,34 +83,34 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 func TestTrustedPullRule(t *testing.T) {
 	set := settingsFor(t, reviewCfg)
 	stale := settingsFor(t, reviewCfg+"keep_stale_approvals: true\n")
-	approve := func(who string, perm access.Level, commit string) PullApproval {
-		return PullApproval{ID: 7, Reviewer: who, Perm: perm, CommitSHA: commit}
+	approve := func(who string, perm access.Level, commit string) evidence.PullApproval {
+		return evidence.PullApproval{ID: 7, Reviewer: who, Perm: perm, CommitSHA: commit}
 	}
 	tests := []struct {
 		name  string
-		set   Settings
-		p     *PullFacts
+		set   machine.Settings
+		p     *evidence.PullFacts
 		trust bool
 		why   string
 	}{
 		{"not read", set, nil, false, "could not be read"},
-		{"author with write, own branch", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead, Links: true}, true, ""},
-		{"no longer links the issue", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead}, false, "no longer links"},
-		{"author with read", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true}, false, "@randy has less than write"},
-		{"author lookup failed", set, &PullFacts{Number: 40, Author: "devin", AuthorPermErr: true, AuthorPerm: access.Admin, HeadSHA: testHead, Links: true}, false, "less than write"},
-		{"fork by a writer", set, &PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, Fork: true, HeadSHA: testHead, Links: true}, false, "on a fork"},
-		{"fork approved on its head", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("maria", access.Admin, testHead)}}, true, ""},
-		{"fork approved on an older commit", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("maria", access.Admin, "0123456")}}, false, "on a fork"},
-		{"fork approved on an older commit, stale approvals kept", stale, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("maria", access.Admin, "0123456")}}, true, ""},
-		{"approved by a reader", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("rita", access.Read, testHead)}}, false, "less than write"},
-		{"approved by its author", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{approve("randy", access.Admin, testHead)}}, false, "on a fork"},
-		{"approver lookup failed", set, &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true,
-			Approvals: []PullApproval{{ID: 7, Reviewer: "maria", Perm: access.Admin, PermErr: true, CommitSHA: testHead}}}, false, "less than write"},
+		{"author with write, own branch", set, &evidence.PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead, Links: true}, true, ""},
+		{"no longer links the issue", set, &evidence.PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead}, false, "no longer links"},
+		{"author with read", set, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true}, false, "@randy has less than write"},
+		{"author lookup failed", set, &evidence.PullFacts{Number: 40, Author: "devin", AuthorPermErr: true, AuthorPerm: access.Admin, HeadSHA: testHead, Links: true}, false, "less than write"},
+		{"fork by a writer", set, &evidence.PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, Fork: true, HeadSHA: testHead, Links: true}, false, "on a fork"},
+		{"fork approved on its head", set, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []evidence.PullApproval{approve("maria", access.Admin, testHead)}}, true, ""},
+		{"fork approved on an older commit", set, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []evidence.PullApproval{approve("maria", access.Admin, "0123456")}}, false, "on a fork"},
+		{"fork approved on an older commit, stale approvals kept", stale, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []evidence.PullApproval{approve("maria", access.Admin, "0123456")}}, true, ""},
+		{"approved by a reader", set, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true,
+			Approvals: []evidence.PullApproval{approve("rita", access.Read, testHead)}}, false, "less than write"},
+		{"approved by its author", set, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true,
+			Approvals: []evidence.PullApproval{approve("randy", access.Admin, testHead)}}, false, "on a fork"},
+		{"approver lookup failed", set, &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, HeadSHA: testHead, Links: true,
+			Approvals: []evidence.PullApproval{{ID: 7, Reviewer: "maria", Perm: access.Admin, PermErr: true, CommitSHA: testHead}}}, false, "less than write"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,11 +128,11 @@ func TestTrustedPullRule(t *testing.T) {
 // is not the head change nothing; a trusted PR's green head completes QA
 // and the handoff names the PR, head and checks.
 func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
-	untrusted := func() *PullFacts {
-		return &PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true}
+	untrusted := func() *evidence.PullFacts {
+		return &evidence.PullFacts{Number: 40, Author: "randy", AuthorPerm: access.Read, Fork: true, HeadSHA: testHead, Links: true}
 	}
 	for _, conclusion := range []string{"success", "failure"} {
-		for name, p := range map[string]*PullFacts{
+		for name, p := range map[string]*evidence.PullFacts{
 			"untrusted fork": untrusted(),
 			"unlinked":       {Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: testHead},
 			"not the head":   {Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: "9999999", Links: true},
@@ -137,7 +140,7 @@ func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
 		} {
 			h := newHarness(t, reviewCfg)
 			reviewLoopTo(t, h, "review-loop", "qa")
-			res := h.apply(Checks{PR: 40, SHA: testHead, State: conclusion, Failed: []string{"x"}, URL: prURL + "/checks", Pull: p})
+			res := h.apply(events.Checks{PR: 40, SHA: testHead, State: conclusion, Failed: []string{"x"}, URL: prURL + "/checks", Pull: p})
 			if res.Changed || res.State.Slug != "qa" || nEffects(res) != 0 {
 				t.Errorf("%s, %s: changed %v, at %s, effects %q", name, conclusion, res.Changed, res.State.Slug, bodies(res.Effects))
 			}
@@ -146,8 +149,8 @@ func TestChecksCountOnlyOnATrustedPRsCurrentHead(t *testing.T) {
 	h := newHarness(t, reviewCfg)
 	reviewLoopTo(t, h, "review-loop", "qa")
 	p := untrusted()
-	p.Approvals = []PullApproval{{ID: 9, Reviewer: "maria", Perm: access.Admin, CommitSHA: testHead}}
-	res := h.apply(Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", IDs: []int64{5, 6}, Pull: p})
+	p.Approvals = []evidence.PullApproval{{ID: 9, Reviewer: "maria", Perm: access.Admin, CommitSHA: testHead}}
+	res := h.apply(events.Checks{PR: 40, SHA: testHead, State: "success", URL: prURL + "/checks", IDs: []int64{5, 6}, Pull: p})
 	want(t, "approved fork's green head completes QA", res.State.Run, state.RunDone)
 	ho := res.State.Review.Handoffs["qa"]
 	if ho.PR != 40 || ho.HeadSHA != testHead || len(ho.Checks) != 2 || ho.Checks[0] != 5 {
@@ -193,8 +196,8 @@ func TestApprovalCountsOnlyOnTheCurrentHead(t *testing.T) {
 // whether a reader's PR, its description as read now, is trusted.
 func TestLinkVouchedByAPermittedEditor(t *testing.T) {
 	const linked = "CSV export.\n\nFixes #1"
-	edit := func(sender string, perm access.Level, body string) *PullEdit {
-		return &PullEdit{Sender: sender, Perm: perm, BodyChanged: true, Links: strings.Contains(body, "Fixes #1"), Delivered: body, Now: body}
+	edit := func(sender string, perm access.Level, body string) *evidence.PullEdit {
+		return &evidence.PullEdit{Sender: sender, Perm: perm, BodyChanged: true, Links: strings.Contains(body, "Fixes #1"), Delivered: body, Now: body}
 	}
 	stale := edit("maria", access.Admin, linked)
 	stale.Now = linked + "\n\nand more"
@@ -206,33 +209,33 @@ func TestLinkVouchedByAPermittedEditor(t *testing.T) {
 	readerTitle.BodyChanged = false
 	tests := []struct {
 		name  string
-		edits []*PullEdit
+		edits []*evidence.PullEdit
 		body  string // the description read with the checks
 		fork  bool
 		trust bool
 		by    string // the vouch the state keeps
 	}{
-		{"linked by a maintainer's edit", []*PullEdit{edit("maria", access.Admin, linked)}, linked, false, true, "maria"},
-		{"opened by a writer for a reader", []*PullEdit{edit("devin", access.Write, linked)}, linked, false, true, "devin"},
-		{"fork linked by a maintainer still needs an approval", []*PullEdit{edit("maria", access.Admin, linked)}, linked, true, false, "maria"},
-		{"linked by a triage user", []*PullEdit{edit("tess", access.Triage, linked)}, linked, false, false, ""},
-		{"linked by the reader", []*PullEdit{edit("randy", access.Read, linked)}, linked, false, false, ""},
-		{"maintainer's lookup failed", []*PullEdit{lookupFailed}, linked, false, false, ""},
-		{"description changed before the delivery was processed", []*PullEdit{stale}, linked + "\n\nand more", false, false, ""},
-		{"description changed since the vouch (delivery lost)", []*PullEdit{edit("maria", access.Admin, linked)}, linked + "\n\nFixes #1 again", false, false, "maria"},
-		{"reader removed and re-added the link", []*PullEdit{edit("maria", access.Admin, linked), edit("randy", access.Read, linked)}, linked, false, false, ""},
-		{"reader edited only the title", []*PullEdit{edit("maria", access.Admin, linked), readerTitle}, linked, false, false, ""},
-		{"maintainer edited only the title", []*PullEdit{edit("maria", access.Admin, linked), titleOnly}, linked, false, true, "maria"},
-		{"maintainer title edit vouches for nothing", []*PullEdit{titleOnly}, linked, false, false, ""},
-		{"maintainer unlinked it", []*PullEdit{edit("maria", access.Admin, linked), edit("maria", access.Admin, "CSV export.")}, linked, false, false, ""},
-		{"re-linked by a maintainer after the reader's edit", []*PullEdit{edit("maria", access.Admin, linked), edit("randy", access.Read, linked), edit("alex", access.Write, linked)}, linked, false, true, "alex"},
+		{"linked by a maintainer's edit", []*evidence.PullEdit{edit("maria", access.Admin, linked)}, linked, false, true, "maria"},
+		{"opened by a writer for a reader", []*evidence.PullEdit{edit("devin", access.Write, linked)}, linked, false, true, "devin"},
+		{"fork linked by a maintainer still needs an approval", []*evidence.PullEdit{edit("maria", access.Admin, linked)}, linked, true, false, "maria"},
+		{"linked by a triage user", []*evidence.PullEdit{edit("tess", access.Triage, linked)}, linked, false, false, ""},
+		{"linked by the reader", []*evidence.PullEdit{edit("randy", access.Read, linked)}, linked, false, false, ""},
+		{"maintainer's lookup failed", []*evidence.PullEdit{lookupFailed}, linked, false, false, ""},
+		{"description changed before the delivery was processed", []*evidence.PullEdit{stale}, linked + "\n\nand more", false, false, ""},
+		{"description changed since the vouch (delivery lost)", []*evidence.PullEdit{edit("maria", access.Admin, linked)}, linked + "\n\nFixes #1 again", false, false, "maria"},
+		{"reader removed and re-added the link", []*evidence.PullEdit{edit("maria", access.Admin, linked), edit("randy", access.Read, linked)}, linked, false, false, ""},
+		{"reader edited only the title", []*evidence.PullEdit{edit("maria", access.Admin, linked), readerTitle}, linked, false, false, ""},
+		{"maintainer edited only the title", []*evidence.PullEdit{edit("maria", access.Admin, linked), titleOnly}, linked, false, true, "maria"},
+		{"maintainer title edit vouches for nothing", []*evidence.PullEdit{titleOnly}, linked, false, false, ""},
+		{"maintainer unlinked it", []*evidence.PullEdit{edit("maria", access.Admin, linked), edit("maria", access.Admin, "CSV export.")}, linked, false, false, ""},
+		{"re-linked by a maintainer after the reader's edit", []*evidence.PullEdit{edit("maria", access.Admin, linked), edit("randy", access.Read, linked), edit("alex", access.Write, linked)}, linked, false, true, "alex"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, reviewCfg)
 			reviewLoopTo(t, h, "review-loop", "qa")
 			for _, e := range tc.edits {
-				h.apply(PRLinked{PR: 41, URL: prURL, Edit: e})
+				h.apply(events.PRLinked{PR: 41, URL: prURL, Edit: e})
 			}
 			by := ""
 			for _, v := range h.st.LinkVouches {
@@ -241,11 +244,11 @@ func TestLinkVouchedByAPermittedEditor(t *testing.T) {
 				}
 			}
 			want(t, "vouch kept by", by, tc.by)
-			p := &PullFacts{Number: 41, Author: "randy", AuthorPerm: access.Read, Fork: tc.fork, HeadSHA: testHead, Links: strings.Contains(tc.body, "Fixes #1"), Body: tc.body}
+			p := &evidence.PullFacts{Number: 41, Author: "randy", AuthorPerm: access.Read, Fork: tc.fork, HeadSHA: testHead, Links: strings.Contains(tc.body, "Fixes #1"), Body: tc.body}
 			ok, why := TrustedPull(h.set, h.st, p)
 			want(t, "trusted", ok, tc.trust)
 			// The checks of the PR's head complete QA exactly when it is trusted.
-			res := h.apply(Checks{PR: 41, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: p})
+			res := h.apply(events.Checks{PR: 41, SHA: testHead, State: "success", URL: prURL + "/checks", Pull: p})
 			want(t, "QA completed ("+why+")", res.State.Slug != "qa", tc.trust)
 		})
 	}

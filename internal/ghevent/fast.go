@@ -23,7 +23,7 @@ func DecodeFast(name string, payload []byte) (*Event, error) {
 	if !ok || name == "" || len(payload) > MaxPayloadBytes {
 		return Decode(name, payload)
 	}
-	lean, ok := project(payload, proj)
+	lean, ok := jsonproj.Project(payload, proj)
 	if !ok {
 		return Decode(name, payload)
 	}
@@ -34,22 +34,14 @@ func DecodeFast(name string, payload []byte) (*Event, error) {
 	return ev, nil
 }
 
-// projection, project and maxProjectDepth name jsonproj's, for this
-// package's tests.
-type projection = jsonproj.Projection
-
-const maxProjectDepth = jsonproj.MaxDepth
-
-func project(payload []byte, p *projection) ([]byte, bool) { return jsonproj.Project(payload, p) }
-
 // projections holds the projection of every payload type payloadFor
 // returns, built once from the wire types' json tags. It is never written
 // after package initialisation. An event whose payload type is missing here
 // (a shape added to payloadFor later) is decoded by Decode.
 var projections = buildProjections()
 
-func buildProjections() map[reflect.Type]*projection {
-	out := map[reflect.Type]*projection{}
+func buildProjections() map[reflect.Type]*jsonproj.Projection {
+	out := map[reflect.Type]*jsonproj.Projection{}
 	for _, p := range append([]eventPayload{bare()}, payloads()...) {
 		t := reflect.TypeOf(p)
 		out[t] = jsonproj.Of(t)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
+	"github.com/autopilot-dev/autopilot/internal/ghevent/jsonproj"
 )
 
 // routedNames are the event names with a payload shape of their own, plus
@@ -52,7 +53,7 @@ func TestProjectionKeepsLittleOfRealPayloads(t *testing.T) {
 			t.Errorf("%s: no projection of the payload type: DecodeFast falls back to Decode (add the event to buildProjections)", file)
 			continue
 		}
-		lean, ok := project(payload, p)
+		lean, ok := jsonproj.Project(payload, p)
 		if !ok {
 			t.Errorf("%s: projection refused GitHub's own payload", file)
 			continue
@@ -134,7 +135,7 @@ func TestProjectAcceptsExactlyValidJSON(t *testing.T) {
 		`{"a":1.e3}`, `{"a":0x10}`, `{"a":"\x"}`, `{"a":"\u00g0"}`, "{\"a\":\"\n\"}", `{"a":tru}`,
 		`{"a":1}}`, `{"a":[}`, `{"a":{]}`, `{a:1}`, "{\"a\":1}\x00", `{"a":Infinity}`, `{"a":"x"` + `"y"}`,
 	} {
-		_, got := project([]byte(in), p)
+		_, got := jsonproj.Project([]byte(in), p)
 		if want := json.Valid([]byte(in)); got != want {
 			t.Errorf("project(%q) ok = %v, json.Valid = %v", in, got, want)
 		}
@@ -156,11 +157,11 @@ func FuzzDecodeFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name string, payload []byte) {
 		sameAsDecode(t, name, payload)
 		trimmed := strings.TrimLeft(string(payload), " \t\r\n")
-		if len(payload) > MaxPayloadBytes || !strings.HasPrefix(trimmed, "{") || strings.Count(trimmed, "[")+strings.Count(trimmed, "{") >= maxProjectDepth {
+		if len(payload) > MaxPayloadBytes || !strings.HasPrefix(trimmed, "{") || strings.Count(trimmed, "[")+strings.Count(trimmed, "{") >= jsonproj.MaxDepth {
 			return
 		}
 		p := projections[reflect.TypeOf(payloadFor(name))]
-		lean, ok := project(payload, p)
+		lean, ok := jsonproj.Project(payload, p)
 		if valid := json.Valid(payload); ok != valid {
 			t.Fatalf("project ok = %v, json.Valid = %v", ok, valid)
 		}
@@ -203,7 +204,7 @@ func benchDecode(b *testing.B, decode func(string, []byte) (*Event, error)) {
 
 func BenchmarkProject(b *testing.B) {
 	var bodies [][]byte
-	var projs []*projection
+	var projs []*jsonproj.Projection
 	size := 0
 	for _, file := range ghtest.Files(b) {
 		body := ghtest.Payload(b, file)
@@ -214,7 +215,7 @@ func BenchmarkProject(b *testing.B) {
 	b.SetBytes(int64(size / len(bodies)))
 	b.ResetTimer()
 	for i := range b.N {
-		if _, ok := project(bodies[i%len(bodies)], projs[i%len(bodies)]); !ok {
+		if _, ok := jsonproj.Project(bodies[i%len(bodies)], projs[i%len(bodies)]); !ok {
 			b.Fatal("refused")
 		}
 	}

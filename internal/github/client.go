@@ -54,7 +54,7 @@ type Options struct {
 	// Pacer, when set, is shared with the other clients of the same token so
 	// their mutations are spaced together (App installations); default a
 	// pacer of this client's own.
-	Pacer *Pacer
+	Pacer *transport.Pacer
 	// MaxWait is the longest rate-limit wait worth sitting out; a longer one
 	// returns *forge.RateLimitError at once (default 60s).
 	MaxWait time.Duration
@@ -77,18 +77,6 @@ type Options struct {
 	// performed_via_github_app.id to match.
 	AppID int64
 }
-
-// Stats counts what a Client sent, for budgets and metrics; Pacer spaces
-// the mutations of the clients of one token. Both live with the transport
-// that keeps them; the aliases let callers configure and read the client
-// through this package alone.
-type (
-	Stats = transport.Stats
-	Pacer = transport.Pacer
-)
-
-// NewPacer returns a Pacer for one token.
-func NewPacer() *Pacer { return transport.NewPacer() }
 
 // Client is a forge.Forge bound to one repository. It is safe for
 // concurrent use; mutations are serialised and spaced.
@@ -210,7 +198,7 @@ func realSleep(ctx context.Context, d time.Duration) error {
 func (c *Client) Repo() string { return c.owner + "/" + c.name }
 
 // Stats returns a copy of the request counters.
-func (c *Client) Stats() Stats { return c.t.Stats() }
+func (c *Client) Stats() transport.Stats { return c.t.Stats() }
 
 // repoPath joins escaped path segments under repos/{owner}/{name}/.
 func (c *Client) repoPath(segments ...string) string {

@@ -252,7 +252,7 @@ func TestTimeoutBoundsEachAttemptNotTheWholeCall(t *testing.T) {
 // repositories of an App installation) sharing a Pacer space their
 // mutations together; without it each would go out at once.
 func TestSharedPacerSpacesClientsOfOneToken(t *testing.T) {
-	pacer := NewPacer()
+	pacer := transport.NewPacer()
 	e := newEnv(t, "", func(o *Options) { o.Pacer = pacer })
 	e.handle("POST /repos/octocat/Hello-World/issues/1347/labels", status(200, fixture(t, "labels.json")))
 	second, err := New(Options{Repo: testRepo, Token: "t0ken", BaseURL: e.srv.URL, Now: e.clock.Now, Sleep: e.clock.Sleep,

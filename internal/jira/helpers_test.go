@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
@@ -16,7 +17,7 @@ import (
 // env is one adapter wired to one fake Jira on a fake clock.
 type env struct {
 	fj    *fakejira.Server
-	clock *fakejira.Clock
+	clock *fakeclock.Clock
 	c     *Client
 	saved [][]state.Task
 }
@@ -25,7 +26,7 @@ type env struct {
 // way docs/jira.md tells a user to.
 func setup(tb testing.TB, deployment string, fopt func(*fakejira.Options), copt func(*Config)) *env {
 	tb.Helper()
-	clock := fakejira.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	clock := fakeclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	o := fakejira.Options{Deployment: deployment, Now: clock.Now}
 	if fopt != nil {
 		fopt(&o)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -81,7 +82,7 @@ func (jw *jiraWorld) closedEvent(n int) *ghevent.Event {
 }
 
 // chatOnClosed posts a plain comment on the closed issue and delivers it.
-func (jw *jiraWorld) chatOnClosed(n int, who, body string) []Outcome {
+func (jw *jiraWorld) chatOnClosed(n int, who, body string) []route.Outcome {
 	jw.t.Helper()
 	c := jw.say(n, who, body)
 	ev := jw.commentEvent(c)

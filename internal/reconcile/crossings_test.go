@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -69,7 +70,7 @@ func (c countingNode) Decision() string {
 	return c.engineNode.Decision()
 }
 
-func (c countingNode) Asks(k engine.QueryKind, pr int) bool {
+func (c countingNode) Asks(k events.QueryKind, pr int) bool {
 	*c.calls = append(*c.calls, "Asks")
 	return c.engineNode.Asks(k, pr)
 }
@@ -91,8 +92,8 @@ func TestOneAnswerPassCrossesOnlyByStepReadyAdvance(t *testing.T) {
 	n := w.issue("Add CSV export")
 	w.start(n)
 	var calls []string
-	defer func(old func(engine.Settings, *state.State, pass.Options) engineNode) { newNode = old }(newNode)
-	newNode = func(set engine.Settings, st *state.State, opt pass.Options) engineNode {
+	defer func(old func(machine.Settings, *state.State, pass.Options) engineNode) { newNode = old }(newNode)
+	newNode = func(set machine.Settings, st *state.State, opt pass.Options) engineNode {
 		return countingNode{engineNode: pass.New(set, st, opt), calls: &calls}
 	}
 	w.comment(n, "devin", "/autopilot done problem understood")

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
-	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -76,7 +76,7 @@ func TestBrokenConfigIsAConfigError(t *testing.T) {
 	ev := w.event("issues", "labeled", n, "maria")
 	ev.Label = "autopilot"
 	_, err := w.handle(ev)
-	var ce *ConfigError
+	var ce *repofiles.ConfigError
 	if !errors.As(err, &ce) || ce.Path != ".github/autopilot.yml" || errors.Unwrap(ce) == nil {
 		t.Fatalf("err = %v, want a ConfigError naming the file", err)
 	}
@@ -304,7 +304,7 @@ func TestPermissionErrorFailsClosed(t *testing.T) {
 	w.sb.FailNext("GET permission", &forge.TransientError{Status: 502, Err: errors.New("bad gateway")})
 	c := w.comment(n, "devin", "/autopilot done problem framed")
 	st := w.state(n)
-	if st.Slug != "problem" || engine.Handled(st, c.ID) {
+	if st.Slug != "problem" || outbox.Handled(st, c.ID) {
 		t.Fatalf("a comment whose author could not be checked was applied or classified (step %s)", st.Slug)
 	}
 	w.comment(n, "devin", "/autopilot status")
@@ -341,7 +341,7 @@ func TestReadOnlyCommandIsNotReactedTwice(t *testing.T) {
 	if got := w.sb.Calls()["GET permission"] - perms; got != 1 {
 		t.Errorf("%d permission lookups by the next run, want 1 (the new comment's author)", got)
 	}
-	if st := w.state(n); !engine.Handled(st, status.ID) {
+	if st := w.state(n); !outbox.Handled(st, status.ID) {
 		t.Error("the status command is not in the ledger after the next write")
 	}
 	if r := w.sb.Reactions(status.ID); len(r) != 1 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -23,8 +23,8 @@ func TestChatterIsStoredSoAnEditCannotAnswer(t *testing.T) {
 	v := w.state(n).Version
 	c := w.comment(n, "maria", "I'll think about it.")
 	st := w.state(n)
-	if !engine.Handled(st, c.ID) || st.Version != v+1 {
-		t.Fatalf("chatter handled=%v at v%d (was v%d): want it stored with one write", engine.Handled(st, c.ID), st.Version, v)
+	if !outbox.Handled(st, c.ID) || st.Version != v+1 {
+		t.Fatalf("chatter handled=%v at v%d (was v%d): want it stored with one write", outbox.Handled(st, c.ID), st.Version, v)
 	}
 	if err := w.sb.EditAs("maria", c.ID, "A"); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestStatusClassificationRidesOnTheWrite(t *testing.T) {
 	if got := w.sb.Calls()["PATCH comment"] - before; got != 1 {
 		t.Errorf("%d state writes for a status command, want 1", got)
 	}
-	if !engine.Handled(w.state(n), c.ID) {
+	if !outbox.Handled(w.state(n), c.ID) {
 		t.Error("the status command is not in the stored ledger")
 	}
 }
@@ -151,7 +151,7 @@ func TestOverwrittenAnswerIsAppliedAgain(t *testing.T) {
 	if len(st.Decisions) != 1 || st.Decisions[0].CommentID != answer.ID {
 		t.Fatalf("decisions %+v: the overwritten answer was not applied again", st.Decisions)
 	}
-	if !engine.Handled(st, status.ID) {
+	if !outbox.Handled(st, status.ID) {
 		t.Error("the status command's classification was lost")
 	}
 	noDuplicates(t, w, n)
@@ -175,8 +175,8 @@ func TestAnswerSeenAtReReadIsAppliedNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := w.state(n)
-	if len(st.Decisions) != 1 || st.Decisions[0].CommentID != answer.ID || !engine.Handled(st, chat.ID) {
-		t.Fatalf("decisions %+v, chatter handled %v: want the answer applied in the same run", st.Decisions, engine.Handled(st, chat.ID))
+	if len(st.Decisions) != 1 || st.Decisions[0].CommentID != answer.ID || !outbox.Handled(st, chat.ID) {
+		t.Fatalf("decisions %+v, chatter handled %v: want the answer applied in the same run", st.Decisions, outbox.Handled(st, chat.ID))
 	}
 	if outs[0].Decision != "A" {
 		t.Errorf("outcome decision %q, want A", outs[0].Decision)
@@ -314,7 +314,7 @@ func TestLinkedPRAnswerAppliedBeforeLaterIssueComment(t *testing.T) {
 	if st.Run != state.RunStopped || st.Slug != "problem" {
 		t.Errorf("run %s at %s: the later report overtook the stop", st.Run, st.Slug)
 	}
-	if !engine.Handled(st, stop.ID) || !engine.Handled(st, done.ID) {
+	if !outbox.Handled(st, stop.ID) || !outbox.Handled(st, done.ID) {
 		t.Error("both comments must be classified")
 	}
 }
@@ -381,14 +381,14 @@ func TestBusyThreadLastPassWrites(t *testing.T) {
 		t.Fatalf("a thread that keeps moving failed the job: %v", err)
 	}
 	st := w.state(n)
-	if !engine.Handled(st, done.ID) || st.Slug != "research" || st.Version <= v0 {
-		t.Fatalf("state v%d at %s, done handled %v: want the command applied and written", st.Version, st.Slug, engine.Handled(st, done.ID))
+	if !outbox.Handled(st, done.ID) || st.Slug != "research" || st.Version <= v0 {
+		t.Fatalf("state v%d at %s, done handled %v: want the command applied and written", st.Version, st.Slug, outbox.Handled(st, done.ID))
 	}
 	if len(said) < maxPasses {
 		t.Fatalf("%d comments appeared during the run, want at least %d (one per pass)", len(said), maxPasses)
 	}
 	for _, c := range said[:maxPasses-1] {
-		if !engine.Handled(st, c.ID) {
+		if !outbox.Handled(st, c.ID) {
 			t.Errorf("comment %d, seen by a later pass, is not handled", c.ID)
 		}
 	}
@@ -398,7 +398,7 @@ func TestBusyThreadLastPassWrites(t *testing.T) {
 	// What is left is applied by its own event, as usual.
 	w.mustHandle(w.commentEvent(said[len(said)-1]))
 	for _, c := range said {
-		if !engine.Handled(w.state(n), c.ID) {
+		if !outbox.Handled(w.state(n), c.ID) {
 			t.Errorf("comment %d never handled", c.ID)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
@@ -98,14 +99,14 @@ func (w *world) event(name, action string, n int, sender string) *ghevent.Event 
 }
 
 // handle delivers an event and returns the outcomes.
-func (w *world) handle(ev *ghevent.Event) ([]Outcome, error) {
+func (w *world) handle(ev *ghevent.Event) ([]route.Outcome, error) {
 	w.t.Helper()
 	w.tick(10 * time.Second)
 	return w.rec.Handle(context.Background(), ev)
 }
 
 // mustHandle delivers an event and fails the test on an error.
-func (w *world) mustHandle(ev *ghevent.Event) []Outcome {
+func (w *world) mustHandle(ev *ghevent.Event) []route.Outcome {
 	w.t.Helper()
 	outs, err := w.handle(ev)
 	if err != nil {
@@ -154,7 +155,7 @@ func (w *world) comment(n int, who, body string) forge.Comment {
 	return c
 }
 
-func (w *world) sweep() []Outcome {
+func (w *world) sweep() []route.Outcome {
 	w.t.Helper()
 	return w.mustHandle(&ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: testRepo})
 }

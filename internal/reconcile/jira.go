@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
@@ -23,7 +22,7 @@ func (ru *run) jira(plan events.SyncPlan) error {
 		ru.r.o.Print(fmt.Sprintf("dry-run: would sync %d task(s) with %s", outbox.PendingCount(st), ru.caps.Name))
 		// Reported back as a sync that sent nothing, so the closes are
 		// previewed next.
-		return ru.apply(engine.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt})
+		return ru.apply(events.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt})
 	}
 	ru.outside = true
 	ev, err := trackersync.Sync(ru.ctx, ru.tracker, ru.state(), plan, ru.syncOptions(plan), ru.r.o.Logger, ru.number)
@@ -46,7 +45,7 @@ func (ru *run) syncOptions(plan events.SyncPlan) trackersync.Options {
 		SearchLag: time.Duration(ru.set.Config.Jira.SearchLag), Caps: ru.caps,
 		Persist: func(ts []state.Task) error {
 			st := ru.state()
-			if err := ru.apply(engine.JiraSynced{Tasks: ts, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: plan.Enable}); err != nil {
+			if err := ru.apply(events.JiraSynced{Tasks: ts, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: plan.Enable}); err != nil {
 				return err
 			}
 			if err := ru.node.Step(pass.WriteNow{}, ru.r.o.Now()); err != nil {
@@ -60,14 +59,6 @@ func (ru *run) syncOptions(plan events.SyncPlan) trackersync.Options {
 	}
 	return opts
 }
-
-// DefaultClaimSettle is how long a pass waits before sending Jira creates
-// (writes.DefaultClaimSettle); kept here for internal/wiring.
-const DefaultClaimSettle = writes.DefaultClaimSettle
-
-// ParseClaimSettle reads AUTOPILOT_CLAIM_SETTLE (writes.ParseClaimSettle);
-// kept here for internal/wiring.
-func ParseClaimSettle(v string) (time.Duration, error) { return writes.ParseClaimSettle(v) }
 
 // claim makes sure the state write that records Jira creates stands before
 // they are sent (writes.ClaimStands): if another run's write replaced it,

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -58,13 +58,13 @@ func (ru *run) seePullRead(pr forge.Pull) error {
 	if err != nil {
 		return fmt.Errorf("reviews of PR #%d: %w", pr.Number, err)
 	}
-	return ru.apply(engine.PullSeen{Pull: ru.pullFacts(pr, rs)})
+	return ru.apply(events.PullSeen{Pull: ru.pullFacts(pr, rs)})
 }
 
 // reading reports whether this pass reads PR n as evidence anyway
 // (checkPR records what it read), so it need not be read twice.
 func (ru *run) reading(n int) bool {
-	return ru.node.Asks(engine.QCheckPR, n)
+	return ru.node.Asks(events.QCheckPR, n)
 }
 
 // publishChecks creates the check runs the engine planned
@@ -98,7 +98,7 @@ func (ru *run) checkLinks(c checkview.CheckRun) prcheck.Links {
 	return l
 }
 
-func (ru *run) applyCheck(ev engine.CheckShown) error { return ru.apply(ev) }
+func (ru *run) applyCheck(ev events.CheckShown) error { return ru.apply(ev) }
 
 // mergeGroup answers a merge queue's request for checks
 // (prcheck.MergeGroup) with the configured check name. Only check runs

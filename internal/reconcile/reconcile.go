@@ -18,6 +18,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
+	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -142,14 +145,6 @@ func New(o Options) (*Reconciler, error) {
 	return &Reconciler{o: o, cfg: o.Config}, nil
 }
 
-// Trigger says why an issue is reconciled (route.Trigger); an alias, as
-// the entry points, the transcripts and the tests build it by this name.
-type Trigger = route.Trigger
-
-// Outcome reports what one reconcile did (route.Outcome); an alias for the
-// entry points, the reliability suite and the tests.
-type Outcome = route.Outcome
-
 // ErrConflict means the state comment changed between read and write.
 var ErrConflict = errors.New("state comment changed during the run")
 
@@ -162,9 +157,9 @@ var errRecheck = fmt.Errorf("%w (seen after writing)", ErrConflict)
 const maxPasses = 3
 
 // Issue reconciles one issue, re-applying on a version conflict.
-func (r *Reconciler) Issue(ctx context.Context, number int, t Trigger) (Outcome, error) {
-	var out Outcome
-	var done *Outcome // what earlier passes wrote stands
+func (r *Reconciler) Issue(ctx context.Context, number int, t route.Trigger) (route.Outcome, error) {
+	var out route.Outcome
+	var done *route.Outcome // what earlier passes wrote stands
 	var err error
 	own := ""
 	for pass := 1; ; pass++ {
@@ -202,7 +197,7 @@ type run struct {
 	r      *Reconciler
 	ctx    context.Context
 	number int
-	set    engine.Settings
+	set    machine.Settings
 	loaded *load.Loaded
 	// node is the engine's side of the pass: it holds the state as the
 	// events left it and decides what to do next (pass.Node.Ready).
@@ -254,7 +249,7 @@ type run struct {
 	outside bool
 }
 
-func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string, last bool) (Outcome, error) {
+func (r *Reconciler) once(ctx context.Context, number int, t route.Trigger, own *string, last bool) (route.Outcome, error) {
 	ru := &run{r: r, ctx: ctx, perms: comments.Perms{Forge: r.o.Forge, Logger: r.o.Logger}, number: number, sweep: t.Sweep, own: *own, posted: map[int64]string{}, authorEdit: t.AuthorEdit, last: last}
 	defer func() {
 		if ru.wroteBody != "" {
@@ -262,11 +257,11 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 		}
 	}()
 	if err := ru.prefetch(t); err != nil {
-		return Outcome{Issue: number}, err
+		return route.Outcome{Issue: number}, err
 	}
 	ld, err := r.loader().Load(ctx, number, t.Issue, t.Start || t.Adopt)
 	if err != nil {
-		return Outcome{Issue: number}, err
+		return route.Outcome{Issue: number}, err
 	}
 	ru.loaded = ld
 	if ld.State != nil {
@@ -274,7 +269,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	}
 	cfg, err := ru.config(t.Start || t.Sweep, t.SweepConfig)
 	if err != nil {
-		return Outcome{Issue: number}, err
+		return route.Outcome{Issue: number}, err
 	}
 	if err := ru.start(cfg); err != nil {
 		return ru.outcome(), err
@@ -284,7 +279,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	}
 	if ru.state() != nil && ru.freshConfig {
 		// Kept in the state, so later events need not read it again.
-		if err := ru.apply(engine.ConfigRead{YAML: ru.configRaw}); err != nil {
+		if err := ru.apply(events.ConfigRead{YAML: ru.configRaw}); err != nil {
 			return ru.outcome(), err
 		}
 	}
@@ -308,9 +303,9 @@ func (ru *run) start(cfg *config.Config) error {
 		BotLogin: r.o.BotLogin, AppID: r.o.AppID}
 	var err error
 	if ru.tracker, ru.caps, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
-		return &ConfigError{Path: r.o.ConfigPath, Err: err}
+		return &repofiles.ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	ru.set = engine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
+	ru.set = machine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
 	if r.o.BudgetLow != nil {
 		ru.set.BudgetLow = r.o.BudgetLow()
 	}
@@ -333,12 +328,14 @@ type engineNode interface {
 	Advance(pass.Ready)
 	State() *state.State
 	Decision() string
-	Asks(k engine.QueryKind, pr int) bool
+	Asks(k events.QueryKind, pr int) bool
 }
 
 // newNode starts the engine's side of a pass (a test counts its calls
 // through it).
-var newNode = func(set engine.Settings, st *state.State, opt pass.Options) engineNode { return pass.New(set, st, opt) }
+var newNode = func(set machine.Settings, st *state.State, opt pass.Options) engineNode {
+	return pass.New(set, st, opt)
+}
 
 // state is the state as the events so far left it (the one read before
 // the node exists).
@@ -355,7 +352,7 @@ func (ru *run) state() *state.State {
 // re-read before the write (loadIsReread). Refused credentials end the
 // pass here (App mode mints a new token); other failures fail closed when
 // the comment is classified, as any lookup does.
-func (ru *run) prefetch(t Trigger) error {
+func (ru *run) prefetch(t route.Trigger) error {
 	c := t.Comment // an edit is usually of a comment already handled: not asked
 	if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
 		if _, err := ru.perm(c.Author.Login); errors.Is(err, forge.ErrUnauthorized) {
@@ -365,8 +362,8 @@ func (ru *run) prefetch(t Trigger) error {
 	return nil
 }
 
-func (ru *run) outcome() Outcome {
-	o := Outcome{Issue: ru.number, Wrote: ru.wrote, Notes: ru.notes, StepBefore: ru.before}
+func (ru *run) outcome() route.Outcome {
+	o := route.Outcome{Issue: ru.number, Wrote: ru.wrote, Notes: ru.notes, StepBefore: ru.before}
 	if ru.node != nil {
 		o.Decision = ru.node.Decision()
 	}
@@ -380,12 +377,12 @@ func (ru *run) outcome() Outcome {
 }
 
 // apply feeds one event to the engine.
-func (ru *run) apply(ev engine.Event) error { return ru.node.Step(ev, ru.r.o.Now()) }
+func (ru *run) apply(ev events.Event) error { return ru.node.Step(ev, ru.r.o.Now()) }
 
 // collect turns the trigger and every unhandled comment into engine
 // events: a start first, then the comments in creation order, then what
 // the trigger reports.
-func (ru *run) collect(t Trigger) error {
+func (ru *run) collect(t route.Trigger) error {
 	if err := ru.startIfAsked(t); err != nil {
 		return err
 	}
@@ -400,7 +397,7 @@ func (ru *run) collect(t Trigger) error {
 
 // startIfAsked starts a run when the trigger asks for one (or the sweep
 // adopts a labelled issue without state) and no run is going.
-func (ru *run) startIfAsked(t Trigger) error {
+func (ru *run) startIfAsked(t route.Trigger) error {
 	ld := ru.loaded
 	// The sweep decided from a listing; the issue as read now has the last
 	// word (its label may have come back or gone since).
@@ -413,12 +410,12 @@ func (ru *run) startIfAsked(t Trigger) error {
 		return err
 	}
 	is := ld.Issue
-	return ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
+	return ru.apply(events.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
 }
 
 // applyComments applies every unhandled comment of the issue and of the
 // linked PRs worth reading, in creation order.
-func (ru *run) applyComments(t Trigger) error {
+func (ru *run) applyComments(t route.Trigger) error {
 	cs := append([]forge.Comment(nil), ru.loaded.Human...)
 	prComments, err := ru.prComments(t)
 	if err != nil {
@@ -427,7 +424,7 @@ func (ru *run) applyComments(t Trigger) error {
 	cs = append(cs, prComments...)
 	comments.InOrder(cs)
 	for _, c := range cs {
-		if engine.Handled(ru.state(), c.ID) {
+		if outbox.Handled(ru.state(), c.ID) {
 			continue
 		}
 		if err := ru.applyComment(ru.commentEvent(c)); err != nil {
@@ -439,8 +436,8 @@ func (ru *run) applyComments(t Trigger) error {
 
 // applyTrigger applies what the trigger itself reports, with the facts
 // each event needs (permissions, the PR as it is now).
-func (ru *run) applyTrigger(t Trigger) error {
-	var evs []engine.Event
+func (ru *run) applyTrigger(t route.Trigger) error {
+	var evs []events.Event
 	if t.Review != nil {
 		if err := ru.applyReview(*t.Review); err != nil {
 			return err
@@ -469,21 +466,21 @@ func (ru *run) applyTrigger(t Trigger) error {
 	}
 	evs = nil
 	if t.PR != 0 && !linked(ru.state(), t.PR) {
-		evs = append(evs, engine.PRLinked{PR: t.PR})
+		evs = append(evs, events.PRLinked{PR: t.PR})
 	}
 	if t.Unlabeled && !(t.Sweep && ru.r.hasTrigger(ru.loaded.Issue.Labels)) {
-		evs = append(evs, engine.LabelRemoved{Actor: t.Actor})
+		evs = append(evs, events.LabelRemoved{Actor: t.Actor})
 	}
 	if t.Closed {
-		evs = append(evs, engine.Closed{Actor: t.Actor})
+		evs = append(evs, events.Closed{Actor: t.Actor})
 	}
 	if t.Sweep {
-		evs = append(evs, engine.Tick{BudgetLow: ru.set.BudgetLow})
+		evs = append(evs, events.Tick{BudgetLow: ru.set.BudgetLow})
 	}
 	return ru.applyAll(evs...)
 }
 
-func (ru *run) applyAll(evs ...engine.Event) error {
+func (ru *run) applyAll(evs ...events.Event) error {
 	for _, ev := range evs {
 		if err := ru.apply(ev); err != nil {
 			return err
@@ -494,7 +491,7 @@ func (ru *run) applyAll(evs ...engine.Event) error {
 
 // applyReview applies a submitted review with its reviewer's permission
 // and its PR as it is now (the payload's may be stale: a push since).
-func (ru *run) applyReview(rv engine.Review) error {
+func (ru *run) applyReview(rv events.Review) error {
 	p, perr := ru.perm(rv.Reviewer)
 	rv.Perm, rv.PermErr = p, perr != nil
 	pr, err := ru.getPull(rv.PR)
@@ -516,7 +513,7 @@ func (ru *run) applyReview(rv engine.Review) error {
 
 // applyLinked applies a PR that links the issue, with who wrote its
 // description, then reads it for its check.
-func (ru *run) applyLinked(e engine.PRLinked) error {
+func (ru *run) applyLinked(e events.PRLinked) error {
 	if e.Edit != nil {
 		pe, err := ru.pullEdit(e.PR, *e.Edit)
 		if err != nil {
@@ -537,7 +534,7 @@ func (ru *run) applyLinked(e engine.PRLinked) error {
 // answers (engine.LinkedPRsToRead): on a sweep or when an issue comment is about to
 // be applied, every PR the state knows. The bot's own comments are left
 // out; a PR that is gone is skipped.
-func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
+func (ru *run) prComments(t route.Trigger) ([]forge.Comment, error) {
 	prs := engine.LinkedPRsToRead(t.PR, ru.number, ru.state(), t.Sweep || ru.pendingInput())
 	out, err := comments.ReadPRs(prs, ru.listPR, ru.r.trusted)
 	ru.prSeen = append(ru.prSeen, out...)
@@ -565,7 +562,7 @@ func linked(s *state.State, pr int) bool {
 }
 
 // commentEvent builds the engine's view of a comment (comments.Event).
-func (ru *run) commentEvent(c forge.Comment) engine.Comment {
+func (ru *run) commentEvent(c forge.Comment) events.Comment {
 	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config, AnswerPermission: ru.set.AnswerPermission,
 		AuthorEdit: ru.authorEdit, GatePosted: ru.loaded.GatePosted, Parse: ru.parse, Replied: ru.replied, Perm: ru.perm, TaskFiles: ru.taskFiles}, ru.state(), c)
 }
@@ -599,7 +596,3 @@ func (ru *run) config(fresh bool, sw *repofiles.Config) (*config.Config, error) 
 func (r *Reconciler) readConfig(ctx context.Context) (*repofiles.Config, error) {
 	return repofiles.ReadConfig(ctx, r.o.Forge, r.o.ConfigPath)
 }
-
-// ConfigError is a broken repository configuration (exit code 2); an alias
-// so action's errors.As and the tests keep their name.
-type ConfigError = repofiles.ConfigError

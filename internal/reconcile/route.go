@@ -18,22 +18,19 @@ func (r *Reconciler) router() *route.Router {
 // Handle routes one decoded event to "reconcile issue N" for every issue it
 // concerns (route.Router.Handle). Irrelevant events return without any API
 // call.
-func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
+func (r *Reconciler) Handle(ctx context.Context, ev *ghevent.Event) ([]route.Outcome, error) {
 	return r.router().Handle(ctx, ev)
 }
 
 // Sweep reconciles every open issue with the trigger label
 // (route.Router.Sweep).
-func (r *Reconciler) Sweep(ctx context.Context) ([]Outcome, error) {
+func (r *Reconciler) Sweep(ctx context.Context) ([]route.Outcome, error) {
 	return r.router().Sweep(ctx)
 }
 
-// Sweeping is how a caller of SweepEach runs each issue (route.Sweeping).
-type Sweeping = route.Sweeping
-
 // SweepEach is the one sweep loop, for callers that run each issue
 // themselves (route.Router.SweepEach): the App, under the issue's lease.
-func (r *Reconciler) SweepEach(ctx context.Context, how Sweeping) ([]Outcome, error) {
+func (r *Reconciler) SweepEach(ctx context.Context, how route.Sweeping) ([]route.Outcome, error) {
 	return r.router().SweepEach(ctx, how)
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -121,20 +121,20 @@ func (ru *run) threadRead() pass.ThreadRead {
 
 // answer answers one query of the engine, with events (or, for the
 // tracker work, by carrying it out and reporting what happened).
-func (ru *run) answer(q engine.Query) error {
+func (ru *run) answer(q events.Query) error {
 	switch q.Kind {
-	case engine.QJiraAuth:
+	case events.QJiraAuth:
 		if ru.tracker != nil {
 			ru.outside = true
 		}
 		return ru.apply(trackersync.Auth(ru.ctx, ru.tracker, ru.caps, ru.r.o.Logger, ru.number))
-	case engine.QCheckPR:
+	case events.QCheckPR:
 		return ru.checkPR(q.PR)
-	case engine.QPerms:
+	case events.QPerms:
 		return ru.apply(q.AnswerPerms(ru.perm))
-	case engine.QJiraSync:
+	case events.QJiraSync:
 		return ru.jira(q.Sync)
-	case engine.QJiraClose:
+	case events.QJiraClose:
 		return ru.closeJira(q.Open)
 	}
 	return fmt.Errorf("unknown engine query %v", q.Kind)
@@ -171,18 +171,18 @@ func (ru *run) checkPR(n int) error {
 
 // pullFacts gathers what the trusted-PR rule needs about a linked PR
 // (prcheck.Facts), with this pass's permission lookups.
-func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *engine.PullFacts {
+func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *evidence.PullFacts {
 	return prcheck.Facts(pr, reviews, ru.r.o.Forge.Repo(), ru.number, ru.perm)
 }
 
 // pullHead is what a review needs to know about its PR (prcheck.Head).
-func (ru *run) pullHead(pr forge.Pull) *engine.PullFacts {
+func (ru *run) pullHead(pr forge.Pull) *evidence.PullFacts {
 	return prcheck.Head(pr, ru.r.o.Forge.Repo(), ru.number)
 }
 
 // pullEdit completes what a pull_request opened or edited delivery shows
 // about who wrote the PR's description (prcheck.Edit).
-func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
+func (ru *run) pullEdit(n int, e evidence.PullEdit) (*evidence.PullEdit, error) {
 	return prcheck.Edit(ru.ctx, ru.r.o.Forge, n, ru.number, e, ru.perm)
 }
 
@@ -319,7 +319,7 @@ func (ru *run) dispatch(e state.Effect) error {
 
 // afterDispatch feeds a dispatch outcome to the engine (which settles
 // its outbox entry; the next Ready writes it before the effects after it).
-func (ru *run) afterDispatch(ev engine.Dispatched) error { return ru.apply(ev) }
+func (ru *run) afterDispatch(ev events.Dispatched) error { return ru.apply(ev) }
 
 // labelsSync makes the autopilot labels match the state
 // (labelsync.Apply).

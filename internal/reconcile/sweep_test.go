@@ -9,6 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -62,7 +63,7 @@ func TestSweepConfigErrorStopsTheSweep(t *testing.T) {
 	w.sb.SetFile(".github/autopilot.yml", []byte("default_flow: [not, a, name]\n"))
 	before := w.sb.Calls()["GET contents"]
 	_, err := w.handle(&ghevent.Event{Name: "schedule", Handled: true, Sweep: true, Repo: testRepo})
-	var ce *ConfigError
+	var ce *repofiles.ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("err = %v, want a ConfigError", err)
 	}

@@ -1,7 +1,7 @@
 package reconcile
 
 import (
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
@@ -84,7 +84,7 @@ func (ru *run) refuse(fp string, err error) {
 	// The engine remembers it (written at the end of the pass); the error
 	// is already logged, so a failed apply (none is expected) only loses
 	// the memory.
-	if err := ru.apply(engine.Refused{Request: fp}); err != nil {
+	if err := ru.apply(events.Refused{Request: fp}); err != nil {
 		ru.r.o.Logger.Warn("could not remember a refused request", "issue", ru.number, "err", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // WebhookSecret signs App-mode deliveries.
@@ -64,13 +66,13 @@ func (w *World) StartApp(o AppOptions) {
 	}
 	a := &appServer{served: make(chan error, 1), hold: o.Hold}
 	a.cond = sync.NewCond(&a.mu)
-	srv, err := server.New(server.Config{WebhookSecret: WebhookSecret, QueueSize: o.QueueSize, Workers: o.Workers, ShutdownTimeout: 5 * time.Second},
+	srv, err := server.New(settings.Config{WebhookSecret: WebhookSecret, QueueSize: o.QueueSize, Workers: o.Workers, ShutdownTimeout: 5 * time.Second},
 		server.Deps{Processor: &processor{w: w, a: a}, Clock: w.Clock.Now, Logger: slog.New(slog.DiscardHandler), BotLogin: AppBot})
 	must(w.tb, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(w.tb, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	a.srv, a.url, a.stop = srv, "http://"+ln.Addr().String()+server.DefaultWebhookPath, cancel
+	a.srv, a.url, a.stop = srv, "http://"+ln.Addr().String()+settings.DefaultWebhookPath, cancel
 	go func() { a.served <- srv.Serve(ctx, ln) }()
 	w.app = a
 	w.tb.Cleanup(a.shutdown)
@@ -110,7 +112,7 @@ type processor struct {
 	a *appServer
 }
 
-func (p *processor) Process(ctx context.Context, job server.Job) error {
+func (p *processor) Process(ctx context.Context, job job.Job) error {
 	defer p.a.done()
 	if p.a.hold != nil {
 		select {

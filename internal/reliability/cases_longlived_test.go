@@ -16,8 +16,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/appmode"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
-	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
@@ -248,9 +249,9 @@ func case30(t *testing.T) {
 // appModeApp is the real App-mode processor (internal/appmode, with the
 // App's JWT and installation tokens from internal/server/appauth) on the
 // world's fake GitHub.
-func appModeApp(t *testing.T, w *World) (*appmode.App, *server.Metrics) {
+func appModeApp(t *testing.T, w *World) (*appmode.App, *metrics.Metrics) {
 	t.Helper()
-	m := server.NewMetrics()
+	m := metrics.New()
 	key := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(appKey(t))})
 	auth, err := appauth.New(appauth.Config{AppID: AppID, PrivateKey: key, BaseURL: w.GH.URL()})
 	must(t, err)
@@ -274,7 +275,7 @@ func case31(t *testing.T) {
 	process := func(d Delivery) error {
 		ev, err := ghevent.Decode(d.Event, d.Payload)
 		must(t, err)
-		return app.Process(context.Background(), server.Job{Delivery: d.ID, Event: ev, Received: w.Clock.Now()})
+		return app.Process(context.Background(), job.Job{Delivery: d.ID, Event: ev, Received: w.Clock.Now()})
 	}
 	n := w.NewIssue("Add CSV export", "Users want CSV.")
 	w.Label(n, "autopilot")

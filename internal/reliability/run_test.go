@@ -9,6 +9,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -19,7 +20,7 @@ type Run struct {
 	Delivery Delivery
 	Start    time.Time
 	End      time.Time
-	Outcomes []reconcile.Outcome
+	Outcomes []route.Outcome
 	Err      error
 	// Cancelled: the Actions concurrency group cancelled it before it ran.
 	Cancelled bool
@@ -102,7 +103,7 @@ func (w *World) token(run int) string {
 }
 
 // reconcile wires a reconciler the way cmd/bot does and handles ev.
-func (w *World) reconcile(ctx context.Context, run int, token string, ev *ghevent.Event) ([]reconcile.Outcome, error) {
+func (w *World) reconcile(ctx context.Context, run int, token string, ev *ghevent.Event) ([]route.Outcome, error) {
 	ctx, kill := context.WithCancelCause(ctx)
 	defer kill(nil)
 	die := func() { kill(errKilled) }

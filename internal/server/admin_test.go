@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"net"
 	"net/http"
 	"strconv"
@@ -68,7 +69,7 @@ func TestMetricsAreServedOnTheAdminAddress(t *testing.T) {
 			if code, _ := get(t, hook, "/metrics"); code != want {
 				t.Errorf("webhook port /metrics = %d, want %d", code, want)
 			}
-			if code, _ := get(t, admin, DefaultWebhookPath); code != http.StatusNotFound {
+			if code, _ := get(t, admin, settings.DefaultWebhookPath); code != http.StatusNotFound {
 				t.Errorf("admin address answers the webhook path: %d", code)
 			}
 		})

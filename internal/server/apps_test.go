@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // appConfig is the configuration of App id on the Redis at u, with the
 // default REDIS_PREFIX.
-func appConfig(id int64, u string) Config {
+func appConfig(id int64, u string) settings.Config {
 	cfg := testConfig()
 	cfg.AppID = id
 	cfg.RedisURL = u
@@ -85,7 +87,7 @@ func TestAppRefusesARedisPrefixAnotherAppUses(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = y.Serve(ctx, ln)
-	var taken *PrefixTakenError
+	var taken *redisq.PrefixTakenError
 	if !errors.As(err, &taken) {
 		t.Fatalf("Serve = %v, want a PrefixTakenError", err)
 	}
@@ -102,19 +104,19 @@ func TestAppRefusesARedisPrefixAnotherAppUses(t *testing.T) {
 // and counted.
 func TestReplicaLeavesAnotherAppsEntryAlone(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	other := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, AppID: 999})
+	other := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, AppID: 999})
 	ctx := context.Background()
 	if err := other.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	d := issueDelivery(t, "theirs", 3)
-	if res, err := other.Enqueue(ctx, Job{Delivery: d.id, Event: mustDecode(t, d.event, d.body), Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
+	if res, err := other.Enqueue(ctx, job.Job{Delivery: d.id, Event: mustDecode(t, d.event, d.body), Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
 		t.Fatalf("enqueue = %d, %v", res, err)
 	}
 	rec := newRecorder()
 	cfg := appConfig(101, "")
 	cfg.QueueClaimIdle = 200 * time.Millisecond
-	store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, AppID: 101, PollMax: 5 * time.Millisecond})
+	store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, AppID: 101, PollMax: 5 * time.Millisecond})
 	s, srv := start(t, cfg, Deps{Processor: rec, Deduper: store, Locker: store, Queue: store})
 	if code, _ := issueDelivery(t, "ours", 4).send(t, srv.url); code != 202 {
 		t.Fatalf("ours answered %d", code)
@@ -144,7 +146,7 @@ func TestAppFindsItsPrefixTakenOnceRedisAnswers(t *testing.T) {
 	}
 	px := startProxy(t, u)
 	px.down()
-	store, err := NewRedisStore(px.url, RedisOptions{Prefix: prefix, AppID: 101})
+	store, err := redisq.New(px.url, redisq.Options{Prefix: prefix, AppID: 101})
 	if err != nil {
 		t.Fatal(err)
 	}

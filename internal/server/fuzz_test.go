@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"io"
 	"log/slog"
 	"net/http"
@@ -34,7 +35,7 @@ func FuzzIntake(f *testing.F) {
 	allowed := map[int]bool{200: true, 202: true, 400: true, 401: true, 413: true, 503: true}
 
 	f.Fuzz(func(t *testing.T, event string, body []byte, signed bool, contentType, id string) {
-		req := httptest.NewRequest(http.MethodPost, DefaultWebhookPath, bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, settings.DefaultWebhookPath, bytes.NewReader(body))
 		req.Header.Set("Content-Type", contentType)
 		req.Header.Set("X-GitHub-Event", event)
 		req.Header.Set("X-GitHub-Delivery", id)

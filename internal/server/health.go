@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 )
 
 // storeProbeInterval is how often the shared store is pinged in the
@@ -88,7 +89,7 @@ func (s *Server) checkStore(ctx context.Context) error {
 // succeeds.
 func (s *Server) noteStore(err error) {
 	if !s.storeDown.Swap(true) {
-		var taken *PrefixTakenError
+		var taken *redisq.PrefixTakenError
 		if errors.As(err, &taken) {
 			s.log.Error("another App uses this REDIS_PREFIX; refusing deliveries with 503", "err", err)
 		} else {

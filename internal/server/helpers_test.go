@@ -14,22 +14,24 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 const testSecret = "test webhook secret"
 
 // testConfig is a valid Config for tests, small queue, fast timers.
-func testConfig() Config {
-	return Config{
+func testConfig() settings.Config {
+	return settings.Config{
 		WebhookSecret:   testSecret,
 		AppID:           1,
-		WebhookPath:     DefaultWebhookPath,
+		WebhookPath:     settings.DefaultWebhookPath,
 		QueueSize:       64,
 		Workers:         4,
 		ShutdownTimeout: 5 * time.Second,
 		LockTTL:         time.Second,
-		DedupeTTL:       MinDedupeTTL,
+		DedupeTTL:       settings.MinDedupeTTL,
 	}
 }
 
@@ -52,9 +54,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 // ran, and any overlap of two jobs on the same issue.
 type recorder struct {
 	delay time.Duration
-	gate  chan struct{}                               // when set, each job waits for a token
-	hook  func(ctx context.Context, job Job) error    // optional extra behaviour
-	notes func(delivery string, start, end time.Time) // optional timeline
+	gate  chan struct{}                                // when set, each job waits for a token
+	hook  func(ctx context.Context, job job.Job) error // optional extra behaviour
+	notes func(delivery string, start, end time.Time)  // optional timeline
 
 	mu        sync.Mutex
 	runs      map[string]int // delivery -> times processed
@@ -69,7 +71,7 @@ func newRecorder() *recorder {
 	return &recorder{runs: map[string]int{}, active: map[string]int{}, done: make(chan string, 10000)}
 }
 
-func (r *recorder) Process(ctx context.Context, job Job) error {
+func (r *recorder) Process(ctx context.Context, job job.Job) error {
 	key := fmt.Sprintf("%s#%d", job.Event.Repo, job.Event.Issue)
 	start := time.Now()
 	r.mu.Lock()
@@ -184,7 +186,7 @@ type delivery struct {
 // request builds a signed POST of d to base+path.
 func (d delivery) request(t testing.TB, base string) *http.Request {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+DefaultWebhookPath, bytes.NewReader(d.body))
+	req, err := http.NewRequest(http.MethodPost, base+settings.DefaultWebhookPath, bytes.NewReader(d.body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +302,7 @@ func payloadWithBody(t testing.TB, name, prBody string) []byte {
 }
 
 // start builds a server (quiet logger unless one is given) and serves it.
-func start(t *testing.T, cfg Config, deps Deps) (*Server, running) {
+func start(t *testing.T, cfg settings.Config, deps Deps) (*Server, running) {
 	t.Helper()
 	if deps.Logger == nil {
 		deps.Logger = quietLogger(t)

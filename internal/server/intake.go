@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
@@ -58,7 +59,7 @@ func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	job := Job{Delivery: delivery, Event: ev, Received: s.now()}
+	job := job.Job{Delivery: delivery, Event: ev, Received: s.now()}
 	if s.stream != nil {
 		s.enqueue(r, job, log, a.answer)
 		return
@@ -181,7 +182,7 @@ func (s *Server) triage(a *responder, name, delivery string, body []byte) (ev *g
 // queueLocal puts an accepted delivery on the in-process queue and
 // answers: 202 once queued, 200 for a delivery id seen before, 503 when the
 // queue is full or the dedupe store does not answer.
-func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, answer func(code int, outcome, msg string)) {
+func (s *Server) queueLocal(r *http.Request, job job.Job, log func() *slog.Logger, answer func(code int, outcome, msg string)) {
 	if !s.queue.Reserve() {
 		if s.fullWarned.CompareAndSwap(false, true) {
 			// Once per full spell; the metrics count every refusal.
@@ -221,7 +222,7 @@ func (s *Server) queueLocal(r *http.Request, job Job, log func() *slog.Logger, a
 // enqueue appends an accepted delivery to the Redis work queue and answers:
 // 202 once it is in the stream, 200 for a delivery id queued before, 503
 // when the stream holds QUEUE_MAX entries or Redis does not answer.
-func (s *Server) enqueue(r *http.Request, job Job, log func() *slog.Logger,
+func (s *Server) enqueue(r *http.Request, job job.Job, log func() *slog.Logger,
 	answer func(code int, outcome, msg string)) {
 	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	res, err := s.deps.Queue.Enqueue(ctx, job, s.cfg.QueueMax)

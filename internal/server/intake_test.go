@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 func TestSignatureMatchesGitHubTestVector(t *testing.T) {
@@ -160,9 +162,9 @@ func (endless) Read(p []byte) (int, error) {
 
 func TestIntakeRejectsOtherMethods(t *testing.T) {
 	_, srv := start(t, testConfig(), Deps{Processor: newRecorder()})
-	code, _ := get(t, srv.url, DefaultWebhookPath)
+	code, _ := get(t, srv.url, settings.DefaultWebhookPath)
 	if code != http.StatusMethodNotAllowed {
-		t.Fatalf("GET %s = %d, want 405", DefaultWebhookPath, code)
+		t.Fatalf("GET %s = %d, want 405", settings.DefaultWebhookPath, code)
 	}
 }
 
@@ -247,7 +249,7 @@ func TestSameIssueJobsNeverOverlapWhileOtherIssuesRunInParallel(t *testing.T) {
 		case <-ctx.Done():
 		}
 	}
-	rec.hook = func(ctx context.Context, job Job) error {
+	rec.hook = func(ctx context.Context, job job.Job) error {
 		switch {
 		case job.Delivery == "ser-b-0":
 			close(firstRunning)
@@ -315,7 +317,7 @@ func TestIntakeEventsOwnNothingOfTheRequestBody(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]*ghevent.Event{}
 	rec := newRecorder()
-	rec.hook = func(_ context.Context, job Job) error {
+	rec.hook = func(_ context.Context, job job.Job) error {
 		mu.Lock()
 		seen[job.Delivery] = job.Event
 		mu.Unlock()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
@@ -35,7 +37,7 @@ func TestWithIssueLockSerialisesASweepWithJobsOnTheIssue(t *testing.T) {
 	release := make(chan struct{})
 	var sweepHeld atomic.Bool
 	rec := newRecorder()
-	rec.hook = func(ctx context.Context, job Job) error {
+	rec.hook = func(ctx context.Context, job job.Job) error {
 		if sweepHeld.Load() {
 			return errors.New("job ran while the sweep held the issue")
 		}
@@ -78,7 +80,7 @@ func TestWithIssueLockRenewsTheLeaseAndCancelsWhenLost(t *testing.T) {
 		{"renewed while it runs", func(int32) error { return nil }, false},
 		{"taken over", func(n int32) error {
 			if n >= 2 {
-				return ErrLeaseLost
+				return job.ErrLeaseLost
 			}
 			return nil
 		}, true},
@@ -88,7 +90,7 @@ func TestWithIssueLockRenewsTheLeaseAndCancelsWhenLost(t *testing.T) {
 			var renews atomic.Int32
 			cfg := testConfig()
 			cfg.LockTTL = 150 * time.Millisecond // renewed every 50ms
-			locker := &scriptedLocker{MemoryLocker: NewMemoryLocker(), renew: func() error {
+			locker := &scriptedLocker{Locker: memstore.NewLocker(), renew: func() error {
 				return tt.renew(renews.Add(1))
 			}}
 			result := make(chan error, 1)
@@ -116,13 +118,13 @@ func TestWithIssueLockRenewsTheLeaseAndCancelsWhenLost(t *testing.T) {
 			if got := renews.Load(); got < 2 {
 				t.Errorf("lease renewed %d times during 400ms with a 150ms TTL, want at least 2", got)
 			}
-			if lost := errors.Is(err, ErrLeaseLost); lost != tt.wantLost {
+			if lost := errors.Is(err, job.ErrLeaseLost); lost != tt.wantLost {
 				t.Fatalf("err = %v, want lost=%v", err, tt.wantLost)
 			}
 			// Released either way: the issue can be locked again.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			l, err := locker.MemoryLocker.Lock(ctx, IssueLockKey("o/r", 9))
+			l, err := locker.Locker.Lock(ctx, IssueLockKey("o/r", 9))
 			if err != nil {
 				t.Fatalf("issue still locked after WithIssueLock returned: %v", err)
 			}

@@ -6,18 +6,11 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 )
 
-// ErrLeaseLost is returned by Renew and Release when the lease expired or
-// was taken over: the holder must stop writing.
-var ErrLeaseLost = job.ErrLeaseLost
-
 // Locker hands out exclusive leases on keys ("owner/repo#12"), so that two
 // jobs for the same issue never run at once, across replicas when the
 // Locker is shared.
 type Locker interface {
 	// Lock blocks until the lease on key is held, ctx ends, or the store
 	// fails (an error other than ctx's).
-	Lock(ctx context.Context, key string) (Lease, error)
+	Lock(ctx context.Context, key string) (job.Lease, error)
 }
-
-// Lease is a held lock (package job, shared with the Redis store).
-type Lease = job.Lease

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 )
 
 // TestIntakeTakesTheRunsTheAppDispatched: a workflow the App dispatched
@@ -47,7 +48,7 @@ func TestIntakeTakesTheRunsTheAppDispatched(t *testing.T) {
 
 // series is the value of the series of name whose labels include the
 // given name/value pairs (0 when there is none).
-func series(t *testing.T, m *Metrics, name string, labels ...string) float64 {
+func series(t *testing.T, m *metrics.Metrics, name string, labels ...string) float64 {
 	t.Helper()
 	fams, err := m.Registry().Gather()
 	if err != nil {

@@ -17,6 +17,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 const (
@@ -61,7 +64,7 @@ func (w *redeliveryWorld) server(deduper server.Deduper) *server.Server {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	s, err := server.New(server.Config{WebhookSecret: "s", RedeliveryInterval: interval},
+	s, err := server.New(settings.Config{WebhookSecret: "s", RedeliveryInterval: interval},
 		server.Deps{Processor: nopProcessor{}, Deliveries: auth, Deduper: deduper, Clock: w.clock.Now,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -91,7 +94,7 @@ func (w *redeliveryWorld) tick(s *server.Server) {
 
 type nopProcessor struct{}
 
-func (nopProcessor) Process(context.Context, server.Job) error { return nil }
+func (nopProcessor) Process(context.Context, job.Job) error { return nil }
 
 // metric sums the samples of a counter or gauge.
 func metric(t *testing.T, s *server.Server, name string) float64 {
@@ -292,7 +295,7 @@ func TestGitHubErrorsLeaveFailuresForTheNextPass(t *testing.T) {
 func TestOneReplicaRedeliversPerInterval(t *testing.T) {
 	w := newRedeliveryWorld(t)
 	id := w.record("g", 503)
-	shared := server.NewMemoryDeduper(server.MinDedupeTTL, w.clock.Now)
+	shared := memstore.NewDeduper(settings.MinDedupeTTL, w.clock.Now)
 	a, b := w.server(shared), w.server(shared)
 	w.clock.Advance(interval)
 	a.RedeliveryTick(context.Background())
@@ -313,7 +316,7 @@ func TestRedeliveryJobRunsOnTheTimer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Config{WebhookSecret: "s", RedeliveryInterval: time.Hour},
+	s, err := server.New(settings.Config{WebhookSecret: "s", RedeliveryInterval: time.Hour},
 		server.Deps{Processor: nopProcessor{}, Deliveries: auth, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

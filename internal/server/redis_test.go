@@ -12,20 +12,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
 func TestRedisLockerExclusiveFencedOwnerOnly(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	a := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
-	b := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
+	a := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, Owner: "a", PollMax: 10 * time.Millisecond})
+	b := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, Owner: "b", PollMax: 10 * time.Millisecond})
 	lockerContract(t, a, b)
 }
 
 func TestRedisOutageRefusesDeliveriesAndRecovers(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	px := startProxy(t, u)
-	store := servertest.OpenRedis(t, NewRedisStore, px.url, RedisOptions{Prefix: prefix, Owner: "outage"})
+	store := servertest.OpenRedis(t, redisq.New, px.url, redisq.Options{Prefix: prefix, Owner: "outage"})
 	rec := newRecorder()
 	_, srv := start(t, testConfig(), Deps{Processor: rec, Deduper: store, Locker: store})
 	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
@@ -67,7 +69,7 @@ func TestTwoReplicasOneRedis(t *testing.T) {
 	var fenceMu sync.Mutex
 	lastToken := map[int]int64{}
 	var fenceErrs []string
-	rec.hook = func(ctx context.Context, job Job) error {
+	rec.hook = func(ctx context.Context, job job.Job) error {
 		l, ok := LeaseFor(ctx, job.Event.Repo, job.Event.Issue)
 		if !ok {
 			return errors.New("job ran without its issue lease")
@@ -82,7 +84,7 @@ func TestTwoReplicasOneRedis(t *testing.T) {
 	}
 	var replicas []running
 	for i := range 2 {
-		store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: fmt.Sprintf("replica-%d", i), PollMax: 5 * time.Millisecond})
+		store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, Owner: fmt.Sprintf("replica-%d", i), PollMax: 5 * time.Millisecond})
 		cfg := testConfig()
 		cfg.QueueSize, cfg.Workers = 512, 4
 		s, err := New(cfg, Deps{Processor: rec, Deduper: store, Locker: store, Logger: quietLogger(t)})
@@ -233,10 +235,10 @@ func TestNewOpensRedisFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.deps.Deduper.(*RedisStore); !ok {
+	if _, ok := s.deps.Deduper.(*redisq.Store); !ok {
 		t.Fatalf("Deduper = %T, want the RedisStore from REDIS_URL", s.deps.Deduper)
 	}
-	if _, ok := s.deps.Locker.(*RedisStore); !ok {
+	if _, ok := s.deps.Locker.(*redisq.Store); !ok {
 		t.Fatalf("Locker = %T, want the RedisStore from REDIS_URL", s.deps.Locker)
 	}
 	srv := serve(t, s)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
 
@@ -57,7 +58,7 @@ func TestReplicasWithDifferentSecretsSaySo(t *testing.T) {
 	replica := func(secret string, log *slog.Logger) running {
 		cfg := testConfig()
 		cfg.WebhookSecret = secret
-		store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, LockTTL: cfg.LockTTL})
+		store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, LockTTL: cfg.LockTTL})
 		_, srv := start(t, cfg, Deps{Processor: newRecorder(), Deduper: store, Locker: store, Queue: store, Logger: log})
 		return srv
 	}

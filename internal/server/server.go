@@ -26,19 +26,18 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
-
-// Job is one accepted delivery (package job, shared with the Redis store).
-type Job = job.Job
 
 // Processor turns a job into "reconcile issue N" (implemented by the
 // reconcile package).
 type Processor interface {
-	Process(ctx context.Context, job Job) error
+	Process(ctx context.Context, job job.Job) error
 }
 
 // Sweeper reconciles every open autopilot issue of an installation
@@ -71,11 +70,11 @@ type Deps struct {
 	// that is set; without one, deliveries queue in process (one replica).
 	// With a Queue, a delivery id is recorded by the Queue's store in the
 	// same step as the delivery is queued; Deduper then only claims sweeps.
-	Queue *RedisStore
+	Queue *redisq.Store
 	// Deduper defaults to a RedisStore on Config.RedisURL when it is set
-	// (closed when Serve returns), else a MemoryDeduper with Config.DedupeTTL.
+	// (closed when Serve returns), else a memstore.Deduper with Config.DedupeTTL.
 	Deduper Deduper
-	// Locker defaults to that RedisStore, else a MemoryLocker.
+	// Locker defaults to that RedisStore, else a memstore.Locker.
 	Locker Locker
 	// Clock defaults to time.Now.
 	Clock func() time.Time
@@ -86,7 +85,7 @@ type Deps struct {
 	// Empty: no sender is ignored.
 	BotLogin string
 	// Metrics defaults to NewMetrics().
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// OnInstallation, when set, is told about every verified installation
 	// and installation_repositories delivery (after it is logged, before it
 	// is answered 200): e.g. to drop an uninstalled installation's cached
@@ -97,17 +96,17 @@ type Deps struct {
 // Server is the webhook server. Build it with New, mount Handler (or call
 // Run / Serve, which also run the workers and timers).
 type Server struct {
-	cfg     Config
+	cfg     settings.Config
 	deps    Deps
 	log     *slog.Logger
 	now     func() time.Time
-	metrics *Metrics
+	metrics *metrics.Metrics
 	secret  []byte
 	queue   *workq.Queue
 	stream  *redisq.Replica // nil without a Redis work queue
 	handler http.Handler
 	pingers []Pinger
-	owned   *RedisStore // opened from Config.RedisURL; closed by Serve
+	owned   *redisq.Store // opened from Config.RedisURL; closed by Serve
 
 	prefixOK    atomic.Bool   // this App is recorded as the one using REDIS_PREFIX
 	secretFP    string        // SecretFingerprint of the webhook secret
@@ -127,7 +126,7 @@ type Server struct {
 }
 
 // New checks the configuration and dependencies and builds a Server.
-func New(cfg Config, deps Deps) (*Server, error) {
+func New(cfg settings.Config, deps Deps) (*Server, error) {
 	if deps.Processor == nil {
 		return nil, errors.New("server: Deps.Processor is required")
 	}
@@ -171,7 +170,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 // withDefaults fills in the missing dependencies: the stores from a Redis
 // opened on Config.RedisURL when one is set (returned, for Serve to close),
 // else in memory.
-func (deps Deps) withDefaults(cfg Config) (Deps, *RedisStore, error) {
+func (deps Deps) withDefaults(cfg settings.Config) (Deps, *redisq.Store, error) {
 	if deps.Clock == nil {
 		deps.Clock = time.Now
 	}
@@ -179,11 +178,11 @@ func (deps Deps) withDefaults(cfg Config) (Deps, *RedisStore, error) {
 		deps.Logger = slog.Default()
 	}
 	if deps.Metrics == nil {
-		deps.Metrics = NewMetrics()
+		deps.Metrics = metrics.New()
 	}
-	var owned *RedisStore
+	var owned *redisq.Store
 	if cfg.RedisURL != "" && (deps.Deduper == nil || deps.Locker == nil || deps.Queue == nil) {
-		rs, err := NewRedisStore(cfg.RedisURL, RedisOptions{Prefix: cfg.RedisPrefix, AppID: cfg.AppID, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
+		rs, err := redisq.New(cfg.RedisURL, redisq.Options{Prefix: cfg.RedisPrefix, AppID: cfg.AppID, DedupeTTL: cfg.DedupeTTL, LockTTL: cfg.LockTTL})
 		if err != nil {
 			return deps, nil, err
 		}
@@ -199,16 +198,16 @@ func (deps Deps) withDefaults(cfg Config) (Deps, *RedisStore, error) {
 		}
 	}
 	if deps.Deduper == nil {
-		deps.Deduper = NewMemoryDeduper(cfg.DedupeTTL, deps.Clock)
+		deps.Deduper = memstore.NewDeduper(cfg.DedupeTTL, deps.Clock)
 	}
 	if deps.Locker == nil {
-		deps.Locker = NewMemoryLocker()
+		deps.Locker = memstore.NewLocker()
 	}
 	return deps, owned, nil
 }
 
 // pingersOf lists the stores /readyz checks, each once.
-func pingersOf(deduper Deduper, locker Locker, queue *RedisStore) []Pinger {
+func pingersOf(deduper Deduper, locker Locker, queue *redisq.Store) []Pinger {
 	stores := []any{deduper, locker}
 	if queue != nil {
 		stores = append(stores, queue)
@@ -263,7 +262,7 @@ func containsPinger(ps []Pinger, p Pinger) bool {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics returns the server's metrics, for the API and Jira setters.
-func (s *Server) Metrics() *Metrics { return s.metrics }
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
 // Run listens on Config.Addr, and on Config.AdminAddr when set (serving
 // AdminHandler there until Serve returns), and serves until ctx ends
@@ -318,7 +317,7 @@ func (s *Server) Run(ctx context.Context) error {
 // entries left over stay pending and are claimed by another replica.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.claimPrefix(ctx); err != nil {
-		var taken *PrefixTakenError
+		var taken *redisq.PrefixTakenError
 		if errors.As(err, &taken) {
 			if ln != nil {
 				_ = ln.Close()
@@ -467,10 +466,6 @@ func (s *Server) stopStream(l *streamLoops) {
 		s.log.Warn("shutdown deadline reached; jobs left to the sweep (Redis queue entries to the other replicas)", "left", left)
 	}
 }
-
-// PrefixTakenError is a start on a REDIS_PREFIX another App's replicas
-// use in that Redis (bot serve exits 2).
-type PrefixTakenError = redisq.PrefixTakenError
 
 // prefixClaimer is a store on Redis that records the App using its prefix.
 type prefixClaimer interface {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 )
 
 func TestNewRequiresProcessorAndSecret(t *testing.T) {
@@ -104,7 +106,7 @@ func TestShutdownDeadlineCancelsStuckJobs(t *testing.T) {
 
 func TestProcessorPanicIsRecoveredAndCounted(t *testing.T) {
 	rec := newRecorder()
-	rec.hook = func(_ context.Context, job Job) error {
+	rec.hook = func(_ context.Context, job job.Job) error {
 		if job.Delivery == "boom" {
 			panic("processor bug")
 		}
@@ -121,7 +123,7 @@ func TestProcessorPanicIsRecoveredAndCounted(t *testing.T) {
 }
 
 func TestReadyzAndIntakeFollowTheStore(t *testing.T) {
-	store := &flakyStore{MemoryDeduper: NewMemoryDeduper(time.Hour, nil)}
+	store := &flakyStore{Deduper: memstore.NewDeduper(time.Hour, nil)}
 	rec := newRecorder()
 	_, srv := start(t, testConfig(), Deps{Processor: rec, Deduper: store})
 	if code, _ := get(t, srv.url, "/readyz"); code != http.StatusOK {
@@ -144,7 +146,7 @@ func TestReadyzAndIntakeFollowTheStore(t *testing.T) {
 }
 
 func TestDedupeFailureRefusesWithoutRecording(t *testing.T) {
-	store := &flakyStore{MemoryDeduper: NewMemoryDeduper(time.Hour, nil)}
+	store := &flakyStore{Deduper: memstore.NewDeduper(time.Hour, nil)}
 	store.failSeen.Store(true)
 	rec := newRecorder()
 	s, err := New(testConfig(), Deps{Processor: rec, Deduper: store, Logger: quietLogger(t)})
@@ -164,7 +166,7 @@ func TestDedupeFailureRefusesWithoutRecording(t *testing.T) {
 }
 
 func TestMetricsCountDeliveriesAndSetters(t *testing.T) {
-	m := NewMetrics()
+	m := metrics.New()
 	_, srv := start(t, testConfig(), Deps{Processor: newRecorder(), Metrics: m})
 	issueDelivery(t, "m-1", 1).send(t, srv.url)
 	issueDelivery(t, "m-1", 1).send(t, srv.url)
@@ -194,7 +196,7 @@ func TestMetricsCountDeliveriesAndSetters(t *testing.T) {
 }
 
 func TestSweepIsQueuedOncePerIntervalAcrossReplicas(t *testing.T) {
-	shared := NewMemoryDeduper(time.Hour, nil)
+	shared := memstore.NewDeduper(time.Hour, nil)
 	sw := &sweepRecorder{}
 	fixed := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var servers []*Server
@@ -236,12 +238,12 @@ func TestSweepFallsBackToInstallationsSeenInDeliveries(t *testing.T) {
 }
 
 func TestLockIssueSerialisesSweepWithJobsAndIsReentrant(t *testing.T) {
-	locker := NewMemoryLocker()
+	locker := memstore.NewLocker()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var sweepHeld atomic.Bool
 	rec := newRecorder()
-	rec.hook = func(ctx context.Context, job Job) error {
+	rec.hook = func(ctx context.Context, job job.Job) error {
 		if sweepHeld.Load() {
 			return errors.New("job ran while the sweep held the issue")
 		}
@@ -279,7 +281,7 @@ func TestLeaseRenewalFailuresCancelTheJobOnlyWhenTheLeaseIsGone(t *testing.T) {
 		renew      func() error
 		wantCancel bool
 	}{
-		{"taken over", func() error { return ErrLeaseLost }, true},
+		{"taken over", func() error { return job.ErrLeaseLost }, true},
 		{"store away for longer than the TTL", func() error { return errors.New("i/o timeout") }, true},
 		{"store blip shorter than the TTL", func() error {
 			if calls.Add(1) <= 1 {
@@ -295,7 +297,7 @@ func TestLeaseRenewalFailuresCancelTheJobOnlyWhenTheLeaseIsGone(t *testing.T) {
 			cfg.LockTTL = 300 * time.Millisecond // renewed every 100ms
 			rec := newRecorder()
 			rec.delay = 700 * time.Millisecond
-			_, srv := start(t, cfg, Deps{Processor: rec, Locker: &scriptedLocker{MemoryLocker: NewMemoryLocker(), renew: tt.renew}})
+			_, srv := start(t, cfg, Deps{Processor: rec, Locker: &scriptedLocker{Locker: memstore.NewLocker(), renew: tt.renew}})
 			issueDelivery(t, "renew", 3).send(t, srv.url)
 			rec.waitDone(t, 1)
 			// The job's outcome is counted just after Process returns.
@@ -314,7 +316,7 @@ func TestLeaseRenewalFailuresCancelTheJobOnlyWhenTheLeaseIsGone(t *testing.T) {
 
 // flakyStore is a Deduper and Pinger that can be switched off.
 type flakyStore struct {
-	*MemoryDeduper
+	*memstore.Deduper
 	down     atomic.Bool
 	failSeen atomic.Bool
 }
@@ -330,25 +332,25 @@ func (f *flakyStore) Seen(ctx context.Context, id string) (bool, error) {
 	if f.down.Load() || f.failSeen.Load() {
 		return false, errors.New("connection refused")
 	}
-	return f.MemoryDeduper.Seen(ctx, id)
+	return f.Deduper.Seen(ctx, id)
 }
 
 // scriptedLocker grants in-memory leases whose Renew answers renew().
 type scriptedLocker struct {
-	*MemoryLocker
+	*memstore.Locker
 	renew func() error
 }
 
-func (l *scriptedLocker) Lock(ctx context.Context, key string) (Lease, error) {
-	lease, err := l.MemoryLocker.Lock(ctx, key)
+func (l *scriptedLocker) Lock(ctx context.Context, key string) (job.Lease, error) {
+	lease, err := l.Locker.Lock(ctx, key)
 	return job.NewLease(lease.Key, lease.Token, lease.Owner, scriptedHandle{l}), err
 }
 
 type scriptedHandle struct{ l *scriptedLocker }
 
-func (h scriptedHandle) RenewLease(context.Context, Lease) error { return h.l.renew() }
-func (h scriptedHandle) ReleaseLease(ctx context.Context, l Lease) error {
-	return h.l.MemoryLocker.ReleaseLease(ctx, l)
+func (h scriptedHandle) RenewLease(context.Context, job.Lease) error { return h.l.renew() }
+func (h scriptedHandle) ReleaseLease(ctx context.Context, l job.Lease) error {
+	return h.l.Locker.ReleaseLease(ctx, l)
 }
 
 type sweepRecorder struct {

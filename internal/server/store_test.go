@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
 	"testing"
 	"time"
 )
@@ -26,7 +28,7 @@ func lockerContract(t *testing.T, a, b Locker) {
 	if err := la.Renew(ctx); err != nil {
 		t.Fatalf("owner Renew: %v", err)
 	}
-	got := make(chan Lease, 1)
+	got := make(chan job.Lease, 1)
 	go func() {
 		l, err := b.Lock(ctx, "o/r#1")
 		if err != nil {
@@ -38,7 +40,7 @@ func lockerContract(t *testing.T, a, b Locker) {
 	if err := la.Release(ctx); err != nil {
 		t.Fatalf("owner Release: %v", err)
 	}
-	var lb Lease
+	var lb job.Lease
 	select {
 	case lb = <-got:
 	case <-time.After(5 * time.Second):
@@ -47,10 +49,10 @@ func lockerContract(t *testing.T, a, b Locker) {
 	if lb.Token <= la.Token || other.Token <= la.Token {
 		t.Fatalf("fencing tokens %d then %d, %d: want later leases to carry larger tokens", la.Token, lb.Token, other.Token)
 	}
-	if err := la.Release(ctx); !errors.Is(err, ErrLeaseLost) {
+	if err := la.Release(ctx); !errors.Is(err, job.ErrLeaseLost) {
 		t.Fatalf("stale Release: err = %v, want ErrLeaseLost", err)
 	}
-	if err := la.Renew(ctx); !errors.Is(err, ErrLeaseLost) {
+	if err := la.Renew(ctx); !errors.Is(err, job.ErrLeaseLost) {
 		t.Fatalf("stale Renew: err = %v, want ErrLeaseLost", err)
 	}
 	short2, cancel2 := context.WithTimeout(ctx, 50*time.Millisecond)
@@ -63,6 +65,6 @@ func lockerContract(t *testing.T, a, b Locker) {
 }
 
 func TestMemoryLockerExclusiveFencedOwnerOnly(t *testing.T) {
-	m := NewMemoryLocker()
+	m := memstore.NewLocker()
 	lockerContract(t, m, m)
 }

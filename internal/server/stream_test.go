@@ -13,16 +13,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // streamServer starts a server whose work queue is a Redis stream under
 // prefix (each call a new replica, with its own consumer).
-func streamServer(t *testing.T, u, prefix string, cfg Config, rec *recorder) (*Server, running, *RedisStore) {
+func streamServer(t *testing.T, u, prefix string, cfg settings.Config, rec *recorder) (*Server, running, *redisq.Store) {
 	t.Helper()
-	store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
+	store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
 	s, srv := start(t, cfg, Deps{Processor: rec, Deduper: store, Locker: store, Queue: store})
 	return s, srv, store
 }
@@ -41,7 +43,7 @@ func rawRedis(t *testing.T, u string) *redis.Client {
 }
 
 // streamStats reads the queue's stats through store.
-func streamStats(t *testing.T, store *RedisStore) metrics.QueueStats {
+func streamStats(t *testing.T, store *redisq.Store) metrics.QueueStats {
 	t.Helper()
 	st, err := store.QueueStats(context.Background(), time.Now())
 	if err != nil {
@@ -63,12 +65,12 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	store := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix})
+	store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix})
 	ctx := context.Background()
 	if err := store.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Job{}
+	want := map[string]job.Job{}
 	for i, p := range ps {
 		if !routedEvents[p.Event] {
 			continue
@@ -77,7 +79,7 @@ func TestStreamEntryRoundTrip(t *testing.T) {
 		if err != nil {
 			continue // not decodable: never queued
 		}
-		job := Job{Delivery: fmt.Sprintf("rt-%d", i), Event: ev, Received: time.UnixMilli(time.Now().UnixMilli())}
+		job := job.Job{Delivery: fmt.Sprintf("rt-%d", i), Event: ev, Received: time.UnixMilli(time.Now().UnixMilli())}
 		if res, err := store.Enqueue(ctx, job, 1000); err != nil || res != redisq.EnqueuedOK {
 			t.Fatalf("%s: enqueue = %d, %v", p.Name, res, err)
 		}
@@ -176,7 +178,7 @@ func TestStreamQueueFullRefusesAndReadyzFails(t *testing.T) {
 // replica once idle for QUEUE_CLAIM_IDLE, and processed once each.
 func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	dead := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "dead"})
+	dead := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
 	if err := dead.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
@@ -184,7 +186,7 @@ func TestStreamQueueClaimsWhatADeadConsumerLeft(t *testing.T) {
 	const n = 5
 	for i := range n {
 		ev := mustDecode(t, "issues", issueDelivery(t, "x", 1+i).body)
-		if res, err := dead.Enqueue(ctx, Job{Delivery: fmt.Sprintf("dead-%d", i), Event: ev, Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
+		if res, err := dead.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("dead-%d", i), Event: ev, Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
 			t.Fatalf("enqueue = %d, %v", res, err)
 		}
 	}
@@ -359,7 +361,7 @@ func TestStreamQueueTwoReplicasUnderLoad(t *testing.T) {
 }
 
 // value reads the counter or gauge named name from m's registry.
-func value(t *testing.T, m *Metrics, name string) float64 {
+func value(t *testing.T, m *metrics.Metrics, name string) float64 {
 	t.Helper()
 	fams, err := m.Registry().Gather()
 	if err != nil {
@@ -388,14 +390,14 @@ func value(t *testing.T, m *Metrics, name string) float64 {
 // is run.
 func TestStreamQueueGivesUpAnEntryThatKillsEveryReplica(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
-	dead := servertest.OpenRedis(t, NewRedisStore, u, RedisOptions{Prefix: prefix, Owner: "dead"})
+	dead := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, Owner: "dead"})
 	ctx := context.Background()
 	if err := dead.EnsureGroup(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range []string{"poison", "fresh"} {
 		ev := mustDecode(t, "issues", issueDelivery(t, "x", 1+i).body)
-		if res, err := dead.Enqueue(ctx, Job{Delivery: id, Event: ev, Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
+		if res, err := dead.Enqueue(ctx, job.Job{Delivery: id, Event: ev, Received: time.Now()}, 100); err != nil || res != redisq.EnqueuedOK {
 			t.Fatalf("enqueue = %d, %v", res, err)
 		}
 	}

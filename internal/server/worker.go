@@ -19,13 +19,13 @@ import (
 type jobCtx struct {
 	srv  *Server
 	log  *slog.Logger
-	held []Lease
+	held []job.Lease
 }
 
 type jobCtxKey struct{}
 
 // lease returns the held lease on key.
-func (jc *jobCtx) lease(key string) (Lease, bool) {
+func (jc *jobCtx) lease(key string) (job.Lease, bool) {
 	if jc != nil {
 		for _, l := range jc.held {
 			if l.Key == key {
@@ -33,12 +33,12 @@ func (jc *jobCtx) lease(key string) (Lease, bool) {
 			}
 		}
 	}
-	return Lease{}, false
+	return job.Lease{}, false
 }
 
 // LeaseFor returns the lease the running job holds on repo#issue, so the
 // processor can stamp writes with its fencing token.
-func LeaseFor(ctx context.Context, repo string, issue int) (Lease, bool) {
+func LeaseFor(ctx context.Context, repo string, issue int) (job.Lease, bool) {
 	jc, _ := ctx.Value(jobCtxKey{}).(*jobCtx)
 	return jc.lease(IssueLockKey(repo, issue))
 }
@@ -49,14 +49,14 @@ func LeaseFor(ctx context.Context, repo string, issue int) (Lease, bool) {
 // is that one and its Release does nothing. Take one lease at a time:
 // holding one while waiting for another can deadlock. Outside a server job
 // it returns a lease that guards nothing.
-func LockIssue(ctx context.Context, repo string, issue int) (Lease, error) {
+func LockIssue(ctx context.Context, repo string, issue int) (job.Lease, error) {
 	key := IssueLockKey(repo, issue)
 	jc, _ := ctx.Value(jobCtxKey{}).(*jobCtx)
 	if jc == nil {
-		return Lease{Key: key}, nil
+		return job.Lease{Key: key}, nil
 	}
 	if l, ok := jc.lease(key); ok {
-		return Lease{Key: l.Key, Token: l.Token, Owner: l.Owner}, nil // Release: no-op
+		return job.Lease{Key: l.Key, Token: l.Token, Owner: l.Owner}, nil // Release: no-op
 	}
 	return jc.srv.deps.Locker.Lock(ctx, key)
 }
@@ -206,7 +206,7 @@ func (s *Server) holding(ctx context.Context, jc *jobCtx, keys []string, outer i
 // A lease another owner took (ErrLeaseLost), or one not renewed for a whole
 // TTL because the store is away, cancels the job: it may no longer be the
 // only one working on the issue.
-func (s *Server) renewLeases(ctx context.Context, leases []Lease, stop <-chan struct{}, cancel context.CancelCauseFunc, log *slog.Logger) {
+func (s *Server) renewLeases(ctx context.Context, leases []job.Lease, stop <-chan struct{}, cancel context.CancelCauseFunc, log *slog.Logger) {
 	t := time.NewTicker(max(s.cfg.LockTTL/3, time.Millisecond))
 	defer t.Stop()
 	lastOK := time.Now()
@@ -220,7 +220,7 @@ func (s *Server) renewLeases(ctx context.Context, leases []Lease, stop <-chan st
 		for _, l := range leases {
 			if err := l.Renew(ctx); err != nil {
 				failed = err
-				if errors.Is(err, ErrLeaseLost) {
+				if errors.Is(err, job.ErrLeaseLost) {
 					break
 				}
 			}
@@ -230,7 +230,7 @@ func (s *Server) renewLeases(ctx context.Context, leases []Lease, stop <-chan st
 			return
 		case failed == nil:
 			lastOK = time.Now()
-		case errors.Is(failed, ErrLeaseLost) || time.Since(lastOK) >= s.cfg.LockTTL:
+		case errors.Is(failed, job.ErrLeaseLost) || time.Since(lastOK) >= s.cfg.LockTTL:
 			log.Error("lease lost; cancelling job", "err", failed)
 			cancel(fmt.Errorf("lease: %w", failed))
 			return
@@ -242,7 +242,7 @@ func (s *Server) renewLeases(ctx context.Context, leases []Lease, stop <-chan st
 
 // lockRetry takes key's lease, retrying store errors with backoff (100ms
 // doubling to 5s) until ctx ends.
-func (s *Server) lockRetry(ctx context.Context, key string, log *slog.Logger) (Lease, error) {
+func (s *Server) lockRetry(ctx context.Context, key string, log *slog.Logger) (job.Lease, error) {
 	wait := 100 * time.Millisecond
 	for {
 		l, err := s.deps.Locker.Lock(ctx, key)
@@ -250,12 +250,12 @@ func (s *Server) lockRetry(ctx context.Context, key string, log *slog.Logger) (L
 			return l, nil
 		}
 		if ctx.Err() != nil {
-			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
+			return job.Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		}
 		s.noteStore(err)
 		log.Warn("lock failed; retrying", "key", key, "err", err, "in", wait)
 		if !job.Sleep(ctx, wait) {
-			return Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
+			return job.Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
 		}
 		wait = min(2*wait, 5*time.Second)
 	}

@@ -3,11 +3,11 @@ package tracker
 import (
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 )
 
-func newClock() *fakejira.Clock {
-	return fakejira.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 }
 
 func countOps(calls []SandboxCall, op string) int {

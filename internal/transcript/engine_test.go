@@ -22,6 +22,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -53,8 +56,8 @@ func TestTranscriptEngine(t *testing.T) {
 }
 
 func newEngineDriver(t *testing.T) *engineDriver {
-	return &engineDriver{t: t, set: engine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
-		clock: t0, nextID: 1000, prs: map[int]*engine.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}, posted: map[string]bool{},
+	return &engineDriver{t: t, set: machine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
+		clock: t0, nextID: 1000, prs: map[int]*evidence.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}, posted: map[string]bool{},
 		effects: map[string]int{}}
 }
 
@@ -62,11 +65,11 @@ func newEngineDriver(t *testing.T) *engineDriver {
 // fixed clock and the linked PRs as the bot would read them.
 type engineDriver struct {
 	t      *testing.T
-	set    engine.Settings
+	set    machine.Settings
 	st     *state.State
 	clock  time.Time
 	nextID int64
-	prs    map[int]*engine.PullFacts
+	prs    map[int]*evidence.PullFacts
 	labels []string
 	// checks is the last rendering of the PR checks the engine wants.
 	checks string
@@ -191,7 +194,7 @@ func (d *engineDriver) pull(c *transcript.Case) string {
 		p.HeadSHA = c.Or("head", "")
 		return fmt.Sprintf("PR #%d pushed: head %s", n, p.HeadSHA)
 	}
-	p := &engine.PullFacts{Number: n, Author: c.Or("author", "devin"),
+	p := &evidence.PullFacts{Number: n, Author: c.Or("author", "devin"),
 		HeadSHA: c.Or("head", "abc1234"), Fork: c.Has("fork"), Links: !c.Has("unlinked"), Body: "Fixes #12"}
 	setStr(&p.AuthorPerm, c.Or("perm", "write"))
 	d.prs[n] = p
@@ -230,7 +233,7 @@ func stateView(cfg *config.Config, s *state.State) codec.View {
 }
 
 // engineEvent maps a directive to the engine event it stands for.
-func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
+func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 	at := d.clock.Add(time.Minute)
 	switch c.Cmd {
 	case "start":
@@ -238,13 +241,13 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 		if v, ok := c.Get("candidates"); ok {
 			cands = strings.Split(v, ",")
 		}
-		return engine.Start{Issue: issue, Flow: c.Or("flow", ""), Candidates: cands, Actor: c.Or("actor", "maria"),
+		return events.Start{Issue: issue, Flow: c.Or("flow", ""), Candidates: cands, Actor: c.Or("actor", "maria"),
 			Title: "Add CSV export to reports", Body: "## Desired outcome\nCSV downloads\n## Constraints\nno new deps",
 			URL: "https://github.com/acme/widgets/issues/12"}, nil
 	case "label-removed":
-		return engine.LabelRemoved{Actor: c.Or("by", "maria")}, nil
+		return events.LabelRemoved{Actor: c.Or("by", "maria")}, nil
 	case "closed":
-		return engine.Closed{Actor: c.Or("by", "maria")}, nil
+		return events.Closed{Actor: c.Or("by", "maria")}, nil
 	case "comment":
 		return d.comment(c, at), nil
 	case "review", "pull-read", "checks", "pr-linked", "pull-seen", "check-shown", "click":
@@ -252,27 +255,27 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 	case "dispatched", "run-completed":
 		return d.runEvent(c), nil
 	case "jira-auth":
-		return engine.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
+		return events.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
 	case "jira-synced":
 		return d.jiraSynced(c), nil
 	case "tick":
-		return engine.Tick{BudgetLow: c.Has("budget-low")}, nil
+		return events.Tick{BudgetLow: c.Has("budget-low")}, nil
 	case "recovered":
-		ev := engine.Recovered{Restored: c.Has("restored"), Lost: c.Has("lost"), Deleted: c.Has("deleted")}
+		ev := events.Recovered{Restored: c.Has("restored"), Lost: c.Has("lost"), Deleted: c.Has("deleted")}
 		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
 		ev.Version, _ = strconv.ParseInt(c.Or("version", "0"), 10, 64)
 		return ev, nil
 	case "config-read":
-		return engine.ConfigRead{YAML: c.Input}, nil
+		return events.ConfigRead{YAML: c.Input}, nil
 	case "refused":
-		return engine.Refused{Request: c.Args[0].Key}, nil
+		return events.Refused{Request: c.Args[0].Key}, nil
 	case "unmanaged":
 		d.nextID++
-		ev := engine.Unmanaged{ID: d.nextID, Author: c.Args[0].Key, Bot: c.Has("bot"), Body: c.Input}
+		ev := events.Unmanaged{ID: d.nextID, Author: c.Args[0].Key, Bot: c.Has("bot"), Body: c.Input}
 		if v, ok := c.Get("perm"); ok {
-			p := engine.PermRead{}
+			p := evidence.PermRead{}
 			setStr(&p.Perm, v)
-			ev.Perms = map[string]engine.PermRead{ev.Author: p}
+			ev.Perms = map[string]evidence.PermRead{ev.Author: p}
 		}
 		return ev, nil
 	}
@@ -281,7 +284,7 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (engine.Event, error) {
 
 // pullEvent maps a directive about a linked PR: its reviews, checks, link,
 // reads, PR check and clicks.
-func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event, error) {
+func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (events.Event, error) {
 	switch c.Cmd {
 	case "review":
 		return d.review(c, at)
@@ -298,23 +301,23 @@ func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event
 			failed = strings.Split(v, ",")
 		}
 		cp := *p
-		return engine.Checks{PR: n, SHA: p.HeadSHA, State: c.Or("state", "success"), Failed: failed,
+		return events.Checks{PR: n, SHA: p.HeadSHA, State: c.Or("state", "success"), Failed: failed,
 			URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d/checks", n), IDs: []int64{9001}, Pull: &cp}, nil
 	case "pr-linked":
 		n, _ := strconv.Atoi(c.Or("pr", "40"))
-		return engine.PRLinked{PR: n, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", n)}, nil
+		return events.PRLinked{PR: n, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", n)}, nil
 	case "pull-seen":
 		p, err := d.pr(c)
 		if err != nil {
 			return nil, err
 		}
-		return engine.PullSeen{Pull: p}, nil
+		return events.PullSeen{Pull: p}, nil
 	case "check-shown":
 		p, err := d.pr(c)
 		if err != nil {
 			return nil, err
 		}
-		ev := engine.CheckShown{PR: p.Number, Head: p.HeadSHA, Pending: c.Has("pending")}
+		ev := events.CheckShown{PR: p.Number, Head: p.HeadSHA, Pending: c.Has("pending")}
 		for _, cr := range checkview.DesiredChecks(d.set.Config, d.set.AnswerPermission, d.st, checkview.CheckOptions{Buttons: d.buttons}) {
 			if cr.PR == p.Number {
 				ev.Hash = cr.Hash()
@@ -326,7 +329,7 @@ func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event
 		if d.st != nil && d.st.Gate != nil && !c.Has("stale") {
 			gate = d.st.Gate.ID
 		}
-		ev := engine.Click{Identifier: checkview.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
+		ev := events.Click{Identifier: checkview.GateToken(gate) + "." + c.Or("letter", "A"), Sender: c.Args[0].Key,
 			PermErr: c.Has("permerr"), At: at, URL: "https://github.com/acme/widgets/runs/9100"}
 		setStr(&ev.Perm, c.Or("perm", "write"))
 		return ev, nil
@@ -335,10 +338,10 @@ func (d *engineDriver) pullEvent(c *transcript.Case, at time.Time) (engine.Event
 }
 
 // runEvent maps a directive about a dispatched workflow run.
-func (d *engineDriver) runEvent(c *transcript.Case) engine.Event {
+func (d *engineDriver) runEvent(c *transcript.Case) events.Event {
 	switch c.Cmd {
 	case "dispatched":
-		ev := engine.Dispatched{Err: c.Input}
+		ev := events.Dispatched{Err: c.Input}
 		if d.st != nil && d.st.Exec != nil {
 			ev.Session = d.st.Exec.Session
 		}
@@ -347,7 +350,7 @@ func (d *engineDriver) runEvent(c *transcript.Case) engine.Event {
 		}
 		return ev
 	case "run-completed":
-		ev := engine.RunCompleted{Conclusion: c.Or("conclusion", "success"), URL: "https://github.com/acme/widgets/actions/runs/1"}
+		ev := events.RunCompleted{Conclusion: c.Or("conclusion", "success"), URL: "https://github.com/acme/widgets/actions/runs/1"}
 		if v, ok := c.Get("run"); ok {
 			ev.RunID, _ = strconv.ParseInt(v, 10, 64)
 		} else if d.st != nil && d.st.Exec != nil {
@@ -361,48 +364,48 @@ func (d *engineDriver) runEvent(c *transcript.Case) engine.Event {
 // pullRead is a PR read for its evidence: one review per input line
 // ("<login> <STATE> [<perm>]", given a minute before the read; a login
 // without a permission is asked for) and checks=<name>:<status>[:<conclusion>],…
-func (d *engineDriver) pullRead(c *transcript.Case, at time.Time) (engine.Event, error) {
+func (d *engineDriver) pullRead(c *transcript.Case, at time.Time) (events.Event, error) {
 	p, err := d.pr(c)
 	if err != nil {
 		return nil, err
 	}
-	ev := engine.PullRead{Pull: p, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", p.Number)}
+	ev := events.PullRead{Pull: p, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d", p.Number)}
 	for _, line := range strings.Split(strings.TrimSpace(c.Input), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue
 		}
 		d.nextID++
-		ev.Reviews = append(ev.Reviews, engine.ReviewRead{ID: d.nextID, Reviewer: f[0], State: f[1], At: at.Add(-time.Minute),
+		ev.Reviews = append(ev.Reviews, evidence.ReviewRead{ID: d.nextID, Reviewer: f[0], State: f[1], At: at.Add(-time.Minute),
 			CommitSHA: p.HeadSHA, URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d#pullrequestreview-%d", p.Number, d.nextID)})
 		if len(f) > 2 {
 			if ev.Perms == nil {
-				ev.Perms = map[string]engine.PermRead{}
+				ev.Perms = map[string]evidence.PermRead{}
 			}
-			pr := engine.PermRead{}
+			pr := evidence.PermRead{}
 			setStr(&pr.Perm, f[2])
 			ev.Perms[f[0]] = pr
 		}
 	}
 	if v, ok := c.Get("checks"); ok {
-		ev.Checks = []engine.CheckRead{}
+		ev.Checks = []evidence.CheckRead{}
 		for i, spec := range strings.Split(v, ",") {
 			parts := append(strings.Split(spec, ":"), "", "")
-			ev.Checks = append(ev.Checks, engine.CheckRead{ID: int64(9001 + i), Name: parts[0], Status: parts[1], Conclusion: parts[2]})
+			ev.Checks = append(ev.Checks, evidence.CheckRead{ID: int64(9001 + i), Name: parts[0], Status: parts[1], Conclusion: parts[2]})
 		}
 	}
 	return ev, nil
 }
 
 // pr is a copy of the PR named by pr=<n> (default 40) as last read.
-func (d *engineDriver) pr(c *transcript.Case) (*engine.PullFacts, error) {
+func (d *engineDriver) pr(c *transcript.Case) (*evidence.PullFacts, error) {
 	n, _ := strconv.Atoi(c.Or("pr", "40"))
 	p := d.prs[n]
 	if p == nil {
 		return nil, fmt.Errorf("no pr %d: declare it with `pr %d`", n, n)
 	}
 	cp := *p
-	cp.Approvals = append([]engine.PullApproval(nil), p.Approvals...)
+	cp.Approvals = append([]evidence.PullApproval(nil), p.Approvals...)
 	return &cp, nil
 }
 
@@ -410,9 +413,9 @@ func (d *engineDriver) pr(c *transcript.Case) (*engine.PullFacts, error) {
 // (default write), permerr, bot, agent, pr=<n> (on a linked PR), edited
 // (changed before it was read, nothing proves the author did it). Task
 // blocks in a done report are parsed as the reconciler does.
-func (d *engineDriver) comment(c *transcript.Case, at time.Time) engine.Comment {
+func (d *engineDriver) comment(c *transcript.Case, at time.Time) events.Comment {
 	d.nextID++
-	ev := engine.Comment{ID: d.nextID, Author: c.Args[0].Key, PermErr: c.Has("permerr"),
+	ev := events.Comment{ID: d.nextID, Author: c.Args[0].Key, PermErr: c.Has("permerr"),
 		Bot: c.Has("bot"), Agent: c.Has("agent"), Body: c.Input, At: at, EditUnproven: c.Has("edited"),
 		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", d.nextID)}
 	setStr(&ev.Perm, c.Or("perm", "write"))
@@ -440,7 +443,7 @@ func (d *engineDriver) comment(c *transcript.Case, at time.Time) engine.Comment 
 // review is a submitted review: review <login> pr=<n> state=APPROVED
 // [perm=write] [stale] (given on an earlier commit) [commit=<sha>] (given
 // on that commit); input is its body.
-func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, error) {
+func (d *engineDriver) review(c *transcript.Case, at time.Time) (events.Event, error) {
 	n, _ := strconv.Atoi(c.Or("pr", "40"))
 	p := d.prs[n]
 	if p == nil {
@@ -452,12 +455,12 @@ func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, e
 		sha = "0ld0000"
 	}
 	sha = c.Or("commit", sha)
-	r := engine.Review{ID: d.nextID, PR: n, PRAuthor: p.Author, Reviewer: c.Args[0].Key,
+	r := events.Review{ID: d.nextID, PR: n, PRAuthor: p.Author, Reviewer: c.Args[0].Key,
 		State: c.Or("state", "APPROVED"), Body: c.Input, At: at, CommitSHA: sha,
 		URL: fmt.Sprintf("https://github.com/acme/widgets/pull/%d#pullrequestreview-%d", n, d.nextID)}
 	setStr(&r.Perm, c.Or("perm", "write"))
 	if r.State == "APPROVED" {
-		p.Approvals = append(p.Approvals, engine.PullApproval{ID: r.ID, Reviewer: r.Reviewer, Perm: r.Perm, CommitSHA: sha})
+		p.Approvals = append(p.Approvals, evidence.PullApproval{ID: r.ID, Reviewer: r.Reviewer, Perm: r.Perm, CommitSHA: sha})
 	}
 	cp := *p
 	r.Pull = &cp
@@ -466,8 +469,8 @@ func (d *engineDriver) review(c *transcript.Case, at time.Time) (engine.Event, e
 
 // jiraSynced reports the outbox sent: created (every pending task gets a
 // key), paused=auth, note=<word>.
-func (d *engineDriver) jiraSynced(c *transcript.Case) engine.JiraSynced {
-	ev := engine.JiraSynced{Paused: c.Or("paused", ""), Note: c.Input}
+func (d *engineDriver) jiraSynced(c *transcript.Case) events.JiraSynced {
+	ev := events.JiraSynced{Paused: c.Or("paused", ""), Note: c.Input}
 	if c.Has("created") && d.st != nil {
 		for i, t := range d.st.Tasks {
 			if t.Sync == state.SyncPending {
@@ -578,7 +581,7 @@ func otherFields(res engine.Result) string {
 
 // checkRuns renders the PR check runs the engine wants (the banner, in
 // every run's summary, is left out).
-func checkRuns(set engine.Settings, s *state.State, buttons bool) string {
+func checkRuns(set machine.Settings, s *state.State, buttons bool) string {
 	var b strings.Builder
 	for _, c := range checkview.DesiredChecks(set.Config, set.AnswerPermission, s, checkview.CheckOptions{Buttons: buttons}) {
 		status := c.Status

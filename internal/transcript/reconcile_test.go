@@ -24,6 +24,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -312,7 +313,7 @@ func (d *reconcileDriver) event(name, action string, n int, sender string) *ghev
 
 // reconcileOutput renders a pass: the bot's changes in order, the pass
 // outcome, and the API calls made (by kind, with counts).
-func (d *reconcileDriver) reconcileOutput(outs []reconcile.Outcome, err error, before counts) string {
+func (d *reconcileDriver) reconcileOutput(outs []route.Outcome, err error, before counts) string {
 	var b strings.Builder
 	if err != nil {
 		fmt.Fprintf(&b, "error: %v\n", err)

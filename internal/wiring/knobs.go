@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/reconcile"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 )
 
 // Knobs are the advanced settings both modes read from AUTOPILOT_* variables
@@ -25,7 +25,7 @@ func LoadKnobs(getenv func(string) string) (Knobs, error) {
 	if err != nil {
 		return Knobs{}, err
 	}
-	settle, err := reconcile.ParseClaimSettle(getenv("AUTOPILOT_CLAIM_SETTLE"))
+	settle, err := writes.ParseClaimSettle(getenv("AUTOPILOT_CLAIM_SETTLE"))
 	if err != nil {
 		return Knobs{}, err
 	}

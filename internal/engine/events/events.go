@@ -13,15 +13,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// The PR evidence types the events carry.
-type (
-	PullFacts  = evidence.PullFacts
-	PullEdit   = evidence.PullEdit
-	ReviewRead = evidence.ReviewRead
-	CheckRead  = evidence.CheckRead
-	PermRead   = evidence.PermRead
-)
-
 // Event is an input to the engine.
 type Event interface{ eventName() string }
 
@@ -105,7 +96,7 @@ type Review struct {
 	CommitSHA string
 	// Pull is the PR as read when the review was handled; nil when it
 	// was not read (the review is then no evidence).
-	Pull *PullFacts
+	Pull *evidence.PullFacts
 }
 
 // Checks reports the check state of a linked PR's head.
@@ -119,7 +110,7 @@ type Checks struct {
 	IDs []int64
 	// Pull is the PR as read with its checks; nil means not read (the
 	// checks are then no evidence).
-	Pull *PullFacts
+	Pull *evidence.PullFacts
 }
 
 // RunCompleted: a dispatched workflow run finished. Only the recorded run
@@ -184,7 +175,7 @@ type PRLinked struct {
 	URL string
 	// Edit is set for a pull_request opened or edited delivery: who wrote
 	// the description (a link vouched for, see PullEdit).
-	Edit *PullEdit
+	Edit *evidence.PullEdit
 }
 
 func (Start) eventName() string        { return "start" }
@@ -205,7 +196,7 @@ func (PRLinked) eventName() string     { return "pr-linked" }
 type PermAsker interface {
 	Event
 	// WithPerms returns the event with perms (by login) added.
-	WithPerms(perms map[string]PermRead) Event
+	WithPerms(perms map[string]evidence.PermRead) Event
 }
 
 // ConfigRead: the repository configuration was read through the API this
@@ -245,21 +236,21 @@ type Unmanaged struct {
 	Bot    bool
 	Body   string
 	// Perms holds the author's permission once looked up (QPerms).
-	Perms map[string]PermRead
+	Perms map[string]evidence.PermRead
 }
 
 func (Recovered) eventName() string { return "recovered" }
 func (Unmanaged) eventName() string { return "unmanaged" }
 
 // WithPerms adds looked-up permissions (QPerms).
-func (e Unmanaged) WithPerms(perms map[string]PermRead) Event {
+func (e Unmanaged) WithPerms(perms map[string]evidence.PermRead) Event {
 	e.Perms = withPerms(e.Perms, perms)
 	return e
 }
 
 // PullSeen records a linked PR as read: its head and whether it is trusted
 // there. A new head starts with nothing shown.
-type PullSeen struct{ Pull *PullFacts }
+type PullSeen struct{ Pull *evidence.PullFacts }
 
 // CheckShown records the hash of the check run published on a PR's head.
 // Pending: creating it failed transiently; a later pass creates it.
@@ -298,25 +289,25 @@ func (Click) eventName() string      { return "click" }
 // given the read again with them.
 type PullRead struct {
 	// Pull holds the trusted-PR facts (author permission, approvals).
-	Pull *PullFacts
+	Pull *evidence.PullFacts
 	// URL is the PR's page.
 	URL     string
-	Reviews []ReviewRead
+	Reviews []evidence.ReviewRead
 	// Checks are the check runs and commit statuses on the head (nil
 	// when the step does not wait for checks).
-	Checks []CheckRead
+	Checks []evidence.CheckRead
 	// Perms are the reviewers' permissions asked for, by login as given.
-	Perms map[string]PermRead
+	Perms map[string]evidence.PermRead
 }
 
 // WithPerms adds looked-up permissions (QPerms).
-func (e PullRead) WithPerms(perms map[string]PermRead) Event {
+func (e PullRead) WithPerms(perms map[string]evidence.PermRead) Event {
 	e.Perms = withPerms(e.Perms, perms)
 	return e
 }
 
-func withPerms(have, add map[string]PermRead) map[string]PermRead {
-	out := make(map[string]PermRead, len(have)+len(add))
+func withPerms(have, add map[string]evidence.PermRead) map[string]evidence.PermRead {
+	out := make(map[string]evidence.PermRead, len(have)+len(add))
 	for k, v := range have {
 		out[k] = v
 	}
@@ -384,10 +375,10 @@ type Query struct {
 // login's permission as look reads it; a failed lookup is kept as
 // PermRead.Err, which the engine treats as no permission (fail closed).
 func (q Query) AnswerPerms(look func(login string) (access.Level, error)) Event {
-	perms := make(map[string]PermRead, len(q.Logins))
+	perms := make(map[string]evidence.PermRead, len(q.Logins))
 	for _, login := range q.Logins {
 		p, err := look(login)
-		perms[login] = PermRead{Perm: p, Err: err != nil}
+		perms[login] = evidence.PermRead{Perm: p, Err: err != nil}
 	}
 	return q.Then.WithPerms(perms)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 )
 
 func TestAnswerPermsLooksUpEachLoginAndFailsClosed(t *testing.T) {
@@ -25,7 +26,7 @@ func TestAnswerPermsLooksUpEachLoginAndFailsClosed(t *testing.T) {
 	if !ok || u.ID != 7 {
 		t.Fatalf("answer = %#v, want the asking event again", ev)
 	}
-	want := map[string]PermRead{"maria": {Perm: access.Write}, "ghost": {Err: true}}
+	want := map[string]evidence.PermRead{"maria": {Perm: access.Write}, "ghost": {Err: true}}
 	if !reflect.DeepEqual(u.Perms, want) {
 		t.Errorf("perms = %+v, want %+v", u.Perms, want)
 	}

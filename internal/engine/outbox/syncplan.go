@@ -11,9 +11,6 @@ import (
 // the tracker: nothing is sent until `/autopilot jira retry`.
 const PausedAuth = "paused: authentication failed"
 
-// SyncPlan is whether a pass runs the tracker outbox (events.SyncPlan).
-type SyncPlan = events.SyncPlan
-
 // PlanSync decides whether this pass syncs the tasks with the tracker:
 // when the engine asked for it (the events.QJiraSync queries of the
 // pass), tasks wait for it, or the sweep reads statuses back. An explicit `/autopilot
@@ -21,7 +18,7 @@ type SyncPlan = events.SyncPlan
 // only while the tracker is enabled and not paused by a 401, so a refused token is
 // tried once, not at every event. jiraConfigured: the tracker's
 // credentials were supplied.
-func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep bool) SyncPlan {
+func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep bool) events.SyncPlan {
 	want, why := false, events.JiraAuto
 	for _, q := range asked {
 		if q.Kind != events.QJiraSync {
@@ -34,17 +31,17 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 	}
 	explicit := why != events.JiraAuto
 	if s == nil || !jiraConfigured || len(s.Tasks) == 0 || (s.TrackerEnabled == nil && !explicit) {
-		return SyncPlan{Unconfigured: want && !jiraConfigured && s != nil}
+		return events.SyncPlan{Unconfigured: want && !jiraConfigured && s != nil}
 	}
 	enabled := s.TrackerEnabled != nil && *s.TrackerEnabled
 	switch {
 	case explicit:
 	case !enabled, s.TrackerNote == PausedAuth:
-		return SyncPlan{}
+		return events.SyncPlan{}
 	case !want && PendingCount(s) == 0 && !sweep:
-		return SyncPlan{}
+		return events.SyncPlan{}
 	}
-	return SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}
+	return events.SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}
 }
 
 // ReadBack reports whether a pass reads the tasks' issues back although

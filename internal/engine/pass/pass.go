@@ -9,6 +9,8 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -34,7 +36,7 @@ import (
 // last Persist of whatever no write carried (refusals, classifications, a
 // check's pending mark).
 type Node struct {
-	set engine.Settings
+	set machine.Settings
 	opt Options
 	st  *state.State
 	// stored is the state as read (OwedReactions compares with it);
@@ -45,7 +47,7 @@ type Node struct {
 	rollback bool
 	// effects and queries were produced and not handed out yet.
 	effects []state.Effect
-	queries []engine.Query
+	queries []events.Query
 	// changed: the state has a change no write carried yet; classified:
 	// the ledger grew and no write carried it yet; persistNow: a change
 	// that is written before anything else is handed out (the settle's,
@@ -61,9 +63,9 @@ type Node struct {
 	labeled, checked bool
 	// failed: a persist failed or met a conflict; the pass ends.
 	failed bool
-	// sync are the engine.QJiraSync queries the events asked (engine.PlanSync reads
+	// sync are the events.QJiraSync queries the events asked (engine.PlanSync reads
 	// them at the settle).
-	sync []engine.Query
+	sync []events.Query
 	// checks are the PR check runs planned at the settle.
 	checks []checkview.CheckRun
 	// thread is what the thread shows (ThreadRead).
@@ -108,7 +110,7 @@ type Input struct {
 // Checks. Notes say what the pass chose not to do. Every outcome comes
 // back with Step; Advance acknowledges the Ready.
 type Ready struct {
-	Queries []engine.Query
+	Queries []events.Query
 	// Persist is the state to store, exactly: version, write id,
 	// watermark and compaction are set. Its outcome comes back as a
 	// Persisted event.
@@ -122,7 +124,7 @@ type Ready struct {
 	Notes    []string
 	// Unanswered are queries asked after the last round Drive answers:
 	// left to the next pass (for the log).
-	Unanswered []engine.Query
+	Unanswered []events.Query
 }
 
 // Empty reports a Ready with nothing to do: the pass is over.
@@ -185,7 +187,7 @@ type WriteNow struct{}
 
 // New starts a pass over issue opt.Issue whose state as read is st
 // (nil: none yet).
-func New(set engine.Settings, st *state.State, opt Options) *Node {
+func New(set machine.Settings, st *state.State, opt Options) *Node {
 	n := &Node{set: set, st: st, stored: st, opt: opt, changed: opt.Rewrite, rollback: opt.Rewrite, reacts: map[int64]bool{}}
 	if st != nil {
 		n.version = st.Version
@@ -195,7 +197,7 @@ func New(set engine.Settings, st *state.State, opt Options) *Node {
 
 // Asks reports whether the engine asked, and nobody was handed yet, a
 // query of kind k about PR pr (0: any).
-func (n *Node) Asks(k engine.QueryKind, pr int) bool {
+func (n *Node) Asks(k events.QueryKind, pr int) bool {
 	for _, q := range n.queries {
 		if q.Kind == k && (pr == 0 || q.PR == pr) {
 			return true
@@ -228,19 +230,19 @@ func (n *Node) Step(ev any, now time.Time) error {
 	case WriteNow:
 		n.force = true
 		return nil
-	case engine.Event:
+	case events.Event:
 		return n.apply(ev, now)
 	}
 	return fmt.Errorf("pass: unknown event %T", ev)
 }
 
-func (n *Node) apply(ev engine.Event, now time.Time) error {
+func (n *Node) apply(ev events.Event, now time.Time) error {
 	ledger := 0
 	var retryAt time.Time
 	if n.st != nil {
 		ledger, retryAt = len(n.st.Ledger), n.st.TrackerRetryAt
 	}
-	if js, ok := ev.(engine.JiraSynced); ok && n.st != nil && js.RetryAt.After(now) && !js.RetryAt.Equal(retryAt) {
+	if js, ok := ev.(events.JiraSynced); ok && n.st != nil && js.RetryAt.After(now) && !js.RetryAt.Equal(retryAt) {
 		// The tracker's limit window is deferred work, not a failure: the
 		// run says it once, and the state written records the window.
 		n.notes = append(n.notes, fmt.Sprintf("%s asked to wait until %s (rate limit): %d task(s) stay pending, the first run after that sends them; the flow goes on",
@@ -256,7 +258,7 @@ func (n *Node) apply(ev engine.Event, now time.Time) error {
 	n.st = res.State
 	n.effects = append(n.effects, res.Effects...)
 	for _, q := range res.Queries {
-		if q.Kind == engine.QJiraSync {
+		if q.Kind == events.QJiraSync {
 			n.sync = append(n.sync, q)
 		} else {
 			n.queries = append(n.queries, q)
@@ -264,13 +266,13 @@ func (n *Node) apply(ev engine.Event, now time.Time) error {
 	}
 	n.changed = n.changed || res.Changed
 	switch ev.(type) {
-	case engine.JiraSynced: // a sync's answer, or the closes'
+	case events.JiraSynced: // a sync's answer, or the closes'
 		n.syncOpen = false
 		n.persistNow = true
-	case engine.Dispatched:
+	case events.Dispatched:
 		n.persistNow = true
 	}
-	if _, ok := ev.(engine.Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {
+	if _, ok := ev.(events.Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {
 		// Every classification is stored, read-only ones too: one that
 		// is not could be edited into an answer before a later write and
 		// then be applied (edits never change a decision).
@@ -289,13 +291,13 @@ func (n *Node) Ready(in Input) (Ready, error) {
 	if n.failed {
 		return Ready{}, nil
 	}
-	if q := n.take(func(q engine.Query) bool { return q.Kind == engine.QPerms }); len(q) > 0 {
+	if q := n.take(func(q events.Query) bool { return q.Kind == events.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
 		// before anything else is applied.
 		rd.Queries = q
 		return rd, nil
 	}
-	if q := n.take(func(engine.Query) bool { return true }); len(q) > 0 {
+	if q := n.take(func(events.Query) bool { return true }); len(q) > 0 {
 		rd.Queries = q
 		return rd, nil
 	}
@@ -373,7 +375,7 @@ func (n *Node) settle(now time.Time) error {
 	n.settled = true
 	if n.st != nil && n.opt.Checks {
 		want := checkview.DesiredChecks(n.set.Config, n.set.AnswerPermission, n.st, checkview.CheckOptions{Buttons: n.opt.Buttons})
-		var shown []engine.CheckShown
+		var shown []events.CheckShown
 		n.checks, shown = checkview.ToCreate(want, n.st.PRChecks)
 		for _, ev := range shown {
 			if err := n.apply(ev, now); err != nil {
@@ -489,7 +491,7 @@ func (n *Node) rollups() []outbox.Rollup {
 // syncWork hands out the pass's tracker sync, once; closeWork its
 // closes, once, after the sync's answer (a sync can create what a close
 // moves).
-func (n *Node) syncWork(rd *Ready) []engine.Query {
+func (n *Node) syncWork(rd *Ready) []events.Query {
 	if n.synced {
 		return nil
 	}
@@ -504,23 +506,23 @@ func (n *Node) syncWork(rd *Ready) []engine.Query {
 		return nil
 	}
 	n.syncOpen = true
-	return []engine.Query{{Kind: engine.QJiraSync, Sync: plan}}
+	return []events.Query{{Kind: events.QJiraSync, Sync: plan}}
 }
 
-func (n *Node) closeWork() []engine.Query {
+func (n *Node) closeWork() []events.Query {
 	if n.closed {
 		return nil
 	}
 	n.closed = true
 	if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.Tracker, n.opt.Closed); open > 0 {
-		return []engine.Query{{Kind: engine.QJiraClose, Open: open}}
+		return []events.Query{{Kind: events.QJiraClose, Open: open}}
 	}
 	return nil
 }
 
 // take removes and returns the pending queries keep accepts, in order.
-func (n *Node) take(keep func(engine.Query) bool) []engine.Query {
-	var out, rest []engine.Query
+func (n *Node) take(keep func(events.Query) bool) []events.Query {
+	var out, rest []events.Query
 	for _, q := range n.queries {
 		if keep(q) {
 			out = append(out, q)

@@ -10,6 +10,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
@@ -27,7 +30,7 @@ const (
 // engine.Apply, on a clock one minute per event.
 type world struct {
 	t     *testing.T
-	set   engine.Settings
+	set   machine.Settings
 	st    *state.State
 	clock time.Time
 	id    int64
@@ -39,11 +42,11 @@ func newWorld(t *testing.T, yaml string) *world {
 	if err != nil {
 		t.Fatalf("config.Parse: %v", err)
 	}
-	return &world{t: t, set: engine.Settings{Config: cfg, AnswerPermission: access.Write, Repo: "acme/widgets"},
+	return &world{t: t, set: machine.Settings{Config: cfg, AnswerPermission: access.Write, Repo: "acme/widgets"},
 		clock: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), id: 1000}
 }
 
-func (w *world) apply(ev engine.Event) {
+func (w *world) apply(ev events.Event) {
 	w.t.Helper()
 	w.clock = w.clock.Add(time.Minute)
 	res, err := engine.Apply(w.set, w.st, ev, w.clock)
@@ -55,9 +58,9 @@ func (w *world) apply(ev engine.Event) {
 	}
 }
 
-func (w *world) comment(author, body string) engine.Comment {
+func (w *world) comment(author, body string) events.Comment {
 	w.id++
-	return engine.Comment{ID: w.id, Author: author, Perm: access.Write, Body: body, At: w.clock,
+	return events.Comment{ID: w.id, Author: author, Perm: access.Write, Body: body, At: w.clock,
 		URL: fmt.Sprintf("https://github.com/acme/widgets/issues/12#issuecomment-%d", w.id)}
 }
 
@@ -65,11 +68,11 @@ func (w *world) say(author, body string) { w.t.Helper(); w.apply(w.comment(autho
 
 func (w *world) start(flow string) {
 	w.t.Helper()
-	w.apply(engine.Start{Flow: flow, Issue: issue, Actor: "maria", Title: "Add CSV export", Body: "## Desired outcome\nCSV", URL: "https://github.com/acme/widgets/issues/12"})
+	w.apply(events.Start{Flow: flow, Issue: issue, Actor: "maria", Title: "Add CSV export", Body: "## Desired outcome\nCSV", URL: "https://github.com/acme/widgets/issues/12"})
 }
 
-func pr() *engine.PullFacts {
-	return &engine.PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: head, Links: true}
+func pr() *evidence.PullFacts {
+	return &evidence.PullFacts{Number: 40, Author: "devin", AuthorPerm: access.Write, HeadSHA: head, Links: true}
 }
 
 // toCodeReview walks the review loop to its code-review step.
@@ -86,7 +89,7 @@ func (w *world) toCodeReview() {
 			w.say("carol", "/autopilot approve critic")
 		case "execute":
 			w.say("maria", "/autopilot done implemented in #40")
-			w.apply(engine.PRLinked{PR: 40, URL: prURL})
+			w.apply(events.PRLinked{PR: 40, URL: prURL})
 		default:
 			w.t.Fatalf("toCodeReview: at %s", w.st.Slug)
 		}
@@ -112,8 +115,8 @@ func step(t *testing.T, n *pass.Node, ev any, now time.Time) {
 	}
 }
 
-func kinds(qs []engine.Query) []engine.QueryKind {
-	var out []engine.QueryKind
+func kinds(qs []events.Query) []events.QueryKind {
+	var out []events.QueryKind
 	for _, q := range qs {
 		out = append(out, q.Kind)
 	}
@@ -160,25 +163,25 @@ func TestReadsComeBeforeTheSettle(t *testing.T) {
 	now := w.clock.Add(time.Minute)
 	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
 
-	step(t, n, engine.PRLinked{PR: 40, URL: prURL}, now)
+	step(t, n, events.PRLinked{PR: 40, URL: prURL}, now)
 	rd := ready(t, n, now)
-	testkit.WantDeep(t, "first the PR read", kinds(rd.Queries), []engine.QueryKind{engine.QCheckPR})
+	testkit.WantDeep(t, "first the PR read", kinds(rd.Queries), []events.QueryKind{events.QCheckPR})
 	testkit.Want(t, "nothing to carry out while reads are open", rd.Persist == nil && len(rd.Effects) == 0 && rd.Labels == nil, true)
-	testkit.Want(t, "asked, not handed out twice", n.Asks(engine.QCheckPR, 40), false)
+	testkit.Want(t, "asked, not handed out twice", n.Asks(events.QCheckPR, 40), false)
 
-	step(t, n, engine.PullRead{Pull: pr(), URL: prURL, Reviews: []engine.ReviewRead{
+	step(t, n, events.PullRead{Pull: pr(), URL: prURL, Reviews: []evidence.ReviewRead{
 		{ID: 3, Reviewer: "bob", State: "APPROVED", At: started.Add(time.Minute), CommitSHA: head, URL: prURL + "#r3"},
 	}}, now)
 	rd = ready(t, n, now)
-	if len(rd.Queries) != 1 || rd.Queries[0].Kind != engine.QPerms || !reflect.DeepEqual(rd.Queries[0].Logins, []string{"bob"}) {
+	if len(rd.Queries) != 1 || rd.Queries[0].Kind != events.QPerms || !reflect.DeepEqual(rd.Queries[0].Logins, []string{"bob"}) {
 		t.Fatalf("queries = %+v, want the reviewer's permission", rd.Queries)
 	}
-	step(t, n, rd.Queries[0].Then.WithPerms(map[string]engine.PermRead{"bob": {Perm: "write"}}), now)
+	step(t, n, rd.Queries[0].Then.WithPerms(map[string]evidence.PermRead{"bob": {Perm: "write"}}), now)
 
 	rd = ready(t, n, now)
 	// Approved: qa starts and reads the PR's checks.
-	testkit.WantDeep(t, "the next step's read", kinds(rd.Queries), []engine.QueryKind{engine.QCheckPR})
-	step(t, n, engine.PullRead{Pull: pr(), URL: prURL}, now)
+	testkit.WantDeep(t, "the next step's read", kinds(rd.Queries), []events.QueryKind{events.QCheckPR})
+	step(t, n, events.PullRead{Pull: pr(), URL: prURL}, now)
 
 	rd = ready(t, n, now)
 	testkit.Want(t, "no more queries", len(rd.Queries), 0)
@@ -213,7 +216,7 @@ func TestTrackerWorkOnceEachInOrder(t *testing.T) {
 	w.start("greenfield")
 	w.say("maria", "/autopilot done problem")
 	w.say("maria", "/autopilot done research")
-	w.apply(engine.JiraAuth{OK: true})
+	w.apply(events.JiraAuth{OK: true})
 	now := w.clock.Add(time.Minute)
 	n := pass.New(w.set, w.st, pass.Options{Issue: issue, Closed: true})
 
@@ -221,7 +224,7 @@ func TestTrackerWorkOnceEachInOrder(t *testing.T) {
 	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
 	step(t, n, c, now)
 	rd := ready(t, n, now)
-	if len(rd.Queries) != 1 || rd.Queries[0].Kind != engine.QJiraSync || !rd.Queries[0].Sync.Run {
+	if len(rd.Queries) != 1 || rd.Queries[0].Kind != events.QJiraSync || !rd.Queries[0].Sync.Run {
 		t.Fatalf("queries = %+v, want one planned sync", rd.Queries)
 	}
 	testkit.Want(t, "the settled state is written after the sync, not before", rd.Persist == nil, true)
@@ -235,11 +238,11 @@ func TestTrackerWorkOnceEachInOrder(t *testing.T) {
 	testkit.Want(t, "the claim is written", rd.Persist != nil && len(rd.Queries) == 0, true)
 	step(t, n, pass.Persisted{Outcome: pass.Stored, Version: rd.Persist.Version}, now)
 	task.Sync, task.Key = state.SyncCreated, "PROJ-1"
-	step(t, n, engine.JiraSynced{Tasks: []state.Task{task}}, now)
+	step(t, n, events.JiraSynced{Tasks: []state.Task{task}}, now)
 	rd = ready(t, n, now)
 	testkit.Want(t, "the sync's outcome is written before the closes", rd.Persist != nil && rd.Persist.Tasks[0].Key == "PROJ-1", true)
 	rd = ready(t, n, now)
-	if len(rd.Queries) != 1 || rd.Queries[0].Kind != engine.QJiraClose || rd.Queries[0].Open != 1 {
+	if len(rd.Queries) != 1 || rd.Queries[0].Kind != events.QJiraClose || rd.Queries[0].Open != 1 {
 		t.Fatalf("queries = %+v, want one close of 1 task", rd.Queries)
 	}
 	log, _ := rounds(t, n, now)
@@ -286,7 +289,7 @@ func TestWhatNoWriteCarriedIsKept(t *testing.T) {
 		}
 		n.Advance(rd)
 	}
-	step(t, n, engine.Refused{Request: "comment x"}, now)
+	step(t, n, events.Refused{Request: "comment x"}, now)
 	n.Advance(rd)
 	log, ps := rounds(t, n, now)
 	testkit.WantDeep(t, "labels, then the refusal written last", log, []string{"labels", "persist:v2"})
@@ -305,7 +308,7 @@ func TestWhatNoWriteCarriedIsKept(t *testing.T) {
 func TestANewStateGetsTheIssue(t *testing.T) {
 	w := newWorld(t, "jira: {enabled: false}\n")
 	n := pass.New(w.set, nil, pass.Options{Issue: 77})
-	step(t, n, engine.Start{Flow: "greenfield", Issue: 77, Actor: "maria", Title: "t"}, w.clock)
+	step(t, n, events.Start{Flow: "greenfield", Issue: 77, Actor: "maria", Title: "t"}, w.clock)
 	rd := ready(t, n, w.clock)
 	if rd.Persist == nil {
 		t.Fatal("a new state is not written first")
@@ -342,7 +345,7 @@ func TestPersistIsDecidedWhole(t *testing.T) {
 	testkit.Want(t, "watermark below the comments pending", p.Since, now.Add(-10*time.Minute-time.Second).UTC().Truncate(time.Second))
 	testkit.Want(t, "the input state is not edited", w.st.Version, int64(4))
 	step(t, n, pass.Persisted{Outcome: pass.Previewed}, now)
-	step(t, n, engine.Refused{Request: "x"}, now)
+	step(t, n, events.Refused{Request: "x"}, now)
 	log, _ := rounds(t, n, now)
 	testkit.Want(t, "a preview stores nothing: the next write is v5 again", log[len(log)-1], "persist:v5")
 }
@@ -414,7 +417,7 @@ func TestAnyEventReadsOpenSubIssueTasksBack(t *testing.T) {
 		n := pass.New(w.set, st, pass.Options{Issue: issue, Tracker: tasksync.Caps{ReadBack: tc.subIssues}})
 		step(t, n, w.comment("erin", "thanks, looks good"), now)
 		rd := ready(t, n, now)
-		got := len(rd.Queries) == 1 && rd.Queries[0].Kind == engine.QJiraSync && rd.Queries[0].Sync.Run
+		got := len(rd.Queries) == 1 && rd.Queries[0].Kind == events.QJiraSync && rd.Queries[0].Sync.Run
 		if got != tc.want {
 			t.Errorf("%s: queries %+v, want a read-back %v", tc.name, rd.Queries, tc.want)
 		}
@@ -452,7 +455,7 @@ func TestADispatchOutcomeIsPersistedBeforeTheEffectsAfterIt(t *testing.T) {
 			log = append(log, "effect:"+string(e.Kind))
 			if e.Kind == state.EffDispatch {
 				dispatched = true
-				step(t, n, engine.Dispatched{Session: e.Marker, RunID: 777}, now)
+				step(t, n, events.Dispatched{Session: e.Marker, RunID: 777}, now)
 			}
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,9 +13,9 @@ import (
 	"time"
 )
 
-func newFake(t *testing.T, o Options) (*Server, *Clock) {
+func newFake(t *testing.T, o Options) (*Server, *fakeclock.Clock) {
 	t.Helper()
-	c := NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	c := fakeclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	o.Now = c.Now
 	s := New(o)
 	t.Cleanup(s.Close)

@@ -13,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -66,8 +67,8 @@ type Sources struct {
 // Event builds the engine's view of a comment: the author's permission
 // (looked up when engine.NeedsPerm says so), agent status and declared
 // tasks.
-func Event(src Sources, st *state.State, c forge.Comment) engine.Comment {
-	ev := engine.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: src.Config.IsAgent(c.Author.Login),
+func Event(src Sources, st *state.State, c forge.Comment) events.Comment {
+	ev := events.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: src.Config.IsAgent(c.Author.Login),
 		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: src.GatePosted(st)}
 	if c.IssueNumber != src.Issue {
 		ev.OnPR = c.IssueNumber

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -21,7 +23,7 @@ import (
 // lets the engine pick (engine.AdoptRun). err: the runs could not be
 // listed (the dispatch stays pending). now is when the pass looks; st the
 // state of issue.
-func Adopt(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (int64, bool, error) {
+func Adopt(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set machine.Settings, st *state.State, now time.Time) (int64, bool, error) {
 	runs, err := f.ListWorkflowRuns(ctx, e.Workflow, engine.AdoptSince(st, now))
 	if err != nil {
 		return 0, false, err
@@ -92,7 +94,7 @@ func Ref(ctx context.Context, f forge.Forge, ref string) (string, error) {
 // It returns the outcome for the engine, or ok false when the dispatch
 // waits in the outbox (the runs could not be listed, or the engine defers
 // the send: engine.DispatchSent), with a note saying why.
-func Run(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set engine.Settings, st *state.State, now time.Time) (ev engine.Dispatched, note string, ok bool) {
+func Run(ctx context.Context, f forge.Forge, log *slog.Logger, issue int, e state.Effect, set machine.Settings, st *state.State, now time.Time) (ev events.Dispatched, note string, ok bool) {
 	if e.Retry {
 		id, found, err := Adopt(ctx, f, log, issue, e, set, st, now)
 		listErr := ""

@@ -17,6 +17,8 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
@@ -95,7 +97,7 @@ type Perm func(login string) (access.Level, error)
 // in repo (the engine decides): its author's permission, whether its head
 // is a fork, whether its description still links the issue, and its
 // approving reviews with their reviewers' permissions.
-func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm Perm) *engine.PullFacts {
+func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm Perm) *evidence.PullFacts {
 	f := Head(pr, repo, issue)
 	var err error
 	f.AuthorPerm, err = perm(pr.Author.Login)
@@ -105,7 +107,7 @@ func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm P
 			continue
 		}
 		p, err := perm(rv.Reviewer.Login)
-		f.Approvals = append(f.Approvals, engine.PullApproval{ID: rv.ID, Reviewer: rv.Reviewer.Login, Perm: p, PermErr: err != nil, CommitSHA: rv.CommitSHA})
+		f.Approvals = append(f.Approvals, evidence.PullApproval{ID: rv.ID, Reviewer: rv.Reviewer.Login, Perm: p, PermErr: err != nil, CommitSHA: rv.CommitSHA})
 	}
 	return f
 }
@@ -113,23 +115,23 @@ func Facts(pr forge.Pull, reviews []forge.Review, repo string, issue int, perm P
 // Head is what a review needs to know about its PR: the current head,
 // whether it is a fork's, and whether the description still links issue
 // (no permission lookups).
-func Head(pr forge.Pull, repo string, issue int) *engine.PullFacts {
-	return &engine.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: engine.ForkHead(pr.HeadRepo, repo),
+func Head(pr forge.Pull, repo string, issue int) *evidence.PullFacts {
+	return &evidence.PullFacts{Number: pr.Number, Author: pr.Author.Login, Fork: engine.ForkHead(pr.HeadRepo, repo),
 		HeadSHA: pr.HeadSHA, Links: slices.Contains(ghevent.LinkedIssues(pr.Body), issue), Body: pr.Body}
 }
 
 // Read is a PR read as evidence for the engine, with its reviews and, for
 // a checks step (withChecks), its check runs.
-func Read(pr forge.Pull, facts *engine.PullFacts, reviews []forge.Review, checks []forge.Check, withChecks bool) engine.PullRead {
-	read := engine.PullRead{Pull: facts, URL: pr.URL}
+func Read(pr forge.Pull, facts *evidence.PullFacts, reviews []forge.Review, checks []forge.Check, withChecks bool) events.PullRead {
+	read := events.PullRead{Pull: facts, URL: pr.URL}
 	for _, rv := range reviews {
-		read.Reviews = append(read.Reviews, engine.ReviewRead{ID: rv.ID, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body,
+		read.Reviews = append(read.Reviews, evidence.ReviewRead{ID: rv.ID, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body,
 			URL: rv.URL, CommitSHA: rv.CommitSHA, At: rv.SubmittedAt})
 	}
 	if withChecks {
-		read.Checks = []engine.CheckRead{}
+		read.Checks = []evidence.CheckRead{}
 		for _, c := range checks {
-			read.Checks = append(read.Checks, engine.CheckRead{ID: c.ID, Name: c.Name, Status: c.Status, Conclusion: c.Conclusion})
+			read.Checks = append(read.Checks, evidence.CheckRead{ID: c.ID, Name: c.Name, Status: c.Status, Conclusion: c.Conclusion})
 		}
 	}
 	return read
@@ -140,7 +142,7 @@ func Read(pr forge.Pull, facts *engine.PullFacts, reviews []forge.Review, checks
 // vouches for the link to issue): the sender's permission, failing closed,
 // whether the delivered description links the issue, and the description
 // now.
-func Edit(ctx context.Context, f forge.Forge, n, issue int, e engine.PullEdit, perm Perm) (*engine.PullEdit, error) {
+func Edit(ctx context.Context, f forge.Forge, n, issue int, e evidence.PullEdit, perm Perm) (*evidence.PullEdit, error) {
 	p, err := perm(e.Sender)
 	e.Perm, e.PermErr = p, err != nil
 	e.Links = slices.Contains(ghevent.LinkedIssues(e.Delivered), issue)

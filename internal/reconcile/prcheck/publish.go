@@ -7,6 +7,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -20,7 +21,7 @@ type Publisher struct {
 	Links func(c checkview.CheckRun) Links
 	// St is the state as Apply leaves it; Apply records a pending mark.
 	St    func() *state.State
-	Apply func(engine.CheckShown) error
+	Apply func(events.CheckShown) error
 }
 
 // Publish creates the planned check runs. A failure is logged and noted,
@@ -36,7 +37,7 @@ func (p Publisher) Publish(ctx context.Context, checks []checkview.CheckRun) (no
 			notes = append(notes, fmt.Sprintf("the %s check on PR #%d could not be written: %v", c.Name, c.PR, err))
 		}
 		if pending, tell := engine.CheckWritten(p.St(), c.PR, c.HeadSHA, class); tell {
-			if err := p.Apply(engine.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
+			if err := p.Apply(events.CheckShown{PR: c.PR, Head: c.HeadSHA, Hash: c.Hash(), Pending: pending}); err != nil {
 				return notes, err
 			}
 		}

@@ -15,6 +15,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
+	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -35,12 +38,12 @@ type Trigger struct {
 	// its comments are re-read (the payload's copy may be stale or deleted)
 	// and the PR is recorded as linked.
 	PR       int
-	Review   *engine.Review
-	Run      *engine.RunCompleted
-	PRLinked *engine.PRLinked
+	Review   *events.Review
+	Run      *events.RunCompleted
+	PRLinked *events.PRLinked
 	// Click is a button of the PR check (App mode); its sender's
 	// permission is looked up here.
-	Click *engine.Click
+	Click *events.Click
 	// AuthorEdit is an issue_comment.edited delivery whose sender is the
 	// comment's author: the proof that the author wrote that text.
 	AuthorEdit *forge.Comment
@@ -148,11 +151,11 @@ func (r *Router) pullRequest(ctx context.Context, ev *ghevent.Event) ([]Outcome,
 		return nil, nil
 	}
 	return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
-		t := Trigger{PRLinked: &engine.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
+		t := Trigger{PRLinked: &events.PRLinked{PR: ev.Issue, URL: prURL(ev)}}
 		if ev.Action == "opened" || ev.Action == "edited" {
 			// The sender opened the PR or edited it: when the
 			// description changed, they wrote it as delivered.
-			t.PRLinked.Edit = &engine.PullEdit{Sender: ev.Sender.Login, BodyChanged: ev.Action == "opened" || ev.BodyEdited, Delivered: ev.Body}
+			t.PRLinked.Edit = &evidence.PullEdit{Sender: ev.Sender.Login, BodyChanged: ev.Action == "opened" || ev.BodyEdited, Delivered: ev.Body}
 		}
 		return t
 	})
@@ -165,7 +168,7 @@ func (r *Router) pullReview(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 	}
 	rv := ev.Review
 	return r.forLinked(ctx, ev.LinkedIssues, func(int) Trigger {
-		return Trigger{Review: &engine.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL, CommitSHA: rv.CommitSHA}}
+		return Trigger{Review: &events.Review{ID: rv.ID, PR: ev.Issue, PRAuthor: ev.Pull.Author.Login, Reviewer: rv.Reviewer.Login, State: rv.State, Body: rv.Body, At: rv.SubmittedAt, URL: rv.URL, CommitSHA: rv.CommitSHA}}
 	})
 }
 
@@ -179,7 +182,7 @@ func (r *Router) checkClick(ctx context.Context, ev *ghevent.Event) ([]Outcome, 
 	if a == nil || !r.CheckButtons || len(ev.LinkedIssues) != 1 || r.AppID != 0 && a.AppID != r.AppID {
 		return nil, nil
 	}
-	out, err := r.Issue(ctx, ev.LinkedIssues[0], Trigger{Click: &engine.Click{Identifier: a.Identifier, Sender: ev.Sender.Login, URL: a.URL, At: r.Now()}})
+	out, err := r.Issue(ctx, ev.LinkedIssues[0], Trigger{Click: &events.Click{Identifier: a.Identifier, Sender: ev.Sender.Login, URL: a.URL, At: r.Now()}})
 	return []Outcome{out}, err
 }
 
@@ -291,15 +294,15 @@ func (r *Router) issueComment(ctx context.Context, ev *ghevent.Event) ([]Outcome
 // engine decides, driven by the carrier loop (pass.Drive).
 func (r *Router) unmanaged(ctx context.Context, ev *ghevent.Event) ([]Outcome, error) {
 	c := ev.Comment
-	set := engine.Settings{AnswerPermission: r.AnswerPermission, TriggerLabel: r.TriggerLabel, Repo: r.Forge.Repo()}
+	set := machine.Settings{AnswerPermission: r.AnswerPermission, TriggerLabel: r.TriggerLabel, Repo: r.Forge.Repo()}
 	n := pass.New(set, nil, pass.Options{Issue: ev.Issue})
-	if err := n.Step(engine.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}, r.Now()); err != nil {
+	if err := n.Step(events.Unmanaged{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Body: c.Body}, r.Now()); err != nil {
 		return nil, err
 	}
 	look := func(login string) (access.Level, error) { return r.Forge.Permission(ctx, login) }
 	return nil, pass.Drive(n, func() pass.Input { return pass.Input{Now: r.Now()} }, func(rd pass.Ready) error {
 		for _, q := range rd.Queries {
-			if q.Kind != engine.QPerms {
+			if q.Kind != events.QPerms {
 				continue
 			}
 			if err := n.Step(q.AnswerPerms(look), r.Now()); err != nil {
@@ -364,7 +367,7 @@ func (r *Router) workflowRun(ctx context.Context, ev *ghevent.Event) ([]Outcome,
 		return nil, nil
 	}
 	if n, ok := sessionIssue(wr.DisplayTitle); ok {
-		out, err := r.Issue(ctx, n, Trigger{Run: &engine.RunCompleted{RunID: wr.ID, DisplayTitle: wr.DisplayTitle, Conclusion: wr.Conclusion, URL: wr.URL,
+		out, err := r.Issue(ctx, n, Trigger{Run: &events.RunCompleted{RunID: wr.ID, DisplayTitle: wr.DisplayTitle, Conclusion: wr.Conclusion, URL: wr.URL,
 			Path: wr.Path, Event: wr.Event, HeadRepo: wr.HeadRepo, CreatedAt: wr.CreatedAt}})
 		return []Outcome{out}, err
 	}
@@ -380,7 +383,7 @@ func (r *Router) workflowRun(ctx context.Context, ev *ghevent.Event) ([]Outcome,
 			continue
 		}
 		o, err := r.forLinked(ctx, ghevent.LinkedIssues(p.Body), func(int) Trigger {
-			return Trigger{PRLinked: &engine.PRLinked{PR: pr, URL: p.URL}}
+			return Trigger{PRLinked: &events.PRLinked{PR: pr, URL: p.URL}}
 		})
 		outs = append(outs, o...)
 		if err != nil {

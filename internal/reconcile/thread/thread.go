@@ -40,11 +40,6 @@ import (
 // GraphQL, which also brings the issue when the event carried none.
 const restPage = 100
 
-// Slack keeps the watermark this far behind the newest comment a pass
-// read: a comment GitHub stamped earlier but listed later (a write in
-// flight during the read; equal timestamps) is read again, never skipped.
-const Slack = pass.Slack
-
 // ReadBackGap is the re-read-to-PATCH gap above which a pass that posted
 // nothing reads the thread back (reconcile's verify): room for a
 // concurrent run's load, re-read and write, each a round trip to GitHub.
@@ -148,7 +143,7 @@ func (rd Reader) readREST(ctx context.Context, n int, fresh bool) ([]forge.Comme
 	if since.IsZero() && fresh {
 		// A first start: what follows the first page is history from
 		// before the run; its watermark starts now (less the slack).
-		return head, Window{Since: rd.Now().Add(-Slack).UTC().Truncate(time.Second), Fresh: true}, nil
+		return head, Window{Since: rd.Now().Add(-pass.Slack).UTC().Truncate(time.Second), Fresh: true}, nil
 	}
 	if since.IsZero() {
 		cs, err := rd.Forge.ListComments(ctx, n)
@@ -196,7 +191,7 @@ func (rd Reader) readRecent(ctx context.Context, rr forge.RecentReader, n int, s
 	case rec.All:
 		w.HeadOnly = true
 	case !known:
-		w.Since, w.Fresh = rd.Now().Add(-Slack).UTC().Truncate(time.Second), true
+		w.Since, w.Fresh = rd.Now().Add(-pass.Slack).UTC().Truncate(time.Second), true
 	default:
 		w.Since = since
 	}
@@ -235,7 +230,7 @@ func (rd Reader) IsReread(w Window, outside bool) bool {
 // long thread, those since its new state comment appeared (GitHub's clock).
 func (rd Reader) Reread(ctx context.Context, n int, is *forge.Issue, w Window, read []forge.Comment, stateComment *forge.Comment) ([]forge.Comment, error) {
 	if sc := stateComment; w.Fresh && sc != nil && !sc.CreatedAt.IsZero() {
-		w.Since = sc.CreatedAt.Add(-Slack).UTC().Truncate(time.Second)
+		w.Since = sc.CreatedAt.Add(-pass.Slack).UTC().Truncate(time.Second)
 	}
 	if rr, ok := rd.Forge.(forge.RecentReader); ok && w.Recent {
 		// What a re-read looks for (a write, a duplicate, an input) came
@@ -243,7 +238,7 @@ func (rd Reader) Reread(ctx context.Context, n int, is *forge.Issue, w Window, r
 		// clock) less the slack is enough, and costs one page.
 		since := w.Since
 		for _, c := range read {
-			if b := c.UpdatedAt.Add(-Slack); b.After(since) {
+			if b := c.UpdatedAt.Add(-pass.Slack); b.After(since) {
 				since = b
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
-	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -580,12 +580,12 @@ func TestSyncNotesAndTaskErrorsNameTheTracker(t *testing.T) {
 
 // fakeClock is the fake Jira's manual clock, recording each Sleep.
 type fakeClock struct {
-	*fakejira.Clock
+	*fakeclock.Clock
 	sleeps []time.Duration
 }
 
 func newClock() *fakeClock {
-	return &fakeClock{Clock: fakejira.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))}
+	return &fakeClock{Clock: fakeclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))}
 }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {

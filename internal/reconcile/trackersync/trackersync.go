@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
-	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -125,20 +125,20 @@ func WaitingNote(res tasksync.Result) string {
 // configured). Only a refusal (tracker.AuthError) fails it: Jira down or
 // slow is not refusing us, so the run carries on and the outbox retries;
 // the GitHub side is never blocked.
-func Auth(ctx context.Context, tr tracker.Tracker, caps tasksync.Caps, log *slog.Logger, issue int) engine.JiraAuth {
-	ev := engine.JiraAuth{OK: false, Detail: "Jira is not configured"}
+func Auth(ctx context.Context, tr tracker.Tracker, caps tasksync.Caps, log *slog.Logger, issue int) events.JiraAuth {
+	ev := events.JiraAuth{OK: false, Detail: "Jira is not configured"}
 	if tr == nil {
 		return ev
 	}
 	var ae *tracker.AuthError
 	switch err := tr.CheckAuth(ctx); {
 	case err == nil:
-		ev = engine.JiraAuth{OK: true}
+		ev = events.JiraAuth{OK: true}
 	case errors.As(err, &ae):
 		ev.Detail = tracker.Named(err, caps.Name).Error()
 	default:
 		log.Warn("tracker auth check failed transiently", "issue", issue, "tracker", caps.Name, "err", err)
-		ev = engine.JiraAuth{OK: true}
+		ev = events.JiraAuth{OK: true}
 	}
 	return ev
 }

@@ -27,7 +27,10 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/server"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // Options shape one run. Zero values take the defaults noted.
@@ -158,21 +161,21 @@ func requests(o Options) ([]request, error) {
 // newServer builds the webhook server around proc, on Redis when the run
 // names one; the returned func closes what it opened.
 func newServer(o Options, proc server.Processor) (*server.Server, func(), error) {
-	cfg := server.Config{
+	cfg := settings.Config{
 		WebhookSecret:   secret,
 		AppID:           1,
-		WebhookPath:     server.DefaultWebhookPath,
+		WebhookPath:     settings.DefaultWebhookPath,
 		QueueSize:       o.QueueSize,
 		QueueMax:        o.QueueMax,
 		Workers:         o.Workers,
 		ShutdownTimeout: 5 * time.Minute, // drain everything: lost must mean lost
-		LockTTL:         server.DefaultLockTTL,
-		DedupeTTL:       server.MinDedupeTTL,
+		LockTTL:         settings.DefaultLockTTL,
+		DedupeTTL:       settings.MinDedupeTTL,
 	}
 	deps := server.Deps{Processor: proc, Logger: o.Logger, BotLogin: "octocoders-linter[bot]"}
 	closeStore := func() {}
 	if o.RedisURL != "" {
-		store, err := server.NewRedisStore(o.RedisURL, server.RedisOptions{
+		store, err := redisq.New(o.RedisURL, redisq.Options{
 			Prefix: fmt.Sprintf("autopilot-loadtest:%d:", time.Now().UnixNano()), LockTTL: cfg.LockTTL})
 		if err != nil {
 			return nil, nil, err
@@ -214,7 +217,7 @@ type sending struct {
 
 // sendAll sends every delivery to the webhook path on ln.
 func sendAll(ctx context.Context, o Options, ln net.Listener, reqs []request) sending {
-	url := "http://" + ln.Addr().String() + server.DefaultWebhookPath
+	url := "http://" + ln.Addr().String() + settings.DefaultWebhookPath
 	m := sending{codes: make([]int, o.Deliveries), acks: make([]time.Duration, o.Deliveries)}
 	var cpu0 time.Duration
 	m.start, cpu0 = time.Now(), processCPU()
@@ -255,7 +258,7 @@ func runBare(ctx context.Context, o Options, reqs []request) (Result, error) {
 func bareHandler() http.Handler {
 	key := []byte(secret)
 	h := http.NewServeMux()
-	h.HandleFunc("POST "+server.DefaultWebhookPath, func(w http.ResponseWriter, r *http.Request) {
+	h.HandleFunc("POST "+settings.DefaultWebhookPath, func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, server.MaxBody))
 		if err != nil {
 			http.Error(w, "could not read body", http.StatusBadRequest)
@@ -431,7 +434,7 @@ func (p *countingProcessor) total() int {
 	return n
 }
 
-func (p *countingProcessor) Process(ctx context.Context, job server.Job) error {
+func (p *countingProcessor) Process(ctx context.Context, job job.Job) error {
 	if p.delay > 0 {
 		t := time.NewTimer(p.delay)
 		select {

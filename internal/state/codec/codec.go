@@ -72,7 +72,6 @@ type Want struct {
 
 const (
 	dataPrefix = marker.Prefix + marker.Data + " "
-	dataSuffix = marker.Suffix
 	// gzipPrefix starts a payload that is base64 of gzipped JSON.
 	gzipPrefix = "z:"
 	// gzipAbove is the base64 length above which the payload is gzipped.
@@ -216,7 +215,7 @@ func machineBlock(s *state.State, human string) (string, error) {
 		}
 		payload = gzipPrefix + base64.StdEncoding.EncodeToString(buf.Bytes())
 	}
-	return dataPrefix + payload + dataSuffix, nil
+	return dataPrefix + payload + marker.Suffix, nil
 }
 
 // Parse reads a state comment body and returns its state, rejecting
@@ -292,9 +291,9 @@ func splitBody(body string) (human, payload string, err error) {
 		return "", "", fmt.Errorf("%w: machine block does not start a line", ErrCorrupt)
 	}
 	line, after, _ := strings.Cut(body[i+1:], "\n")
-	payload, ok := strings.CutSuffix(strings.TrimPrefix(line, dataPrefix), dataSuffix)
+	payload, ok := strings.CutSuffix(strings.TrimPrefix(line, dataPrefix), marker.Suffix)
 	if !ok {
-		return "", "", fmt.Errorf("%w: machine block line does not end with %q", ErrCorrupt, dataSuffix)
+		return "", "", fmt.Errorf("%w: machine block line does not end with %q", ErrCorrupt, marker.Suffix)
 	}
 	human = body[:i+1]
 	if strings.TrimSpace(after) != "" {

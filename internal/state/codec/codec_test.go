@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/state/statetest"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/transcript"
@@ -203,7 +204,7 @@ func TestRenderRejectsInvalidState(t *testing.T) {
 func envelopeOf(t *testing.T, body string) (human string, env map[string]any) {
 	t.Helper()
 	i := strings.Index(body, dataPrefix)
-	payload := strings.TrimSuffix(body[i+len(dataPrefix):], dataSuffix)
+	payload := strings.TrimSuffix(body[i+len(dataPrefix):], marker.Suffix)
 	raw, err := base64.StdEncoding.DecodeString(payload)
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func withPayload(t *testing.T, human string, env any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return human + dataPrefix + base64.StdEncoding.EncodeToString(js) + dataSuffix
+	return human + dataPrefix + base64.StdEncoding.EncodeToString(js) + marker.Suffix
 }
 
 // mutate re-encodes the body's envelope after f changed its state map.
@@ -266,12 +267,12 @@ func TestParseRejectsWithSentinelErrors(t *testing.T) {
 		{"no machine block", state.Marker + "\n## Autopilot State\n", want, ErrCorrupt, "missing"},
 		{"two machine blocks", signed + "\n" + signed[strings.Index(signed, dataPrefix):], want, ErrCorrupt, "2 machine blocks"},
 		{"machine block mid-line", state.Marker + "\nx " + dataPrefix + "AA== -->", want, ErrCorrupt, "start a line"},
-		{"unterminated block", strings.TrimSuffix(signed, dataSuffix), want, ErrCorrupt, "does not end"},
-		{"not base64", human + dataPrefix + "!!!" + dataSuffix, want, ErrCorrupt, "base64"},
-		{"not gzip", human + dataPrefix + gzipPrefix + "AAAA" + dataSuffix, want, ErrCorrupt, "gzip"},
-		{"not json", human + dataPrefix + base64.StdEncoding.EncodeToString([]byte("{nope")) + dataSuffix, want, ErrCorrupt, "JSON"},
-		{"trailing json", human + dataPrefix + base64.StdEncoding.EncodeToString([]byte(`{"v":1} {}`)) + dataSuffix, want, ErrCorrupt, "data after"},
-		{"zip bomb", human + dataPrefix + gzipPrefix + gz(t, make([]byte, maxInflated+10)) + dataSuffix, want, ErrCorrupt, "inflates"},
+		{"unterminated block", strings.TrimSuffix(signed, marker.Suffix), want, ErrCorrupt, "does not end"},
+		{"not base64", human + dataPrefix + "!!!" + marker.Suffix, want, ErrCorrupt, "base64"},
+		{"not gzip", human + dataPrefix + gzipPrefix + "AAAA" + marker.Suffix, want, ErrCorrupt, "gzip"},
+		{"not json", human + dataPrefix + base64.StdEncoding.EncodeToString([]byte("{nope")) + marker.Suffix, want, ErrCorrupt, "JSON"},
+		{"trailing json", human + dataPrefix + base64.StdEncoding.EncodeToString([]byte(`{"v":1} {}`)) + marker.Suffix, want, ErrCorrupt, "data after"},
+		{"zip bomb", human + dataPrefix + gzipPrefix + gz(t, make([]byte, maxInflated+10)) + marker.Suffix, want, ErrCorrupt, "inflates"},
 		{"unknown envelope field", mutate(t, signed, func(_, e map[string]any) { e["extra"] = 1 }), want, ErrCorrupt, "unknown field"},
 		{"unknown state field", mutate(t, signed, func(s, _ map[string]any) { s["decided"] = "A" }), want, ErrCorrupt, "unknown field"},
 		{"envelope version", mutate(t, signed, func(_, e map[string]any) { e["v"] = 3 }), want, ErrCorrupt, "envelope v is 3"},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/state/statetest"
 )
 
@@ -24,9 +25,9 @@ func FuzzParse(f *testing.F) {
 		s.Repo, s.Issue = "octo-org/hello-world", 12
 		f.Add(mustRenderF(f, s, nil), false)
 	}
-	f.Add(state.Marker+"\n"+dataPrefix+"e30="+dataSuffix, false)
+	f.Add(state.Marker+"\n"+dataPrefix+"e30="+marker.Suffix, false)
 	// A gzipped envelope (payload "z:"), so the inflate path is explored.
-	f.Add(state.Marker+"\n\n"+dataPrefix+gzipPrefix+"H4sIAAAAAAACA6tWKlOyMtRRKi5JLElVsqpWKk7OSM1NBIrV6ihllOYm5ilZKSnVAgBFIEeRJwAAAA=="+dataSuffix, false)
+	f.Add(state.Marker+"\n\n"+dataPrefix+gzipPrefix+"H4sIAAAAAAACA6tWKlOyMtRRKi5JLElVsqpWKk7OSM1NBIrV6ihllOYm5ilZKSnVAgBFIEeRJwAAAA=="+marker.Suffix, false)
 	f.Add("", false)
 	// Comments written in schema 1 (before the tracker fields were renamed).
 	for _, name := range []string{"jira-signed", "subissues", "local"} {
