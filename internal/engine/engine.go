@@ -122,63 +122,95 @@ func Apply(set machine.Settings, s *state.State, ev events.Event, now time.Time)
 }
 
 func (m *inputs) apply(ev events.Event) error {
-	switch e := ev.(type) {
-	case events.Recovered:
-		m.recovered(e)
-		return nil
-	case events.Unmanaged:
-		m.unmanaged(e)
-		return nil
+	h, ok := eventHandlers[events.Name(ev)]
+	if !ok {
+		return fmt.Errorf("unknown event %T", ev)
 	}
-	if m.S == nil {
-		if st, ok := ev.(events.Start); ok {
-			return m.Start(st)
-		}
+	if m.S == nil && !h.noRun {
 		return nil // no run on this issue: nothing to do
 	}
-	switch e := ev.(type) {
-	case events.Start:
+	return h.apply(m, ev)
+}
+
+// eventHandler is one row of the engine's event table.
+type eventHandler struct {
+	// noRun: applied also when the issue has no run (else such an event
+	// does nothing).
+	noRun bool
+	apply func(m *inputs, ev events.Event) error
+}
+
+// eventHandlers is the engine's event table: the handler of every event of
+// engine/events, keyed by its name. A new event is its type there and a
+// row here (a test checks every event has one).
+var eventHandlers = table(
+	on(true, func(m *inputs, e events.Recovered) error { m.recovered(e); return nil }),
+	on(true, func(m *inputs, e events.Unmanaged) error { m.unmanaged(e); return nil }),
+	on(true, func(m *inputs, e events.Start) error {
+		if m.S == nil {
+			return m.Start(e)
+		}
 		return m.Restart(e)
-	case events.LabelRemoved:
+	}),
+	on(false, func(m *inputs, e events.LabelRemoved) error {
 		m.Stop(stops.KillUserAbort, "the trigger label was removed"+machine.By(e.Actor))
-	case events.Closed:
+		return nil
+	}),
+	on(false, func(m *inputs, e events.Closed) error {
 		if m.S.Run != state.RunDone && m.S.Run != state.RunStopped {
 			m.Stop(stops.KillUserAbort, "the issue was closed")
 		}
-	case events.Comment:
-		return m.comment(e)
-	case events.Review:
-		m.review(e)
-	case events.Checks:
-		m.checks(e)
-	case events.RunCompleted:
-		m.runCompleted(e)
-	case events.Dispatched:
-		m.dispatched(e)
-	case events.JiraAuth:
-		m.JiraAuth(e)
-	case events.JiraSynced:
-		m.jiraSynced(e)
-	case events.Tick:
-		m.Tick(e)
-	case events.PRLinked:
-		m.prLinked(e)
-	case events.PullSeen:
-		m.pullSeen(e)
-	case events.PullRead:
-		m.pullRead(e)
-	case events.ConfigRead:
-		m.configRead(e)
-	case events.Refused:
-		m.refused(e)
-	case events.CheckShown:
-		m.checkShown(e)
-	case events.Click:
-		m.click(e)
-	default:
-		return fmt.Errorf("unknown event %T", ev)
+		return nil
+	}),
+	on(false, (*inputs).comment),
+	do((*inputs).review),
+	do((*inputs).checks),
+	do((*inputs).runCompleted),
+	do((*inputs).dispatched),
+	do((*inputs).JiraAuth),
+	do((*inputs).jiraSynced),
+	do((*inputs).Tick),
+	do((*inputs).prLinked),
+	do((*inputs).pullSeen),
+	do((*inputs).pullRead),
+	do((*inputs).configRead),
+	do((*inputs).refused),
+	do((*inputs).checkShown),
+	do((*inputs).click),
+)
+
+type row struct {
+	name string
+	h    eventHandler
+}
+
+// on is the row of the events of type E, handled by f.
+func on[E events.Event](noRun bool, f func(m *inputs, e E) error) row {
+	var zero E
+	return row{events.Name(zero), eventHandler{noRun: noRun, apply: func(m *inputs, ev events.Event) error {
+		e, ok := ev.(E)
+		if !ok { // another type answering to the name (embedding E)
+			return fmt.Errorf("unknown event %T", ev)
+		}
+		return f(m, e)
+	}}}
+}
+
+// do is the row of the events of type E, handled by f when the issue has
+// a run.
+func do[E events.Event](f func(m *inputs, e E)) row {
+	return on(false, func(m *inputs, e E) error { f(m, e); return nil })
+}
+
+func table(rows ...row) map[string]eventHandler {
+	t := make(map[string]eventHandler, len(rows))
+	for _, r := range rows {
+		if _, dup := t[r.name]; dup {
+			panic("engine: two handlers for event " + r.name)
+		}
+		t[r.name] = r.h
 	}
-	return nil
+	return t
 }
 
 // before reports whether a (a GitHub timestamp, whole seconds) is before b

@@ -4,7 +4,10 @@
 // always re-read from the API (payload snapshots can be stale).
 package ghevent
 
-import "github.com/autopilot-dev/autopilot/internal/forge"
+import (
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/forge"
+)
 
 // Event is a decoded GitHub event, reduced to what autopilot routes on.
 type Event struct {
@@ -58,4 +61,9 @@ type Event struct {
 	// LinkedIssues are issue numbers a PR body links to (closing keywords or
 	// "Autopilot-Issue: #N"), for pull_request / review / PR comment events.
 	LinkedIssues []int
+
+	// Carries is the engine event a kind routed by the table alone becomes
+	// (Kind.Concerns): its payload decodes it, route hands it to every
+	// issue the event concerns, and the engine's handler for it applies it.
+	Carries events.Event
 }

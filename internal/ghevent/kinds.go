@@ -21,12 +21,33 @@ const (
 	ByRepo
 )
 
+// Concern says which issues a handled event concerns.
+type Concern int
+
+const (
+	// ConcernsOwnHandler: package route has a handler of its own for the
+	// kind (the events whose routing needs more than the table: trigger
+	// labels, sweeps, sessions of workflow runs, check buttons).
+	ConcernsOwnHandler Concern = iota
+	// ConcernsIssue: the issue the event names (Event.Issue), when
+	// autopilot manages it.
+	ConcernsIssue
+	// ConcernsLinked: the managed issues the event's pull request links to
+	// (Event.LinkedIssues).
+	ConcernsLinked
+)
+
 // Kind is one GitHub event autopilot reads: the actions it acts on, how its
-// jobs are routed, and the shape of its payload. The kinds table below is
-// the only list of events: Decode's Handled filter, the App's intake
-// (Routed), the job keys (RoutingOf) and the projections of DecodeFast are
-// read from it, and reconcile has one handler per handled kind (its test
-// checks both lists agree).
+// jobs are routed, the shape of its payload, and which issues it concerns.
+// The kinds table below is the only list of events: Decode's Handled
+// filter, the App's intake (Routed), the job keys (RoutingOf), the
+// projections of DecodeFast and the App manifest in docs/app.md (a test
+// pins it) are read from it; route dispatches by it.
+//
+// A new event is one row: its name, actions and routing, a payload type
+// whose fill decodes what it carries into Event.Carries (the engine event
+// it becomes), and Concerns; the engine adds a handler for that event.
+// Route and reconcile need no edit.
 type Kind struct {
 	Name string
 	// Actions are the actions autopilot acts on; any other decodes with
@@ -49,6 +70,10 @@ type Kind struct {
 	// Noted: the App logs the event and tells its installation hook; it
 	// starts no job (the installation events).
 	Noted bool
+	// Concerns says which issues the event concerns; a kind other than
+	// ConcernsOwnHandler reaches each of them as the engine event its
+	// payload decoded into Event.Carries.
+	Concerns Concern
 	// payload returns an empty payload of the event's wire shape.
 	payload func() eventPayload
 }
@@ -80,7 +105,9 @@ var kinds = [...]Kind{
 // Kinds returns a copy of the kinds table.
 func Kinds() []Kind { return slices.Clone(kinds[:]) }
 
-func kindOf(name string) (Kind, bool) {
+// KindOf returns the row of the event called name, and false for an event
+// outside the table.
+func KindOf(name string) (Kind, bool) {
 	for _, k := range kinds {
 		if k.Name == name {
 			return k, true
@@ -97,20 +124,20 @@ func (k Kind) Handles(action string) bool {
 // handles reports whether autopilot acts on the event and action
 // (PRODUCT.md §4).
 func handles(name, action string) bool {
-	k, ok := kindOf(name)
+	k, ok := KindOf(name)
 	return ok && k.Handles(action)
 }
 
 // Routed reports whether the App's intake decodes the event (the events
 // autopilot acts on and the installation events it notes).
 func Routed(name string) bool {
-	k, ok := kindOf(name)
+	k, ok := KindOf(name)
 	return ok && k.App
 }
 
 // Noted reports an event the App only notes (see Kind.Noted).
 func Noted(name string) bool {
-	k, ok := kindOf(name)
+	k, ok := KindOf(name)
 	return ok && k.Noted
 }
 
@@ -121,27 +148,27 @@ func FromSelf(ev *Event, botLogin string) bool {
 	if botLogin == "" || !strings.EqualFold(ev.Sender.Login, botLogin) {
 		return false
 	}
-	k, _ := kindOf(ev.Name)
+	k, _ := KindOf(ev.Name)
 	return !k.OwnWrites
 }
 
 // RoutingOf says how the App serialises the jobs of the event called name.
 func RoutingOf(name string) Routing {
-	k, _ := kindOf(name)
+	k, _ := KindOf(name)
 	return k.Routing
 }
 
 // payloadFor returns an empty payload of the shape of event name. Events
 // autopilot has no members to read from decode as the bare envelope.
 func payloadFor(name string) eventPayload {
-	if k, ok := kindOf(name); ok {
+	if k, ok := KindOf(name); ok {
 		return k.payload()
 	}
 	return bare()
 }
 
 func sweeps(name string) bool {
-	k, _ := kindOf(name)
+	k, _ := KindOf(name)
 	return k.Sweep
 }
 

@@ -464,7 +464,7 @@ func (ru *run) applyTrigger(t route.Trigger) error {
 			return err
 		}
 	}
-	evs = nil
+	evs = append([]events.Event(nil), t.Events...) // carried as they are (route.Trigger.Events)
 	if t.PR != 0 && !linked(ru.state(), t.PR) {
 		evs = append(evs, events.PRLinked{PR: t.PR})
 	}

@@ -16,6 +16,10 @@ import (
 // Event is an input to the engine.
 type Event interface{ eventName() string }
 
+// Name is the event's name, which keys its row in the engine's handler
+// table.
+func Name(ev Event) string { return ev.eventName() }
+
 // Start: the trigger label was added.
 type Start struct {
 	// Issue is the issue number the run belongs to; it appears in the first

@@ -62,6 +62,11 @@ type Trigger struct {
 	// Adopt (set by the sweep): it found the trigger label on an issue without any
 	// state (its labeled event was lost); start a run.
 	Adopt bool
+
+	// Events are engine events the event carried as they are (a kind the
+	// event table routes by itself, ghevent.Event.Carries): applied in
+	// order, without a field or a case of their own.
+	Events []events.Event
 }
 
 // Outcome reports what one reconcile did.
@@ -110,19 +115,50 @@ func (r *Router) Handle(ctx context.Context, ev *ghevent.Event) ([]Outcome, erro
 	if ev == nil || !ev.Handled {
 		return nil, nil
 	}
-	h, ok := eventHandlers[ev.Name]
+	k, ok := ghevent.KindOf(ev.Name)
 	if !ok {
 		return nil, nil
 	}
 	if ghevent.FromSelf(ev, r.BotLogin) {
 		return nil, nil // our own writes never trigger work (no loops)
 	}
-	return h(r, ctx, ev)
+	return r.dispatch(ctx, k, ev)
 }
 
-// eventHandler handles one kind of event of ghevent's kinds table (a test
-// checks every handled kind has one); which senders are ignored is the
-// table's OwnWrites column.
+// dispatch routes ev by its row of the kinds table: to the kind's own
+// handler, or to every issue the row says it concerns, with the engine
+// event it carries.
+func (r *Router) dispatch(ctx context.Context, k ghevent.Kind, ev *ghevent.Event) ([]Outcome, error) {
+	if h, ok := eventHandlers[k.Name]; ok && k.Concerns == ghevent.ConcernsOwnHandler {
+		return h(r, ctx, ev)
+	}
+	if ev.Carries == nil {
+		return nil, nil
+	}
+	carry := func(int) Trigger { return Trigger{Events: []events.Event{ev.Carries}} }
+	switch k.Concerns {
+	case ghevent.ConcernsIssue:
+		if ev.Labels == nil || ev.IsPR {
+			// No label snapshot (or a PR's number): read the issue.
+			return r.forLinked(ctx, []int{ev.Issue}, carry)
+		}
+		if ev.Issue <= 0 || !r.HasTrigger(ev.Labels) {
+			return nil, nil
+		}
+		t := carry(ev.Issue)
+		t.Issue = snapshot(ev)
+		out, err := r.Issue(ctx, ev.Issue, t)
+		return []Outcome{out}, err
+	case ghevent.ConcernsLinked:
+		return r.forLinked(ctx, ev.LinkedIssues, carry)
+	}
+	return nil, nil
+}
+
+// eventHandler handles one kind of event of ghevent's kinds table whose
+// routing needs more than the table (ConcernsOwnHandler; a test checks
+// every handled kind has a handler or a Concerns); which senders are
+// ignored is the table's OwnWrites column.
 type eventHandler func(r *Router, ctx context.Context, ev *ghevent.Event) ([]Outcome, error)
 
 var eventHandlers = map[string]eventHandler{
