@@ -36,7 +36,7 @@ func (r *execRig) doneUntil(slug string) {
 // kill-switch reason: the state (status, reason, recovery hint, the Last
 // Session note carrying detail), the stop notice, the labels, the outputs
 // and the run summary (kill-switch column and a line with the hint).
-func (r *execRig) wantStopped(res result, reason, detail string) {
+func (r *execRig) wantStopped(res result, reason state.StopReason, detail string) {
 	r.t.Helper()
 	s := r.now()
 	hint := stops.RecoveryHint(reason)
@@ -46,10 +46,10 @@ func (r *execRig) wantStopped(res result, reason, detail string) {
 	if s.Stop.Hint != hint || hint == stops.RecoveryHint("") {
 		r.t.Errorf("hint %q, want the specific hint %q", s.Stop.Hint, hint)
 	}
-	if s.LastSession.Reason != "stopped: "+reason || !strings.Contains(s.LastSession.Notes, detail) {
+	if s.LastSession.Reason != "stopped: "+string(reason) || !strings.Contains(s.LastSession.Notes, detail) {
 		r.t.Errorf("last session %+v, want notes with %q", s.LastSession, detail)
 	}
-	if r.botComments("`"+reason+"`") != 1 || r.botComments("Recovery: "+hint) != 1 {
+	if r.botComments("`"+string(reason)+"`") != 1 || r.botComments("Recovery: "+hint) != 1 {
 		r.t.Errorf("want one stop notice naming %s with its hint", reason)
 	}
 	if res.outputs["status"] != "stopped" {

@@ -89,7 +89,7 @@ func writeSummary(env Env, res Result, st transport.Stats, signed bool) {
 		b.WriteString("| Issue | Flow | Step | Status | Decision | Kill-switch | State version |\n|---|---|---|---|---|---|---|\n")
 		for _, o := range res.Outcomes {
 			if o.Issue > 0 {
-				fmt.Fprintf(&b, "| #%d | %s | %s | %s | %s | %s | %d |\n", o.Issue, cell(o.Flow), stepCell(o), cell(o.Status), cell(o.Decision), cell(o.Stop), o.Version)
+				fmt.Fprintf(&b, "| #%d | %s | %s | %s | %s | %s | %d |\n", o.Issue, cell(o.Flow), stepCell(o), cell(o.Status), cell(o.Decision), cell(string(o.Stop)), o.Version)
 			}
 		}
 	}
@@ -191,7 +191,7 @@ type telemetryRecord struct {
 func newTelemetry(env Env, res Result, start time.Time) telemetryRecord {
 	o := primary(res)
 	rec := telemetryRecord{SchemaVersion: 1, RunID: runID(env), At: start.UTC(), Event: res.Event,
-		Issue: o.Issue, Flow: o.Flow, StepBefore: o.StepBefore, StepAfter: o.Step, Status: o.Status, Decision: o.Decision, KillSwitch: o.Stop,
+		Issue: o.Issue, Flow: o.Flow, StepBefore: o.StepBefore, StepAfter: o.Step, Status: o.Status, Decision: o.Decision, KillSwitch: string(o.Stop),
 		APICalls: res.Calls, DurationMS: env.Now().Sub(start).Milliseconds()}
 	for _, x := range res.Outcomes {
 		if x.Issue > 0 {

@@ -89,13 +89,13 @@ func TestDemoDependsOnPointsAtTasks(t *testing.T) {
 		}
 		kind := map[string]string{}
 		for _, tk := range s.Tasks {
-			kind[tk.ID], kind[tk.Title] = tk.Kind, tk.Kind
+			kind[tk.ID], kind[tk.Title] = string(tk.Kind), string(tk.Kind)
 		}
 		deps := 0
 		for _, tk := range s.Tasks {
 			for _, d := range tk.DependsOn {
 				deps++
-				if kind[d] != state.KindTask {
+				if kind[d] != string(state.KindTask) {
 					t.Errorf("%s: task %s %q depends on %q, a %q", f, tk.ID, tk.Title, d, kind[d])
 				}
 			}

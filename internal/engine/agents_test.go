@@ -21,21 +21,21 @@ func TestAgentReportsNeedPermissionUnlessABotWithNoRole(t *testing.T) {
 		permErr bool
 		body    string
 		// ledger is the expected ledger outcome ("" = deferred, not ledgered).
-		ledger string
+		ledger state.LedgerOutcome
 		slug   string
 	}{
-		{name: "app bot the API gives no role", author: "claude[bot]", bot: true, perm: access.None, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
-		{name: "app bot whose permission was not looked up", author: "claude[bot]", bot: true, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
-		{name: "app bot with write", author: "claude[bot]", bot: true, perm: access.Write, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
-		{name: "app bot with read (a public repository)", author: "claude[bot]", bot: true, perm: access.Read, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
+		{name: "app bot the API gives no role", author: "claude[bot]", bot: true, perm: access.None, body: "/autopilot done", ledger: state.LedgerApplied, slug: "research"},
+		{name: "app bot whose permission was not looked up", author: "claude[bot]", bot: true, body: "/autopilot done", ledger: state.LedgerApplied, slug: "research"},
+		{name: "app bot with write", author: "claude[bot]", bot: true, perm: access.Write, body: "/autopilot done", ledger: state.LedgerApplied, slug: "research"},
+		{name: "app bot with read (a public repository)", author: "claude[bot]", bot: true, perm: access.Read, body: "/autopilot done", ledger: state.LedgerApplied, slug: "research"},
 		{name: "bot given triage", author: "claude[bot]", bot: true, perm: access.Triage, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "machine user with read", author: "devin-ai", perm: access.Read, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
-		{name: "machine user with write", author: "devin-ai", perm: access.Write, body: "/autopilot done", ledger: outbox.OutApplied, slug: "research"},
+		{name: "machine user with write", author: "devin-ai", perm: access.Write, body: "/autopilot done", ledger: state.LedgerApplied, slug: "research"},
 		{name: "machine user without a role", author: "devin-ai", perm: access.None, body: "/autopilot done", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "machine user with triage", author: "devin-ai", perm: access.Triage, body: "/autopilot fail flaky", ledger: "rejected:unauthorized", slug: "problem"},
 		{name: "failed lookup defers", author: "claude[bot]", bot: true, permErr: true, body: "/autopilot done", ledger: "", slug: "problem"},
-		{name: "agents only report", author: "claude[bot]", bot: true, perm: access.Admin, body: "/autopilot skip not needed", ledger: outbox.OutNotCommand, slug: "problem"},
-		{name: "an unlisted bot never acts", author: "helper[bot]", bot: true, perm: access.Admin, body: "/autopilot done", ledger: outbox.OutNotCommand, slug: "problem"},
+		{name: "agents only report", author: "claude[bot]", bot: true, perm: access.Admin, body: "/autopilot skip not needed", ledger: state.LedgerNotCommand, slug: "problem"},
+		{name: "an unlisted bot never acts", author: "helper[bot]", bot: true, perm: access.Admin, body: "/autopilot done", ledger: state.LedgerNotCommand, slug: "problem"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -67,7 +67,7 @@ func TestGatePostedAtEarlierThanOpenedAtCounts(t *testing.T) {
 	c.At = h.st.Gate.OpenedAt.Add(-30 * time.Second)
 	c.GatePostedAt = h.st.Gate.OpenedAt.Add(-time.Minute)
 	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), outbox.OutApplied)
+	want(t, "ledger", ledgerOf(res.State, c.ID), state.LedgerApplied)
 	want(t, "decision", res.Decision, "A")
 }
 
@@ -126,7 +126,7 @@ func TestPermissionLookupFailureDefersTheComment(t *testing.T) {
 	// Retried later with the permission known, it applies.
 	c.PermErr, c.Perm = false, access.Admin
 	res = h.apply(c)
-	want(t, "applied later", ledgerOf(res.State, c.ID), outbox.OutApplied)
+	want(t, "applied later", ledgerOf(res.State, c.ID), state.LedgerApplied)
 }
 
 func TestBotsNeverCountAgentsOnlyReport(t *testing.T) {
@@ -134,20 +134,23 @@ func TestBotsNeverCountAgentsOnlyReport(t *testing.T) {
 	bot := h.comment("dependabot[bot]", "", "A")
 	bot.Bot = true
 	res := h.apply(bot)
-	want(t, "bot", ledgerOf(res.State, bot.ID), outbox.OutNotCommand)
+	want(t, "bot", ledgerOf(res.State, bot.ID), state.LedgerNotCommand)
 	want(t, "gate open", res.State.Gate != nil, true)
 
 	agent := h.comment("claude", "", "A")
 	agent.Bot, agent.Agent = true, true
 	res = h.apply(agent)
-	want(t, "agent answering a gate", ledgerOf(res.State, agent.ID), outbox.OutNotCommand)
+	want(t, "agent answering a gate", ledgerOf(res.State, agent.ID), state.LedgerNotCommand)
 	want(t, "gate still open", res.State.Gate != nil, true)
 
 	h.say("maria", "A")
-	for _, tc := range []struct{ body, want string }{
-		{"/autopilot stop", outbox.OutNotCommand},
-		{"/autopilot progress 1 batch-loop batch 1 of 2", outbox.OutApplied},
-		{"/autopilot done implemented", outbox.OutApplied},
+	for _, tc := range []struct {
+		body string
+		want state.LedgerOutcome
+	}{
+		{"/autopilot stop", state.LedgerNotCommand},
+		{"/autopilot progress 1 batch-loop batch 1 of 2", state.LedgerApplied},
+		{"/autopilot done implemented", state.LedgerApplied},
 	} {
 		c := h.comment("claude", "", tc.body)
 		c.Bot, c.Agent = true, true
@@ -162,7 +165,7 @@ func TestQuotedAndFencedLettersAreNotCommands(t *testing.T) {
 	for _, body := range []string{"> A\n\nI agree with the above", "```\nA\n```", "Thanks, looks good", ""} {
 		c := h.comment("maria", access.Write, body)
 		res := h.apply(c)
-		want(t, body, ledgerOf(res.State, c.ID), outbox.OutNotCommand)
+		want(t, body, ledgerOf(res.State, c.ID), state.LedgerNotCommand)
 		want(t, body+": no effects", nEffects(res), 0)
 		want(t, body+": gate open", res.State.Gate != nil, true)
 	}
@@ -193,7 +196,7 @@ func TestCommentsOlderThanTheRunAreHistory(t *testing.T) {
 	c := h.comment("maria", access.Write, "/autopilot stop")
 	c.At = h.st.StartedAt.Add(-time.Hour)
 	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), outbox.OutNotCommand)
+	want(t, "ledger", ledgerOf(res.State, c.ID), state.LedgerNotCommand)
 	want(t, "run", res.State.Run, state.RunInProgress)
 }
 
@@ -315,6 +318,6 @@ func TestCommentUsesTheReplyParsedByTheCaller(t *testing.T) {
 	done := Parse("/autopilot done problem written")
 	c.Reply = &done
 	res := h.apply(c)
-	want(t, "classified by the given parse", ledgerOf(res.State, c.ID), outbox.OutApplied)
+	want(t, "classified by the given parse", ledgerOf(res.State, c.ID), state.LedgerApplied)
 	want(t, "step done", res.State.Slug, "research")
 }

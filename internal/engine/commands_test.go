@@ -17,14 +17,14 @@ func TestSkipNeedsReasonWhereTheStepSaysSo(t *testing.T) {
 		flow string
 		slug string
 		body string
-		want string // ledger outcome
+		want state.LedgerOutcome // ledger outcome
 	}{
 		{name: "security-audit without reason", flow: "greenfield", slug: "security-audit", body: "/autopilot skip", want: "rejected:reason-required"},
-		{name: "security-audit with reason", flow: "greenfield", slug: "security-audit", body: "/autopilot skip internal tool, audited last week", want: outbox.OutApplied},
+		{name: "security-audit with reason", flow: "greenfield", slug: "security-audit", body: "/autopilot skip internal tool, audited last week", want: state.LedgerApplied},
 		{name: "qa without reason", flow: "review-loop", slug: "qa", body: "/autopilot skip", want: "rejected:reason-required"},
-		{name: "qa with reason", flow: "review-loop", slug: "qa", body: "/autopilot skip docs-only change", want: outbox.OutApplied},
+		{name: "qa with reason", flow: "review-loop", slug: "qa", body: "/autopilot skip docs-only change", want: state.LedgerApplied},
 		{name: "interview without reason", flow: "review-loop", slug: "interview", body: "/autopilot skip", want: "rejected:reason-required"},
-		{name: "research without reason", flow: "greenfield", slug: "research", body: "/autopilot skip", want: outbox.OutApplied},
+		{name: "research without reason", flow: "greenfield", slug: "research", body: "/autopilot skip", want: state.LedgerApplied},
 		{name: "code-review never", flow: "review-loop", slug: "code-review", body: "/autopilot skip trust me", want: "rejected:not-skippable"},
 		{name: "plan consensus never", flow: "review-loop", slug: "plan", body: "/autopilot skip trust me", want: "rejected:not-skippable"},
 	}
@@ -32,7 +32,7 @@ func TestSkipNeedsReasonWhereTheStepSaysSo(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, jiraOff)
 			reviewLoopTo(t, h, tc.flow, tc.slug)
-			if tc.want != outbox.OutApplied {
+			if tc.want != state.LedgerApplied {
 				res := h.refused("maria", tc.body, tc.want)
 				want(t, "no gate", res.State.Gate == nil, true)
 				if tc.want == "rejected:reason-required" && !hasBody(res.Effects, "needs a reason") {
@@ -258,11 +258,11 @@ func TestProgressSetsStructuredSubStep(t *testing.T) {
 	tests := []struct {
 		name    string
 		bodies  []string
-		want    string // ledger outcome of the last
+		want    state.LedgerOutcome // ledger outcome of the last
 		wantSub state.SubStep
 	}{
-		{name: "phase name detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3"}, want: outbox.OutApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 1 of 3"}},
-		{name: "same phase updates detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3", "/autopilot progress 2 batch-loop batch 2 of 3"}, want: outbox.OutApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 2 of 3"}},
+		{name: "phase name detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3"}, want: state.LedgerApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 1 of 3"}},
+		{name: "same phase updates detail", bodies: []string{"/autopilot progress 2 batch-loop batch 1 of 3", "/autopilot progress 2 batch-loop batch 2 of 3"}, want: state.LedgerApplied, wantSub: state.SubStep{Phase: 2, Name: "batch-loop", Detail: "batch 2 of 3"}},
 		{name: "lower phase refused", bodies: []string{"/autopilot progress 3 review", "/autopilot progress 2 batch-loop"}, want: "rejected:phase-backwards", wantSub: state.SubStep{Phase: 3, Name: "review"}},
 		{name: "awaiting-invocation reserved for phase 0", bodies: []string{"/autopilot progress 1 awaiting-invocation"}, want: "rejected:reserved-name", wantSub: state.SubStep{Phase: 0, Name: state.AwaitingInvocation}},
 		{name: "phase 0 only for awaiting-invocation", bodies: []string{"/autopilot progress 0 warming-up"}, want: "rejected:reserved-name", wantSub: state.SubStep{Phase: 0, Name: state.AwaitingInvocation}},
@@ -279,7 +279,7 @@ func TestProgressSetsStructuredSubStep(t *testing.T) {
 			}
 			want(t, "ledger", ledgerOf(res.State, c.ID), tc.want)
 			want(t, "sub_step", res.State.SubStep, tc.wantSub)
-			if tc.want == outbox.OutApplied {
+			if tc.want == state.LedgerApplied {
 				want(t, "banner note", res.State.Steps[0].Note, tc.wantSub.Detail)
 			}
 		})
@@ -304,7 +304,7 @@ func TestStatusAndHelpAnswerWithoutChangingTheRun(t *testing.T) {
 	} {
 		c := h.comment("bob", access.Write, tc.body)
 		res := h.apply(c)
-		want(t, tc.body+" ledger", ledgerOf(res.State, c.ID), outbox.OutApplied)
+		want(t, tc.body+" ledger", ledgerOf(res.State, c.ID), state.LedgerApplied)
 		want(t, tc.body+" changed", res.Changed, false)
 		if b := bodies(res.Effects); len(b) != 1 {
 			t.Errorf("%s: replies %q, want one", tc.body, b)

@@ -224,10 +224,10 @@ func repliesTo(effs []state.Effect, id int64) int {
 }
 
 // ledgerOf returns the ledger outcome of comment id, "" when not ledgered.
-func ledgerOf(s *state.State, id int64) string {
+func ledgerOf(s *state.State, id int64) state.LedgerOutcome {
 	for _, e := range s.Ledger {
 		if e.CommentID == id {
-			return string(e.Outcome)
+			return e.Outcome
 		}
 	}
 	return ""
@@ -296,7 +296,7 @@ func wantGate(t testing.TB, s *state.State, kind state.GateKind) *state.Gate {
 
 // refused applies a comment by a writer and checks that it was refused
 // with the ledger outcome: a 😕 reaction and one explanatory reply.
-func (h *harness) refused(author, body, outcome string) Result {
+func (h *harness) refused(author, body string, outcome state.LedgerOutcome) Result {
 	h.t.Helper()
 	c := h.comment(author, access.Write, body)
 	res := h.apply(c)

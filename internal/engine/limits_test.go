@@ -12,7 +12,7 @@ import (
 )
 
 // wantStopped checks a kill-switch stop: status, reason, hint and notice.
-func wantStopped(t *testing.T, res Result, reason string) {
+func wantStopped(t *testing.T, res Result, reason state.StopReason) {
 	t.Helper()
 	s := res.State
 	want(t, "run", s.Run, state.RunStopped)
@@ -24,7 +24,7 @@ func wantStopped(t *testing.T, res Result, reason string) {
 	if s.Stop.Hint == "" || s.Stop.Hint == stops.RecoveryHint("") {
 		t.Errorf("reason %s has no specific recovery hint", reason)
 	}
-	if !hasBody(res.Effects, "Autopilot stopped", "`"+reason+"`", "Recovery: "+s.Stop.Hint) {
+	if !hasBody(res.Effects, "Autopilot stopped", "`"+string(reason)+"`", "Recovery: "+s.Stop.Hint) {
 		t.Errorf("stop notice = %q", bodies(res.Effects))
 	}
 }

@@ -130,6 +130,6 @@ func TestAnsweredStatusIsClassifiedWithoutALookup(t *testing.T) {
 	c := h.comment("maria", "", "/autopilot status")
 	c.Replied = true
 	res := h.apply(c)
-	want(t, "classified as permitted", ledgerOf(res.State, c.ID), outbox.OutApplied)
+	want(t, "classified as permitted", ledgerOf(res.State, c.ID), state.LedgerApplied)
 	want(t, "no refusal", hasBody(res.Effects, "only people with"), false)
 }

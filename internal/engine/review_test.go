@@ -9,7 +9,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -154,36 +153,57 @@ func TestAgentsCannotSkipTheInterview(t *testing.T) {
 	c := h.comment("claude[bot]", "", "/autopilot skip too slow")
 	c.Bot, c.Agent = true, true
 	res := h.apply(c)
-	want(t, "ledger", ledgerOf(res.State, c.ID), outbox.OutNotCommand)
+	want(t, "ledger", ledgerOf(res.State, c.ID), state.LedgerNotCommand)
 	want(t, "no gate", res.State.Gate == nil, true)
 }
 
 func TestPlanConsensus(t *testing.T) {
 	tests := []struct {
 		name  string
-		steps []struct{ who, body, want string }
-		slug  string
+		steps []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}
+		slug string
 	}{
-		{name: "architect then critic", slug: "execute", steps: []struct{ who, body, want string }{
-			{"alice", "/autopilot approve architect looks sound", outbox.OutApplied},
-			{"carol", "/autopilot approve critic", outbox.OutApplied},
+		{name: "architect then critic", slug: "execute", steps: []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}{
+			{"alice", "/autopilot approve architect looks sound", state.LedgerApplied},
+			{"carol", "/autopilot approve critic", state.LedgerApplied},
 		}},
-		{name: "critic first is out of order", slug: "plan", steps: []struct{ who, body, want string }{
+		{name: "critic first is out of order", slug: "plan", steps: []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}{
 			{"carol", "/autopilot approve critic", "rejected:out-of-order"},
 		}},
-		{name: "not in role", slug: "plan", steps: []struct{ who, body, want string }{
+		{name: "not in role", slug: "plan", steps: []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}{
 			{"bob", "/autopilot approve architect", "rejected:not-in-role"},
 		}},
-		{name: "unknown role", slug: "plan", steps: []struct{ who, body, want string }{
+		{name: "unknown role", slug: "plan", steps: []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}{
 			{"alice", "/autopilot approve boss", "rejected:bad-role"},
 		}},
-		{name: "duplicate architect", slug: "plan", steps: []struct{ who, body, want string }{
-			{"alice", "/autopilot approve architect", outbox.OutApplied},
+		{name: "duplicate architect", slug: "plan", steps: []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}{
+			{"alice", "/autopilot approve architect", state.LedgerApplied},
 			{"alice", "/autopilot approve architect", "rejected:duplicate"},
 		}},
-		{name: "reject keeps plan and needs a new report", slug: "plan", steps: []struct{ who, body, want string }{
-			{"alice", "/autopilot approve architect", outbox.OutApplied},
-			{"carol", "/autopilot reject critic no rollback story", outbox.OutApplied},
+		{name: "reject keeps plan and needs a new report", slug: "plan", steps: []struct {
+			who, body string
+			want      state.LedgerOutcome
+		}{
+			{"alice", "/autopilot approve architect", state.LedgerApplied},
+			{"carol", "/autopilot reject critic no rollback story", state.LedgerApplied},
 			{"alice", "/autopilot approve architect", "rejected:no-plan"},
 		}},
 	}

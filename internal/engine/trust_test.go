@@ -8,7 +8,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -62,7 +61,7 @@ func TestEditedBeforeProcessingIsRefusedOnce(t *testing.T) {
 			fresh := h.comment(c.Author, c.Perm, tc.body)
 			fresh.Bot, fresh.Agent = c.Bot, c.Agent
 			res = h.apply(fresh)
-			if res.State.Ledger[len(res.State.Ledger)-1].Outcome != outbox.OutApplied && res.Decision == "" && res.State.Slug == before.Slug && res.State.Run == before.Run {
+			if res.State.Ledger[len(res.State.Ledger)-1].Outcome != state.LedgerApplied && res.Decision == "" && res.State.Slug == before.Slug && res.State.Run == before.Run {
 				t.Errorf("the new comment was not applied: ledger %+v", res.State.Ledger)
 			}
 		})

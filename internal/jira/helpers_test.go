@@ -73,7 +73,7 @@ func (e *env) sync(tb testing.TB, ts []state.Task, mod func(*trackersync.Options
 	return res
 }
 
-func mkTask(id, kind, title, epic string, points float64) state.Task {
+func mkTask(id string, kind state.TaskKind, title, epic string, points float64) state.Task {
 	return state.Task{
 		ID: id, Kind: kind, Title: title, Epic: epic, Points: points,
 		Description: "Plain text description of " + title,

@@ -275,7 +275,7 @@ func compare(s *state.State, e *Expected) []Violation {
 	}
 	stop := ""
 	if s.Stop != nil {
-		stop = s.Stop.Reason
+		stop = string(s.Stop.Reason)
 	}
 	if stop != e.StopReason {
 		bad("stop reason %q, oracle says %q", stop, e.StopReason)
@@ -315,7 +315,7 @@ func compare(s *state.State, e *Expected) []Violation {
 		bad("%d tasks, oracle says %d", len(s.Tasks), len(e.Tasks))
 	} else {
 		for i, t := range s.Tasks {
-			if t.Kind != e.Tasks[i].Kind || t.Title != e.Tasks[i].Title {
+			if string(t.Kind) != e.Tasks[i].Kind || t.Title != e.Tasks[i].Title {
 				bad("task %d is %s %q, oracle says %s %q", i+1, t.Kind, t.Title, e.Tasks[i].Kind, e.Tasks[i].Title)
 			}
 			synced := t.Sync == state.SyncCreated && t.Key != ""

@@ -44,6 +44,11 @@ func GateRollback(slug string) GateKind { return GateKind(gateRollback + slug) }
 // IsApproval reports whether k is the approval gate of some step.
 func (k GateKind) IsApproval() bool { return strings.HasPrefix(string(k), gateApproval) }
 
+// StopReason is why a run stopped (Stop.Reason): a kill-switch name or
+// max-iterations. Package engine/stops names them, with the recovery hint
+// each is shown with.
+type StopReason string
+
 // LedgerOutcome is how a human comment was classified (LedgerEntry): it
 // was applied, is no command, or was rejected for a reason
 // ("rejected:<reason>", see Rejected).

@@ -107,3 +107,17 @@ func TestKindsDecodeAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// Task kinds are a named type: Task.Kind holds one, and only the two are
+// valid.
+func TestTaskKindsAreTyped(t *testing.T) {
+	for _, k := range []TaskKind{KindEpic, KindTask} {
+		task := Task{Kind: k}
+		if !taskKinds[task.Kind] {
+			t.Errorf("%s is not a valid task kind", k)
+		}
+	}
+	if taskKinds[TaskKind("story")] {
+		t.Error("story is a valid task kind")
+	}
+}

@@ -237,10 +237,13 @@ type RetryEntry struct {
 	At      time.Time `json:"at"`
 }
 
+// TaskKind says whether a task is an epic or a task (Task.Kind).
+type TaskKind string
+
 // Task kinds.
 const (
-	KindEpic = "epic"
-	KindTask = "task"
+	KindEpic TaskKind = "epic"
+	KindTask TaskKind = "task"
 )
 
 // SyncState is a task's tracker sync state (Task.Sync), whatever the
@@ -264,7 +267,7 @@ const TrackerNotConfigured = "not-configured"
 // Task is an epic or task, kept locally and synced to the tracker.
 type Task struct {
 	ID          string   `json:"id"` // "01", "02", ... (local numbering)
-	Kind        string   `json:"kind"`
+	Kind        TaskKind `json:"kind"`
 	Title       string   `json:"title"`
 	Description string   `json:"description,omitempty"`
 	Epic        string   `json:"epic,omitempty"` // title or local id of the epic
@@ -374,9 +377,9 @@ type PRCheck struct {
 
 // Stop records why a run stopped.
 type Stop struct {
-	Reason string    `json:"reason"` // kill-switch name
-	Hint   string    `json:"hint"`
-	At     time.Time `json:"at"`
+	Reason StopReason `json:"reason"` // kill-switch name (engine/stops)
+	Hint   string     `json:"hint"`
+	At     time.Time  `json:"at"`
 	// Resume is the run status to restore on /autopilot resume.
 	Resume RunStatus `json:"resume,omitempty"`
 }

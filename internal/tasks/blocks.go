@@ -103,7 +103,7 @@ func parseBlock(b block, where string) ([]draft, error) {
 	return out, nil
 }
 
-func parseItem(m *yaml.Node, kind, where string) (state.Task, error) {
+func parseItem(m *yaml.Node, kind state.TaskKind, where string) (state.Task, error) {
 	t := state.Task{Kind: kind}
 	fail := func(n *yaml.Node, field, msg string) (state.Task, error) {
 		return state.Task{}, &Error{Where: where, Line: n.Line, Field: field, Msg: msg}

@@ -207,7 +207,7 @@ func setMeta(t *state.Task, key, val, where string, line int, label string) erro
 		}
 		t.Points = f
 	case "kind":
-		switch strings.ToLower(val) {
+		switch state.TaskKind(strings.ToLower(val)) {
 		case state.KindEpic:
 			t.Kind = state.KindEpic
 		case state.KindTask:

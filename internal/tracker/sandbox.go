@@ -12,6 +12,8 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/idem"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // Sandbox operation names, for Calls and FailNext.
@@ -34,7 +36,7 @@ type SandboxOptions struct {
 // SandboxIssue is an issue held by a Sandbox.
 type SandboxIssue struct {
 	Key         string
-	Kind        string
+	Kind        state.TaskKind
 	Title       string
 	Description string
 	EpicKey     string
@@ -261,9 +263,9 @@ func (s *Sandbox) validate(it Item) error {
 	case it.Points < 0:
 		return &ValidationError{Field: "story points", Message: "Story points cannot be negative."}
 	}
-	if it.EpicKey != "" && it.Kind != "epic" {
+	if it.EpicKey != "" && it.Kind != state.KindEpic {
 		for _, is := range s.issues {
-			if is.Key == it.EpicKey && is.Kind == "epic" {
+			if is.Key == it.EpicKey && is.Kind == state.KindEpic {
 				return nil
 			}
 		}

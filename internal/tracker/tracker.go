@@ -13,6 +13,8 @@ package tracker
 import (
 	"context"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // Item is one epic or task to create in the tracker.
@@ -20,7 +22,7 @@ type Item struct {
 	// IdemKey is the idempotency key, stored on the issue as a label.
 	IdemKey string
 	// Kind is state.KindEpic or state.KindTask.
-	Kind        string
+	Kind        state.TaskKind
 	Title       string
 	Description string
 	// EpicKey is the tracker key of the epic this task belongs to, if any.

@@ -75,7 +75,7 @@ func LoadInputs(getenv func(string) string, prefix string) (Inputs, error) {
 	if in.GitHubToken == "" && prefix == "" {
 		in.GitHubToken = strings.TrimSpace(getenv("GITHUB_TOKEN"))
 	}
-	p := or(get("answer_permission"), "write")
+	p := or(get("answer_permission"), string(access.Write))
 	perm, err := access.Parse(p)
 	if err != nil || perm == access.None || perm == access.Read {
 		return in, &InputError{"answer_permission", fmt.Sprintf("%q: want triage, write, maintain or admin", p)}

@@ -220,7 +220,7 @@ func desiredCheck(cfg *config.Config, answer access.Level, s *state.State, r sta
 		c.Conclusion = CheckFailure
 		c.Title = "The run " + string(s.Run)
 		if s.Stop != nil {
-			c.Title += ": " + s.Stop.Reason
+			c.Title += ": " + string(s.Stop.Reason)
 		}
 		c.Waiting = prose.OneLine(prose.NextAction(s), 160)
 	case s.Run == state.RunDone:

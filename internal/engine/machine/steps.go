@@ -356,14 +356,14 @@ func (m *M) finish() {
 }
 
 // Stop sets the run to stopped with a reason (kill-switch name) and hint.
-func (m *M) Stop(reason, detail string) {
+func (m *M) Stop(reason state.StopReason, detail string) {
 	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone {
 		return
 	}
 	hint := stops.RecoveryHint(reason)
 	m.S.Stop = &state.Stop{Reason: reason, Hint: hint, At: m.Now, Resume: m.S.Run}
 	m.S.Run = state.RunStopped
-	m.S.LastSession = m.session("stopped: "+reason, detail)
+	m.S.LastSession = m.session("stopped: "+string(reason), detail)
 	m.Changed = true
 	m.Post("stopped", fmt.Sprintf("⏹️ **Autopilot stopped** — `%s`: %s\n\nRecovery: %s\nResume with `/autopilot resume`.", reason, textsafe.Escape(detail), hint))
 }
@@ -482,7 +482,7 @@ func (m *M) removeBlockersFor(slug string) {
 	}
 }
 
-func (m *M) countTasks(kind string) int {
+func (m *M) countTasks(kind state.TaskKind) int {
 	n := 0
 	for _, t := range m.S.Tasks {
 		if t.Kind == kind {

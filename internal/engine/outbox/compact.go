@@ -63,7 +63,7 @@ func foldLedger(s *state.State, read []int64) {
 	for _, e := range s.Ledger {
 		// Applied entries stay listed: they are few (each moved the run)
 		// and a decision never leaves the ledger (I5).
-		if e.CommentID > floor || e.Outcome == OutApplied {
+		if e.CommentID > floor || e.Outcome == state.LedgerApplied {
 			keep = append(keep, e)
 		}
 	}

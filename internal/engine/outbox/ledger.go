@@ -2,12 +2,6 @@ package outbox
 
 import "github.com/autopilot-dev/autopilot/internal/state"
 
-// Ledger outcomes.
-const (
-	OutApplied    = "applied"
-	OutNotCommand = "not-a-command"
-)
-
 // The reactions the ledger announces: applied, rejected.
 const (
 	ReactUp      = "+1"

@@ -7,7 +7,6 @@ package outbox
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -115,9 +114,9 @@ func OwedReactions(stored *state.State, read []Rollup) []state.Effect {
 	if stored == nil {
 		return nil
 	}
-	outcomes := map[int64]string{}
+	outcomes := map[int64]state.LedgerOutcome{}
 	for _, e := range stored.Ledger {
-		outcomes[e.CommentID] = string(e.Outcome)
+		outcomes[e.CommentID] = e.Outcome
 	}
 	var out []state.Effect
 	for _, c := range read {
@@ -126,10 +125,9 @@ func OwedReactions(stored *state.State, read []Rollup) []state.Effect {
 			continue
 		}
 		want := ""
-		switch {
-		case o == OutApplied:
+		if o == state.LedgerApplied {
 			want = ReactUp
-		case strings.HasPrefix(o, "rejected:"):
+		} else if _, rejected := o.Rejection(); rejected {
 			want = ReactConfuse
 		}
 		if want != "" && c.Reactions[want] == 0 {

@@ -9,8 +9,8 @@ import (
 )
 
 func TestOwedReactions(t *testing.T) {
-	stored := &state.State{Ledger: []state.LedgerEntry{{CommentID: 1, Outcome: OutApplied}, {CommentID: 2, Outcome: "rejected:unauthorized"},
-		{CommentID: 3, Outcome: OutNotCommand}, {CommentID: 4, Outcome: OutApplied}, {CommentID: 5, Outcome: OutApplied}}}
+	stored := &state.State{Ledger: []state.LedgerEntry{{CommentID: 1, Outcome: state.LedgerApplied}, {CommentID: 2, Outcome: "rejected:unauthorized"},
+		{CommentID: 3, Outcome: state.LedgerNotCommand}, {CommentID: 4, Outcome: state.LedgerApplied}, {CommentID: 5, Outcome: state.LedgerApplied}}}
 	read := []Rollup{
 		{ID: 1, Reactions: map[string]int{}},           // 👍 owed
 		{ID: 2, Reactions: map[string]int{"+1": 1}},    // 😕 owed
@@ -33,5 +33,21 @@ func TestManagedLabels(t *testing.T) {
 	}
 	for _, l := range []string{"autopilot", "bug", "autopilot/other"} {
 		testkit.Want(t, l+" managed", Managed(l), false)
+	}
+}
+
+// The ledger's outcomes are state's (state.LedgerOutcome): an applied
+// comment is owed a +1, a rejected one a confused reaction, a comment that
+// is no command nothing.
+func TestOwedReactionsReadStateLedgerOutcomes(t *testing.T) {
+	s := &state.State{Ledger: []state.LedgerEntry{{CommentID: 1, Outcome: state.LedgerApplied}, {CommentID: 2, Outcome: state.RejectedStale},
+		{CommentID: 3, Outcome: state.LedgerNotCommand}}}
+	read := []Rollup{{ID: 1, Reactions: map[string]int{}}, {ID: 2, Reactions: map[string]int{}}, {ID: 3, Reactions: map[string]int{}}}
+	got := map[int64]string{}
+	for _, e := range OwedReactions(s, read) {
+		got[e.Target] = e.Reaction
+	}
+	if len(got) != 2 || got[1] != ReactUp || got[2] != ReactConfuse {
+		t.Errorf("owed reactions %v, want 1:%s 2:%s", got, ReactUp, ReactConfuse)
 	}
 }

@@ -100,7 +100,7 @@ func NextAction(s *state.State) string {
 		return "nothing — the run is complete"
 	case state.RunStopped:
 		if s.Stop != nil {
-			return "stopped (" + s.Stop.Reason + "); /autopilot resume continues"
+			return "stopped (" + string(s.Stop.Reason) + "); /autopilot resume continues"
 		}
 		return "stopped; /autopilot resume continues"
 	case state.RunAwaitingDecision, state.RunFailed:
@@ -204,7 +204,7 @@ func Plural(n int, kind string) string {
 }
 
 // KindWord names a task kind in the plural ("epics" or "tasks").
-func KindWord(k string) string {
+func KindWord(k state.TaskKind) string {
 	if k == state.KindEpic {
 		return "epics"
 	}

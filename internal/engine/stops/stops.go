@@ -3,23 +3,25 @@
 // each is recorded and shown with.
 package stops
 
+import "github.com/autopilot-dev/autopilot/internal/state"
+
 // Kill-switch names (seed 004).
 const (
-	KillMaxSessions   = "max-sessions-reached"
-	KillMaxHours      = "max-hours-exceeded"
-	KillSpiral        = "spiral"
-	KillFailedWave    = "failed-wave"
-	KillCarryover     = "carryover-too-high"
-	KillLowConfidence = "low-confidence-fallback"
-	KillResource      = "resource-overload"
-	KillUserAbort     = "user-abort"
-	StopMaxIterations = "max-iterations"
+	KillMaxSessions   state.StopReason = "max-sessions-reached"
+	KillMaxHours      state.StopReason = "max-hours-exceeded"
+	KillSpiral        state.StopReason = "spiral"
+	KillFailedWave    state.StopReason = "failed-wave"
+	KillCarryover     state.StopReason = "carryover-too-high"
+	KillLowConfidence state.StopReason = "low-confidence-fallback"
+	KillResource      state.StopReason = "resource-overload"
+	KillUserAbort     state.StopReason = "user-abort"
+	StopMaxIterations state.StopReason = "max-iterations"
 )
 
 // RecoveryHint is the recovery hint recorded with a stop reason (a
 // kill-switch name or max-iterations) and shown in the stop notice, the
 // state comment and the run summary.
-func RecoveryHint(reason string) string {
+func RecoveryHint(reason state.StopReason) string {
 	switch reason {
 	case KillSpiral:
 		return "Triage the repeating failure by hand; autopilot will not retry it on its own."

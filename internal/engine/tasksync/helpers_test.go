@@ -82,7 +82,7 @@ func render(op Op) string {
 }
 
 // task is a pending task whose idempotency key is "k" + id.
-func task(id, kind, title, epic string) state.Task {
+func task(id string, kind state.TaskKind, title, epic string) state.Task {
 	return state.Task{ID: id, Kind: kind, Title: title, Epic: epic, IdemKey: "k" + id, Sync: state.SyncPending}
 }
 

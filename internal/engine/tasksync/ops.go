@@ -57,7 +57,7 @@ func (Wait) isOp()         {}
 // Item is one epic or task to create.
 type Item struct {
 	IdemKey     string
-	Kind        string // state.KindEpic or state.KindTask
+	Kind        state.TaskKind // state.KindEpic or state.KindTask
 	Title       string
 	Description string
 	EpicKey     string  // tracker key of its epic, if any

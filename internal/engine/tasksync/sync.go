@@ -228,7 +228,7 @@ func (s *Sync) lookup() {
 
 // createKind marks the tasks of one kind that can be sent now "sending"
 // and asks for that to be persisted before the first chunk goes out.
-func (s *Sync) createKind(kind string) {
+func (s *Sync) createKind(kind state.TaskKind) {
 	s.idx = s.readyToCreate(kind)
 	if len(s.idx) == 0 {
 		return
@@ -303,7 +303,7 @@ func (s *Sync) chunk() {
 // readyToCreate lists the outbox tasks of one kind that can be sent now:
 // pending ones, and "sending" ones not found past the search lag. Tasks
 // whose epic is still on its way are held.
-func (s *Sync) readyToCreate(kind string) []int {
+func (s *Sync) readyToCreate(kind state.TaskKind) []int {
 	var idx []int
 	held := 0
 	for i, t := range s.tasks {
@@ -576,7 +576,7 @@ func inOutbox(t state.Task) bool {
 	return t.Sync == "" || t.Sync == state.SyncPending || t.Sync == state.SyncSending
 }
 
-func kindOf(t state.Task) string {
+func kindOf(t state.Task) state.TaskKind {
 	if t.Kind == state.KindEpic {
 		return state.KindEpic
 	}

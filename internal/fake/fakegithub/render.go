@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/access"
 )
 
 // JSON shapes, following GitHub's OpenAPI description (components/schemas)
@@ -73,7 +75,7 @@ func association(rp *repository, u *user) string {
 	if strings.EqualFold(u.login, rp.owner) {
 		return "OWNER"
 	}
-	if p, ok := rp.perms[strings.ToLower(u.login)]; ok && p != "none" {
+	if p, ok := rp.perms[strings.ToLower(u.login)]; ok && p != access.None {
 		return "COLLABORATOR"
 	}
 	return "NONE"

@@ -76,13 +76,13 @@ type Outcome struct {
 	Step  string `json:"step"`
 	// StepBefore is the current step when the pass began ("" when the
 	// issue had no run yet).
-	StepBefore string   `json:"step_before,omitempty"`
-	Status     string   `json:"status"`
-	Decision   string   `json:"decision"`
-	Wrote      bool     `json:"wrote"`
-	Version    int64    `json:"version"`
-	Stop       string   `json:"stop,omitempty"`
-	Notes      []string `json:"notes,omitempty"`
+	StepBefore string           `json:"step_before,omitempty"`
+	Status     string           `json:"status"`
+	Decision   string           `json:"decision"`
+	Wrote      bool             `json:"wrote"`
+	Version    int64            `json:"version"`
+	Stop       state.StopReason `json:"stop,omitempty"`
+	Notes      []string         `json:"notes,omitempty"`
 }
 
 // Router routes one repository's events to Issue.

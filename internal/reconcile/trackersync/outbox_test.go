@@ -611,7 +611,7 @@ func (p *persister) Persist(ts []state.Task) error {
 	return nil
 }
 
-func task(id, kind, title, epic string) state.Task {
+func task(id string, kind state.TaskKind, title, epic string) state.Task {
 	return state.Task{
 		ID: id, Kind: kind, Title: title, Epic: epic,
 		IdemKey: idem.Key("octo/repo", 7, id), Sync: state.SyncPending,

@@ -144,7 +144,7 @@ func (g gen) state(tasks int) *state.State {
 
 func (g gen) tasks(s *state.State, n int) {
 	for i := 0; i < n; i++ {
-		t := state.Task{ID: fmt.Sprintf("%02d", i+1), Kind: g.pick(state.KindEpic, state.KindTask, state.KindTask), Title: g.text(false),
+		t := state.Task{ID: fmt.Sprintf("%02d", i+1), Kind: pickOf(g, state.KindEpic, state.KindTask, state.KindTask), Title: g.text(false),
 			Description: g.text(false), IdemKey: fmt.Sprintf("ap-%d-%d", s.Issue, i), Sync: pickOf(g, state.SyncPending, state.SyncSending, state.SyncCreated, state.SyncFailed, state.SyncLocal),
 			SentAt: g.time(), Done: g.n(1) == 1, Error: g.text(false), Carryover: g.n(4) == 0, Step: g.slug(),
 			Points: float64(g.n(16)) / 2}

@@ -57,7 +57,7 @@ func Sample() *state.State {
 		Gate: &state.Gate{ID: "plan-review-3", Kind: "review", Title: "DECISION REQUIRED: accept the plan?",
 			Options:   []state.Option{{Letter: "A", Text: "Accept", Action: state.ActApprove}, {Letter: "B", Text: "Revise", Action: state.ActChanges}},
 			Recommend: "A", Reason: "architect approved", OpenedAt: At("2026-11-22T14:11:00Z"), CommentID: 1010},
-		Ledger:    []state.LedgerEntry{{CommentID: 1001, Outcome: "applied"}, {CommentID: 1005, Outcome: "not-a-command"}},
+		Ledger:    []state.LedgerEntry{{CommentID: 1001, Outcome: state.LedgerApplied}, {CommentID: 1005, Outcome: state.LedgerNotCommand}},
 		Replies:   []string{"reply:plan-review-3:mallory"},
 		Outbox:    []state.Effect{{Kind: state.EffReact, Target: 1001, Reaction: "+1"}},
 		Limits:    state.Limits{Sessions: 2, Iterations: 3, RunStartedAt: At("2026-11-22T09:59:00Z")},

@@ -235,7 +235,7 @@ func (g *Tracker) walk(ctx context.Context) error {
 				continue
 			}
 			g.byKey[m.key] = k
-			if m.kind != state.KindTask {
+			if m.kind != string(state.KindTask) {
 				queue = append(queue, k.Number)
 			}
 			batch = batch || m.kind == "batch"
@@ -589,7 +589,7 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 			fmt.Fprintf(&b, "Depends on %s\n\n", strings.Join(on, ", "))
 		}
 	}
-	b.WriteString(marker{key: it.IdemKey, parent: parent, kind: kind}.String())
+	b.WriteString(marker{key: it.IdemKey, parent: parent, kind: string(kind)}.String())
 	title := strings.TrimSpace(strings.ReplaceAll(it.Title, "\n", " "))
 	if title == "" {
 		title = "Task " + it.IdemKey
