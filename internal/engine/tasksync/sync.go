@@ -33,6 +33,19 @@ type Result struct {
 	Note string
 }
 
+// WaitingNote is what the state says about tasks the sync left waiting
+// (the Tasks section already says "<tracker>: pending (n)"; the note says
+// why); empty when none waits.
+func (r Result) WaitingNote() string {
+	if r.Waiting == 0 {
+		return ""
+	}
+	if r.Note == "" {
+		return "waiting for the next sync"
+	}
+	return r.Note
+}
+
 type phase int
 
 const (
