@@ -59,3 +59,13 @@ func TestTrackersPickedByConfigurationAndTheGateChoice(t *testing.T) {
 		}
 	}
 }
+
+// Every row of Registry is a valid value of tracker: (the init registers
+// its name with the configuration).
+func TestEveryRegisteredTrackerIsAValidConfigValue(t *testing.T) {
+	for name := range Registry {
+		if _, err := config.Parse([]byte("tracker: " + name + "\n")); err != nil {
+			t.Errorf("tracker: %s: %v", name, err)
+		}
+	}
+}

@@ -61,6 +61,14 @@ var Registry = map[string]Registration{
 	config.TrackerLocal: {Caps: tasksync.Caps{Name: "local"}, New: func(Source, *config.Config, *state.State, int) (tracker.Tracker, error) { return nil, nil }},
 }
 
+// init makes every registered tracker's name a valid value of tracker:
+// in the configuration: the row above is the one registration.
+func init() {
+	for name := range Registry {
+		config.RegisterTracker(name)
+	}
+}
+
 func newJira(src Source, cfg *config.Config, _ *state.State, _ int) (tracker.Tracker, error) {
 	if src.TrackerFor != nil {
 		return src.TrackerFor(cfg.Jira)
