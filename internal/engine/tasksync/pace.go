@@ -166,3 +166,49 @@ func (o Owner) Wrote(a Author) bool {
 	}
 	return o.App == 0 || a.App == 0 || a.App == o.App
 }
+
+// LinkVerdict is what becomes of a task's issue once its link to a parent
+// (a sub-issue link) was answered.
+type LinkVerdict int
+
+const (
+	// LinkStands: linked (or it already was).
+	LinkStands LinkVerdict = iota
+	// LinkToRoot: its parent (an epic or a batch parent) is gone; it goes
+	// under the autopilot issue instead, and the task says so (RootRemark).
+	LinkToRoot
+	// LinkRefused: refused for good (a 422, or a parent gone with none to
+	// take it); the issue stays where it is, the task says so
+	// (RefusedLinkRemark) and the link is never sent again.
+	LinkRefused
+	// LinkUnknown: anything else; the outcome is unknown, and the next
+	// lookup finds the issue by its marker and links it.
+	LinkUnknown
+)
+
+// OnLink decides on a link's answer r (nil: it stood). underRoot: the
+// parent was the autopilot issue; adopted: the issue was found unlinked
+// at a lookup, so it is adopted where it is rather than moved.
+func OnLink(r *Refusal, underRoot, adopted bool) LinkVerdict {
+	switch {
+	case r == nil:
+		return LinkStands
+	case r.Class == Gone && !underRoot && !adopted:
+		return LinkToRoot
+	case r.Class == Rejected || r.Class == Gone:
+		return LinkRefused
+	}
+	return LinkUnknown
+}
+
+// RefusedLinkRemark is the task's remark when GitHub refused for good
+// (why) to make issue child a sub-issue of parent.
+func RefusedLinkRemark(parent, child int, why string) string {
+	return fmt.Sprintf("#%d is not a sub-issue of #%d: GitHub refused the link for good (%s); it stays where it is and the link is not sent again", child, parent, why)
+}
+
+// RootRemark is the task's remark when its issue went under the autopilot
+// issue root because its parent is gone (state.IssueDeleted, …).
+func RootRemark(root, parent int, gone string) string {
+	return fmt.Sprintf("filed under #%d: its parent #%d is %s", root, parent, gone)
+}

@@ -117,3 +117,32 @@ func TestOnlyOurOwnBotsIssuesAreTrusted(t *testing.T) {
 		}
 	}
 }
+
+func TestWhatBecomesOfATasksIssueAfterItsLinkIsAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		r                  *Refusal
+		underRoot, adopted bool
+		want               LinkVerdict
+	}{
+		{"linked", nil, false, false, LinkStands},
+		{"an epic gone: under the autopilot issue instead", &Refusal{Class: Gone}, false, false, LinkToRoot},
+		{"the autopilot issue gone: final", &Refusal{Class: Gone}, true, false, LinkRefused},
+		{"an issue adopted whose parent is gone: stays where it is", &Refusal{Class: Gone}, false, true, LinkRefused},
+		{"refused for good (422)", &Refusal{Class: Rejected}, false, false, LinkRefused},
+		{"refused for good when adopted", &Refusal{Class: Rejected}, false, true, LinkRefused},
+		{"a limit: unknown, found and linked by the next lookup", &Refusal{Class: RateLimited}, false, false, LinkUnknown},
+		{"an outage: unknown", &Refusal{Class: Transient}, true, false, LinkUnknown},
+		{"auth: unknown", &Refusal{Class: Auth}, false, true, LinkUnknown},
+	} {
+		if got := OnLink(tc.r, tc.underRoot, tc.adopted); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := RefusedLinkRemark(2, 9, "parent full"); got != "#9 is not a sub-issue of #2: GitHub refused the link for good (parent full); it stays where it is and the link is not sent again" {
+		t.Errorf("remark %q", got)
+	}
+	if got := RootRemark(1, 2, "deleted"); got != "filed under #1: its parent #2 is deleted" {
+		t.Errorf("remark %q", got)
+	}
+}

@@ -282,14 +282,14 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 		found := g.toIssue(is, m.key)
 		if _, linked := g.byKey[m.key]; !linked {
 			err := g.link(ctx, m.parent, is)
-			switch ve := refusal(err); {
-			case ve != nil:
+			switch g.onLink(err, m.parent, true) {
+			case tasksync.LinkRefused:
 				// Final for this task (a person filed it under another
 				// parent, or the parent is full): adopted where it is,
 				// the link never sent again, said on the task.
-				found.Remark = refusedLink(m.parent, is.Number, ve)
+				found.Remark = tasksync.RefusedLinkRemark(m.parent, is.Number, refusal(err).Message)
 				g.remark(m.key, found.Remark)
-			case err != nil:
+			case tasksync.LinkUnknown:
 				return nil, err
 			}
 		}
@@ -299,7 +299,12 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 	return out, nil
 }
 
-// refusal returns a link error that is final for its task: GitHub's 422,
+// onLink is the rules' verdict on a link's answer (tasksync.OnLink).
+func (g *Tracker) onLink(err error, parent int, adopted bool) tasksync.LinkVerdict {
+	return tasksync.OnLink(tracker.Classify(err, ""), parent == g.root, adopted)
+}
+
+// refusal words a link error that is final for its task: GitHub's 422,
 // or a parent that is gone (deleted or transferred); nil for any other.
 func refusal(err error) *tracker.ValidationError {
 	var ve *tracker.ValidationError
@@ -311,11 +316,6 @@ func refusal(err error) *tracker.ValidationError {
 		return &tracker.ValidationError{Field: "parent", Message: "the parent " + gone.Error()}
 	}
 	return nil
-}
-
-// refusedLink is the remark for a task whose issue GitHub would not link.
-func refusedLink(parent, child int, ve *tracker.ValidationError) string {
-	return fmt.Sprintf("#%d is not a sub-issue of #%d: GitHub refused the link for good (%s); it stays where it is and the link is not sent again", child, parent, ve.Message)
 }
 
 func (g *Tracker) remark(key, text string) {
@@ -545,20 +545,21 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 		return tracker.GHIssue{}, false, err
 	}
 	err = g.link(ctx, parent, is)
-	var gone *tracker.GoneError
-	if errors.As(err, &gone) && parent != g.root {
+	if g.onLink(err, parent, false) == tasksync.LinkToRoot {
 		// Its epic (or batch parent) is gone: the autopilot issue takes it.
+		var gone *tracker.GoneError
+		errors.As(err, &gone)
 		if err = g.link(ctx, g.root, is); err == nil {
-			g.remark(it.IdemKey, fmt.Sprintf("filed under #%d: its parent #%d is %s", g.root, parent, gone.Gone))
+			g.remark(it.IdemKey, tasksync.RootRemark(g.root, parent, gone.Gone))
 			return is, true, nil
 		}
 	}
-	if ve := refusal(err); ve != nil {
+	switch g.onLink(err, g.root, false) {
+	case tasksync.LinkRefused:
 		// Final: the issue exists, unlinked; the task keeps it and says so.
-		g.remark(it.IdemKey, refusedLink(parent, is.Number, ve))
+		g.remark(it.IdemKey, tasksync.RefusedLinkRemark(parent, is.Number, refusal(err).Message))
 		return is, true, nil
-	}
-	if err != nil {
+	case tasksync.LinkUnknown:
 		return is, false, err
 	}
 	return is, true, nil
