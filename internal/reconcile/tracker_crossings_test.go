@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +76,33 @@ func TestATrackerSyncCrossesOnlyByReadyStepAdvance(t *testing.T) {
 			c != "Step(pass.ThreadRead)" && c != "Step(events.Comment)" && c != "Step(events.JiraAuth)" {
 			t.Errorf("carrier stepped %s during the sync pass:\n%s", c, got)
 		}
+	}
+}
+
+// TestADryRunPreviewsTheTrackerSync: a dry run answers the sync's first op
+// with a preview (pass.TrackerOutcome Previewed): it says what it would
+// sync and sends nothing to the tracker.
+func TestADryRunPreviewsTheTrackerSync(t *testing.T) {
+	jw := newJiraWorld(t, "")
+	n := jw.issue("Add CSV export")
+	jw.start(n)
+	for _, s := range []string{"problem", "research", "plan"} {
+		jw.comment(n, "devin", "/autopilot done "+s+" finished")
+	}
+	before := len(jw.tr.Calls())
+	var printed []string
+	dry := jw.recOn(jw.sb, func(o *Options) {
+		o.Tracker, o.DryRun = jw.tr, true
+		o.Print = func(s string) { printed = append(printed, s) }
+	})
+	c := jw.say(n, "devin", decompose)
+	if _, err := dry.Handle(context.Background(), jw.commentEvent(c)); err != nil {
+		t.Fatal(err)
+	}
+	if calls := jw.tr.Calls(); len(calls) != before {
+		t.Errorf("a dry run sent tracker calls: %+v", calls[before:])
+	}
+	if !slices.Contains(printed, "dry-run: would sync 2 task(s) with Jira") {
+		t.Errorf("printed %q, want the sync previewed", printed)
 	}
 }
