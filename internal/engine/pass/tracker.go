@@ -2,6 +2,7 @@ package pass
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -157,6 +158,9 @@ func (n *Node) hand(rd *Ready, op tasksync.Op, closing bool) {
 func (n *Node) trackerOutcome(ev TrackerOutcome, now time.Time) error {
 	if n.trk.out == nil {
 		return fmt.Errorf("pass: a tracker outcome (%T) with no tracker op handed out", ev.Op)
+	}
+	if reflect.TypeOf(ev.Op) != reflect.TypeOf(n.trk.out) {
+		return fmt.Errorf("pass: a tracker outcome for %T, but the op handed out is %T", ev.Op, n.trk.out)
 	}
 	n.trk.out = nil
 	_, recall := ev.Op.(tasksync.Recall)

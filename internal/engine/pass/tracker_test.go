@@ -175,3 +175,18 @@ func TestNoCloseForATrackerThatCannot(t *testing.T) {
 		testkit.Want(t, "a close op", got, can)
 	}
 }
+
+// An outcome must answer the op handed out: one for another op, or with
+// none handed out, is the carrier's mistake and fails the step.
+func TestATrackerOutcomeAnswersTheOpHandedOut(t *testing.T) {
+	_, n, now := toDecompose(t, false)
+	if err := n.Step(pass.TrackerOutcome{Op: tasksync.Lookup{}}, now); err == nil {
+		t.Error("an outcome with no op handed out was taken")
+	}
+	rd := ready(t, n, now)
+	testkit.Want(t, "first the lookup", op(rd), "lookup")
+	if err := n.Step(pass.TrackerOutcome{Op: tasksync.Create{}}, now); err == nil || !strings.Contains(err.Error(), "tasksync.Lookup") {
+		t.Errorf("an outcome for another op: err = %v", err)
+	}
+	answer(t, n, rd, tasksync.Outcome{}, now)
+}
