@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -656,4 +657,21 @@ func RetryFailed(tasks []state.Task) []state.Task {
 		}
 	}
 	return out
+}
+
+// FirstCreated is which of two issues carrying the same idempotency key is
+// adopted (two runs both created it before either saw the other): the one
+// created first, the lower number of its key ("PROJ-12" before
+// "PROJ-13"); a, the one met first, on a tie.
+func FirstCreated(a, b string) string {
+	if keyNumber(b) < keyNumber(a) {
+		return b
+	}
+	return a
+}
+
+// keyNumber is the numeric part of an issue key such as "PROJ-12".
+func keyNumber(key string) int {
+	n, _ := strconv.Atoi(key[strings.LastIndexByte(key, '-')+1:])
+	return n
 }
