@@ -204,10 +204,8 @@ func mention(agent string) string {
 }
 
 func (c *Config) checkJira(k *checker) {
-	switch c.Tracker {
-	case "", TrackerJira, TrackerGitHub, TrackerLocal:
-	default:
-		k.add("tracker", fmt.Sprintf("%q: want jira, github or local (or leave it out: jira when Jira is configured, else local)", c.Tracker), "tracker")
+	if c.Tracker != "" && !knownTracker(c.Tracker) {
+		k.add("tracker", fmt.Sprintf("%q: want %s (or leave it out: jira when Jira is configured, else local)", c.Tracker, trackerChoices()), "tracker")
 	}
 	j := c.Jira
 	switch j.Deployment {

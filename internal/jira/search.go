@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	gojira "github.com/andygrunwald/go-jira"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -111,14 +111,9 @@ func (c *Client) issueOf(is gojira.Issue) tracker.Issue {
 	return out
 }
 
-// keyNumber is the numeric part of an issue key, for "oldest wins".
-func keyNumber(key string) int {
-	n, _ := strconv.Atoi(key[strings.LastIndexByte(key, '-')+1:])
-	return n
-}
-
 // FindByIdemKeys implements tracker.Tracker: a label search in the project,
-// 50 labels per query. When a label is on several issues the oldest wins.
+// 50 labels per query. When a label is on several issues the one created
+// first is adopted (tasksync.FirstCreated).
 func (c *Client) FindByIdemKeys(ctx context.Context, keys []string) (map[string]tracker.Issue, error) {
 	want := make(map[string]bool, len(keys))
 	for _, k := range keys {
@@ -140,7 +135,7 @@ func (c *Client) FindByIdemKeys(ctx context.Context, keys []string) (map[string]
 				if !want[l] {
 					continue
 				}
-				if prev, dup := out[l]; dup && keyNumber(prev.Key) <= keyNumber(is.Key) {
+				if prev, dup := out[l]; dup && tasksync.FirstCreated(prev.Key, is.Key) == prev.Key {
 					continue
 				}
 				ti := c.issueOf(is)

@@ -300,7 +300,7 @@ func (ru *run) start(cfg *config.Config) error {
 		}
 	}
 	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker,
-		BotLogin: r.o.BotLogin, AppID: r.o.AppID}
+		BotLogin: r.o.BotLogin, AppID: r.o.AppID, MaxWait: r.o.JiraMaxWait}
 	var err error
 	if ru.tracker, ru.caps, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
 		return &repofiles.ConfigError{Path: r.o.ConfigPath, Err: err}

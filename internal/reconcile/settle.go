@@ -36,20 +36,6 @@ func (ru *run) settle() error {
 	return ru.verify()
 }
 
-// round is one turn of the carrier loop, for the tracker sync's claim:
-// the write it asks for (pass.WriteNow) is carried out before its creates.
-func (ru *run) round() error {
-	rd, err := ru.node.Ready(ru.input())
-	if err != nil {
-		return err
-	}
-	if err := ru.carry(rd); err != nil {
-		return err
-	}
-	ru.node.Advance(rd)
-	return nil
-}
-
 // input is what each Ready is given: the time, and the id of the next
 // state write (drawn again once a write used it).
 func (ru *run) input() pass.Input {
@@ -59,8 +45,9 @@ func (ru *run) input() pass.Input {
 	return pass.Input{Now: ru.r.o.Now(), WriteID: ru.writeID}
 }
 
-// carry carries out one Ready, in order: queries, the state write, the
-// effects, the labels, the checks.
+// carry carries out one Ready, in order: queries, the state write (and,
+// for the tracker sync's claim, that it stands), the effects, the labels,
+// the checks, the tracker op.
 func (ru *run) carry(rd pass.Ready) error {
 	ru.notes = append(ru.notes, rd.Notes...)
 	if len(rd.Unanswered) > 0 {
@@ -76,6 +63,11 @@ func (ru *run) carry(rd pass.Ready) error {
 		if err := ru.persist(rd.Persist); err != nil {
 			return err
 		}
+		if rd.Claim && !ru.r.o.DryRun {
+			if err := ru.claim(); err != nil {
+				return err
+			}
+		}
 	}
 	if len(rd.Effects) > 0 {
 		if err := ru.perform(rd.Effects); err != nil {
@@ -89,7 +81,15 @@ func (ru *run) carry(rd pass.Ready) error {
 	}
 	if len(rd.Checks) > 0 {
 		ru.checks = rd.Checks
-		return ru.publishChecks()
+		if err := ru.publishChecks(); err != nil {
+			return err
+		}
+	}
+	if rd.TrackerDone != nil {
+		ru.trackerLog(rd.TrackerDone)
+	}
+	if rd.Tracker != nil {
+		return ru.trackerOp(*rd.Tracker)
 	}
 	return nil
 }
@@ -119,8 +119,7 @@ func (ru *run) threadRead() pass.ThreadRead {
 	return t
 }
 
-// answer answers one query of the engine, with events (or, for the
-// tracker work, by carrying it out and reporting what happened).
+// answer answers one query of the engine, with events.
 func (ru *run) answer(q events.Query) error {
 	switch q.Kind {
 	case events.QJiraAuth:
@@ -132,10 +131,6 @@ func (ru *run) answer(q events.Query) error {
 		return ru.checkPR(q.PR)
 	case events.QPerms:
 		return ru.apply(q.AnswerPerms(ru.perm))
-	case events.QJiraSync:
-		return ru.jira(q.Sync)
-	case events.QJiraClose:
-		return ru.closeJira(q.Open)
 	}
 	return fmt.Errorf("unknown engine query %v", q.Kind)
 }

@@ -28,9 +28,10 @@ import (
 //
 // The rounds of a pass, in order: the engine's reads (QPerms, QJiraAuth,
 // QCheckPR); the settle (outbox.Settle: what the state announces and what
-// is still owed, and the PR checks planned); the tracker work (QJiraSync,
-// then QJiraClose, each at most once a pass), each followed by a Persist
-// when its answer changed the state; a Persist of the settled state when it
+// is still owed, and the PR checks planned); the tracker work (the sync,
+// then the close policy, each planned at most once a pass and handed out
+// op by op, tracker.go), each followed by a Persist when its outcome
+// changed the state; a Persist of the settled state when it
 // changed; the effects, handed out up to the first dispatch, whose outcome
 // is persisted before the effects after it; the labels; the checks; and a
 // last Persist of whatever no write carried (refusals, classifications, a
@@ -51,14 +52,14 @@ type Node struct {
 	// changed: the state has a change no write carried yet; classified:
 	// the ledger grew and no write carried it yet; persistNow: a change
 	// that is written before anything else is handed out (the settle's,
-	// a tracker answer's, a dispatch outcome's); force: a write is asked
-	// whatever changed (the tracker sync's claim, WriteNow).
-	changed, classified, persistNow, force bool
-	decision                               string
-	settled                                bool
-	// synced and closed: the tracker queries were handed out this pass;
-	// syncOpen: the sync's answer has not come back yet.
-	synced, closed, syncOpen bool
+	// a tracker answer's, a dispatch outcome's).
+	changed, classified, persistNow bool
+	decision                        string
+	settled                         bool
+	// synced and closed: the tracker sync and the close policy were
+	// planned this pass; trk is the one in flight (tracker.go).
+	synced, closed bool
+	trk            trackerRun
 	// labeled and checked: the labels and the checks were handed out.
 	labeled, checked bool
 	// failed: a persist failed or met a conflict; the pass ends.
@@ -125,11 +126,22 @@ type Ready struct {
 	// Unanswered are queries asked after the last round Drive answers:
 	// left to the next pass (for the log).
 	Unanswered []events.Query
+	// Claim: Persist records tracker creates about to be sent (the
+	// sync's claim); the caller makes sure the write stands before it
+	// carries out the next Ready.
+	Claim bool
+	// Tracker is the tracker operation to perform, after everything
+	// else; its answer comes back as a TrackerOutcome.
+	Tracker *TrackerOp
+	// TrackerDone reports a tracker sync or close that ended (for the
+	// log).
+	TrackerDone *TrackerReport
 }
 
 // Empty reports a Ready with nothing to do: the pass is over.
 func (rd Ready) Empty() bool {
-	return len(rd.Queries) == 0 && rd.Persist == nil && len(rd.Effects) == 0 && rd.Labels == nil && len(rd.Checks) == 0 && len(rd.Notes) == 0
+	return len(rd.Queries) == 0 && rd.Persist == nil && len(rd.Effects) == 0 && rd.Labels == nil && len(rd.Checks) == 0 && len(rd.Notes) == 0 &&
+		rd.Tracker == nil && rd.TrackerDone == nil
 }
 
 // ThreadRead is what the thread shows, as the caller read it: the event
@@ -181,10 +193,6 @@ type Persisted struct {
 	Version   int64
 }
 
-// WriteNow asks the next Ready to persist whatever changed: the tracker
-// sync's claim, written before it creates anything.
-type WriteNow struct{}
-
 // New starts a pass over issue opt.Issue whose state as read is st
 // (nil: none yet).
 func New(set machine.Settings, st *state.State, opt Options) *Node {
@@ -213,7 +221,7 @@ func (n *Node) State() *state.State { return n.st }
 func (n *Node) Decision() string { return n.decision }
 
 // Step applies one event at now: an engine event, or one of the pass's
-// own (ThreadRead, Persisted, WriteNow).
+// own (ThreadRead, Persisted, TrackerOutcome).
 func (n *Node) Step(ev any, now time.Time) error {
 	switch ev := ev.(type) {
 	case ThreadRead:
@@ -226,10 +234,10 @@ func (n *Node) Step(ev any, now time.Time) error {
 		case Failed:
 			n.failed = true
 		}
+		n.claimed(ev, now)
 		return nil
-	case WriteNow:
-		n.force = true
-		return nil
+	case TrackerOutcome:
+		return n.trackerOutcome(ev, now)
 	case events.Event:
 		return n.apply(ev, now)
 	}
@@ -266,8 +274,7 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 	}
 	n.changed = n.changed || res.Changed
 	switch ev.(type) {
-	case events.JiraSynced: // a sync's answer, or the closes'
-		n.syncOpen = false
+	case events.JiraSynced: // a sync's outcome (or its claim), or the closes'
 		n.persistNow = true
 	case events.Dispatched:
 		n.persistNow = true
@@ -312,12 +319,9 @@ func (n *Node) Ready(in Input) (Ready, error) {
 		rd.Effects, n.effects = n.effects, nil
 		return rd, nil
 	}
-	if n.force {
-		rd.Persist = n.persist(in)
-		return rd, nil
-	}
-	if q := n.syncWork(&rd); len(q) > 0 || n.syncOpen {
-		rd.Queries = q
+	if handed, err := n.trackerSync(&rd, in); err != nil {
+		return Ready{}, err
+	} else if handed {
 		return rd, nil
 	}
 	if n.persistNow {
@@ -329,8 +333,7 @@ func (n *Node) Ready(in Input) (Ready, error) {
 			return rd, nil
 		}
 	}
-	if q := n.closeWork(); len(q) > 0 {
-		rd.Queries = q
+	if n.trackerClose(&rd, in) {
 		return rd, nil
 	}
 	if len(n.effects) > 0 {
@@ -439,7 +442,7 @@ func (n *Node) persist(in Input) *state.State {
 	}
 	s = outbox.Compact(s, read)
 	n.st = s
-	n.changed, n.classified, n.persistNow, n.force = false, false, false, false
+	n.changed, n.classified, n.persistNow = false, false, false
 	return s
 }
 
@@ -486,38 +489,6 @@ func (n *Node) rollups() []outbox.Rollup {
 		out = append(out, outbox.Rollup{ID: c.ID, Reactions: c.Reactions})
 	}
 	return out
-}
-
-// syncWork hands out the pass's tracker sync, once; closeWork its
-// closes, once, after the sync's answer (a sync can create what a close
-// moves).
-func (n *Node) syncWork(rd *Ready) []events.Query {
-	if n.synced {
-		return nil
-	}
-	n.synced = true
-	// With sub-issues every pass reads open tasks back, as the sweep does.
-	plan := engine.PlanSync(n.set, n.st, n.sync, n.opt.Sweep || outbox.ReadBack(n.st, n.opt.Tracker))
-	n.sync = nil
-	if plan.Unconfigured {
-		rd.Notes = append(rd.Notes, "tasks sync requested but no tracker is configured")
-	}
-	if !plan.Run {
-		return nil
-	}
-	n.syncOpen = true
-	return []events.Query{{Kind: events.QJiraSync, Sync: plan}}
-}
-
-func (n *Node) closeWork() []events.Query {
-	if n.closed {
-		return nil
-	}
-	n.closed = true
-	if open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.Tracker, n.opt.Closed); open > 0 {
-		return []events.Query{{Kind: events.QJiraClose, Open: open}}
-	}
-	return nil
 }
 
 // take removes and returns the pending queries keep accepts, in order.

@@ -126,7 +126,8 @@ func kinds(qs []events.Query) []events.QueryKind {
 // rounds drives n to its end as a carrier would, storing every Persist
 // (version v stored as comment 900+v) and answering no query, and returns
 // what each Ready held, in order: "query:<kind>", "persist:v<N>",
-// "effect:<kind>", "labels", "checks"; and the states persisted.
+// "effect:<kind>", "labels", "checks", "tracker:<op>" (answered as done:
+// every create created); and the states persisted.
 func rounds(t *testing.T, n *pass.Node, now time.Time) (log []string, persisted []*state.State) {
 	t.Helper()
 	id := 0
@@ -147,6 +148,16 @@ func rounds(t *testing.T, n *pass.Node, now time.Time) (log []string, persisted 
 		}
 		if len(rd.Checks) > 0 {
 			log = append(log, "checks")
+		}
+		if rd.Tracker != nil {
+			log = append(log, "tracker:"+op(rd))
+			out := tasksync.Outcome{At: now}
+			if c, ok := rd.Tracker.Op.(tasksync.Create); ok {
+				for i, it := range c.Items {
+					out.Results = append(out.Results, tasksync.ItemResult{IdemKey: it.IdemKey, Issue: tasksync.Issue{Key: fmt.Sprintf("PROJ-%d", i+1)}})
+				}
+			}
+			step(t, n, pass.TrackerOutcome{Op: rd.Tracker.Op, Outcome: out}, now)
 		}
 		return nil
 	})
@@ -210,49 +221,6 @@ func TestReadsComeBeforeTheSettle(t *testing.T) {
 	testkit.Want(t, "after the write nothing is left", ready(t, n, now).Empty(), true)
 }
 
-func TestTrackerWorkOnceEachInOrder(t *testing.T) {
-	w := newWorld(t, "jira:\n  project: PROJ\n  transition_on_close: true\n")
-	w.set.JiraConfigured = true
-	w.start("greenfield")
-	w.say("maria", "/autopilot done problem")
-	w.say("maria", "/autopilot done research")
-	w.apply(events.JiraAuth{OK: true})
-	now := w.clock.Add(time.Minute)
-	n := pass.New(w.set, w.st, pass.Options{Issue: issue, Closed: true})
-
-	c := w.comment("maria", "/autopilot done plan")
-	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
-	step(t, n, c, now)
-	rd := ready(t, n, now)
-	if len(rd.Queries) != 1 || rd.Queries[0].Kind != events.QJiraSync || !rd.Queries[0].Sync.Run {
-		t.Fatalf("queries = %+v, want one planned sync", rd.Queries)
-	}
-	testkit.Want(t, "the settled state is written after the sync, not before", rd.Persist == nil, true)
-	task := n.State().Tasks[0]
-	testkit.Want(t, "nothing handed out while it runs", ready(t, n, now).Empty(), true)
-
-	// The sync claims its create (a write before it sends), then creates
-	// the epic: its issue is now closable.
-	step(t, n, pass.WriteNow{}, now)
-	rd = ready(t, n, now)
-	testkit.Want(t, "the claim is written", rd.Persist != nil && len(rd.Queries) == 0, true)
-	step(t, n, pass.Persisted{Outcome: pass.Stored, Version: rd.Persist.Version}, now)
-	task.Sync, task.Key = state.SyncCreated, "PROJ-1"
-	step(t, n, events.JiraSynced{Tasks: []state.Task{task}}, now)
-	rd = ready(t, n, now)
-	testkit.Want(t, "the sync's outcome is written before the closes", rd.Persist != nil && rd.Persist.Tasks[0].Key == "PROJ-1", true)
-	rd = ready(t, n, now)
-	if len(rd.Queries) != 1 || rd.Queries[0].Kind != events.QJiraClose || rd.Queries[0].Open != 1 {
-		t.Fatalf("queries = %+v, want one close of 1 task", rd.Queries)
-	}
-	log, _ := rounds(t, n, now)
-	for _, l := range log {
-		if strings.HasPrefix(l, "query:") {
-			t.Errorf("tracker work handed out again: %v", log)
-		}
-	}
-}
-
 func TestNoTrackerWorkWhenNotConfigured(t *testing.T) {
 	w := newWorld(t, "jira:\n  project: PROJ\n  transition_on_close: true\n")
 	w.start("greenfield")
@@ -261,7 +229,7 @@ func TestNoTrackerWorkWhenNotConfigured(t *testing.T) {
 	step(t, n, w.comment("maria", "/autopilot jira sync"), now)
 	log, _ := rounds(t, n, now)
 	for _, l := range log {
-		if strings.HasPrefix(l, "query:") {
+		if strings.HasPrefix(l, "tracker:") {
 			t.Errorf("tracker work handed out: %v", log)
 		}
 	}
@@ -417,9 +385,9 @@ func TestAnyEventReadsOpenSubIssueTasksBack(t *testing.T) {
 		n := pass.New(w.set, st, pass.Options{Issue: issue, Tracker: tasksync.Caps{ReadBack: tc.subIssues}})
 		step(t, n, w.comment("erin", "thanks, looks good"), now)
 		rd := ready(t, n, now)
-		got := len(rd.Queries) == 1 && rd.Queries[0].Kind == events.QJiraSync && rd.Queries[0].Sync.Run
+		got := op(rd) == "statuses"
 		if got != tc.want {
-			t.Errorf("%s: queries %+v, want a read-back %v", tc.name, rd.Queries, tc.want)
+			t.Errorf("%s: tracker op %q, want a read-back %v", tc.name, op(rd), tc.want)
 		}
 	}
 }

@@ -24,12 +24,27 @@ type Caps struct {
 	// CloseChildren: closing the issue closes the tasks' issues when the
 	// configuration's close_children says so (else jira.transition_on_close).
 	CloseChildren bool
+
+	// What the port offers (reconcile/trackersync reads it off the port,
+	// no registration names it): DependencyLinks, it records
+	// dependencies as links of its own; CanClose, it moves an issue to
+	// done (the close policy runs only then).
+	DependencyLinks, CanClose bool
+	// MaxWait is the run's bound on one wait inside a pass (0: the
+	// default; NoWaits overrides it).
+	MaxWait time.Duration
 }
 
 // Bound applies the tracker's capabilities to a sync's options.
 func (c Caps) Bound(o Options) Options {
 	if c.Name != "" {
 		o.Name = c.Name
+	}
+	if c.MaxWait != 0 {
+		o.MaxWait = c.MaxWait
+	}
+	if c.DependencyLinks {
+		o.DependencyLinks = true
 	}
 	if c.SearchLag > 0 {
 		o.SearchLag = c.SearchLag

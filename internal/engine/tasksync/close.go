@@ -1,6 +1,7 @@
 package tasksync
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -35,6 +36,22 @@ type CloseResult struct {
 	Requests int
 	// Note says, for people, why work was left over.
 	Note string
+}
+
+// Notes are what the close says for people, name being the tracker's
+// name: every issue it would not move, and why work was left over.
+func (r CloseResult) Notes(name string) []string {
+	var notes []string
+	for _, f := range r.Failures {
+		notes = append(notes, name+": "+f.String())
+	}
+	switch {
+	case r.Paused == PausedAuth:
+		notes = append(notes, name+": transition on close paused: authentication failed")
+	case r.Left > len(r.Failures):
+		notes = append(notes, fmt.Sprintf("%s: %d issue(s) left to move to done: %s", name, r.Left-len(r.Failures), r.Note))
+	}
+	return notes
 }
 
 // Close is the close policy (the GitHub issue closed): the issue of every

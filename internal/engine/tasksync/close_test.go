@@ -81,3 +81,33 @@ func TestCloseSendsNothingInsideTheRetryWindow(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
+
+func TestCloseNotesNameTheTrackerAndWhatIsLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		res  CloseResult
+		want string
+	}{
+		{"all done", CloseResult{Closed: 2}, ""},
+		{"a refusal", CloseResult{Left: 1, Failures: []CloseFailure{{Key: "A-1", Err: "no transition"}}}, "Jira: A-1: no transition"},
+		{"paused", CloseResult{Left: 2, Paused: PausedAuth}, "Jira: transition on close paused: authentication failed"},
+		{"left for later", CloseResult{Left: 3, Failures: []CloseFailure{{Key: "A-1", Err: "x"}}, Note: "rate limit"},
+			"Jira: A-1: x | Jira: 2 issue(s) left to move to done: rate limit"},
+	} {
+		if got := strings.Join(tc.res.Notes("Jira"), " | "); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestTheWaitingNoteSaysWhy(t *testing.T) {
+	testWant := func(res Result, want string) {
+		t.Helper()
+		if got := res.WaitingNote(); got != want {
+			t.Errorf("%+v: %q, want %q", res, got, want)
+		}
+	}
+	testWant(Result{Note: "ignored"}, "")
+	testWant(Result{Waiting: 1}, "waiting for the next sync")
+	testWant(Result{Waiting: 1, Note: "1 waiting for Jira search lag"}, "1 waiting for Jira search lag")
+}

@@ -20,7 +20,7 @@ import (
 )
 
 // Op is one thing the carrier must do next: Lookup, Persist, Create,
-// LinkDep, ReadStatuses, CloseIssue or Wait.
+// LinkDep, ReadStatuses, CloseIssue, Wait or Recall.
 type Op interface{ isOp() }
 
 // Lookup searches the tracker for issues carrying these idempotency keys.
@@ -46,7 +46,14 @@ type CloseIssue struct{ Key string }
 // again; a Wait that cannot finish (cancelled) is answered with Canceled.
 type Wait struct{ D time.Duration }
 
+// Recall reads what the tracker remembers across calls (remarks, a limit
+// window it met), answered with Outcome.Extras: the last op of a sync or a
+// close, whose Result it completes (engine/pass hands it out once Next
+// returns nil).
+type Recall struct{}
+
 func (Lookup) isOp()       {}
+func (Recall) isOp()       {}
 func (Persist) isOp()      {}
 func (Create) isOp()       {}
 func (LinkDep) isOp()      {}
@@ -136,6 +143,8 @@ type Outcome struct {
 	// Results answer Create, matched by IdemKey; an item missing has an
 	// unknown outcome.
 	Results []ItemResult
+	// Extras answer Recall.
+	Extras Extras
 }
 
 // Extras is what a tracker remembers across calls, read once at the end.

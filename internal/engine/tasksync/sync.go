@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -31,6 +32,19 @@ type Result struct {
 	Requests int
 	// Note says, for people, why work was left over.
 	Note string
+}
+
+// WaitingNote is what the state says about tasks the sync left waiting
+// (the Tasks section already says "<tracker>: pending (n)"; the note says
+// why); empty when none waits.
+func (r Result) WaitingNote() string {
+	if r.Waiting == 0 {
+		return ""
+	}
+	if r.Note == "" {
+		return "waiting for the next sync"
+	}
+	return r.Note
 }
 
 type phase int
@@ -643,4 +657,21 @@ func RetryFailed(tasks []state.Task) []state.Task {
 		}
 	}
 	return out
+}
+
+// FirstCreated is which of two issues carrying the same idempotency key is
+// adopted (two runs both created it before either saw the other): the one
+// created first, the lower number of its key ("PROJ-12" before
+// "PROJ-13"); a, the one met first, on a tie.
+func FirstCreated(a, b string) string {
+	if keyNumber(b) < keyNumber(a) {
+		return b
+	}
+	return a
+}
+
+// keyNumber is the numeric part of an issue key such as "PROJ-12".
+func keyNumber(key string) int {
+	n, _ := strconv.Atoi(key[strings.LastIndexByte(key, '-')+1:])
+	return n
 }

@@ -312,3 +312,19 @@ func TestRetryPutsFailedAndDeletedTasksBackButNotTransferredOnes(t *testing.T) {
 		t.Error("input modified")
 	}
 }
+
+// When an idempotency key is on several issues (two runs both created it
+// before either saw the other), the one created first is adopted: the
+// lowest number of the key.
+func TestTheFirstCreatedOfDuplicatesIsAdopted(t *testing.T) {
+	for _, tc := range []struct{ a, b, want string }{
+		{"PROJ-12", "PROJ-13", "PROJ-12"},
+		{"PROJ-13", "PROJ-12", "PROJ-12"},
+		{"PROJ-9", "PROJ-10", "PROJ-9"},
+		{"PROJ-7", "PROJ-7", "PROJ-7"},
+	} {
+		if got := FirstCreated(tc.a, tc.b); got != tc.want {
+			t.Errorf("FirstCreated(%s, %s) = %s, want %s", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

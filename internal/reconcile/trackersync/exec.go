@@ -43,20 +43,31 @@ func (o Options) rules(tr any) tasksync.Options {
 	if o.Now != nil {
 		now = o.Now
 	}
-	_, links := tr.(tracker.DependencyLinker)
-	return o.Caps.Bound(tasksync.Options{
+	return PortCaps(tr, o.Caps).Bound(tasksync.Options{
 		Name: o.Name, Now: now(), NotBefore: o.NotBefore, SearchLag: o.SearchLag, MaxWait: o.MaxWait,
-		Attempts: o.Attempts, Backoff: o.Backoff, DependencyLinks: links,
+		Attempts: o.Attempts, Backoff: o.Backoff,
 	})
 }
 
-// executor performs the ops the rules name against one tracker, one by
-// one, and turns every answer into a tasksync.Outcome. It decides nothing.
+// executor performs the ops the rules name against one tracker's port,
+// one by one, and turns every answer into a tasksync.Outcome. It decides
+// nothing.
 type executor struct {
 	o    Options
-	tr   tracker.Tracker
-	cl   tracker.Closer
+	port any
 	name string
+}
+
+// Perform performs one op the engine handed out (pass.TrackerOp) against
+// port, the tracker (tracker.Tracker, and tracker.Closer or
+// tracker.DependencyLinker for the ops that need them), and returns its
+// answer as the rules read it: the port's error mapped by
+// tracker.Classify. o gives the clock, the wait and the jitter; a Persist
+// is the engine's own and is never performed here.
+func Perform(ctx context.Context, port any, op tasksync.Op, o Options) tasksync.Outcome {
+	x := newExecutor(o)
+	x.port = port
+	return x.perform(ctx, op)
 }
 
 func newExecutor(o Options) *executor {
@@ -114,11 +125,11 @@ func (x *executor) perform(ctx context.Context, op tasksync.Op) tasksync.Outcome
 		}
 	case tasksync.Lookup:
 		var found map[string]tracker.Issue
-		found, err = x.tr.FindByIdemKeys(ctx, op.IdemKeys)
+		found, err = x.port.(tracker.Tracker).FindByIdemKeys(ctx, op.IdemKeys)
 		out.Found = issues(found)
 	case tasksync.ReadStatuses:
 		var found map[string]tracker.Issue
-		found, err = x.tr.Statuses(ctx, op.Keys)
+		found, err = x.port.(tracker.Tracker).Statuses(ctx, op.Keys)
 		out.Found = issues(found)
 	case tasksync.Create:
 		items := make([]tracker.Item, len(op.Items))
@@ -126,14 +137,16 @@ func (x *executor) perform(ctx context.Context, op tasksync.Op) tasksync.Outcome
 			items[i] = tracker.Item(it)
 		}
 		var res []tracker.CreateResult
-		res, err = x.tr.CreateBulk(ctx, items)
+		res, err = x.port.(tracker.Tracker).CreateBulk(ctx, items)
 		for _, r := range res {
 			out.Results = append(out.Results, tasksync.ItemResult{IdemKey: r.IdemKey, Issue: issue(r.Issue), Err: x.refusal(ctx, r.Err)})
 		}
 	case tasksync.LinkDep:
-		err = x.tr.(tracker.DependencyLinker).LinkDependency(ctx, op.Key, op.Blocker)
+		err = x.port.(tracker.DependencyLinker).LinkDependency(ctx, op.Key, op.Blocker)
 	case tasksync.CloseIssue:
-		err = x.cl.CloseIssue(ctx, op.Key)
+		err = x.port.(tracker.Closer).CloseIssue(ctx, op.Key)
+	case tasksync.Recall:
+		out.Extras = extras(x.port)
 	}
 	out.Err = firstRefusal(out.Err, x.refusal(ctx, err))
 	out.At = x.o.Now()
@@ -179,14 +192,15 @@ func extras(tr any) tasksync.Extras {
 	return x
 }
 
-// Outbox runs the task outbox (tasksync.Sync) against tr: it performs the
-// ops the rules name until they are done. Tracker trouble never fails it;
-// it returns an error only for bad input (a task without a usable
-// idempotency key) or a Persist that failed, and then nothing was sent
-// after the failure.
+// Outbox runs the task outbox (tasksync.Sync) against tr alone, outside
+// a pass: the harness the ports' own tests drive them with (a pass runs
+// the machine in the engine, engine/pass). Its Persist is o.Persist.
+// Tracker trouble never fails it; it returns an error only for bad input
+// (a task without a usable idempotency key) or a Persist that failed,
+// and then nothing was sent after the failure.
 func Outbox(ctx context.Context, tr tracker.Tracker, tasks []state.Task, o Options) (tasksync.Result, error) {
 	x := newExecutor(o)
-	x.tr = tr
+	x.port = tr
 	m, err := tasksync.NewSync(tasks, o.rules(tr))
 	if err != nil {
 		return m.Result(tasksync.Extras{}), err
@@ -194,17 +208,17 @@ func Outbox(ctx context.Context, tr tracker.Tracker, tasks []state.Task, o Optio
 	for op := m.Next(); op != nil; op = m.Next() {
 		m.Apply(x.perform(ctx, op))
 	}
-	return m.Result(extras(tr)), m.Err()
+	return m.Result(x.perform(ctx, tasksync.Recall{}).Extras), m.Err()
 }
 
-// CloseAll runs the close policy (tasksync.Close) against c: every
-// closable task's issue moved to done. It never fails.
+// CloseAll runs the close policy (tasksync.Close) against c alone,
+// outside a pass (the ports' tests' harness, as Outbox). It never fails.
 func CloseAll(ctx context.Context, c tracker.Closer, tasks []state.Task, o Options) tasksync.CloseResult {
 	x := newExecutor(o)
-	x.cl = c
+	x.port = c
 	m := tasksync.NewClose(tasks, o.rules(c))
 	for op := m.Next(); op != nil; op = m.Next() {
 		m.Apply(x.perform(ctx, op))
 	}
-	return m.Result(extras(c))
+	return m.Result(x.perform(ctx, tasksync.Recall{}).Extras)
 }

@@ -34,7 +34,7 @@ func (a *answering) CloseIssue(context.Context, string) error             { retu
 
 func executorFor(a *answering, rand func() float64) *executor {
 	x := newExecutor(Options{Now: func() time.Time { return time.Unix(0, 0) }, Rand: rand, Name: "GitHub"})
-	x.tr, x.cl = a, a
+	x.port = a
 	return x
 }
 

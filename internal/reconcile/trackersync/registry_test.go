@@ -35,7 +35,7 @@ func TestANewTrackerIsItsPortPlusOneRegistration(t *testing.T) {
 // issue gets and what it can do.
 func TestTrackersPickedByConfigurationAndTheGateChoice(t *testing.T) {
 	jira := tracker.NewSandbox(tracker.SandboxOptions{})
-	src := Source{Tracker: jira, SubIssues: SubIssueAPI(forge.NewSandbox("octo/repo", forge.User{Login: "autopilot[bot]", Type: "Bot"}, time.Now))}
+	src := Source{Tracker: jira, MaxWait: 5 * time.Second, SubIssues: SubIssueAPI(forge.NewSandbox("octo/repo", forge.User{Login: "autopilot[bot]", Type: "Bot"}, time.Now))}
 	for _, tc := range []struct {
 		name     string
 		cfg      string
@@ -43,16 +43,29 @@ func TestTrackersPickedByConfigurationAndTheGateChoice(t *testing.T) {
 		wantName string
 		readBack bool
 		none     bool
+		// what the port offers: dependency links, moving to done
+		links, closes bool
 	}{
-		{"default: Jira", "", "", "Jira", false, false},
-		{"tracker: jira", config.TrackerJira, "", "Jira", false, false},
-		{"tracker: github", config.TrackerGitHub, "", "GitHub", true, false},
-		{"sub-issues chosen at the gate", config.TrackerJira, state.TrackerGitHub, "GitHub", true, false},
-		{"tracker: local", config.TrackerLocal, "", "local", false, true},
+		{"default: Jira", "", "", "Jira", false, false, false, true},
+		{"tracker: jira", config.TrackerJira, "", "Jira", false, false, false, true},
+		{"tracker: github", config.TrackerGitHub, "", "GitHub", true, false, true, true},
+		{"sub-issues chosen at the gate", config.TrackerJira, state.TrackerGitHub, "GitHub", true, false, true, true},
+		{"tracker: local", config.TrackerLocal, "", "local", false, true, false, false},
 	} {
 		tr, caps, err := src.For(&config.Config{Tracker: tc.cfg}, &state.State{Tracker: tc.chosen}, 7)
-		if err != nil || (tr == nil) != tc.none || caps.Name != tc.wantName || caps.ReadBack != tc.readBack {
+		if err != nil || (tr == nil) != tc.none || caps.Name != tc.wantName || caps.ReadBack != tc.readBack ||
+			caps.DependencyLinks != tc.links || caps.CanClose != tc.closes || (!tc.none && caps.MaxWait != src.MaxWait) {
 			t.Errorf("%s: tracker %T, caps %+v, err %v", tc.name, tr, caps, err)
+		}
+	}
+}
+
+// Every row of Registry is a valid value of tracker: (the init registers
+// its name with the configuration).
+func TestEveryRegisteredTrackerIsAValidConfigValue(t *testing.T) {
+	for name := range Registry {
+		if _, err := config.Parse([]byte("tracker: " + name + "\n")); err != nil {
+			t.Errorf("tracker: %s: %v", name, err)
 		}
 	}
 }

@@ -1,15 +1,15 @@
 // Package trackersync carries reconcile's side of the task trackers
-// (PRODUCT §10): which tracker an issue uses, the bounds of a sync, the
-// auth check's answer for the engine, and moving tasks to done when the
-// issue closes. The engine decides whether to sync (engine.PlanSync); the
-// rules of the outbox are engine/tasksync; Outbox and CloseAll perform
-// their ops against the tracker.
+// (PRODUCT §10): which tracker an issue uses (Registry), the auth check's
+// answer for the engine, and performing the tracker ops the engine hands
+// out (Perform: the port's call, its error mapped by tracker.Classify).
+// The engine decides everything else: whether to sync, and the rules of
+// the outbox and of the close policy (engine/tasksync, run by
+// engine/pass).
 package trackersync
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -37,6 +37,9 @@ type Source struct {
 	// alone).
 	BotLogin string
 	AppID    int64
+	// MaxWait bounds one wait inside a pass (0: the default); a tracker
+	// registered with NoWaits never waits.
+	MaxWait time.Duration
 }
 
 // Registration is one tracker: how it is built and what it can do. A new
@@ -56,6 +59,14 @@ var Registry = map[string]Registration{
 		New:  newSubIssues,
 	},
 	config.TrackerLocal: {Caps: tasksync.Caps{Name: "local"}, New: func(Source, *config.Config, *state.State, int) (tracker.Tracker, error) { return nil, nil }},
+}
+
+// init makes every registered tracker's name a valid value of tracker:
+// in the configuration: the row above is the one registration.
+func init() {
+	for name := range Registry {
+		config.RegisterTracker(name)
+	}
 }
 
 func newJira(src Source, cfg *config.Config, _ *state.State, _ int) (tracker.Tracker, error) {
@@ -98,7 +109,19 @@ func (src Source) For(cfg *config.Config, st *state.State, number int) (tracker.
 		// No tracker: nothing it can do, only its name is said.
 		return nil, tasksync.Caps{Name: reg.Caps.Name}, err
 	}
-	return tr, reg.Caps, err
+	caps := PortCaps(tr, reg.Caps)
+	caps.MaxWait = src.MaxWait
+	return tr, caps, err
+}
+
+// PortCaps is c with what the port tr offers besides the calls every
+// tracker has: dependency links (tracker.DependencyLinker) and moving an
+// issue to done (tracker.Closer). They are read off the port, so a new
+// tracker declares them by implementing them.
+func PortCaps(tr any, c tasksync.Caps) tasksync.Caps {
+	_, c.DependencyLinks = tr.(tracker.DependencyLinker)
+	_, c.CanClose = tr.(tracker.Closer)
+	return c
 }
 
 // SubIssueAPI is f's sub-issue API, nil when it has none.
@@ -107,18 +130,6 @@ func SubIssueAPI(f forge.Forge) tracker.SubIssueAPI {
 		return sf.SubIssueTracker()
 	}
 	return nil
-}
-
-// WaitingNote is what the state says about tasks a sync left waiting (the
-// Tasks section already says "<tracker>: pending (n)"; the note says why).
-func WaitingNote(res tasksync.Result) string {
-	if res.Waiting == 0 {
-		return ""
-	}
-	if res.Note == "" {
-		return "waiting for the next sync"
-	}
-	return res.Note
 }
 
 // Auth answers the engine's Jira auth query with tr (nil: not
@@ -141,23 +152,4 @@ func Auth(ctx context.Context, tr tracker.Tracker, caps tasksync.Caps, log *slog
 		ev = events.JiraAuth{OK: true}
 	}
 	return ev
-}
-
-// CloseNotes logs what moving the tasks of issue to done did and returns
-// the notes for the outcome.
-func CloseNotes(log *slog.Logger, issue int, name string, res tasksync.CloseResult) []string {
-	log.Info("tracker transition on close", "issue", issue, "tracker", name, "closed", res.Closed, "left", res.Left,
-		"failed", len(res.Failures), "requests", res.Requests, "note", res.Note)
-	var notes []string
-	for _, f := range res.Failures {
-		log.Warn("tracker issue not moved to done", "issue", issue, "tracker", name, "key", f.Key, "err", f.Err)
-		notes = append(notes, name+": "+f.String())
-	}
-	switch {
-	case res.Paused == tasksync.PausedAuth:
-		notes = append(notes, name+": transition on close paused: authentication failed")
-	case res.Left > len(res.Failures):
-		notes = append(notes, fmt.Sprintf("%s: %d issue(s) left to move to done: %s", name, res.Left-len(res.Failures), res.Note))
-	}
-	return notes
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	hidden "github.com/autopilot-dev/autopilot/internal/state/marker"
@@ -22,26 +23,13 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
-// GitHub's limits that shape the sub-issue tracker.
-const (
-	// TaskLabel marks every issue the sub-issue tracker creates.
-	TaskLabel = "autopilot/task"
-	// PacePerMinute and PacePerHour are the content-creating requests
-	// (POST/PATCH) the tracker allows itself: GitHub's secondary limits are
-	// about 80 a minute and 500 an hour per account, and the flow's own
-	// comments come out of the same budget, so a margin is kept.
-	PacePerMinute = 60
-	PacePerHour   = 400
-	// PacePerRun caps one sync's content-creating requests, so that a run
-	// spends seconds, not minutes, on the tracker (GitHub wants a second
-	// between mutations); the rest goes in later runs.
-	PacePerRun = 40
-	// MaxBatches is how many parents one logical parent's tasks spread over
-	// (itself and its chained batch parents). Each batch is a level deeper,
-	// and GitHub nests sub-issues 8 levels: under an epic, batch 6 sits at
-	// level 7 below the autopilot issue, its tasks at 8.
-	MaxBatches = 6
-)
+// TaskLabel marks every issue the sub-issue tracker creates.
+const TaskLabel = "autopilot/task"
+
+// The rules the tracker asks (engine/tasksync): its pace under GitHub's
+// secondary limits (tasksync.GitHubPace), where a child goes when a
+// parent is full (tasksync.Place), whose issues it adopts
+// (tasksync.Owner).
 
 // taskMarkerRE reads the hidden marker every created issue carries:
 // <!-- autopilot:task KEY parent=N kind=K -->.
@@ -125,16 +113,8 @@ func New(api tracker.SubIssueAPI, root int, tasks []state.Task, now func() time.
 	if now == nil {
 		now = time.Now
 	}
-	g := &Tracker{root: root, now: now, deps: true}
+	g := &Tracker{root: root, now: now, deps: true, sent: tasksync.Spent(tasks)}
 	g.api = guard{api: api, g: g}
-	for _, t := range tasks {
-		if !t.SentAt.IsZero() {
-			// A task costs its create, its link and its dependencies.
-			for i := 0; i < 2+len(t.DependsOn); i++ {
-				g.sent = append(g.sent, t.SentAt)
-			}
-		}
-	}
 	return g
 }
 
@@ -163,39 +143,13 @@ func (g *Tracker) toIssue(is tracker.GHIssue, key string) tracker.Issue {
 	return tracker.Issue{Key: ghKey(is.Number), IdemKey: key, Status: st, Done: is.Closed, URL: is.URL}
 }
 
-// budget returns how many content-creating requests may go out now, and
-// when the next one may when none can.
-func (g *Tracker) budget() (int, time.Time) {
-	now := g.now()
-	var minute, hour int
-	var oldestMin, oldestHour time.Time
-	for _, set := range [][]time.Time{g.sent, g.spent} {
-		for _, t := range set {
-			if now.Sub(t) < time.Hour {
-				hour++
-				if oldestHour.IsZero() || t.Before(oldestHour) {
-					oldestHour = t
-				}
-			}
-			if now.Sub(t) < time.Minute {
-				minute++
-				if oldestMin.IsZero() || t.Before(oldestMin) {
-					oldestMin = t
-				}
-			}
-		}
+// paced is the tracker's own rate limit when need requests do not fit
+// the pace (tasksync.Pace.Room) now; nil when they do.
+func (g *Tracker) paced(need int) error {
+	if wait, ok := tasksync.GitHubPace.Room(g.now(), need, g.sent, g.spent); !ok {
+		return &tracker.RateLimitError{RetryAfter: wait, Reason: "autopilot pacing"}
 	}
-	left := min(PacePerMinute-minute, PacePerHour-hour, PacePerRun-len(g.spent))
-	if left > 0 {
-		return left, time.Time{}
-	}
-	if len(g.spent) >= PacePerRun && minute < PacePerMinute && hour < PacePerHour {
-		return 0, now.Add(time.Minute)
-	}
-	if hour >= PacePerHour {
-		return 0, oldestHour.Add(time.Hour)
-	}
-	return 0, oldestMin.Add(time.Minute)
+	return nil
 }
 
 func (g *Tracker) spend() { g.spent = append(g.spent, g.now()) }
@@ -328,14 +282,14 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 		found := g.toIssue(is, m.key)
 		if _, linked := g.byKey[m.key]; !linked {
 			err := g.link(ctx, m.parent, is)
-			switch ve := refusal(err); {
-			case ve != nil:
+			switch g.onLink(err, m.parent, true) {
+			case tasksync.LinkRefused:
 				// Final for this task (a person filed it under another
 				// parent, or the parent is full): adopted where it is,
 				// the link never sent again, said on the task.
-				found.Remark = refusedLink(m.parent, is.Number, ve)
+				found.Remark = tasksync.RefusedLinkRemark(m.parent, is.Number, refusal(err).Message)
 				g.remark(m.key, found.Remark)
-			case err != nil:
+			case tasksync.LinkUnknown:
 				return nil, err
 			}
 		}
@@ -345,7 +299,12 @@ func (g *Tracker) FindByIdemKeys(ctx context.Context, keys []string) (map[string
 	return out, nil
 }
 
-// refusal returns a link error that is final for its task: GitHub's 422,
+// onLink is the rules' verdict on a link's answer (tasksync.OnLink).
+func (g *Tracker) onLink(err error, parent int, adopted bool) tasksync.LinkVerdict {
+	return tasksync.OnLink(tracker.Classify(err, ""), parent == g.root, adopted)
+}
+
+// refusal words a link error that is final for its task: GitHub's 422,
 // or a parent that is gone (deleted or transferred); nil for any other.
 func refusal(err error) *tracker.ValidationError {
 	var ve *tracker.ValidationError
@@ -359,11 +318,6 @@ func refusal(err error) *tracker.ValidationError {
 	return nil
 }
 
-// refusedLink is the remark for a task whose issue GitHub would not link.
-func refusedLink(parent, child int, ve *tracker.ValidationError) string {
-	return fmt.Sprintf("#%d is not a sub-issue of #%d: GitHub refused the link for good (%s); it stays where it is and the link is not sent again", child, parent, ve.Message)
-}
-
 func (g *Tracker) remark(key, text string) {
 	if g.remarks == nil {
 		g.remarks = map[string]string{}
@@ -374,8 +328,8 @@ func (g *Tracker) remark(key, text string) {
 // link adds child under parent, paced; a child that already has that parent
 // (GitHub answers 422) counts as linked.
 func (g *Tracker) link(ctx context.Context, parent int, child tracker.GHIssue) error {
-	if left, at := g.budget(); left <= 0 {
-		return &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	if err := g.paced(1); err != nil {
+		return err
 	}
 	g.Requests++
 	g.spend()
@@ -480,15 +434,13 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 	if b, ok := g.detached[p]; ok && batch == nil {
 		batch = &b
 	}
-	switch {
-	case real < tracker.MaxSubIssues-1:
+	switch tasksync.Place(real, batch != nil, n, tracker.MaxSubIssues) {
+	case tasksync.PlaceHere:
 		return p, nil
-	case batch != nil:
+	case tasksync.PlaceInBatch:
 		return g.parentFor(ctx, batch.Number, n+1)
-	case n >= MaxBatches:
-		return 0, &tracker.ValidationError{Field: "tasks", Message: fmt.Sprintf(
-			"#%d and its batch parents are full (%d tasks): GitHub nests sub-issues 8 levels deep; split the tasks into more epics",
-			p, MaxBatches*(tracker.MaxSubIssues-1))}
+	case tasksync.PlaceFull:
+		return 0, &tracker.ValidationError{Field: "tasks", Message: tasksync.FullMessage(p, tracker.MaxSubIssues)}
 	}
 	key := idem.Key(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
 	// A parent already holding GitHub's 100 sub-issues (people's, say)
@@ -532,11 +484,8 @@ func (g *Tracker) placeBatch(ctx context.Context, p int, is tracker.GHIssue, ful
 }
 
 func (g *Tracker) createIssue(ctx context.Context, title, body string) (tracker.GHIssue, error) {
-	if left, at := g.budget(); left < 2 {
-		if at.IsZero() || !at.After(g.now()) {
-			at = g.now().Add(time.Minute)
-		}
-		return tracker.GHIssue{}, &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	if err := g.paced(2); err != nil {
+		return tracker.GHIssue{}, err
 	}
 	g.Requests++
 	g.spend()
@@ -549,11 +498,8 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 	if n, ok := keyNumber(it.EpicKey); ok && it.Kind != state.KindEpic {
 		logical = n
 	}
-	if left, at := g.budget(); left < 2+len(it.DependsOn) {
-		if at.IsZero() || !at.After(g.now()) {
-			at = g.now().Add(time.Minute)
-		}
-		return tracker.GHIssue{}, false, &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	if err := g.paced(2 + len(it.DependsOn)); err != nil {
+		return tracker.GHIssue{}, false, err
 	}
 	parent, err := g.parentFor(ctx, logical, 1)
 	if err != nil {
@@ -599,20 +545,21 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 		return tracker.GHIssue{}, false, err
 	}
 	err = g.link(ctx, parent, is)
-	var gone *tracker.GoneError
-	if errors.As(err, &gone) && parent != g.root {
+	if g.onLink(err, parent, false) == tasksync.LinkToRoot {
 		// Its epic (or batch parent) is gone: the autopilot issue takes it.
+		var gone *tracker.GoneError
+		errors.As(err, &gone)
 		if err = g.link(ctx, g.root, is); err == nil {
-			g.remark(it.IdemKey, fmt.Sprintf("filed under #%d: its parent #%d is %s", g.root, parent, gone.Gone))
+			g.remark(it.IdemKey, tasksync.RootRemark(g.root, parent, gone.Gone))
 			return is, true, nil
 		}
 	}
-	if ve := refusal(err); ve != nil {
+	switch g.onLink(err, g.root, false) {
+	case tasksync.LinkRefused:
 		// Final: the issue exists, unlinked; the task keeps it and says so.
-		g.remark(it.IdemKey, refusedLink(parent, is.Number, ve))
+		g.remark(it.IdemKey, tasksync.RefusedLinkRemark(parent, is.Number, refusal(err).Message))
 		return is, true, nil
-	}
-	if err != nil {
+	case tasksync.LinkUnknown:
 		return is, false, err
 	}
 	return is, true, nil
@@ -636,8 +583,8 @@ func (g *Tracker) LinkDependency(ctx context.Context, key, blocker string) error
 	if err != nil {
 		return err
 	}
-	if left, at := g.budget(); left <= 0 {
-		return &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	if err := g.paced(1); err != nil {
+		return err
 	}
 	g.Requests++
 	g.spend()
@@ -742,8 +689,8 @@ func (g *Tracker) CloseIssue(ctx context.Context, key string) error {
 	if is.Closed {
 		return nil
 	}
-	if left, at := g.budget(); left <= 0 {
-		return &tracker.RateLimitError{RetryAfter: at.Sub(g.now()), Reason: "autopilot pacing"}
+	if err := g.paced(1); err != nil {
+		return err
 	}
 	g.Requests++
 	g.spend()

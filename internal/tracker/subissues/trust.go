@@ -2,7 +2,8 @@ package subissues
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
@@ -19,18 +20,9 @@ func (g *Tracker) Trust(login string, appID int64) *Tracker {
 	return g
 }
 
-// ours reports whether is was written by our own bot.
+// ours reports whether is was written by our own bot (tasksync.Owner).
 func (g *Tracker) ours(is tracker.GHIssue) bool {
-	if !is.AuthorIsBot {
-		return false
-	}
-	if g.owner == "" {
-		return true
-	}
-	if !strings.EqualFold(is.Author, g.owner) {
-		return false
-	}
-	return g.ownerApp == 0 || is.AppID == 0 || is.AppID == g.ownerApp
+	return tasksync.Owner{Login: g.owner, App: g.ownerApp}.Wrote(tasksync.Author{Login: is.Author, Bot: is.AuthorIsBot, App: is.AppID})
 }
 
 // trusted reads the marker of an issue our own bot wrote. A marked issue
