@@ -82,8 +82,9 @@ func (c countingNode) State() *state.State {
 }
 
 // TestOneAnswerPassCrossesOnlyByStepReadyAdvance pins the crossings of one
-// issue_comment answer in App mode: the events stepped in (the comment,
-// what the thread shows), then Ready/Advance rounds (the write the engine
+// issue_comment answer in App mode: the events stepped in (the answer to
+// the read the engine asked before the load — the author's permission,
+// pass.Prefetch —, the comment, what the thread shows), then Ready/Advance rounds (the write the engine
 // decided, whose outcome is stepped in; the effects; the labels) until an
 // empty Ready; no callback, no edit of the state by the carrier.
 func TestOneAnswerPassCrossesOnlyByStepReadyAdvance(t *testing.T) {
@@ -109,7 +110,7 @@ func TestOneAnswerPassCrossesOnlyByStepReadyAdvance(t *testing.T) {
 		crossings = append(crossings, c)
 	}
 	want := []string{
-		"Step(events.Comment)", "Step(pass.ThreadRead)",
+		"Step(events.PermsRead)", "Step(events.Comment)", "Step(pass.ThreadRead)",
 		"Ready", "Step(pass.Persisted)", "Advance", // the write, before any effect
 		"Ready", "Advance", // the effects (👍)
 		"Ready", "Advance", // the labels

@@ -261,7 +261,8 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 			*own = ru.wroteBody
 		}
 	}()
-	if err := ru.prefetch(t); err != nil {
+	pre, err := ru.prefetch(t)
+	if err != nil {
 		return Outcome{Issue: number}, err
 	}
 	ld, err := r.loader().Load(ctx, number, t.Issue, t.Start || t.Adopt)
@@ -278,6 +279,11 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	}
 	if err := ru.start(cfg); err != nil {
 		return ru.outcome(), err
+	}
+	for _, ev := range pre {
+		if err := ru.step(ev); err != nil {
+			return ru.outcome(), err
+		}
 	}
 	if err := ru.collect(t); err != nil {
 		return ru.outcome(), err
@@ -319,6 +325,7 @@ func (ru *run) start(cfg *config.Config) error {
 	ru.node = newNode(ru.set, ru.loaded.State, pass.Options{
 		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", Tracker: ru.caps,
 		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback, MaxVersion: ru.loaded.MaxVersion,
+		Posted: ru.loaded.Posted(),
 	})
 	return ru.recover(rc)
 }
@@ -347,22 +354,6 @@ func (ru *run) state() *state.State {
 		return ru.loaded.State
 	}
 	return ru.node.State()
-}
-
-// prefetch asks for the permission of the trigger comment's author, when
-// the comment could act, before the thread is read: the lookup an answer
-// needs then comes before the load, which can stand in for the version
-// re-read before the write (loadIsReread). Refused credentials end the
-// pass here (App mode mints a new token); other failures fail closed when
-// the comment is classified, as any lookup does.
-func (ru *run) prefetch(t Trigger) error {
-	c := t.Comment // an edit is usually of a comment already handled: not asked
-	if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
-		if _, err := ru.perm(c.Author.Login); errors.Is(err, forge.ErrUnauthorized) {
-			return fmt.Errorf("permission of @%s: %w", c.Author.Login, err)
-		}
-	}
-	return nil
 }
 
 func (ru *run) outcome() Outcome {
@@ -566,14 +557,8 @@ func linked(s *state.State, pr int) bool {
 
 // commentEvent builds the engine's view of a comment (comments.Event).
 func (ru *run) commentEvent(c forge.Comment) engine.Comment {
-	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config, AnswerPermission: ru.set.AnswerPermission,
-		AuthorEdit: ru.authorEdit, GatePosted: ru.loaded.GatePosted, Parse: ru.parse, Replied: ru.replied, Perm: ru.perm, TaskFiles: ru.taskFiles}, ru.state(), c)
-}
-
-// taskFiles reads the _docs/ task files of a Jira step when the config
-// names a directory (repofiles.StepTaskFiles).
-func (ru *run) taskFiles(start int) ([]state.Task, error) {
-	return repofiles.StepTaskFiles(ru.ctx, ru.r.o.Forge, ru.set.Config, ru.state(), start)
+	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config,
+		AuthorEdit: ru.authorEdit, Parse: ru.parse, Replied: ru.replied}, ru.state(), c)
 }
 
 // replied reports whether the bot already replied to comment id.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/forge"
@@ -131,7 +132,12 @@ func (ru *run) answer(q engine.Query) error {
 	case engine.QCheckPR:
 		return ru.checkPR(q.PR)
 	case engine.QPerms:
+		if q.Then == nil {
+			return ru.readPerms(q)
+		}
 		return ru.apply(q.AnswerPerms(ru.perm))
+	case events.QTaskFiles:
+		return ru.readTaskFiles(q.Dir)
 	case engine.QJiraSync:
 		return ru.jira(q.Sync)
 	case engine.QJiraClose:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -24,7 +25,10 @@ import (
 // written and exactly what (version, write id, watermark, compaction), so
 // the caller keeps no decision of its own and edits no state.
 //
-// The rounds of a pass, in order: the engine's reads (QPerms, QJiraAuth,
+// The rounds of a pass, in order: the reads the node asks for the
+// comments it holds (an author's permission, a tasks step's task files:
+// reads.go; a comment that needs one waits for it, and so does every
+// event stepped after it); the engine's reads (QPerms, QJiraAuth,
 // QCheckPR); the settle (outbox.Settle: what the state announces and what
 // is still owed, and the PR checks planned); the tracker work (QJiraSync,
 // then QJiraClose, each at most once a pass), each followed by a Persist
@@ -73,6 +77,8 @@ type Node struct {
 	reacts map[int64]bool
 	// notes were produced by events and not handed out yet.
 	notes []string
+	// rd are the reads the node asks for the comments it holds.
+	rd reads
 }
 
 // Options are the facts of the pass the node's rules read besides
@@ -93,6 +99,10 @@ type Options struct {
 	// version the bot's comments name.
 	Rewrite    bool
 	MaxVersion int64
+	// Posted are when the bot's comments on the thread were posted, by
+	// marker (GitHub's clock): a comment applied while a gate is open is
+	// given when the gate's comment appeared (events.Comment.GatePostedAt).
+	Posted map[string]time.Time
 }
 
 // Input is what the caller supplies to each Ready: the time of the pass
@@ -228,8 +238,10 @@ func (n *Node) Step(ev any, now time.Time) error {
 	case WriteNow:
 		n.force = true
 		return nil
+	case events.PermsRead, events.FilesRead:
+		return n.answered(ev, now)
 	case engine.Event:
-		return n.apply(ev, now)
+		return n.admit(ev, now)
 	}
 	return fmt.Errorf("pass: unknown event %T", ev)
 }
@@ -288,6 +300,11 @@ func (n *Node) Ready(in Input) (Ready, error) {
 	n.notes = nil
 	if n.failed {
 		return Ready{}, nil
+	}
+	if q, ok := n.readQuery(); ok {
+		// The events held wait for this read.
+		rd.Queries = []engine.Query{q}
+		return rd, nil
 	}
 	if q := n.take(func(q engine.Query) bool { return q.Kind == engine.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
