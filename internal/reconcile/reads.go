@@ -87,3 +87,36 @@ func readFail(err error) events.ReadFail {
 
 // step steps a read's answer into the node.
 func (ru *run) step(ev any) error { return ru.node.Step(ev, ru.r.o.Now()) }
+
+// readPullHead answers the node's QPullHead: PR n as it is now (read once
+// per pass, getPull), its head facts (prcheck.Head).
+func (ru *run) readPullHead(n int) error {
+	ev := events.PullHeadRead{PR: n}
+	if pr, err := ru.getPull(n); err != nil {
+		ev.Fail, ev.Err = readFail(err), err
+	} else {
+		ev.Pull = ru.pullHead(pr)
+	}
+	return ru.step(ev)
+}
+
+// readPullSeen answers the node's QPullSeen: PR n, its reviews and the
+// permissions its trust needs (prcheck.Facts), for its check.
+func (ru *run) readPullSeen(n int) error {
+	ev := events.PullSeenRead{PR: n}
+	pr, err := ru.getPull(n)
+	if err != nil {
+		err = fmt.Errorf("read PR #%d: %w", n, err)
+	} else {
+		var rs []forge.Review
+		if rs, err = ru.r.o.Forge.ListReviews(ru.ctx, n); err != nil {
+			err = fmt.Errorf("reviews of PR #%d: %w", n, err)
+		} else {
+			ev.Pull = ru.pullFacts(pr, rs)
+		}
+	}
+	if err != nil {
+		ev.Fail, ev.Err = readFail(err), err
+	}
+	return ru.step(ev)
+}

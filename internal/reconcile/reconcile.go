@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
@@ -433,15 +435,12 @@ func (ru *run) applyComments(t Trigger) error {
 func (ru *run) applyTrigger(t Trigger) error {
 	var evs []engine.Event
 	if t.Review != nil {
-		if err := ru.applyReview(*t.Review); err != nil {
-			return err
-		}
+		// The engine asks for the reviewer's permission and the PR as it
+		// is now (the payload's may be stale: a push since).
+		evs = append(evs, *t.Review)
 	}
 	if t.Click != nil {
-		c := *t.Click
-		p, err := ru.perm(c.Sender)
-		c.Perm, c.PermErr = p, err != nil
-		evs = append(evs, c)
+		evs = append(evs, *t.Click)
 	}
 	if t.Run != nil {
 		if ok, why := engine.MatchRun(ru.set, ru.state(), *t.Run); !ok {
@@ -483,45 +482,16 @@ func (ru *run) applyAll(evs ...engine.Event) error {
 	return nil
 }
 
-// applyReview applies a submitted review with its reviewer's permission
-// and its PR as it is now (the payload's may be stale: a push since).
-func (ru *run) applyReview(rv engine.Review) error {
-	p, perr := ru.perm(rv.Reviewer)
-	rv.Perm, rv.PermErr = p, perr != nil
-	pr, err := ru.getPull(rv.PR)
-	switch {
-	case errors.Is(err, forge.ErrNotFound):
-	case err != nil:
-		return fmt.Errorf("read PR #%d of a review: %w", rv.PR, err)
-	default:
-		rv.Pull = ru.pullHead(pr)
-	}
-	if err := ru.apply(rv); err != nil {
-		return err
-	}
-	if err == nil && !ru.reading(rv.PR) {
-		return ru.seePullRead(pr)
-	}
-	return nil
-}
-
-// applyLinked applies a PR that links the issue, with who wrote its
-// description, then reads it for its check.
+// applyLinked applies a PR that links the issue, with whether the
+// delivered description links it (the engine asks for who wrote it and
+// for the description now, then reads the PR for its check).
 func (ru *run) applyLinked(e engine.PRLinked) error {
 	if e.Edit != nil {
-		pe, err := ru.pullEdit(e.PR, *e.Edit)
-		if err != nil {
-			return err
-		}
-		e.Edit = pe
+		ed := *e.Edit
+		ed.Links = slices.Contains(ghevent.LinkedIssues(ed.Delivered), ru.number)
+		e.Edit = &ed
 	}
-	if err := ru.apply(e); err != nil {
-		return err
-	}
-	if !ru.reading(e.PR) {
-		return ru.seePull(e.PR)
-	}
-	return nil
+	return ru.apply(e)
 }
 
 // prComments reads the conversations of linked PRs that may hold unhandled

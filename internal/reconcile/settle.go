@@ -138,6 +138,10 @@ func (ru *run) answer(q engine.Query) error {
 		return ru.apply(q.AnswerPerms(ru.perm))
 	case events.QTaskFiles:
 		return ru.readTaskFiles(q.Dir)
+	case events.QPullHead:
+		return ru.readPullHead(q.PR)
+	case events.QPullSeen:
+		return ru.readPullSeen(q.PR)
 	case engine.QJiraSync:
 		return ru.jira(q.Sync)
 	case engine.QJiraClose:
@@ -184,12 +188,6 @@ func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *engine.PullFact
 // pullHead is what a review needs to know about its PR (prcheck.Head).
 func (ru *run) pullHead(pr forge.Pull) *engine.PullFacts {
 	return prcheck.Head(pr, ru.r.o.Forge.Repo(), ru.number)
-}
-
-// pullEdit completes what a pull_request opened or edited delivery shows
-// about who wrote the PR's description (prcheck.Edit).
-func (ru *run) pullEdit(n int, e engine.PullEdit) (*engine.PullEdit, error) {
-	return prcheck.Edit(ru.ctx, ru.r.o.Forge, n, ru.number, e, ru.perm)
 }
 
 // perm is a login's permission, looked up once per pass (comments.Perms).

@@ -8,11 +8,22 @@ package events
 
 import "github.com/autopilot-dev/autopilot/internal/access"
 
-// QTaskFiles: read the task files of directory Query.Dir (a report on a
-// Jira "tasks" step declared no tasks in its body); answer FilesRead.
-const QTaskFiles QueryKind = QJiraClose + 1
+const (
+	// QTaskFiles: read the task files of directory Query.Dir (a report
+	// on a Jira "tasks" step declared no tasks in its body); answer
+	// FilesRead.
+	QTaskFiles QueryKind = QJiraClose + 1 + iota
+	// QPullHead: read linked PR Query.PR as it is now (a review's PR,
+	// the description of a PR whose link an edit vouches for); answer
+	// PullHeadRead.
+	QPullHead
+	// QPullSeen: read linked PR Query.PR with its reviews and the
+	// permissions its trust needs, for its check (a PR linked or reviewed
+	// that no evidence read covers); answer PullSeenRead.
+	QPullSeen
+)
 
-var readKindNames = map[QueryKind]string{QTaskFiles: "task-files"}
+var readKindNames = map[QueryKind]string{QTaskFiles: "task-files", QPullHead: "pull-head", QPullSeen: "pull-seen"}
 
 // ReadFail is the class of a read that failed, as the carrier maps the
 // forge's error.
@@ -74,4 +85,23 @@ func (q Query) ReadPerms(look func(login string) (access.Level, error)) PermsRea
 		perms[login] = PermRead{Perm: p, Err: err != nil}
 	}
 	return PermsRead{Perms: perms}
+}
+
+// PullHeadRead answers a QPullHead: the PR's head facts (no permission
+// lookups), or why the read failed; Err is the forge's error (a pass that
+// needs the PR ends with it, unless the PR is not found).
+type PullHeadRead struct {
+	PR   int
+	Pull *PullFacts
+	Fail ReadFail
+	Err  error
+}
+
+// PullSeenRead answers a QPullSeen: the PR's trust facts (author
+// permission, approvals), or why the read failed.
+type PullSeenRead struct {
+	PR   int
+	Pull *PullFacts
+	Fail ReadFail
+	Err  error
 }

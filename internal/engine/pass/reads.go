@@ -1,9 +1,11 @@
 package pass
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -29,6 +31,10 @@ type reads struct {
 	files map[string]events.FilesRead
 	// declared are the comments whose declared tasks are resolved.
 	declared map[int64]bool
+	// heads are the PR heads read this pass (QPullHead), by number.
+	heads map[int]events.PullHeadRead
+	// waitPR is the PR the first held event waits for.
+	waitPR int
 }
 
 // admit applies ev, or holds it while an earlier event waits for a read
@@ -38,16 +44,134 @@ func (n *Node) admit(ev events.Event, now time.Time) error {
 		n.rd.held = append(n.rd.held, ev)
 		return nil
 	}
-	c, ok := ev.(events.Comment)
-	if !ok {
-		return n.apply(ev, now)
+	ev, wait, err := n.completeEvent(ev)
+	if err != nil {
+		return err
 	}
-	c, wait := n.complete(c)
 	if wait != 0 {
-		n.rd.held, n.rd.wait, n.rd.asked = []events.Event{c}, wait, false
+		n.rd.held, n.rd.wait, n.rd.asked = []events.Event{ev}, wait, false
 		return nil
 	}
-	return n.apply(c, now)
+	if err := n.apply(ev, now); err != nil {
+		return err
+	}
+	n.readForCheck(ev)
+	return nil
+}
+
+// completeEvent fills in what ev needs from the reads made, and says
+// which read it still waits for (0: none). A read that failed otherwise
+// than "not found" ends the pass with the forge's error.
+func (n *Node) completeEvent(ev events.Event) (events.Event, events.QueryKind, error) {
+	switch e := ev.(type) {
+	case events.Comment:
+		c, wait := n.complete(e)
+		return c, wait, nil
+	case events.Click:
+		if !n.known(e.Perm, e.PermErr, e.Sender) {
+			return e, events.QPerms, nil
+		}
+		e.Perm, e.PermErr = n.perm(e.Perm, e.PermErr, e.Sender)
+		return e, 0, nil
+	case events.Review:
+		// The reviewer's permission, and the PR as it is now (the
+		// payload's may be stale: a push since).
+		if !n.known(e.Perm, e.PermErr, e.Reviewer) {
+			return e, events.QPerms, nil
+		}
+		e.Perm, e.PermErr = n.perm(e.Perm, e.PermErr, e.Reviewer)
+		h, ok := n.rd.heads[e.PR]
+		if !ok {
+			n.rd.waitPR = e.PR
+			return e, events.QPullHead, nil
+		}
+		switch h.Fail {
+		case events.ReadOK:
+			e.Pull = h.Pull
+		case events.ReadNotFound:
+		default:
+			return e, 0, fmt.Errorf("read PR #%d of a review: %w", e.PR, h.Err)
+		}
+		return e, 0, nil
+	case events.PRLinked:
+		if e.Edit == nil {
+			return e, 0, nil
+		}
+		// Who wrote the description, and the description now.
+		ed := *e.Edit
+		if !n.known(ed.Perm, ed.PermErr, ed.Sender) {
+			return e, events.QPerms, nil
+		}
+		ed.Perm, ed.PermErr = n.perm(ed.Perm, ed.PermErr, ed.Sender)
+		h, ok := n.rd.heads[e.PR]
+		if !ok {
+			n.rd.waitPR = e.PR
+			return e, events.QPullHead, nil
+		}
+		switch h.Fail {
+		case events.ReadOK:
+			ed.Now = h.Pull.Body
+		case events.ReadNotFound:
+			ed.Now = ""
+		default:
+			return e, 0, fmt.Errorf("read PR #%d to check who linked it: %w", e.PR, h.Err)
+		}
+		e.Edit = &ed
+		return e, 0, nil
+	}
+	return ev, 0, nil
+}
+
+// known: a permission is given, or read this pass for login.
+func (n *Node) known(p access.Level, failed bool, login string) bool {
+	if p != "" || failed {
+		return true
+	}
+	_, ok := n.rd.perms[strings.ToLower(login)]
+	return ok
+}
+
+// perm is the permission given, else the one read for login.
+func (n *Node) perm(p access.Level, failed bool, login string) (access.Level, bool) {
+	if p != "" || failed {
+		return p, failed
+	}
+	r := n.rd.perms[strings.ToLower(login)]
+	return r.Perm, r.Err
+}
+
+// readForCheck asks for a PR linked or reviewed to be read for its check
+// (QPullSeen), unless the engine reads it as evidence anyway (QCheckPR)
+// or it was asked already.
+func (n *Node) readForCheck(ev events.Event) {
+	pr := 0
+	switch e := ev.(type) {
+	case events.PRLinked:
+		if n.st != nil && e.PR != n.opt.Issue {
+			pr = e.PR
+		}
+	case events.Review:
+		if h, ok := n.rd.heads[e.PR]; ok && h.Fail == events.ReadOK {
+			pr = e.PR
+		}
+	}
+	if pr == 0 || n.Asks(events.QCheckPR, pr) || n.Asks(events.QPullSeen, pr) {
+		return
+	}
+	n.queries = append(n.queries, events.Query{Kind: events.QPullSeen, PR: pr})
+}
+
+// seen takes a QPullSeen's answer: the PR as read is recorded for its
+// check; one that is gone is skipped; any other failure ends the pass
+// (Err names the PR).
+func (n *Node) seen(ev events.PullSeenRead, now time.Time) error {
+	switch ev.Fail {
+	case events.ReadOK:
+		return n.apply(events.PullSeen{Pull: ev.Pull}, now)
+	case events.ReadNotFound:
+		return nil
+	}
+	return ev.Err
 }
 
 // answered takes a read's answer and applies what waited for it.
@@ -65,6 +189,13 @@ func (n *Node) answered(ev any, now time.Time) error {
 			n.rd.files = map[string]events.FilesRead{}
 		}
 		n.rd.files[ev.Dir] = ev
+	case events.PullHeadRead:
+		if n.rd.heads == nil {
+			n.rd.heads = map[int]events.PullHeadRead{}
+		}
+		n.rd.heads[ev.PR] = ev
+	case events.PullSeenRead:
+		return n.seen(ev, now)
 	}
 	held := n.rd.held
 	n.rd.held, n.rd.wait, n.rd.asked = nil, 0, false
@@ -184,24 +315,45 @@ func (n *Node) readQuery() (events.Query, bool) {
 		return events.Query{}, false
 	}
 	n.rd.asked = true
-	if n.rd.wait == events.QTaskFiles {
+	switch n.rd.wait {
+	case events.QTaskFiles:
 		return events.Query{Kind: events.QTaskFiles, Dir: n.taskDir()}, true
+	case events.QPullHead:
+		return events.Query{Kind: events.QPullHead, PR: n.rd.waitPR}, true
 	}
 	// Every held comment's author whose permission is not read yet: one
 	// round for all of them.
 	q := events.Query{Kind: events.QPerms}
 	seen := map[string]bool{}
 	for _, ev := range n.rd.held {
-		c, ok := ev.(events.Comment)
-		key := strings.ToLower(c.Author)
-		if !ok || n.permKnown(c) || seen[key] {
+		login := ""
+		switch e := ev.(type) {
+		case events.Comment:
+			if !n.permKnown(e) {
+				login = e.Author
+			}
+		case events.Click:
+			if !n.known(e.Perm, e.PermErr, e.Sender) {
+				login = e.Sender
+			}
+		case events.Review:
+			if !n.known(e.Perm, e.PermErr, e.Reviewer) {
+				login = e.Reviewer
+			}
+		case events.PRLinked:
+			if e.Edit != nil && !n.known(e.Edit.Perm, e.Edit.PermErr, e.Edit.Sender) {
+				login = e.Edit.Sender
+			}
+		}
+		key := strings.ToLower(login)
+		if login == "" || seen[key] {
 			continue
 		}
 		if _, ok := n.rd.perms[key]; ok {
 			continue
 		}
 		seen[key] = true
-		q.Logins = append(q.Logins, c.Author)
+		q.Logins = append(q.Logins, login)
 	}
 	return q, true
 }
