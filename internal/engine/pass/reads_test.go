@@ -4,11 +4,13 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
 
 // The reads a pass asks for itself: an author's permission when a comment
@@ -183,5 +185,42 @@ func TestTaskFilesReadErrorRefusesTheReport(t *testing.T) {
 	last := st.Ledger[len(st.Ledger)-1]
 	if !strings.HasPrefix(string(last.Outcome), "rejected") {
 		t.Errorf("ledger %+v, want the report refused", last)
+	}
+}
+
+// TestHeldAnswerIsGivenTheGateOpenWhenItApplies: an answer held behind the
+// report that opens its gate (a replay: the report re-applied now) is
+// judged against when that gate's comment appeared (Options.Posted), which
+// the node reads for the gate open when the answer applies: with it the
+// answer counts; without it the answer predates the gate reopened now and
+// is stale.
+func TestHeldAnswerIsGivenTheGateOpenWhenItApplies(t *testing.T) {
+	w := newWorld(t, "jira: {enabled: false}\n")
+	w.toDecompose()
+	report := w.unlooked("devin", "/autopilot done\n\n```autopilot-tasks\n- title: Streaming writer\n```\n")
+	probe := *w
+	probe.apply(w.comment("devin", report.Body))
+	if probe.st.Gate == nil {
+		t.Fatal("the report opens no gate")
+	}
+	gate := marker.Build(marker.Gate, probe.st.Gate.ID)
+	answer := w.unlooked("maria", "A")
+	later := answer.At.Add(10 * time.Minute) // the replay
+	for _, tc := range []struct {
+		name    string
+		posted  map[string]time.Time
+		applied bool
+	}{
+		{"the gate's comment is on the thread", map[string]time.Time{gate: answer.At.Add(-time.Minute)}, true},
+		{"no gate comment on the thread", map[string]time.Time{}, false},
+	} {
+		n := pass.New(w.set, w.st, pass.Options{Issue: issue, Posted: tc.posted})
+		step(t, n, report, later)
+		step(t, n, answer, later)
+		step(t, n, events.PermsRead{Perms: map[string]events.PermRead{"devin": {Perm: access.Write}, "maria": {Perm: access.Write}}}, later)
+		st := n.State()
+		if got := len(st.Decisions) == 1; got != tc.applied {
+			t.Errorf("%s: answer applied %v (ledger %+v), want %v", tc.name, got, st.Ledger, tc.applied)
+		}
 	}
 }
