@@ -120,3 +120,14 @@ func (ru *run) readPullSeen(n int) error {
 	}
 	return ru.step(ev)
 }
+
+// readDir answers the node's QRepoDir: the names under dir of the
+// repository (repofiles.ReadDir), for flow detection.
+func (ru *run) readDir(dir string) error {
+	names, err := repofiles.ReadDir(ru.ctx, ru.r.o.Forge, dir)
+	ev := events.DirRead{Dir: dir, Names: names}
+	if err != nil {
+		ev.Fail, ev.Err = readFail(err), err
+	}
+	return ru.step(ev)
+}

@@ -254,6 +254,9 @@ type run struct {
 	// tracker), which the forge's request count does not show
 	// (loadIsReread).
 	outside bool
+	// starting: a start was stepped in (the engine may hold it while it
+	// reads which flow to run; what follows is stepped in after it).
+	starting bool
 }
 
 func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *string, last bool) (Outcome, error) {
@@ -290,7 +293,7 @@ func (r *Reconciler) once(ctx context.Context, number int, t Trigger, own *strin
 	if err := ru.collect(t); err != nil {
 		return ru.outcome(), err
 	}
-	if ru.state() != nil && ru.freshConfig {
+	if (ru.state() != nil || ru.starting) && ru.freshConfig {
 		// Kept in the state, so later events need not read it again.
 		if err := ru.apply(engine.ConfigRead{YAML: ru.configRaw}); err != nil {
 			return ru.outcome(), err
@@ -382,7 +385,7 @@ func (ru *run) collect(t Trigger) error {
 	if err := ru.startIfAsked(t); err != nil {
 		return err
 	}
-	if ru.state() == nil {
+	if ru.state() == nil && !ru.starting {
 		return nil
 	}
 	if err := ru.applyComments(t); err != nil {
@@ -401,12 +404,11 @@ func (ru *run) startIfAsked(t Trigger) error {
 	if !adopt && !(t.Start && (ru.state() == nil || ru.state().Run == state.RunStopped || ru.state().Run == state.RunDone)) {
 		return nil
 	}
-	flowName, cands, err := repofiles.PickFlow(ru.ctx, ru.r.o.Forge, ld.Issue.Labels, ru.set.Config)
-	if err != nil {
-		return err
-	}
+	// A flow label names the flow; without one the engine picks it (the
+	// default, or detection: pass.Node asks for the repository's files).
 	is := ld.Issue
-	return ru.apply(engine.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
+	ru.starting = true
+	return ru.apply(engine.Start{Flow: repofiles.LabelFlow(is.Labels, ru.set.Config), Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
 }
 
 // applyComments applies every unhandled comment of the issue and of the
@@ -420,7 +422,7 @@ func (ru *run) applyComments(t Trigger) error {
 	cs = append(cs, prComments...)
 	comments.InOrder(cs)
 	for _, c := range cs {
-		if engine.Handled(ru.state(), c.ID) {
+		if s := ru.state(); s != nil && engine.Handled(s, c.ID) {
 			continue
 		}
 		if err := ru.applyComment(ru.commentEvent(c)); err != nil {
@@ -507,6 +509,9 @@ func (ru *run) prComments(t Trigger) ([]forge.Comment, error) {
 
 // pendingInput reports an unhandled issue comment that could act.
 func (ru *run) pendingInput() bool {
+	if ru.state() == nil {
+		return false // a start the engine holds: no PR linked yet
+	}
 	return comments.Pending(ru.loaded.Human, ru.state(), ru.parse)
 }
 

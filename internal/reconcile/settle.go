@@ -142,6 +142,8 @@ func (ru *run) answer(q engine.Query) error {
 		return ru.readPullHead(q.PR)
 	case events.QPullSeen:
 		return ru.readPullSeen(q.PR)
+	case events.QRepoDir:
+		return ru.readDir(q.Dir)
 	case engine.QJiraSync:
 		return ru.jira(q.Sync)
 	case engine.QJiraClose:

@@ -21,9 +21,13 @@ const (
 	// permissions its trust needs, for its check (a PR linked or reviewed
 	// that no evidence read covers); answer PullSeenRead.
 	QPullSeen
+	// QRepoDir: list the names directly under directory Query.Dir of the
+	// repository ("": its top), for flow detection (a run starts with no
+	// flow label and no default flow); answer DirRead.
+	QRepoDir
 )
 
-var readKindNames = map[QueryKind]string{QTaskFiles: "task-files", QPullHead: "pull-head", QPullSeen: "pull-seen"}
+var readKindNames = map[QueryKind]string{QTaskFiles: "task-files", QPullHead: "pull-head", QPullSeen: "pull-seen", QRepoDir: "repo-dir"}
 
 // ReadFail is the class of a read that failed, as the carrier maps the
 // forge's error.
@@ -104,4 +108,13 @@ type PullSeenRead struct {
 	Pull *PullFacts
 	Fail ReadFail
 	Err  error
+}
+
+// DirRead answers a QRepoDir: the names under Dir (nil: none, or no such
+// directory, or a forge that cannot list files), or why the read failed.
+type DirRead struct {
+	Dir   string
+	Names []string
+	Fail  ReadFail
+	Err   error
 }

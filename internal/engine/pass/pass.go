@@ -238,7 +238,7 @@ func (n *Node) Step(ev any, now time.Time) error {
 	case WriteNow:
 		n.force = true
 		return nil
-	case events.PermsRead, events.FilesRead, events.PullHeadRead, events.PullSeenRead:
+	case events.PermsRead, events.FilesRead, events.PullHeadRead, events.PullSeenRead, events.DirRead:
 		return n.answered(ev, now)
 	case engine.Event:
 		return n.admit(ev, now)

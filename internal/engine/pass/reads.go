@@ -33,8 +33,11 @@ type reads struct {
 	declared map[int64]bool
 	// heads are the PR heads read this pass (QPullHead), by number.
 	heads map[int]events.PullHeadRead
-	// waitPR is the PR the first held event waits for.
-	waitPR int
+	// waitPR and waitDir are what the first held event waits for.
+	waitPR  int
+	waitDir string
+	// dirs are the repository directories listed this pass (QRepoDir).
+	dirs map[string]events.DirRead
 }
 
 // admit applies ev, or holds it while an earlier event waits for a read
@@ -64,6 +67,8 @@ func (n *Node) admit(ev events.Event, now time.Time) error {
 // than "not found" ends the pass with the forge's error.
 func (n *Node) completeEvent(ev events.Event) (events.Event, events.QueryKind, error) {
 	switch e := ev.(type) {
+	case events.Start:
+		return n.pickFlow(e)
 	case events.Comment:
 		c, wait := n.complete(e)
 		return c, wait, nil
@@ -196,6 +201,11 @@ func (n *Node) answered(ev any, now time.Time) error {
 		n.rd.heads[ev.PR] = ev
 	case events.PullSeenRead:
 		return n.seen(ev, now)
+	case events.DirRead:
+		if n.rd.dirs == nil {
+			n.rd.dirs = map[string]events.DirRead{}
+		}
+		n.rd.dirs[ev.Dir] = ev
 	}
 	held := n.rd.held
 	n.rd.held, n.rd.wait, n.rd.asked = nil, 0, false
@@ -320,6 +330,8 @@ func (n *Node) readQuery() (events.Query, bool) {
 		return events.Query{Kind: events.QTaskFiles, Dir: n.taskDir()}, true
 	case events.QPullHead:
 		return events.Query{Kind: events.QPullHead, PR: n.rd.waitPR}, true
+	case events.QRepoDir:
+		return events.Query{Kind: events.QRepoDir, Dir: n.rd.waitDir}, true
 	}
 	// Every held comment's author whose permission is not read yet: one
 	// round for all of them.
@@ -369,4 +381,78 @@ func Prefetch(c *events.Comment) []events.Query {
 		return nil
 	}
 	return []events.Query{{Kind: events.QPerms, Logins: []string{c.Author}}}
+}
+
+// pickFlow picks a starting run's flow when the start names none (no flow
+// label names a configured flow): the configured default, else detection
+// from what the repository already has: a meta repository (.gitmodules,
+// or _docs/_repo-config.yaml), existing code (anything besides the usual
+// top files, or _docs/ without the meta marker), else greenfield. With
+// several candidates none is picked: the run asks which.
+func (n *Node) pickFlow(e events.Start) (events.Event, events.QueryKind, error) {
+	if e.Flow != "" || e.Candidates != nil || n.set.Config == nil || n.st != nil {
+		// A restart keeps its run's flow.
+		return e, 0, nil
+	}
+	if d := n.set.Config.DefaultFlow; d != "" {
+		e.Flow = d
+		return e, 0, nil
+	}
+	top, wait, err := n.dir("")
+	if wait != 0 || err != nil {
+		return e, wait, err
+	}
+	hasDocs, hasSource, meta := false, false, false
+	for _, name := range top {
+		switch {
+		case name == "_docs":
+			hasDocs = true
+		case name == ".gitmodules":
+			meta = true
+		case name == "README.md" || name == "LICENSE" || name == ".github" || name == ".gitignore" || strings.HasPrefix(name, "LICENSE"):
+		default:
+			hasSource = true
+		}
+	}
+	if hasDocs {
+		docs, wait, err := n.dir("_docs")
+		if wait != 0 || err != nil {
+			return e, wait, err
+		}
+		for _, name := range docs {
+			if name == "_repo-config.yaml" {
+				meta = true
+			}
+		}
+	}
+	var cands []string
+	if meta {
+		cands = append(cands, "meta-repo")
+	}
+	if hasSource || hasDocs && !meta {
+		cands = append(cands, "existing-code")
+	}
+	if len(cands) == 0 {
+		cands = append(cands, "greenfield")
+	}
+	if len(cands) == 1 {
+		e.Flow = cands[0]
+	} else {
+		e.Candidates = cands
+	}
+	return e, 0, nil
+}
+
+// dir is directory d of the repository as listed this pass, or the read
+// to wait for; a listing that failed ends the pass.
+func (n *Node) dir(d string) ([]string, events.QueryKind, error) {
+	r, ok := n.rd.dirs[d]
+	if !ok {
+		n.rd.waitDir = d
+		return nil, events.QRepoDir, nil
+	}
+	if r.Fail != events.ReadOK {
+		return nil, 0, fmt.Errorf("detect flow: %w", r.Err)
+	}
+	return r.Names, 0, nil
 }

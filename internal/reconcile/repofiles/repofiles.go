@@ -83,76 +83,32 @@ func ReadTaskFiles(ctx context.Context, f forge.Forge, dir string) (map[string]s
 	return files, nil
 }
 
-// PickFlow picks a starting run's flow: a flow label (among labels) that
-// names a configured flow wins, then the config default, then detection
-// (Detect); with several candidates, none is picked and they are returned.
-func PickFlow(ctx context.Context, f forge.Forge, labels []string, cfg *config.Config) (string, []string, error) {
+// LabelFlow is the flow a flow label (autopilot/flow:<name>) among labels
+// names, when it is a configured flow; "" otherwise (the engine picks:
+// the default flow, or detection).
+func LabelFlow(labels []string, cfg *config.Config) string {
 	for _, l := range labels {
 		if name, ok := strings.CutPrefix(l, "autopilot/flow:"); ok {
 			if _, known := cfg.All[name]; known {
-				return name, nil, nil
+				return name
 			}
 		}
 	}
-	if cfg.DefaultFlow != "" {
-		return cfg.DefaultFlow, nil, nil
-	}
-	cands, err := Detect(ctx, f)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(cands) == 1 {
-		return cands[0], nil, nil
-	}
-	return "", cands, nil
+	return ""
 }
 
-// Detect looks at what the repository already has (seeds 000/001).
-func Detect(ctx context.Context, f forge.Forge) ([]string, error) {
+// ReadDir lists the names directly under directory dir of the repository
+// ("": its top) for flow detection (pass.Node decides from them); nil when
+// there is no such directory or the forge cannot list files.
+func ReadDir(ctx context.Context, f forge.Forge, dir string) ([]string, error) {
 	lister, ok := f.(interface {
 		ListDir(ctx context.Context, dir string) ([]string, bool, error)
 	})
 	if !ok {
-		return []string{"greenfield"}, nil
+		return nil, nil
 	}
-	names, _, err := lister.ListDir(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("detect flow: %w", err)
-	}
-	hasDocs, hasSource, meta := false, false, false
-	for _, n := range names {
-		switch {
-		case n == "_docs":
-			hasDocs = true
-		case n == ".gitmodules":
-			meta = true
-		case n == "README.md" || n == "LICENSE" || n == ".github" || n == ".gitignore" || strings.HasPrefix(n, "LICENSE"):
-		default:
-			hasSource = true
-		}
-	}
-	if hasDocs {
-		docs, _, err := lister.ListDir(ctx, "_docs")
-		if err != nil {
-			return nil, fmt.Errorf("detect flow: %w", err)
-		}
-		for _, d := range docs {
-			if d == "_repo-config.yaml" {
-				meta = true
-			}
-		}
-	}
-	var out []string
-	if meta {
-		out = append(out, "meta-repo")
-	}
-	if hasSource || hasDocs && !meta {
-		out = append(out, "existing-code")
-	}
-	if len(out) == 0 {
-		out = append(out, "greenfield")
-	}
-	return out, nil
+	names, _, err := lister.ListDir(ctx, dir)
+	return names, err
 }
 
 // Current returns the configuration a pass uses. It is read through the API
