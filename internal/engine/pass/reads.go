@@ -8,6 +8,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
@@ -238,9 +239,11 @@ func (n *Node) complete(c events.Comment) (events.Comment, events.QueryKind) {
 	if n.st == nil || n.rd.declared[c.ID] || c.Declared != nil || c.DeclaredErr != "" {
 		return c, 0
 	}
-	r := engine.Parse(c.Body)
+	var r reply.Result
 	if c.Reply != nil {
 		r = *c.Reply
+	} else {
+		r = engine.Parse(c.Body)
 	}
 	if !engine.DeclaresTasks(r) {
 		return c, 0
