@@ -557,10 +557,14 @@ type Driven interface {
 }
 
 // MaxQueryRounds bounds the rounds of "the engine asks, the carrier
-// answers, the engine again" in one pass: reads (a PR read can lead to a
-// tracker check only through a step completing, and a read may ask for
-// permissions), then the tracker sync and the closes.
-const MaxQueryRounds = 10
+// answers, the engine again" in one pass: the reads for the events held
+// (a start's flow detection, two; the permissions of every author held,
+// one; a report's task files, one; a review's PR head, one), the engine's
+// reads (a PR read can lead to a tracker check only through a step
+// completing, and a read may ask for permissions), then the tracker sync
+// and the closes — about ten at the very most; the bound only stops a
+// loop.
+const MaxQueryRounds = 16
 
 // Drive is the carrier loop, the one way a node is driven: it asks the
 // node what to do (Ready), has do carry all of it out in order and step
