@@ -69,11 +69,6 @@ func (c countingNode) Decision() string {
 	return c.engineNode.Decision()
 }
 
-func (c countingNode) Asks(k engine.QueryKind, pr int) bool {
-	*c.calls = append(*c.calls, "Asks")
-	return c.engineNode.Asks(k, pr)
-}
-
 // State reads are counted apart: reads of the state as the events left
 // it, which the carrier's gathering of facts makes.
 func (c countingNode) State() *state.State {

@@ -345,7 +345,6 @@ type engineNode interface {
 	Advance(pass.Ready)
 	State() *state.State
 	Decision() string
-	Asks(k engine.QueryKind, pr int) bool
 }
 
 // newNode starts the engine's side of a pass (a test counts its calls
