@@ -330,7 +330,7 @@ func (ru *run) start(cfg *config.Config) error {
 	ru.node = newNode(ru.set, ru.loaded.State, pass.Options{
 		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", Tracker: ru.caps,
 		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback, MaxVersion: ru.loaded.MaxVersion,
-		Posted: ru.loaded.Posted(),
+		Posted: ru.loaded.Posted(), Signed: len(r.o.StateKey) > 0,
 	})
 	return ru.recover(rc)
 }
@@ -424,7 +424,7 @@ func (ru *run) applyComments(t Trigger) error {
 		if s := ru.state(); s != nil && engine.Handled(s, c.ID) {
 			continue
 		}
-		if err := ru.applyComment(ru.commentEvent(c)); err != nil {
+		if err := ru.apply(ru.commentEvent(c)); err != nil {
 			return err
 		}
 	}

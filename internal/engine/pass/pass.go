@@ -103,6 +103,8 @@ type Options struct {
 	// marker (GitHub's clock): a comment applied while a gate is open is
 	// given when the gate's comment appeared (events.Comment.GatePostedAt).
 	Posted map[string]time.Time
+	// Signed: the state is signed (the fit of a declaration counts it).
+	Signed bool
 }
 
 // Input is what the caller supplies to each Ready: the time of the pass

@@ -56,6 +56,19 @@ func (n *Node) admit(ev events.Event, now time.Time) error {
 		n.rd.held, n.rd.wait, n.rd.asked = []events.Event{ev}, wait, false
 		return nil
 	}
+	if c, ok := ev.(events.Comment); ok && n.st != nil {
+		// Declared tasks that would leave the state over one comment are
+		// refused with what fits (engine.FitDeclaration), judged on the
+		// state the report applies to.
+		fit, note, err := engine.FitDeclaration(n.set, n.st, c, now, n.opt.Signed)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			n.notes = append(n.notes, note)
+		}
+		ev = fit
+	}
 	if err := n.apply(ev, now); err != nil {
 		return err
 	}

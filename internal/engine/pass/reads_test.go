@@ -1,6 +1,8 @@
 package pass_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -222,5 +224,39 @@ func TestHeldAnswerIsGivenTheGateOpenWhenItApplies(t *testing.T) {
 		if got := len(st.Decisions) == 1; got != tc.applied {
 			t.Errorf("%s: answer applied %v (ledger %+v), want %v", tc.name, got, st.Ledger, tc.applied)
 		}
+	}
+}
+
+// TestDeclarationTooLargeIsRefusedWhereItApplies: the fit of a report's
+// declared tasks is judged by the node on the state the report applies to
+// (after the reads it waited for): too many tasks for one state comment
+// are refused with what fits, and the pass notes it.
+func TestDeclarationTooLargeIsRefusedWhereItApplies(t *testing.T) {
+	w := newWorld(t, "jira: {enabled: false}\n")
+	w.toDecompose()
+	var b strings.Builder
+	b.WriteString("/autopilot done\n\n```autopilot-tasks\n")
+	rnd := rand.New(rand.NewPCG(29, 1)) // words that do not compress
+	for i := 0; i < 180; i++ {
+		var d strings.Builder
+		for d.Len() < 300 {
+			for range 3 + rnd.IntN(7) {
+				d.WriteByte(byte('a' + rnd.IntN(26)))
+			}
+			d.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "- title: Task number %d of the CSV export\n  description: %s\n", i+1, strings.TrimSpace(d.String()[:300]))
+	}
+	b.WriteString("```\n")
+	n := pass.New(w.set, w.st, pass.Options{Issue: issue})
+	step(t, n, w.unlooked("devin", b.String()), w.clock)
+	step(t, n, events.PermsRead{Perms: map[string]events.PermRead{"devin": {Perm: access.Write}}}, w.clock)
+	st := n.State()
+	if len(st.Tasks) != 0 {
+		t.Fatalf("%d tasks recorded, want the declaration refused", len(st.Tasks))
+	}
+	rd := ready(t, n, w.clock)
+	if !strings.Contains(strings.Join(rd.Notes, "\n"), "task declaration refused: state too large") {
+		t.Errorf("notes %q, want the refusal noted", rd.Notes)
 	}
 }
