@@ -160,7 +160,7 @@ func TestDocsStatementsTheCodeOutgrew(t *testing.T) {
 		doc, stale, now string
 	}{
 		{"docs/user-guide.md", "cannot list repository files",
-			"flow detection lists the repository's top directory through the contents API (repofiles.Detect)"},
+			"flow detection lists the repository's top directory through the contents API (the engine asks, pass.Node.pickFlow; repofiles.ReadDir lists)"},
 		{"docs/user-guide.md", "always picks `greenfield`",
 			"detection picks meta-repo, existing-code or greenfield from the files it finds"},
 		{"docs/*.md", "PRODUCT §", "the product contract is not in the repository; the docs are"},
@@ -177,11 +177,11 @@ func TestDocsStatementsTheCodeOutgrew(t *testing.T) {
 			}
 		}
 	}
-	// What detection looks at, as repofiles.Detect reads it.
+	// What detection looks at, as pass.Node.pickFlow reads it.
 	guide := strings.Join(strings.Fields(readRepo(t, "docs/user-guide.md")), " ")
 	for _, marker := range []string{"`.gitmodules`", "`_docs/_repo-config.yaml`", "`_docs/`", "`LICENSE*`", "`.gitignore`", "`.github`", "`README.md`"} {
 		if !strings.Contains(guide, marker) {
-			t.Errorf("docs/user-guide.md's flow detection does not name %s, which repofiles.Detect reads", marker)
+			t.Errorf("docs/user-guide.md's flow detection does not name %s, which flow detection (pass.Node.pickFlow) reads", marker)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -70,11 +69,6 @@ func (c countingNode) Decision() string {
 	return c.engineNode.Decision()
 }
 
-func (c countingNode) Asks(k events.QueryKind, pr int) bool {
-	*c.calls = append(*c.calls, "Asks")
-	return c.engineNode.Asks(k, pr)
-}
-
 // State reads are counted apart: reads of the state as the events left
 // it, which the carrier's gathering of facts makes.
 func (c countingNode) State() *state.State {
@@ -83,8 +77,9 @@ func (c countingNode) State() *state.State {
 }
 
 // TestOneAnswerPassCrossesOnlyByStepReadyAdvance pins the crossings of one
-// issue_comment answer in App mode: the events stepped in (the comment,
-// what the thread shows), then Ready/Advance rounds (the write the engine
+// issue_comment answer in App mode: the events stepped in (the answer to
+// the read the engine asked before the load — the author's permission,
+// pass.Prefetch —, the comment, what the thread shows), then Ready/Advance rounds (the write the engine
 // decided, whose outcome is stepped in; the effects; the labels) until an
 // empty Ready; no callback, no edit of the state by the carrier.
 func TestOneAnswerPassCrossesOnlyByStepReadyAdvance(t *testing.T) {
@@ -110,7 +105,7 @@ func TestOneAnswerPassCrossesOnlyByStepReadyAdvance(t *testing.T) {
 		crossings = append(crossings, c)
 	}
 	want := []string{
-		"Step(events.Comment)", "Step(pass.ThreadRead)",
+		"Step(events.PermsRead)", "Step(events.Comment)", "Step(pass.ThreadRead)",
 		"Ready", "Step(pass.Persisted)", "Advance", // the write, before any effect
 		"Ready", "Advance", // the effects (👍)
 		"Ready", "Advance", // the labels

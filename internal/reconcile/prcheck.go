@@ -2,8 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
@@ -18,22 +16,6 @@ import (
 // it needs and creates the check runs. What a check run last showed is
 // recorded in the state as a hash, so a pass where nothing shown changed
 // makes no call, and one that changed makes one per PR.
-
-// seePull reads a linked PR as it is now (head, author permission,
-// approvals) and records it, so the check follows its head and its trust.
-func (ru *run) seePull(n int) error {
-	if ru.state() == nil || n == ru.number {
-		return nil
-	}
-	pr, err := ru.getPull(n)
-	if errors.Is(err, forge.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read PR #%d: %w", n, err)
-	}
-	return ru.seePullRead(pr)
-}
 
 // getPull reads PR n once per pass: a review's PR, read to check its
 // head, is the PR its evidence step reads next.
@@ -50,21 +32,6 @@ func (ru *run) getPull(n int) (forge.Pull, error) {
 	}
 	ru.pulls[n] = pr
 	return pr, nil
-}
-
-// seePullRead is seePull for a PR already read.
-func (ru *run) seePullRead(pr forge.Pull) error {
-	rs, err := ru.r.o.Forge.ListReviews(ru.ctx, pr.Number)
-	if err != nil {
-		return fmt.Errorf("reviews of PR #%d: %w", pr.Number, err)
-	}
-	return ru.apply(events.PullSeen{Pull: ru.pullFacts(pr, rs)})
-}
-
-// reading reports whether this pass reads PR n as evidence anyway
-// (checkPR records what it read), so it need not be read twice.
-func (ru *run) reading(n int) bool {
-	return ru.node.Asks(events.QCheckPR, n)
 }
 
 // publishChecks creates the check runs the engine planned

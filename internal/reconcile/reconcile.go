@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
@@ -247,6 +249,9 @@ type run struct {
 	// tracker), which the forge's request count does not show
 	// (loadIsReread).
 	outside bool
+	// starting: a start was stepped in (the engine may hold it while it
+	// reads which flow to run; what follows is stepped in after it).
+	starting bool
 }
 
 func (r *Reconciler) once(ctx context.Context, number int, t route.Trigger, own *string, last bool) (route.Outcome, error) {
@@ -256,7 +261,8 @@ func (r *Reconciler) once(ctx context.Context, number int, t route.Trigger, own 
 			*own = ru.wroteBody
 		}
 	}()
-	if err := ru.prefetch(t); err != nil {
+	pre, err := ru.prefetch(t)
+	if err != nil {
 		return route.Outcome{Issue: number}, err
 	}
 	ld, err := r.loader().Load(ctx, number, t.Issue, t.Start || t.Adopt)
@@ -274,10 +280,15 @@ func (r *Reconciler) once(ctx context.Context, number int, t route.Trigger, own 
 	if err := ru.start(cfg); err != nil {
 		return ru.outcome(), err
 	}
+	for _, ev := range pre {
+		if err := ru.step(ev); err != nil {
+			return ru.outcome(), err
+		}
+	}
 	if err := ru.collect(t); err != nil {
 		return ru.outcome(), err
 	}
-	if ru.state() != nil && ru.freshConfig {
+	if (ru.state() != nil || ru.starting) && ru.freshConfig {
 		// Kept in the state, so later events need not read it again.
 		if err := ru.apply(events.ConfigRead{YAML: ru.configRaw}); err != nil {
 			return ru.outcome(), err
@@ -314,6 +325,7 @@ func (ru *run) start(cfg *config.Config) error {
 	ru.node = newNode(ru.set, ru.loaded.State, pass.Options{
 		Issue: ru.number, Sweep: ru.sweep, Closed: ru.loaded.Issue.State == "closed", Tracker: ru.caps,
 		Checks: checks && !r.o.DryRun, Buttons: r.o.CheckButtons, Rewrite: rc.Rollback, MaxVersion: ru.loaded.MaxVersion,
+		Posted: ru.loaded.Posted(), Signed: len(r.o.StateKey) > 0,
 	})
 	return ru.recover(rc)
 }
@@ -328,7 +340,6 @@ type engineNode interface {
 	Advance(pass.Ready)
 	State() *state.State
 	Decision() string
-	Asks(k events.QueryKind, pr int) bool
 }
 
 // newNode starts the engine's side of a pass (a test counts its calls
@@ -344,22 +355,6 @@ func (ru *run) state() *state.State {
 		return ru.loaded.State
 	}
 	return ru.node.State()
-}
-
-// prefetch asks for the permission of the trigger comment's author, when
-// the comment could act, before the thread is read: the lookup an answer
-// needs then comes before the load, which can stand in for the version
-// re-read before the write (loadIsReread). Refused credentials end the
-// pass here (App mode mints a new token); other failures fail closed when
-// the comment is classified, as any lookup does.
-func (ru *run) prefetch(t route.Trigger) error {
-	c := t.Comment // an edit is usually of a comment already handled: not asked
-	if c != nil && !c.Author.IsBot() && !ru.r.trusted(*c) && engine.Parse(c.Body).Acts() {
-		if _, err := ru.perm(c.Author.Login); errors.Is(err, forge.ErrUnauthorized) {
-			return fmt.Errorf("permission of @%s: %w", c.Author.Login, err)
-		}
-	}
-	return nil
 }
 
 func (ru *run) outcome() route.Outcome {
@@ -386,7 +381,7 @@ func (ru *run) collect(t route.Trigger) error {
 	if err := ru.startIfAsked(t); err != nil {
 		return err
 	}
-	if ru.state() == nil {
+	if ru.state() == nil && !ru.starting {
 		return nil
 	}
 	if err := ru.applyComments(t); err != nil {
@@ -405,12 +400,11 @@ func (ru *run) startIfAsked(t route.Trigger) error {
 	if !adopt && !(t.Start && (ru.state() == nil || ru.state().Run == state.RunStopped || ru.state().Run == state.RunDone)) {
 		return nil
 	}
-	flowName, cands, err := repofiles.PickFlow(ru.ctx, ru.r.o.Forge, ld.Issue.Labels, ru.set.Config)
-	if err != nil {
-		return err
-	}
+	// A flow label names the flow; without one the engine picks it (the
+	// default, or detection: pass.Node asks for the repository's files).
 	is := ld.Issue
-	return ru.apply(events.Start{Flow: flowName, Candidates: cands, Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
+	ru.starting = true
+	return ru.apply(events.Start{Flow: repofiles.LabelFlow(is.Labels, ru.set.Config), Issue: ru.number, Actor: t.StartActor, Title: is.Title, Body: is.Body, URL: is.URL, SeqFloor: ld.MaxSeq})
 }
 
 // applyComments applies every unhandled comment of the issue and of the
@@ -424,10 +418,10 @@ func (ru *run) applyComments(t route.Trigger) error {
 	cs = append(cs, prComments...)
 	comments.InOrder(cs)
 	for _, c := range cs {
-		if outbox.Handled(ru.state(), c.ID) {
+		if s := ru.state(); s != nil && outbox.Handled(s, c.ID) {
 			continue
 		}
-		if err := ru.applyComment(ru.commentEvent(c)); err != nil {
+		if err := ru.apply(ru.commentEvent(c)); err != nil {
 			return err
 		}
 	}
@@ -439,15 +433,12 @@ func (ru *run) applyComments(t route.Trigger) error {
 func (ru *run) applyTrigger(t route.Trigger) error {
 	var evs []events.Event
 	if t.Review != nil {
-		if err := ru.applyReview(*t.Review); err != nil {
-			return err
-		}
+		// The engine asks for the reviewer's permission and the PR as it
+		// is now (the payload's may be stale: a push since).
+		evs = append(evs, *t.Review)
 	}
 	if t.Click != nil {
-		c := *t.Click
-		p, err := ru.perm(c.Sender)
-		c.Perm, c.PermErr = p, err != nil
-		evs = append(evs, c)
+		evs = append(evs, *t.Click)
 	}
 	if t.Run != nil {
 		if ok, why := engine.MatchRun(ru.set, ru.state(), *t.Run); !ok {
@@ -489,45 +480,16 @@ func (ru *run) applyAll(evs ...events.Event) error {
 	return nil
 }
 
-// applyReview applies a submitted review with its reviewer's permission
-// and its PR as it is now (the payload's may be stale: a push since).
-func (ru *run) applyReview(rv events.Review) error {
-	p, perr := ru.perm(rv.Reviewer)
-	rv.Perm, rv.PermErr = p, perr != nil
-	pr, err := ru.getPull(rv.PR)
-	switch {
-	case errors.Is(err, forge.ErrNotFound):
-	case err != nil:
-		return fmt.Errorf("read PR #%d of a review: %w", rv.PR, err)
-	default:
-		rv.Pull = ru.pullHead(pr)
-	}
-	if err := ru.apply(rv); err != nil {
-		return err
-	}
-	if err == nil && !ru.reading(rv.PR) {
-		return ru.seePullRead(pr)
-	}
-	return nil
-}
-
-// applyLinked applies a PR that links the issue, with who wrote its
-// description, then reads it for its check.
+// applyLinked applies a PR that links the issue, with whether the
+// delivered description links it (the engine asks for who wrote it and
+// for the description now, then reads the PR for its check).
 func (ru *run) applyLinked(e events.PRLinked) error {
 	if e.Edit != nil {
-		pe, err := ru.pullEdit(e.PR, *e.Edit)
-		if err != nil {
-			return err
-		}
-		e.Edit = pe
+		ed := *e.Edit
+		ed.Links = slices.Contains(ghevent.LinkedIssues(ed.Delivered), ru.number)
+		e.Edit = &ed
 	}
-	if err := ru.apply(e); err != nil {
-		return err
-	}
-	if !ru.reading(e.PR) {
-		return ru.seePull(e.PR)
-	}
-	return nil
+	return ru.apply(e)
 }
 
 // prComments reads the conversations of linked PRs that may hold unhandled
@@ -543,6 +505,9 @@ func (ru *run) prComments(t route.Trigger) ([]forge.Comment, error) {
 
 // pendingInput reports an unhandled issue comment that could act.
 func (ru *run) pendingInput() bool {
+	if ru.state() == nil {
+		return false // a start the engine holds: no PR linked yet
+	}
 	return comments.Pending(ru.loaded.Human, ru.state(), ru.parse)
 }
 
@@ -563,14 +528,8 @@ func linked(s *state.State, pr int) bool {
 
 // commentEvent builds the engine's view of a comment (comments.Event).
 func (ru *run) commentEvent(c forge.Comment) events.Comment {
-	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config, AnswerPermission: ru.set.AnswerPermission,
-		AuthorEdit: ru.authorEdit, GatePosted: ru.loaded.GatePosted, Parse: ru.parse, Replied: ru.replied, Perm: ru.perm, TaskFiles: ru.taskFiles}, ru.state(), c)
-}
-
-// taskFiles reads the _docs/ task files of a Jira step when the config
-// names a directory (repofiles.StepTaskFiles).
-func (ru *run) taskFiles(start int) ([]state.Task, error) {
-	return repofiles.StepTaskFiles(ru.ctx, ru.r.o.Forge, ru.set.Config, ru.state(), start)
+	return comments.Event(comments.Sources{Issue: ru.number, Config: ru.set.Config,
+		AuthorEdit: ru.authorEdit, Parse: ru.parse, Replied: ru.replied}, ru.state(), c)
 }
 
 // replied reports whether the bot already replied to comment id.

@@ -130,7 +130,18 @@ func (ru *run) answer(q events.Query) error {
 	case events.QCheckPR:
 		return ru.checkPR(q.PR)
 	case events.QPerms:
+		if q.Then == nil {
+			return ru.readPerms(q)
+		}
 		return ru.apply(q.AnswerPerms(ru.perm))
+	case events.QTaskFiles:
+		return ru.readTaskFiles(q.Dir)
+	case events.QPullHead:
+		return ru.readPullHead(q.PR)
+	case events.QPullSeen:
+		return ru.readPullSeen(q.PR)
+	case events.QRepoDir:
+		return ru.readDir(q.Dir)
 	}
 	return fmt.Errorf("unknown engine query %v", q.Kind)
 }
@@ -173,12 +184,6 @@ func (ru *run) pullFacts(pr forge.Pull, reviews []forge.Review) *evidence.PullFa
 // pullHead is what a review needs to know about its PR (prcheck.Head).
 func (ru *run) pullHead(pr forge.Pull) *evidence.PullFacts {
 	return prcheck.Head(pr, ru.r.o.Forge.Repo(), ru.number)
-}
-
-// pullEdit completes what a pull_request opened or edited delivery shows
-// about who wrote the PR's description (prcheck.Edit).
-func (ru *run) pullEdit(n int, e evidence.PullEdit) (*evidence.PullEdit, error) {
-	return prcheck.Edit(ru.ctx, ru.r.o.Forge, n, ru.number, e, ru.perm)
 }
 
 // perm is a login's permission, looked up once per pass (comments.Perms).

@@ -356,6 +356,9 @@ func (k QueryKind) String() string {
 	case QJiraClose:
 		return "jira-close"
 	}
+	if s, ok := readKindNames[k]; ok {
+		return s
+	}
 	return fmt.Sprintf("query(%d)", int(k))
 }
 
@@ -373,6 +376,8 @@ type Query struct {
 	Sync SyncPlan `json:",omitzero"`
 	// Open counts the tasks a QJiraClose moves to done.
 	Open int `json:",omitempty"`
+	// Dir is the directory a QTaskFiles reads.
+	Dir string `json:",omitempty"`
 }
 
 // AnswerPerms answers a QPerms query: the asking event again, with each

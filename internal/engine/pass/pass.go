@@ -26,7 +26,10 @@ import (
 // written and exactly what (version, write id, watermark, compaction), so
 // the caller keeps no decision of its own and edits no state.
 //
-// The rounds of a pass, in order: the engine's reads (QPerms, QJiraAuth,
+// The rounds of a pass, in order: the reads the node asks for the
+// comments it holds (an author's permission, a tasks step's task files:
+// reads.go; a comment that needs one waits for it, and so does every
+// event stepped after it); the engine's reads (QPerms, QJiraAuth,
 // QCheckPR); the settle (outbox.Settle: what the state announces and what
 // is still owed, and the PR checks planned); the tracker work (the sync,
 // then the close policy, each planned at most once a pass and handed out
@@ -76,6 +79,8 @@ type Node struct {
 	reacts map[int64]bool
 	// notes were produced by events and not handed out yet.
 	notes []string
+	// rd are the reads the node asks for the comments it holds.
+	rd reads
 }
 
 // Options are the facts of the pass the node's rules read besides
@@ -96,6 +101,12 @@ type Options struct {
 	// version the bot's comments name.
 	Rewrite    bool
 	MaxVersion int64
+	// Posted are when the bot's comments on the thread were posted, by
+	// marker (GitHub's clock): a comment applied while a gate is open is
+	// given when the gate's comment appeared (events.Comment.GatePostedAt).
+	Posted map[string]time.Time
+	// Signed: the state is signed (the fit of a declaration counts it).
+	Signed bool
 }
 
 // Input is what the caller supplies to each Ready: the time of the pass
@@ -238,8 +249,10 @@ func (n *Node) Step(ev any, now time.Time) error {
 		return nil
 	case TrackerOutcome:
 		return n.trackerOutcome(ev, now)
+	case events.PermsRead, events.FilesRead, events.PullHeadRead, events.PullSeenRead, events.DirRead:
+		return n.answered(ev, now)
 	case events.Event:
-		return n.apply(ev, now)
+		return n.admit(ev, now)
 	}
 	return fmt.Errorf("pass: unknown event %T", ev)
 }
@@ -297,6 +310,11 @@ func (n *Node) Ready(in Input) (Ready, error) {
 	n.notes = nil
 	if n.failed {
 		return Ready{}, nil
+	}
+	if q, ok := n.readQuery(); ok {
+		// The events held wait for this read.
+		rd.Queries = []events.Query{q}
+		return rd, nil
 	}
 	if q := n.take(func(q events.Query) bool { return q.Kind == events.QPerms }); len(q) > 0 {
 		// A read that asked for permissions is given again with them
@@ -513,10 +531,14 @@ type Driven interface {
 }
 
 // MaxQueryRounds bounds the rounds of "the engine asks, the carrier
-// answers, the engine again" in one pass: reads (a PR read can lead to a
-// tracker check only through a step completing, and a read may ask for
-// permissions), then the tracker sync and the closes.
-const MaxQueryRounds = 10
+// answers, the engine again" in one pass: the reads for the events held
+// (a start's flow detection, two; the permissions of every author held,
+// one; a report's task files, one; a review's PR head, one), the engine's
+// reads (a PR read can lead to a tracker check only through a step
+// completing, and a read may ask for permissions), then the tracker sync
+// and the closes — about ten at the very most; the bound only stops a
+// loop.
+const MaxQueryRounds = 16
 
 // Drive is the carrier loop, the one way a node is driven: it asks the
 // node what to do (Ready), has do carry all of it out in order and step

@@ -1,16 +1,12 @@
 // Package comments builds the engine's view of the comments a pass reads:
-// each reply parsed once per pass, what the engine's edit rule reads,
-// the author's permission when the engine needs it, the tasks a report
-// declares; and which comments could
-// act and are not yet handled.
+// each reply parsed once per pass, what the engine's edit rule reads; and
+// which comments could act and are not yet handled.
 package comments
 
 import (
 	"sort"
 	"strconv"
-	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
@@ -18,7 +14,6 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
-	"github.com/autopilot-dev/autopilot/internal/tasks"
 )
 
 // Parser parses each comment's body once per pass (the engine is given the
@@ -48,50 +43,28 @@ func (p *Parser) Parse(c forge.Comment) reply.Result {
 
 // Sources is what building a comment's view asks of the pass.
 type Sources struct {
-	Issue            int
-	Config           *config.Config
-	AnswerPermission access.Level
+	Issue  int
+	Config *config.Config
 	// AuthorEdit is the trigger's proof of an edit by a comment's author.
 	AuthorEdit *forge.Comment
-	// GatePosted is when the open Choose block was posted (load.Loaded).
-	GatePosted func(*state.State) time.Time
 	Parse      func(forge.Comment) reply.Result
 	// Replied reports whether the bot already replied to a comment.
 	Replied func(id int64) bool
-	// Perm looks up (once per pass) a login's permission.
-	Perm func(login string) (access.Level, error)
-	// TaskFiles reads a Jira step's task files, numbered from start.
-	TaskFiles func(start int) ([]state.Task, error)
 }
 
-// Event builds the engine's view of a comment: the author's permission
-// (looked up when engine.NeedsPerm says so), agent status and declared
-// tasks.
+// Event builds the engine's view of a comment: who wrote it, whether
+// the edit rule holds it, its reply as parsed. The author's permission
+// and the tasks a report declares are the engine's to read (pass.Node
+// asks for them when the comment needs them).
 func Event(src Sources, st *state.State, c forge.Comment) events.Comment {
 	ev := events.Comment{ID: c.ID, Author: c.Author.Login, Bot: c.Author.IsBot(), Agent: src.Config.IsAgent(c.Author.Login),
-		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0, GatePostedAt: src.GatePosted(st)}
+		Body: c.Body, At: c.CreatedAt, URL: c.URL, OnPR: 0}
 	if c.IssueNumber != src.Issue {
 		ev.OnPR = c.IssueNumber
 	}
 	ev.EditUnproven = engine.EditUnproven(Written(c), writtenPtr(src.AuthorEdit))
 	res := src.Parse(c)
 	ev.Reply, ev.Replied = &res, src.Replied(c.ID)
-	if engine.NeedsPerm(ev) {
-		p, err := src.Perm(c.Author.Login)
-		ev.Perm, ev.PermErr = p, err != nil
-	}
-	if engine.DeclaresTasks(res) {
-		start := len(st.Tasks) + 1
-		ts, err := tasks.ParseComment(c.Body, tasks.Options{Start: start})
-		if err == nil && len(ts) == 0 && engine.MaySupplyTaskFiles(ev.Perm, src.AnswerPermission) {
-			ts, err = src.TaskFiles(start)
-		}
-		if err != nil {
-			ev.DeclaredErr = err.Error()
-		} else {
-			ev.Declared = ts
-		}
-	}
 	return ev
 }
 

@@ -225,13 +225,13 @@ func markerSeq(marker string, n int) int64 {
 	return v
 }
 
-// GatePosted returns when the open gate's comment appeared, if visible.
-func (ld *Loaded) GatePosted(s *state.State) time.Time {
-	if s == nil || s.Gate == nil {
-		return time.Time{}
+// Posted are when the bot's comments on the thread were posted, by
+// marker (pass.Options.Posted: the engine reads when the open gate's
+// comment appeared).
+func (ld *Loaded) Posted() map[string]time.Time {
+	out := make(map[string]time.Time, len(ld.Markers))
+	for m, c := range ld.Markers {
+		out[m] = c.CreatedAt
 	}
-	if c, ok := ld.Markers[hidden.Build(hidden.Gate, s.Gate.ID)]; ok {
-		return c.CreatedAt
-	}
-	return time.Time{}
+	return out
 }

@@ -9,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
-	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/state"
-	"github.com/autopilot-dev/autopilot/internal/tasks"
 )
 
 // Config is the repository configuration as read through the API.
@@ -52,10 +50,9 @@ type ConfigError struct {
 func (e *ConfigError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// TaskFiles reads the task files (*.md) in dir, numbering the tasks from
-// start; files already declared (a title among known) are not declared
-// twice.
-func TaskFiles(ctx context.Context, f forge.Forge, dir string, start int, known []state.Task) ([]state.Task, error) {
+// ReadTaskFiles reads the markdown files of task directory dir, by path
+// (nil: none, or no directory); the engine parses them (pass.Node).
+func ReadTaskFiles(ctx context.Context, f forge.Forge, dir string) (map[string]string, error) {
 	lister, ok := f.(interface {
 		ListDir(ctx context.Context, dir string) ([]string, bool, error)
 	})
@@ -83,94 +80,35 @@ func TaskFiles(ctx context.Context, f forge.Forge, dir string, start int, known 
 	if len(files) == 0 {
 		return nil, nil
 	}
-	// Files already declared (same title) are not declared twice.
-	ts, err := tasks.ParseFiles(files, tasks.Options{Start: start})
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, t := range known {
-		seen[t.Title] = true
-	}
-	var out []state.Task
-	for _, t := range ts {
-		if !seen[t.Title] {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return files, nil
 }
 
-// PickFlow picks a starting run's flow: a flow label (among labels) that
-// names a configured flow wins, then the config default, then detection
-// (Detect); with several candidates, none is picked and they are returned.
-func PickFlow(ctx context.Context, f forge.Forge, labels []string, cfg *config.Config) (string, []string, error) {
+// LabelFlow is the flow a flow label (autopilot/flow:<name>) among labels
+// names, when it is a configured flow; "" otherwise (the engine picks:
+// the default flow, or detection).
+func LabelFlow(labels []string, cfg *config.Config) string {
 	for _, l := range labels {
 		if name, ok := strings.CutPrefix(l, "autopilot/flow:"); ok {
 			if _, known := cfg.All[name]; known {
-				return name, nil, nil
+				return name
 			}
 		}
 	}
-	if cfg.DefaultFlow != "" {
-		return cfg.DefaultFlow, nil, nil
-	}
-	cands, err := Detect(ctx, f)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(cands) == 1 {
-		return cands[0], nil, nil
-	}
-	return "", cands, nil
+	return ""
 }
 
-// Detect looks at what the repository already has (seeds 000/001).
-func Detect(ctx context.Context, f forge.Forge) ([]string, error) {
+// ReadDir lists the names directly under directory dir of the repository
+// ("": its top) for flow detection (pass.Node decides from them); nil when
+// there is no such directory or the forge cannot list files.
+func ReadDir(ctx context.Context, f forge.Forge, dir string) ([]string, error) {
 	lister, ok := f.(interface {
 		ListDir(ctx context.Context, dir string) ([]string, bool, error)
 	})
 	if !ok {
-		return []string{"greenfield"}, nil
+		return nil, nil
 	}
-	names, _, err := lister.ListDir(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("detect flow: %w", err)
-	}
-	hasDocs, hasSource, meta := false, false, false
-	for _, n := range names {
-		switch {
-		case n == "_docs":
-			hasDocs = true
-		case n == ".gitmodules":
-			meta = true
-		case n == "README.md" || n == "LICENSE" || n == ".github" || n == ".gitignore" || strings.HasPrefix(n, "LICENSE"):
-		default:
-			hasSource = true
-		}
-	}
-	if hasDocs {
-		docs, _, err := lister.ListDir(ctx, "_docs")
-		if err != nil {
-			return nil, fmt.Errorf("detect flow: %w", err)
-		}
-		for _, d := range docs {
-			if d == "_repo-config.yaml" {
-				meta = true
-			}
-		}
-	}
-	var out []string
-	if meta {
-		out = append(out, "meta-repo")
-	}
-	if hasSource || hasDocs && !meta {
-		out = append(out, "existing-code")
-	}
-	if len(out) == 0 {
-		out = append(out, "greenfield")
-	}
-	return out, nil
+	names, _, err := lister.ListDir(ctx, dir)
+	return names, err
 }
 
 // Current returns the configuration a pass uses. It is read through the API
@@ -193,28 +131,4 @@ func Current(ctx context.Context, f forge.Forge, path string, fixed *config.Conf
 		}
 	}
 	return ReadConfig(ctx, f, path)
-}
-
-// CurrentStep is the step the state is at in its flow (zero when none).
-func CurrentStep(cfg *config.Config, s *state.State) flow.Step {
-	if s == nil {
-		return flow.Step{}
-	}
-	f := cfg.All[s.Flow]
-	if f == nil {
-		return flow.Step{}
-	}
-	st, _ := f.StepAt(s.Step)
-	return st
-}
-
-// StepTaskFiles reads the task files of a Jira step (TaskFiles) when the
-// config names a directory (jira.task_files) and the state is at a step
-// whose Jira role is "tasks"; nothing otherwise.
-func StepTaskFiles(ctx context.Context, f forge.Forge, cfg *config.Config, s *state.State, start int) ([]state.Task, error) {
-	dir := cfg.Jira.TaskFiles
-	if dir == "" || CurrentStep(cfg, s).Jira != "tasks" {
-		return nil, nil
-	}
-	return TaskFiles(ctx, f, dir, start, s.Tasks)
 }
