@@ -6,7 +6,7 @@
 #
 # duration is a go test -fuzztime value (default 10m) given to EACH target;
 # the optional filter is a regular expression matched against
-# "<package dir> <FuzzName>", e.g. 'reply|codec |ghevent'. Targets run one
+# "<package dir> <FuzzName>", e.g. 'grammar|codec |ghevent'. Targets run one
 # after another (fuzzing uses every core), and the script stops at the first
 # failure: `go test` has then written the crasher to the package's
 # testdata/fuzz/<FuzzName>/ — keep it there, it becomes a regression test.

@@ -4,7 +4,7 @@
 // comment.
 //
 // It only renders and validates text. It must never parse replies (that is
-// internal/reply), decide what an option does, or perform I/O. Every text
+// internal/grammar), decide what an option does, or perform I/O. Every text
 // it is given is shown inside a code fence and is passed through
 // textsafe.Code, so no input can close the fence or forge a marker.
 package choose

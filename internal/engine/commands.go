@@ -10,7 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -20,7 +20,7 @@ import (
 // the help text (Usage), ReadOnly, what agents may send, and the dispatch
 // in inputs.command. Adding a command is one row here and its handler.
 type command struct {
-	reply.Spec
+	grammar.Spec
 	// readOnly: answering it changes nothing in the state, so it needs no
 	// state write and may be answered from an edited comment.
 	readOnly bool
@@ -36,55 +36,55 @@ type command struct {
 	handle handler
 }
 
-type handler func(m *inputs, c events.Comment, r reply.Result, accept func(), refuse func(why, text string))
+type handler func(m *inputs, c events.Comment, r grammar.Result, accept func(), refuse func(why, text string))
 
 // commands lists the commands of PRODUCT.md §7 in the order the help text
 // shows them.
 var commands = [...]command{
-	{Spec: reply.Spec{Name: "status", About: "post where the run is"},
+	{Spec: grammar.Spec{Name: "status", About: "post where the run is"},
 		readOnly: true, handle: (*inputs).statusCommand},
-	{Spec: reply.Spec{Name: "done", Args: "[--confidence X] [summary]", Flags: true,
+	{Spec: grammar.Spec{Name: "done", Args: "[--confidence X] [summary]", Flags: true,
 		About: "report the current step finished",
 		Rule:  "X is a number from 0 to 1, e.g. 0.7"},
 		agents: true, declares: true, handle: (*inputs).reportCommand},
-	{Spec: reply.Spec{Name: "fail", Args: "<reason>", NeedText: true,
+	{Spec: grammar.Spec{Name: "fail", Args: "<reason>", NeedText: true,
 		About: "report the current step failed",
 		Rule:  "a reason is required"},
 		agents: true, handle: (*inputs).reportCommand},
-	{Spec: reply.Spec{Name: "progress", Args: "<phase> <name> [detail]", Phase: true, Slug: true,
+	{Spec: grammar.Spec{Name: "progress", Args: "<phase> <name> [detail]", Phase: true, Slug: true,
 		About: "record progress inside the current step",
 		Rule:  "phase is a whole number, 0 or more; name is kebab-case, e.g. run-tests"},
 		agents: true, handle: (*inputs).reportCommand},
-	{Spec: reply.Spec{Name: "skip", Args: "[reason]",
+	{Spec: grammar.Spec{Name: "skip", Args: "[reason]",
 		About: "skip the current step (security-audit and qa need a reason)"},
 		handle: (*inputs).skipCommand},
-	{Spec: reply.Spec{Name: "back", Args: "<step>", Slug: true,
+	{Spec: grammar.Spec{Name: "back", Args: "<step>", Slug: true,
 		About: "go back to an earlier step",
 		Rule:  "step is a step name such as plan, or its number"},
 		handle: (*inputs).backCommand},
-	{Spec: reply.Spec{Name: "retry", About: "retry the failed step"},
+	{Spec: grammar.Spec{Name: "retry", About: "retry the failed step"},
 		handle: (*inputs).retryCommand},
-	{Spec: reply.Spec{Name: "stop", About: "stop the run"},
+	{Spec: grammar.Spec{Name: "stop", About: "stop the run"},
 		handle: (*inputs).stopCommand},
-	{Spec: reply.Spec{Name: "resume", About: "continue a stopped run"},
+	{Spec: grammar.Spec{Name: "resume", About: "continue a stopped run"},
 		handle: (*inputs).resumeCommand},
-	{Spec: reply.Spec{Name: "approve", Args: "<role> [note]", Slug: true,
+	{Spec: grammar.Spec{Name: "approve", Args: "<role> [note]", Slug: true,
 		About: "approve the plan in a review role",
 		Rule:  "role is architect or critic"},
 		handle: (*inputs).consensus},
-	{Spec: reply.Spec{Name: "reject", Args: "<role> <reason>", Slug: true, NeedText: true,
+	{Spec: grammar.Spec{Name: "reject", Args: "<role> <reason>", Slug: true, NeedText: true,
 		About: "reject the plan in a review role",
 		Rule:  "role is architect or critic; a reason is required"},
 		handle: (*inputs).consensus},
-	{Spec: reply.Spec{Name: CmdTasksRetry, Aliases: []string{"jira retry"},
+	{Spec: grammar.Spec{Name: CmdTasksRetry, Aliases: []string{"jira retry"},
 		About: "check the tracker's credentials again and resume a paused task sync"},
 		handle: (*inputs).tasksCommand},
-	{Spec: reply.Spec{Name: CmdTasksSync, Aliases: []string{"jira sync"},
+	{Spec: grammar.Spec{Name: CmdTasksSync, Aliases: []string{"jira sync"},
 		About: "send the tasks still pending to the tracker (Jira or GitHub sub-issues) and read back the closed ones"},
 		handle: (*inputs).tasksCommand},
-	{Spec: reply.Spec{Name: "help", About: "show this list"},
+	{Spec: grammar.Spec{Name: "help", About: "show this list"},
 		readOnly: true, handle: (*inputs).helpCommand},
-	{Spec: reply.Spec{Name: "choose", Args: "<letter>", Letter: true,
+	{Spec: grammar.Spec{Name: "choose", Args: "<letter>", Letter: true,
 		About: "answer the open decision, same as replying with the letter",
 		Rule:  "letter is one of A, B, C, D"},
 		handle: (*inputs).chooseCommand},
@@ -97,26 +97,26 @@ const (
 	CmdTasksSync  = "tasks sync"
 )
 
-// grammar is the parser built from the commands table (set in init: the
+// commandGrammar is the parser built from the commands table (set in init: the
 // help handler reads it, so a var initialiser would be a cycle).
-var grammar *reply.Grammar
+var commandGrammar *grammar.Grammar
 
 func init() {
-	specs := make([]reply.Spec, len(commands))
+	specs := make([]grammar.Spec, len(commands))
 	for i, c := range commands {
 		specs[i] = c.Spec
 	}
-	grammar = reply.NewGrammar(specs...)
+	commandGrammar = grammar.NewGrammar(specs...)
 }
 
-// Parse reads a comment against the commands table (reply.Grammar.Parse).
-func Parse(body string) reply.Result { return grammar.Parse(body) }
+// Parse reads a comment against the commands table (grammar.Grammar.Parse).
+func Parse(body string) grammar.Result { return commandGrammar.Parse(body) }
 
 // Usage is the `/autopilot help` text.
-func Usage() string { return grammar.Usage() }
+func Usage() string { return commandGrammar.Usage() }
 
 // Grammar is the parser of the commands table, for tests and docs checks.
-func Grammar() *reply.Grammar { return grammar }
+func Grammar() *grammar.Grammar { return commandGrammar }
 
 func lookupCommand(name string) (command, bool) {
 	for _, c := range commands {
@@ -132,30 +132,30 @@ func lookupCommand(name string) (command, bool) {
 func ReadOnly(body string) bool { return ReadOnlyReply(Parse(body)) }
 
 // ReadOnlyReply is ReadOnly for a body already parsed.
-func ReadOnlyReply(r reply.Result) bool {
+func ReadOnlyReply(r grammar.Result) bool {
 	if !r.Acts() {
 		return true
 	}
 	c, ok := lookupCommand(r.Cmd)
-	return r.Kind == reply.Command && ok && c.readOnly
+	return r.Kind == grammar.Command && ok && c.readOnly
 }
 
 // agentMay reports whether a configured agent may send r: agents report on
 // the step they execute, nothing else.
-func agentMay(r reply.Result) bool {
+func agentMay(r grammar.Result) bool {
 	c, ok := lookupCommand(r.Cmd)
-	return r.Kind == reply.Command && ok && c.agents
+	return r.Kind == grammar.Command && ok && c.agents
 }
 
 // DeclaresTasks reports whether r is a command whose comment may declare
 // tasks (reconcile then parses the task block or reads the task files).
-func DeclaresTasks(r reply.Result) bool {
+func DeclaresTasks(r grammar.Result) bool {
 	c, ok := lookupCommand(r.Cmd)
-	return r.Kind == reply.Command && ok && c.declares
+	return r.Kind == grammar.Command && ok && c.declares
 }
 
 // command applies an /autopilot command from an authorised author.
-func (m *inputs) command(c events.Comment, r reply.Result) {
+func (m *inputs) command(c events.Comment, r grammar.Result) {
 	accept := func() {
 		m.ledger(c.ID, state.LedgerApplied)
 		m.Changed = true
@@ -175,11 +175,11 @@ func (m *inputs) command(c events.Comment, r reply.Result) {
 	cmd.handle(m, c, r, accept, refuse)
 }
 
-func (m *inputs) chooseCommand(c events.Comment, r reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) chooseCommand(c events.Comment, r grammar.Result, _ func(), _ func(string, string)) {
 	m.choice(c, r.Letter, r.Reason)
 }
 
-func (m *inputs) statusCommand(c events.Comment, _ reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) statusCommand(c events.Comment, _ grammar.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, state.LedgerApplied)
 	m.React(c.ID, outbox.ReactUp)
 	m.ReplyTo(c.ID, "Status requested by @\u200b"+textsafe.Escape(c.Author)+":\n\n```text\n"+prose.Banner(m.Set.Config.All, m.S)+"\n```"+m.statusTasks())
@@ -219,13 +219,13 @@ func (m *inputs) statusTasks() string {
 	return line + label + " statuses are read back by the scheduled sweep or `/autopilot tasks sync`, not by this command."
 }
 
-func (m *inputs) helpCommand(c events.Comment, _ reply.Result, _ func(), _ func(string, string)) {
+func (m *inputs) helpCommand(c events.Comment, _ grammar.Result, _ func(), _ func(string, string)) {
 	m.ledger(c.ID, state.LedgerApplied)
 	m.React(c.ID, outbox.ReactUp)
 	m.ReplyTo(c.ID, "Autopilot commands (first line of a comment):\n\n```text\n"+Usage()+"\n```")
 }
 
-func (m *inputs) stopCommand(c events.Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) stopCommand(c events.Comment, _ grammar.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone {
 		refuse("not-running", "the run is not running, so there is nothing to stop.")
 		return
@@ -234,7 +234,7 @@ func (m *inputs) stopCommand(c events.Comment, _ reply.Result, accept func(), re
 	m.Stop(stops.KillUserAbort, "stopped by @"+c.Author)
 }
 
-func (m *inputs) resumeCommand(c events.Comment, _ reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) resumeCommand(c events.Comment, _ grammar.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run != state.RunStopped {
 		refuse("not-stopped", "the run is not stopped; `/autopilot resume` continues a stopped run.")
 		return
@@ -244,7 +244,7 @@ func (m *inputs) resumeCommand(c events.Comment, _ reply.Result, accept func(), 
 }
 
 // reportCommand handles the executor's done, fail and progress.
-func (m *inputs) reportCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) reportCommand(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run == state.RunStopped || m.S.Run == state.RunDone || m.S.Status != state.InProgress || m.S.Gate != nil && m.S.Gate.Kind != state.GateApproval(m.S.Slug) {
 		refuse("no-step-running", "no step is waiting for an executor report right now (see the state comment).")
 		return
@@ -252,7 +252,7 @@ func (m *inputs) reportCommand(c events.Comment, r reply.Result, accept func(), 
 	m.executorReport(c, r, accept, refuse)
 }
 
-func (m *inputs) backCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) backCommand(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	if m.F == nil || m.S.Run == state.RunStopped {
 		refuse("not-running", "there is no running flow to go back in; `/autopilot resume` a stopped run first.")
 		return
@@ -277,7 +277,7 @@ func (m *inputs) backCommand(c events.Comment, r reply.Result, accept func(), re
 	m.OpenRollbackGate(m.F.Steps[i])
 }
 
-func (m *inputs) retryCommand(c events.Comment, _ reply.Result, _ func(), refuse func(string, string)) {
+func (m *inputs) retryCommand(c events.Comment, _ grammar.Result, _ func(), refuse func(string, string)) {
 	if m.S.Status != state.Failed || m.S.Gate == nil || m.S.Gate.Kind != state.GateSkillFailed {
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return

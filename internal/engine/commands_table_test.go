@@ -3,7 +3,7 @@ package engine
 import (
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 )
 
 // The command table is the single source: every row parses to itself,
@@ -22,7 +22,7 @@ func TestCommandTableDrivesParseReadOnlyAndAgents(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, want command %s", line, r, c.Name)
 			continue
 		}
-		if c.Letter != (r.Kind == reply.Choice) {
+		if c.Letter != (r.Kind == grammar.Choice) {
 			t.Errorf("Parse(%q) kind %v", line, r.Kind)
 		}
 		if got := ReadOnly(line); got != c.readOnly {
@@ -38,7 +38,7 @@ func TestCommandTableDrivesParseReadOnlyAndAgents(t *testing.T) {
 }
 
 // sampleArgs returns arguments that satisfy a spec's grammar.
-func sampleArgs(s reply.Spec) string {
+func sampleArgs(s grammar.Spec) string {
 	switch {
 	case s.Letter:
 		return "A"

@@ -8,7 +8,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -22,7 +22,7 @@ func (m *inputs) ledger(id int64, outcome state.LedgerOutcome) {
 
 // agentComment applies a configured agent's comment: agents may report
 // on the step they execute, nothing else.
-func (m *inputs) agentComment(c events.Comment, r reply.Result) {
+func (m *inputs) agentComment(c events.Comment, r grammar.Result) {
 	switch {
 	case !agentMay(r):
 		m.ledger(c.ID, state.LedgerNotCommand)
@@ -80,7 +80,7 @@ func (m *inputs) comment(c events.Comment) error {
 		m.replyOnce(c, "attempt", r.Hint)
 		return nil
 	}
-	if r.Kind == reply.Choice {
+	if r.Kind == grammar.Choice {
 		m.choice(c, r.Letter, r.Reason)
 		return nil
 	}
@@ -198,7 +198,7 @@ func (m *inputs) slugs() []string {
 
 // skipCommand handles /autopilot skip [reason]: reason required where the
 // step says so; the skip itself is confirmed with a Choose (seed 002).
-func (m *inputs) skipCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) skipCommand(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	if m.S.Run == state.RunDone || m.S.Run == state.RunStopped || m.S.Step == 0 {
 		refuse("not-running", "there is no running step to skip.")
 		return
@@ -226,7 +226,7 @@ func (m *inputs) skipCommand(c events.Comment, r reply.Result, accept func(), re
 }
 
 // tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
-func (m *inputs) tasksCommand(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) tasksCommand(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != state.GateTrackerAuth) {
 		refuse("jira-not-configured", prose.NoTracker)
 		return

@@ -49,7 +49,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -71,12 +71,12 @@ func NeedsPerm(c events.Comment) bool {
 	return true
 }
 
-func answeredReadOnly(c events.Comment, r reply.Result) bool {
-	return c.Replied && r.Kind == reply.Command && ReadOnlyReply(r)
+func answeredReadOnly(c events.Comment, r grammar.Result) bool {
+	return c.Replied && r.Kind == grammar.Command && ReadOnlyReply(r)
 }
 
 // parsed is the comment's reply, parsed once.
-func parsed(c events.Comment) reply.Result {
+func parsed(c events.Comment) grammar.Result {
 	if c.Reply != nil {
 		return *c.Reply
 	}

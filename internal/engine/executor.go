@@ -10,14 +10,14 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/idem"
-	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // executorReport handles /autopilot done|fail|progress for the current step.
-func (m *inputs) executorReport(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) executorReport(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	switch r.Cmd {
 	case "progress":
 		if r.Phase < m.S.SubStep.Phase {
@@ -44,7 +44,7 @@ func (m *inputs) executorReport(c events.Comment, r reply.Result, accept func(),
 // doneReport applies `/autopilot done`: refused while the step waits for
 // evidence or its report cannot be recorded, otherwise the step completes
 // (or goes on to its consensus or approval).
-func (m *inputs) doneReport(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) doneReport(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	st := m.Step()
 	switch {
 	case st.Evidence != "":

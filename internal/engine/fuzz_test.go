@@ -6,7 +6,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 )
 
 // FuzzApplyComment feeds arbitrary comment bodies to runs parked at each
@@ -60,10 +60,10 @@ func FuzzApplyComment(f *testing.F) {
 		}
 		if res.Decision != "" {
 			r := Parse(body)
-			if r.Kind != reply.Choice && !(r.Kind == reply.Command && (r.Cmd == "retry" || r.Cmd == CmdTasksRetry)) {
+			if r.Kind != grammar.Choice && !(r.Kind == grammar.Command && (r.Cmd == "retry" || r.Cmd == CmdTasksRetry)) {
 				t.Fatalf("decision %q from non-choice %q", res.Decision, body)
 			}
-			if r.Kind == reply.Choice && r.Letter != res.Decision {
+			if r.Kind == grammar.Choice && r.Letter != res.Decision {
 				t.Fatalf("decision %q but the reply chose %q", res.Decision, r.Letter)
 			}
 		}

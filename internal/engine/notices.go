@@ -5,7 +5,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
@@ -21,7 +21,7 @@ func (m *inputs) recovered(e events.Recovered) {
 }
 
 func (m *inputs) unmanaged(e events.Unmanaged) {
-	if m.S != nil || e.Bot || Parse(e.Body).Kind != reply.Command {
+	if m.S != nil || e.Bot || Parse(e.Body).Kind != grammar.Command {
 		return
 	}
 	p, ok := e.Perms[e.Author]

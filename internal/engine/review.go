@@ -7,13 +7,13 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // consensus handles /autopilot approve|reject <role>.
-func (m *inputs) consensus(c events.Comment, r reply.Result, accept func(), refuse func(string, string)) {
+func (m *inputs) consensus(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
 	st := m.Step()
 	role := strings.ToLower(r.Name)
 	if !st.Consensus || m.S.Review == nil || m.S.Status != state.InProgress {

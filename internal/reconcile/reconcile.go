@@ -26,13 +26,13 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/comments"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/repofiles"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
-	"github.com/autopilot-dev/autopilot/internal/reply"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
@@ -512,7 +512,7 @@ func (ru *run) pendingInput() bool {
 }
 
 // parse parses a comment's body once per pass (comments.Parser).
-func (ru *run) parse(c forge.Comment) reply.Result { return ru.parsed.Parse(c) }
+func (ru *run) parse(c forge.Comment) grammar.Result { return ru.parsed.Parse(c) }
 
 func linked(s *state.State, pr int) bool {
 	if s == nil {

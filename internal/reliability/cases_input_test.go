@@ -20,7 +20,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/server"
 )
 
@@ -171,7 +171,7 @@ func case24(t *testing.T) {
 }
 
 // canonical is PRODUCT.md §7's answer grammar, written independently of
-// internal/reply: the first non-empty line outside quotes and fences, after
+// internal/grammar: the first non-empty line outside quotes and fences, after
 // NFKC and trimming, is a letter A-D (either case) alone or followed by
 // ")", ".", ":" or whitespace and a reason; or "/autopilot choose <letter>".
 var canonical = regexp.MustCompile(`^(?:([A-Da-d])(?:[).:]|\s|$)|/autopilot\s+choose\s+([A-Da-d])(?:\s|$))`)
@@ -212,7 +212,7 @@ func case25(t *testing.T) {
 	for _, tc := range table {
 		r := engine.Parse(tc.in)
 		got := ""
-		if r.Kind == reply.Choice {
+		if r.Kind == grammar.Choice {
 			got = r.Letter
 		}
 		if got != tc.letter {
@@ -233,7 +233,7 @@ func case25(t *testing.T) {
 			b.WriteString(pieces[rnd.IntN(len(pieces))])
 		}
 		r := engine.Parse(b.String())
-		if r.Kind != reply.Choice {
+		if r.Kind != grammar.Choice {
 			continue
 		}
 		if want, ok := canonicalLetter(b.String()); !ok || want != r.Letter {

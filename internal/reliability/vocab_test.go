@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 )
 
 // TestVocabularyAgreesWithTheGrammar: every body the scenarios post means
@@ -17,11 +17,11 @@ func TestVocabularyAgreesWithTheGrammar(t *testing.T) {
 		ok := false
 		switch want {
 		case MeanChatter:
-			ok = r.Kind == reply.None && !r.Attempt
+			ok = r.Kind == grammar.None && !r.Attempt
 		case MeanAttempt:
-			ok = r.Kind == reply.None && r.Attempt
+			ok = r.Kind == grammar.None && r.Attempt
 		case MeanAnswer:
-			ok = r.Kind == reply.Choice && r.Letter == letter
+			ok = r.Kind == grammar.Choice && r.Letter == letter
 		}
 		if !ok {
 			t.Errorf("%q parses as %+v, the vocabulary says meaning %d %s", body, r, want, letter)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -60,7 +60,7 @@ type Comment struct {
 	Body    string
 	// Reply is Body as the caller parsed it (once per pass); nil: the
 	// engine parses Body.
-	Reply *reply.Result
+	Reply *grammar.Result
 	// Replied: the bot's reply to this comment is on the thread.
 	Replied bool
 	At      time.Time

@@ -9,7 +9,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/tasks"
@@ -253,7 +253,7 @@ func (n *Node) complete(c events.Comment) (events.Comment, events.QueryKind) {
 	if n.st == nil || n.rd.declared[c.ID] || c.Declared != nil || c.DeclaredErr != "" {
 		return c, 0
 	}
-	var r reply.Result
+	var r grammar.Result
 	if c.Reply != nil {
 		r = *c.Reply
 	} else {

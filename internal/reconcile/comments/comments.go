@@ -11,7 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/forge"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/marker"
 )
@@ -25,11 +25,11 @@ type Parser struct {
 // parsed is a comment's body and its reply as parsed.
 type parsed struct {
 	body string
-	r    reply.Result
+	r    grammar.Result
 }
 
 // Parse returns c's reply, parsed once per body.
-func (p *Parser) Parse(c forge.Comment) reply.Result {
+func (p *Parser) Parse(c forge.Comment) grammar.Result {
 	if got, ok := p.m[c.ID]; ok && got.body == c.Body {
 		return got.r
 	}
@@ -47,7 +47,7 @@ type Sources struct {
 	Config *config.Config
 	// AuthorEdit is the trigger's proof of an edit by a comment's author.
 	AuthorEdit *forge.Comment
-	Parse      func(forge.Comment) reply.Result
+	Parse      func(forge.Comment) grammar.Result
 	// Replied reports whether the bot already replied to a comment.
 	Replied func(id int64) bool
 }
@@ -96,19 +96,19 @@ func InOrder(cs []forge.Comment) {
 
 // Pending reports an unhandled comment among cs that could act
 // (engine.AnyPending).
-func Pending(cs []forge.Comment, st *state.State, parse func(forge.Comment) reply.Result) bool {
+func Pending(cs []forge.Comment, st *state.State, parse func(forge.Comment) grammar.Result) bool {
 	return engine.AnyPending(st, Read(cs, nil, nil, parse))
 }
 
 // Unseen reports a comment that could act, not among those seen at the
 // load, not the bot's (trusted) and not handled in st (engine.AnyUnseen).
-func Unseen(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, st *state.State, parse func(forge.Comment) reply.Result) bool {
+func Unseen(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, st *state.State, parse func(forge.Comment) grammar.Result) bool {
 	return engine.AnyUnseen(st, Read(cs, seen, trusted, parse))
 }
 
 // Read is what the engine's pending rules read of cs: whether each could
 // act, was seen at the load (seen) and is the bot's (trusted; nil: none).
-func Read(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, parse func(forge.Comment) reply.Result) []engine.ReadComment {
+func Read(cs []forge.Comment, seen map[int64]bool, trusted func(forge.Comment) bool, parse func(forge.Comment) grammar.Result) []engine.ReadComment {
 	out := make([]engine.ReadComment, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, engine.ReadComment{ID: c.ID, Acts: parse(c).Acts(), SeenAtLoad: seen[c.ID], Bot: trusted != nil && trusted(c)})

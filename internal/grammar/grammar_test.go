@@ -1,36 +1,36 @@
-package reply_test
+package grammar_test
 
 import (
 	"testing"
 
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 )
 
 // A grammar knows only the commands it is given: the same line is a command
 // under one table and an unknown command under another.
 func TestGrammarKnowsOnlyItsTable(t *testing.T) {
-	g := reply.NewGrammar(
-		reply.Spec{Name: "wave", Args: "<name>", Slug: true, About: "wave at someone"},
-		reply.Spec{Name: "tea make", About: "make tea"},
-		reply.Spec{Name: "tea pour", About: "pour tea"},
-		reply.Spec{Name: "pick", Args: "<letter>", Letter: true, About: "pick"},
+	g := grammar.NewGrammar(
+		grammar.Spec{Name: "wave", Args: "<name>", Slug: true, About: "wave at someone"},
+		grammar.Spec{Name: "tea make", About: "make tea"},
+		grammar.Spec{Name: "tea pour", About: "pour tea"},
+		grammar.Spec{Name: "pick", Args: "<letter>", Letter: true, About: "pick"},
 	)
-	if got := g.Parse("/autopilot wave Bob hi"); got.Kind != reply.Command || got.Cmd != "wave" || got.Name != "bob" || got.Text != "hi" {
+	if got := g.Parse("/autopilot wave Bob hi"); got.Kind != grammar.Command || got.Cmd != "wave" || got.Name != "bob" || got.Text != "hi" {
 		t.Errorf("wave: %+v", got)
 	}
 	if got := g.Parse("/autopilot wave"); !got.Attempt || got.Hint != "usage: `/autopilot wave <name>`" {
 		t.Errorf("wave without a name: %+v", got)
 	}
-	if got := g.Parse("/autopilot status"); got.Kind != reply.None || !got.Attempt {
+	if got := g.Parse("/autopilot status"); got.Kind != grammar.None || !got.Attempt {
 		t.Errorf("status is not in this table: %+v", got)
 	}
-	if got := g.Parse("/autopilot TEA pour"); got.Kind != reply.Command || got.Cmd != "tea pour" {
+	if got := g.Parse("/autopilot TEA pour"); got.Kind != grammar.Command || got.Cmd != "tea pour" {
 		t.Errorf("tea pour: %+v", got)
 	}
 	if got := g.Parse("/autopilot tea spill"); !got.Attempt || got.Hint != "usage: `/autopilot tea make` or `/autopilot tea pour`" {
 		t.Errorf("tea spill: %+v", got)
 	}
-	if got := g.Parse("/autopilot pick c"); got.Kind != reply.Choice || got.Letter != "C" || got.Cmd != "pick" {
+	if got := g.Parse("/autopilot pick c"); got.Kind != grammar.Choice || got.Letter != "C" || got.Cmd != "pick" {
 		t.Errorf("pick: %+v", got)
 	}
 	if got := g.Parse("/autopilot pick"); !got.Attempt || got.Hint != "usage: `/autopilot pick <letter>`" {
@@ -39,7 +39,7 @@ func TestGrammarKnowsOnlyItsTable(t *testing.T) {
 }
 
 func TestNewGrammarRefusesBadTables(t *testing.T) {
-	for name, specs := range map[string][]reply.Spec{
+	for name, specs := range map[string][]grammar.Spec{
 		"repeated":                 {{Name: "go"}, {Name: "go"}},
 		"upper case":               {{Name: "Go"}},
 		"three words":              {{Name: "a b c"}},
@@ -55,7 +55,7 @@ func TestNewGrammarRefusesBadTables(t *testing.T) {
 					t.Errorf("%s: NewGrammar accepted %+v", name, specs)
 				}
 			}()
-			reply.NewGrammar(specs...)
+			grammar.NewGrammar(specs...)
 		}()
 	}
 }

@@ -1,4 +1,4 @@
-package reply_test
+package grammar_test
 
 import (
 	"sort"

@@ -1,4 +1,4 @@
-package reply_test
+package grammar_test
 
 import (
 	"reflect"
@@ -12,7 +12,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 )
 
 // The oracle below restates PRODUCT.md §7 with regular expressions, written
@@ -101,7 +101,7 @@ func oracleLetterSource(t *testing.T, typed string, letter string) {
 	}
 }
 
-func checkChoice(t *testing.T, body string, got reply.Result) {
+func checkChoice(t *testing.T, body string, got grammar.Result) {
 	t.Helper()
 	if !map[string]bool{"A": true, "B": true, "C": true, "D": true}[got.Letter] {
 		t.Fatalf("choice letter %q is not one of A, B, C, D", got.Letter)
@@ -134,7 +134,7 @@ func checkChoice(t *testing.T, body string, got reply.Result) {
 	t.Fatalf("choice %s (cmd %q) from non-canonical line %q (NFKC %q)", got.Letter, got.Cmd, line, n)
 }
 
-func checkCommand(t *testing.T, body string, got reply.Result) {
+func checkCommand(t *testing.T, body string, got grammar.Result) {
 	t.Helper()
 	if !knownCommands[got.Cmd] || got.Letter != "" {
 		t.Fatalf("command result %s", show(got))
@@ -155,7 +155,7 @@ func checkCommand(t *testing.T, body string, got reply.Result) {
 }
 
 // checkHint: hints are the bot's own plain ASCII words, never the user's.
-func checkHint(t *testing.T, got reply.Result) {
+func checkHint(t *testing.T, got grammar.Result) {
 	t.Helper()
 	if got.Attempt != (got.Hint != "") {
 		t.Fatalf("Attempt %v with hint %q", got.Attempt, got.Hint)
@@ -204,14 +204,14 @@ func checkParse(t *testing.T, body string) {
 	got := engine.Parse(body)
 	checkHint(t, got)
 	switch got.Kind {
-	case reply.None:
+	case grammar.None:
 		if got.Letter != "" || got.Cmd != "" {
 			t.Fatalf("None with letter %q, cmd %q", got.Letter, got.Cmd)
 		}
 		return
-	case reply.Choice:
+	case grammar.Choice:
 		checkChoice(t, body, got)
-	case reply.Command:
+	case grammar.Command:
 		checkCommand(t, body, got)
 	default:
 		t.Fatalf("unknown kind %d", got.Kind)

@@ -1,4 +1,4 @@
-package reply_test
+package grammar_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 )
 
 // parseCase is one comment body and what Parse must make of it. hint is a
@@ -15,35 +15,35 @@ import (
 type parseCase struct {
 	name string
 	body string
-	want reply.Result
+	want grammar.Result
 	hint string
 }
 
-func choice(letter, reason string) reply.Result {
-	return reply.Result{Kind: reply.Choice, Letter: letter, Reason: reason}
+func choice(letter, reason string) grammar.Result {
+	return grammar.Result{Kind: grammar.Choice, Letter: letter, Reason: reason}
 }
 
-func chooseCmd(letter, reason string) reply.Result {
-	return reply.Result{Kind: reply.Choice, Letter: letter, Reason: reason, Cmd: "choose"}
+func chooseCmd(letter, reason string) grammar.Result {
+	return grammar.Result{Kind: grammar.Choice, Letter: letter, Reason: reason, Cmd: "choose"}
 }
 
-func command(cmd, text string) reply.Result {
-	return reply.Result{Kind: reply.Command, Cmd: cmd, Text: text}
+func command(cmd, text string) grammar.Result {
+	return grammar.Result{Kind: grammar.Command, Cmd: cmd, Text: text}
 }
 
-func named(cmd, name, text string) reply.Result {
-	return reply.Result{Kind: reply.Command, Cmd: cmd, Name: name, Text: text}
+func named(cmd, name, text string) grammar.Result {
+	return grammar.Result{Kind: grammar.Command, Cmd: cmd, Name: name, Text: text}
 }
 
-func progress(phase int, name, text string) reply.Result {
-	return reply.Result{Kind: reply.Command, Cmd: "progress", Phase: phase, Name: name, Text: text}
+func progress(phase int, name, text string) grammar.Result {
+	return grammar.Result{Kind: grammar.Command, Cmd: "progress", Phase: phase, Name: name, Text: text}
 }
 
-func done(conf float64, text string) reply.Result {
-	return reply.Result{Kind: reply.Command, Cmd: "done", Confidence: &conf, Text: text}
+func done(conf float64, text string) grammar.Result {
+	return grammar.Result{Kind: grammar.Command, Cmd: "done", Confidence: &conf, Text: text}
 }
 
-var attempt = reply.Result{Attempt: true}
+var attempt = grammar.Result{Attempt: true}
 
 const (
 	didYouMeanA  = "did you mean `A`?"
@@ -109,34 +109,34 @@ var parseCases = []parseCase{
 	{name: "blank lines before letter", body: "\n\n   \n\t\nB", want: choice("B", "")},
 	{name: "CRLF line endings", body: "\r\n\r\nC: yes\r\n/autopilot stop\r\n", want: choice("C", "yes")},
 	{name: "CR line endings", body: "\r\rB\rA", want: choice("B", "")},
-	{name: "letter on line two after other text", body: "Looks good to me\nA", want: reply.Result{}},
-	{name: "quoted letter alone", body: "> A", want: reply.Result{}},
+	{name: "letter on line two after other text", body: "Looks good to me\nA", want: grammar.Result{}},
+	{name: "quoted letter alone", body: "> A", want: grammar.Result{}},
 	{name: "quoted letter then answer", body: "> A) Start implementation\n\nB", want: choice("B", "")},
 	{name: "quote indented three spaces is skipped", body: "   > A\n\nC", want: choice("C", "")},
-	{name: "quote indented four spaces is not a quote", body: "    > A", want: reply.Result{}},
+	{name: "quote indented four spaces is not a quote", body: "    > A", want: grammar.Result{}},
 	{name: "nested quote", body: ">> A\n> B\n\nD", want: choice("D", "")},
 	{name: "letter right after quoted text is part of the quote", body: "> which one?\nA", want: attempt, hint: "blank line after a quote"},
 	{name: "command right after quoted text is part of the quote", body: "> why?\n/autopilot stop", want: attempt, hint: "did you mean `/autopilot stop`?"},
 	{name: "quoted option pasted without markers", body: "> A) Start implementation\n B) Continue in the current session", want: attempt, hint: "did you mean `B`?"},
-	{name: "text continuing a quote is the first line", body: "> which one?\nhmm\n\nA", want: reply.Result{}},
+	{name: "text continuing a quote is the first line", body: "> which one?\nhmm\n\nA", want: grammar.Result{}},
 	{name: "answer after empty quote line", body: ">\nA", want: choice("A", "")},
 	{name: "answer after quoted heading", body: "> # Title\nB", want: choice("B", "")},
 	{name: "answer after quoted thematic break", body: "> * * *\nC", want: choice("C", "")},
 	{name: "answer after quoted indented code", body: ">     code\nD", want: choice("D", "")},
 	{name: "answer after quoted blank line", body: "> \t\nA", want: choice("A", "")},
-	{name: "letter inside code fence", body: "```\nA\n```", want: reply.Result{}},
+	{name: "letter inside code fence", body: "```\nA\n```", want: grammar.Result{}},
 	{name: "answer after code fence", body: "```\nA\n```\nC", want: choice("C", "")},
 	{name: "answer after tilde fence with info string", body: "~~~go\nA\n~~~\nD", want: choice("D", "")},
 	{name: "shorter fence does not close longer one", body: "````\nA\n```\nB\n`````\nC", want: choice("C", "")},
 	{name: "other fence character does not close", body: "```\nA\n~~~\nB\n```\nD", want: choice("D", "")},
 	{name: "closing fence with trailing text does not close", body: "```\nA\n``` x\nB\n```\nC", want: choice("C", "")},
-	{name: "unclosed fence hides the rest", body: "```\nA\nB", want: reply.Result{}},
+	{name: "unclosed fence hides the rest", body: "```\nA\nB", want: grammar.Result{}},
 	{name: "fence indented three spaces", body: "   ```\nA\n   ```\nB", want: choice("B", "")},
 	{name: "fence in CRLF comment", body: "```\r\nA\r\n```\r\nB\r\n", want: choice("B", "")},
 	{name: "quoted fence does not open a fence", body: "> ```\nB", want: choice("B", "")},
-	{name: "65536-character comment with A on line 1000", body: longComment(), want: reply.Result{}},
-	{name: "empty comment", body: "", want: reply.Result{}},
-	{name: "only white space", body: " \n\t\r\n\u3000", want: reply.Result{}},
+	{name: "65536-character comment with A on line 1000", body: longComment(), want: grammar.Result{}},
+	{name: "empty comment", body: "", want: grammar.Result{}},
+	{name: "only white space", body: " \n\t\r\n\u3000", want: grammar.Result{}},
 
 	// Ambiguous replies.
 	{name: "two letters", body: "A B", want: attempt, hint: ambiguous},
@@ -162,7 +162,7 @@ var parseCases = []parseCase{
 	{name: "Cherokee A looks like D", body: "\u13a0", want: attempt, hint: "did you mean `D`?"},
 	{name: "Cyrillic A with parenthesis", body: "\u0410)", want: attempt, hint: lookalikeMsg},
 	{name: "Cyrillic A and reason after colon", body: "\u0410: быстрее", want: attempt, hint: didYouMeanA},
-	{name: "Russian sentence starting with A is not an attempt", body: "\u0410 вот и нет", want: reply.Result{}},
+	{name: "Russian sentence starting with A is not an attempt", body: "\u0410 вот и нет", want: grammar.Result{}},
 	{name: "Latin A with combining accent", body: "A\u0301", want: attempt, hint: didYouMeanA},
 	{name: "zero-width space after letter", body: "A\u200b", want: attempt, hint: invisibleMsg},
 	{name: "zero-width non-joiner before letter", body: "\u200cB", want: attempt, hint: "did you mean `B`?"},
@@ -176,8 +176,8 @@ var parseCases = []parseCase{
 	{name: "right-to-left mark", body: "\u200fB", want: attempt, hint: "did you mean `B`?"},
 	{name: "variation selector", body: "A\ufe0f", want: attempt, hint: didYouMeanA},
 	{name: "invalid UTF-8 in reason", body: "A \xff", want: attempt, hint: invisibleMsg},
-	{name: "line of invisible characters only", body: "\u200b\nA", want: reply.Result{}},
-	{name: "invisible character in plain text", body: "thanks\u200b", want: reply.Result{}},
+	{name: "line of invisible characters only", body: "\u200b\nA", want: grammar.Result{}},
+	{name: "invisible character in plain text", body: "thanks\u200b", want: grammar.Result{}},
 	{name: "zero-width space inside command", body: "/autopilot\u200b stop", want: attempt, hint: "did you mean `/autopilot stop`?"},
 	{name: "Cyrillic letters in autopilot", body: "/\u0430ut\u043epilot status", want: attempt, hint: "did you mean `/autopilot status`?"},
 	{name: "Cyrillic letter in choose argument", body: "/autopilot choose \u0410", want: attempt, hint: "did you mean `/autopilot choose A`?"},
@@ -202,14 +202,14 @@ var parseCases = []parseCase{
 	{name: "letter z alone", body: "z", want: attempt, hint: outOfRange},
 	{name: "letter F in parentheses", body: "(F)", want: attempt, hint: outOfRange},
 	{name: "option prefix with letter outside A to D", body: "Option G", want: attempt, hint: outOfRange},
-	{name: "sentence starting with I", body: "I think A is better", want: reply.Result{}},
-	{name: "sentence starting with a", body: "a.m. tomorrow works", want: reply.Result{}},
-	{name: "word starting with option letter", body: "Approve", want: reply.Result{}},
-	{name: "letter glued to digit", body: "A1", want: reply.Result{}},
-	{name: "struck-through letter", body: "~~A~~", want: reply.Result{}},
-	{name: "help text line from the bot", body: "reply A or B", want: reply.Result{}},
-	{name: "Choose block posted by the bot", body: chooseBlock, want: reply.Result{}},
-	{name: "thumbs up", body: "👍", want: reply.Result{}},
+	{name: "sentence starting with I", body: "I think A is better", want: grammar.Result{}},
+	{name: "sentence starting with a", body: "a.m. tomorrow works", want: grammar.Result{}},
+	{name: "word starting with option letter", body: "Approve", want: grammar.Result{}},
+	{name: "letter glued to digit", body: "A1", want: grammar.Result{}},
+	{name: "struck-through letter", body: "~~A~~", want: grammar.Result{}},
+	{name: "help text line from the bot", body: "reply A or B", want: grammar.Result{}},
+	{name: "Choose block posted by the bot", body: chooseBlock, want: grammar.Result{}},
+	{name: "thumbs up", body: "👍", want: grammar.Result{}},
 
 	// Commands with good arguments.
 	{name: "status", body: "/autopilot status", want: command("status", "")},
@@ -301,7 +301,7 @@ func TestParse(t *testing.T) {
 }
 
 // show prints a Result with its Confidence value rather than its address.
-func show(r reply.Result) string {
+func show(r grammar.Result) string {
 	conf := "nil"
 	if r.Confidence != nil {
 		conf = fmt.Sprint(*r.Confidence)
@@ -353,7 +353,7 @@ func TestUsageListsEveryCommand(t *testing.T) {
 // The bot's own help text mentions "/autopilot skip" and the letters; read
 // back as a comment it must be neither a decision nor an attempt.
 func TestUsageIsNotAReply(t *testing.T) {
-	if got := engine.Parse(engine.Usage()); got.Kind != reply.None || got.Attempt {
+	if got := engine.Parse(engine.Usage()); got.Kind != grammar.None || got.Attempt {
 		t.Errorf("Parse(Usage()) = %s, want None and no attempt", show(got))
 	}
 }
@@ -374,7 +374,7 @@ func TestUsageHintNamesTheCommand(t *testing.T) {
 func TestParseIgnoresLaterLines(t *testing.T) {
 	tails := []string{"\n/autopilot skip", "\nB", "\r\n```", "\n> A", "\n\u0410"}
 	for _, tc := range parseCases {
-		if tc.want.Kind == reply.None || strings.HasSuffix(tc.body, "```") {
+		if tc.want.Kind == grammar.None || strings.HasSuffix(tc.body, "```") {
 			continue
 		}
 		base := engine.Parse(tc.body)

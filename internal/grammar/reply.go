@@ -1,4 +1,4 @@
-// Package reply turns the text of an issue or pull-request comment into a
+// Package grammar turns the text of an issue or pull-request comment into a
 // decision ("A" to "D") or an `/autopilot` command, following PRODUCT.md §7.
 // It is pure: no I/O, no clock, no knowledge of which gate is open or who
 // wrote the comment (the engine checks the letter against the gate's options
@@ -47,7 +47,7 @@
 // The package must never turn anything but a canonical line into a Choice or
 // Command, never read past the first effective line, and never copy the
 // user's text into a Hint.
-package reply
+package grammar
 
 import (
 	"slices"

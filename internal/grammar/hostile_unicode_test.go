@@ -1,4 +1,4 @@
-package reply_test
+package grammar_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
-	"github.com/autopilot-dev/autopilot/internal/reply"
+	"github.com/autopilot-dev/autopilot/internal/grammar"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
@@ -91,10 +91,10 @@ func TestNormLoopTriggerIsTheRealOne(t *testing.T) {
 func TestHostileUnicodeReply(t *testing.T) {
 	for name, body := range hostileTexts() {
 		t.Run(name, func(t *testing.T) {
-			var r reply.Result
-			finishes(t, "reply.Parse", func() { r = engine.Parse(body) })
+			var r grammar.Result
+			finishes(t, "grammar.Parse", func() { r = engine.Parse(body) })
 			first, _, _ := strings.Cut(body, "\n")
-			if !utf8.ValidString(first) && r.Kind != reply.None {
+			if !utf8.ValidString(first) && r.Kind != grammar.None {
 				t.Errorf("invalid UTF-8 on the first line parsed as %+v", r)
 			}
 		})
@@ -183,7 +183,7 @@ func TestHostileUnicodeWebhook(t *testing.T) {
 				if ev.Comment == nil {
 					t.Fatal("no comment decoded")
 				}
-				finishes(t, "reply.Parse of the decoded comment", func() { engine.Parse(ev.Comment.Body) })
+				finishes(t, "grammar.Parse of the decoded comment", func() { engine.Parse(ev.Comment.Body) })
 			}
 		})
 	}
