@@ -1,7 +1,6 @@
-// Package choose renders autopilot's fixed-format text blocks: Choose
-// decision blocks (options A–D with a recommendation, posted as their own
-// comment behind a hidden gate marker) and the status banner of the state
-// comment.
+// Package choose renders autopilot's Choose decision blocks (options A–D
+// with a recommendation, posted as their own comment behind a hidden gate
+// marker). The status banner of the state comment is internal/banner.
 //
 // It only renders and validates text. It must never parse replies (that is
 // internal/grammar), decide what an option does, or perform I/O. Every text
@@ -235,7 +234,7 @@ func clean(s string, max int) string {
 // continuation line starts with hang. A word wider than the room left stays
 // whole on its own line.
 func wrap(text, hang string) string {
-	if displayWidth(text) <= Width {
+	if textsafe.DisplayWidth(text) <= Width {
 		return text
 	}
 	lead := len(text) - len(strings.TrimLeft(text, " "))
@@ -244,7 +243,7 @@ func wrap(text, hang string) string {
 	cur := text[:lead]
 	empty := true
 	for _, w := range words {
-		if !empty && displayWidth(cur)+1+displayWidth(w) > Width {
+		if !empty && textsafe.DisplayWidth(cur)+1+textsafe.DisplayWidth(w) > Width {
 			out.WriteString(cur + "\n")
 			cur, empty = hang, true
 		}

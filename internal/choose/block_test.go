@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 func decompose() Block {
@@ -252,7 +254,7 @@ func TestLongLinesWrapWithinWidth(t *testing.T) {
 		if l == ReplyHint {
 			continue
 		}
-		if w := displayWidth(l); w > Width {
+		if w := textsafe.DisplayWidth(l); w > Width {
 			t.Errorf("line of width %d > %d: %q", w, Width, l)
 		}
 	}

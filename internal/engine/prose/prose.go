@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/banner"
 	"github.com/autopilot-dev/autopilot/internal/choose"
 	"github.com/autopilot-dev/autopilot/internal/flow"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -76,21 +77,21 @@ func Banner(flows flow.Set, s *state.State) string {
 	if f == nil {
 		return "AUTOPILOT STATUS: no flow selected yet"
 	}
-	rows := make([]choose.Row, len(f.Steps))
+	rows := make([]banner.Row, len(f.Steps))
 	for i, st := range f.Steps {
-		r := choose.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: string(state.NotStarted)}
+		r := banner.Row{Label: f.LabelOf(i + 1), Name: st.Name, Status: string(state.NotStarted)}
 		if i < len(s.Steps) {
 			r.Status, r.Retries, r.Note = string(s.Steps[i].Status), s.Steps[i].Retries, s.Steps[i].Note
 		}
 		rows[i] = r
 	}
-	cur := choose.Current{Name: "Done", Action: NextAction(s)}
+	cur := banner.Current{Name: "Done", Action: NextAction(s)}
 	if s.Step > 0 {
 		cur.Label, cur.Name = f.LabelOf(s.Step), s.Name
 		cur.Phase, cur.SubStep = s.SubStep.Phase, s.SubStep.Name
 		cur.Retry = s.RetryCount
 	}
-	return choose.Banner(f.Name, rows, cur)
+	return banner.Banner(f.Name, rows, cur)
 }
 
 // NextAction says in words what happens next.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/choose"
+	"github.com/autopilot-dev/autopilot/internal/banner"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -23,7 +23,7 @@ var budgets = []budget{{-1, 300}, {100, 200}, {30, 120}, {10, 80}, {3, 60}, {0, 
 func renderHuman(s *state.State, view View, lim budget) string {
 	var b strings.Builder
 	b.WriteString(state.Marker + "\n## Autopilot State\n```text\n")
-	b.WriteString(banner(s, view))
+	b.WriteString(statusBanner(s, view))
 	b.WriteString("\n```\n")
 	for _, sec := range sections {
 		b.WriteString("\n### " + sec.title + "\n")
@@ -58,15 +58,15 @@ func stepInfo(view View, slug string, index int) StepInfo {
 	return StepInfo{Slug: slug, Name: slug, Label: "Step " + strconv.Itoa(index)}
 }
 
-func banner(s *state.State, view View) string {
-	rows := make([]choose.Row, len(s.Steps))
+func statusBanner(s *state.State, view View) string {
+	rows := make([]banner.Row, len(s.Steps))
 	for i, p := range s.Steps {
 		info := stepInfo(view, p.Slug, i+1)
-		rows[i] = choose.Row{Label: info.Label, Name: info.Name, Status: string(p.Status), Retries: p.Retries, Note: p.Note}
+		rows[i] = banner.Row{Label: info.Label, Name: info.Name, Status: string(p.Status), Retries: p.Retries, Note: p.Note}
 	}
-	cur := choose.Current{Name: "Done", Action: view.Action}
+	cur := banner.Current{Name: "Done", Action: view.Action}
 	if s.Slug != "done" {
-		cur = choose.Current{
+		cur = banner.Current{
 			Label:   stepInfo(view, s.Slug, s.Step).Label,
 			Name:    s.Name,
 			Phase:   s.SubStep.Phase,
@@ -75,7 +75,7 @@ func banner(s *state.State, view View) string {
 			Action:  view.Action,
 		}
 	}
-	return choose.Banner(s.Flow, rows, cur)
+	return banner.Banner(s.Flow, rows, cur)
 }
 
 func currentStep(b *strings.Builder, s *state.State, _ budget) {

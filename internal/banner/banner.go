@@ -1,11 +1,14 @@
-package choose
+// Package banner renders the status banner at the top of the state comment:
+// the flow's steps with their status and where the run is. It is pure and
+// never decides anything: the caller says what each row and the current
+// position show.
+package banner
 
 import (
 	"fmt"
 	"strings"
-	"unicode"
 
-	"golang.org/x/text/width"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // bannerRule separates the parts of the status banner (seed 002).
@@ -62,7 +65,7 @@ func Banner(flow string, rows []Row, cur Current) string {
 	lw, nw := labelWidth, nameWidth
 	for i, r := range rows {
 		c := cells{clean(r.Label, maxLabel), clean(r.Name, maxName), statusWord(r)}
-		lw, nw = max(lw, displayWidth(c.label)), max(nw, displayWidth(c.name))
+		lw, nw = max(lw, textsafe.DisplayWidth(c.label)), max(nw, textsafe.DisplayWidth(c.name))
 		table[i] = c
 	}
 
@@ -119,33 +122,13 @@ func statusWord(r Row) string {
 }
 
 func pad(s string, w int) string {
-	if n := displayWidth(s); n < w {
+	if n := textsafe.DisplayWidth(s); n < w {
 		return s + strings.Repeat(" ", w-n)
 	}
 	return s
 }
 
-// displayWidth is the number of terminal columns s takes: East Asian wide
-// and fullwidth characters count two; combining marks and format
-// characters (such as the zero-width space) count zero.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		switch {
-		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
-		case isWide(r):
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
-}
-
-func isWide(r rune) bool {
-	switch width.LookupRune(r).Kind() {
-	case width.EastAsianWide, width.EastAsianFullwidth:
-		return true
-	}
-	return false
+// clean makes one line of caller text safe inside the fence.
+func clean(s string, max int) string {
+	return strings.TrimSpace(textsafe.Code(textsafe.Clip(s, max)))
 }

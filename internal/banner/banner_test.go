@@ -1,9 +1,22 @@
-package choose
+package banner
 
 import (
+	"flag"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+	"github.com/autopilot-dev/autopilot/internal/transcript"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/<name>.golden, rewriting it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	transcript.Golden(t, filepath.Join("testdata", name+".golden"), got, *update)
+}
 
 func TestBannerGolden(t *testing.T) {
 	tests := []struct {
@@ -71,7 +84,7 @@ func TestBannerAlignsColumnsByDisplayWidth(t *testing.T) {
 	var cols []int
 	for _, l := range strings.Split(out, "\n") {
 		if i := strings.Index(l, "DONE"); i >= 0 {
-			cols = append(cols, displayWidth(l[:i]))
+			cols = append(cols, textsafe.DisplayWidth(l[:i]))
 		}
 	}
 	if len(cols) != 3 || cols[0] != cols[1] || cols[1] != cols[2] {
