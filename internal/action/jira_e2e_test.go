@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
@@ -395,8 +394,8 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	if st.Gate == nil || st.Gate.Kind != "session-boundary" {
 		t.Fatalf("a rate-limited Jira held up the GitHub side: step %s gate %+v", st.Slug, st.Gate)
 	}
-	if st.TrackerRetryAt.IsZero() || outbox.PendingCount(st) != 4 {
-		t.Fatalf("after the 429s: retry at %v, %d pending", st.TrackerRetryAt, outbox.PendingCount(st))
+	if st.TrackerRetryAt.IsZero() || tasksync.PendingCount(st) != 4 {
+		t.Fatalf("after the 429s: retry at %v, %d pending", st.TrackerRetryAt, tasksync.PendingCount(st))
 	}
 	if !r.hasLabel("autopilot/jira:pending") {
 		t.Errorf("labels %v lack autopilot/jira:pending while tasks wait", r.gh.Labels(repo, r.n))
@@ -420,8 +419,8 @@ func TestJiraRateLimitIsHonouredAcrossRuns(t *testing.T) {
 	if q := r.jiraSince(inside); len(q) != 0 {
 		t.Fatalf("%d Jira requests inside the Retry-After window", len(q))
 	}
-	if st2 := r.state(r.n); st2.Slug != "implement" || outbox.PendingCount(st2) != 4 {
-		t.Fatalf("inside the window: step %s, %d pending", st2.Slug, outbox.PendingCount(st2))
+	if st2 := r.state(r.n); st2.Slug != "implement" || tasksync.PendingCount(st2) != 4 {
+		t.Fatalf("inside the window: step %s, %d pending", st2.Slug, tasksync.PendingCount(st2))
 	}
 
 	// After the window, the sweep drains the outbox.
@@ -504,8 +503,8 @@ func TestJiraLostCreateMakesExactlyOneIssuePerKey(t *testing.T) {
 			searches := len(r.fj.RequestsTo(fakejira.EndpointSearchJQL))
 			r.event("decompose report re-run", "issue_comment", decompose)
 			if time.Since(lostAt) < fakeLag {
-				if st := r.state(r.n); outbox.PendingCount(st) != 4 || !strings.Contains(st.TrackerNote, "search lag") {
-					t.Errorf("inside the lag: %d tasks waiting (want 4), note %q", outbox.PendingCount(st), st.TrackerNote)
+				if st := r.state(r.n); tasksync.PendingCount(st) != 4 || !strings.Contains(st.TrackerNote, "search lag") {
+					t.Errorf("inside the lag: %d tasks waiting (want 4), note %q", tasksync.PendingCount(st), st.TrackerNote)
 				}
 				lookups := 0
 				for _, q := range r.fj.RequestsTo(fakejira.EndpointSearchJQL)[searches:] {
@@ -601,8 +600,8 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 	if n := r.botComments(notice); n != 1 {
 		t.Fatalf("%d pause notices, want 1", n)
 	}
-	if len(r.fj.Issues()) != 0 || outbox.PendingCount(st) != 2 {
-		t.Fatalf("after a refused create: %d issues, %d waiting", len(r.fj.Issues()), outbox.PendingCount(st))
+	if len(r.fj.Issues()) != 0 || tasksync.PendingCount(st) != 2 {
+		t.Fatalf("after a refused create: %d issues, %d waiting", len(r.fj.Issues()), tasksync.PendingCount(st))
 	}
 	paused := len(r.fj.Requests())
 	r.say("devin", decomposeReport)
@@ -618,8 +617,8 @@ func TestJiraRefusedMidRunPausesOnceAndTheFlowGoesOn(t *testing.T) {
 	if n := r.botComments(notice); n != 1 {
 		t.Errorf("%d pause notices, want 1", n)
 	}
-	if !r.hasLabel("autopilot/jira:pending") || outbox.PendingCount(st) != len(plannedTitles) {
-		t.Errorf("while paused: labels %v, %d waiting", r.gh.Labels(repo, r.n), outbox.PendingCount(st))
+	if !r.hasLabel("autopilot/jira:pending") || tasksync.PendingCount(st) != len(plannedTitles) {
+		t.Errorf("while paused: labels %v, %d waiting", r.gh.Labels(repo, r.n), tasksync.PendingCount(st))
 	}
 	r.fj.SetAuthValid(true)
 	r.say("maria", "/autopilot jira retry")
@@ -704,8 +703,8 @@ func TestJira120TasksTakeThreeCreateRequests(t *testing.T) {
 		t.Errorf("%d create requests for 120 tasks, want 3", creates)
 	}
 	st := r.state(r.n)
-	if len(st.Tasks) != 122 || outbox.PendingCount(st) != 0 {
-		t.Fatalf("%d tasks, %d waiting", len(st.Tasks), outbox.PendingCount(st))
+	if len(st.Tasks) != 122 || tasksync.PendingCount(st) != 0 {
+		t.Fatalf("%d tasks, %d waiting", len(st.Tasks), tasksync.PendingCount(st))
 	}
 	for _, tk := range st.Tasks {
 		if tk.Sync != state.SyncCreated || r.fj.CountLabel(tk.IdemKey) != 1 {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
@@ -226,7 +226,7 @@ func (g *outboxGauge) set(repo string, number int, s *state.State) {
 		return
 	}
 	key := server.IssueLockKey(strings.ToLower(repo), number)
-	n := outbox.PendingCount(s) // as the state comment's "<tracker>: pending (n)"
+	n := tasksync.PendingCount(s) // as the state comment's "<tracker>: pending (n)"
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.total += n - g.per[key]

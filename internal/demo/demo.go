@@ -15,7 +15,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/config"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/reconcile"
@@ -269,7 +269,7 @@ func (w *world) stateLine(body string) string {
 	if s.RetryCount > 0 {
 		line += fmt.Sprintf(" · retry %d/3", s.RetryCount)
 	}
-	if n := outbox.PendingCount(s); n > 0 {
+	if n := tasksync.PendingCount(s); n > 0 {
 		line += fmt.Sprintf(" · %s: pending (%d)", state.TrackerLabel(s.TrackerInUse), n)
 	}
 	return line
@@ -364,7 +364,7 @@ func (w *world) transcript() Transcript {
 			sum.Decisions = append(sum.Decisions, fmt.Sprintf("%s → %s (@%s)", d.Question, d.Option, d.By))
 		}
 		sum.Tasks = len(s.Tasks)
-		sum.TasksPending = outbox.PendingCount(s)
+		sum.TasksPending = tasksync.PendingCount(s)
 	}
 	return Transcript{Entries: w.entries, Summary: sum, State: w.stateBody()}
 }

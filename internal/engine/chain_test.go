@@ -175,7 +175,7 @@ func TestGreenfieldFinishesAfterDeploy(t *testing.T) {
 	for _, p := range s.Steps {
 		want(t, p.Slug, p.Status, state.Completed)
 	}
-	wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:done", "autopilot/status:done", "autopilot/flow:greenfield"})
+	wantDeep(t, "labels", labels.Labels(s), []string{"autopilot/step:done", "autopilot/status:done", "autopilot/flow:greenfield"})
 	// A finished run refuses executor reports and stays finished on Start.
 	c := h.comment("maria", "write", "/autopilot done again")
 	res = h.apply(c)

@@ -200,7 +200,7 @@ func TestStopAndResume(t *testing.T) {
 			if !hasBody(res.Effects, "Autopilot stopped", "`user-abort`", tc.detail, "Resume with `/autopilot resume`") {
 				t.Errorf("stop notice = %q", bodies(res.Effects))
 			}
-			wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:problem", "autopilot/status:stopped", "autopilot/flow:greenfield"})
+			wantDeep(t, "labels", labels.Labels(s), []string{"autopilot/step:problem", "autopilot/status:stopped", "autopilot/flow:greenfield"})
 			// Executor reports are refused while stopped.
 			c := h.comment("devin", access.Write, "/autopilot done")
 			want(t, "done while stopped", ledgerOf(h.apply(c).State, c.ID), "rejected:no-step-running")

@@ -10,9 +10,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// TestDocsLabelTableIsLabelColor: every row of the outbox.Labels table in
-// docs/action.md gives the colour and description outbox.LabelColor gives, and
-// every kind of label outbox.Labels can derive has a row.
+// TestDocsLabelTableIsLabelColor: every row of the labels.Labels table in
+// docs/action.md gives the colour and description labels.LabelColor gives, and
+// every kind of label labels.Labels can derive has a row.
 func TestDocsLabelTableIsLabelColor(t *testing.T) {
 	md, err := doctable.Read("docs/action.md")
 	if err != nil {
@@ -28,7 +28,7 @@ func TestDocsLabelTableIsLabelColor(t *testing.T) {
 		// Placeholders become a sample value on both sides.
 		label := strings.NewReplacer("<slug>", "plan", "<name>", "greenfield").Replace(name[0])
 		desc := strings.NewReplacer("`<slug>`", "plan", "`<name>`", "greenfield").Replace(r[2])
-		c, d := outbox.LabelColor(label)
+		c, d := labels.LabelColor(label)
 		if "#"+c != color[0] || d != desc {
 			t.Errorf("docs: %s is %s %q; code: #%s %q", name[0], color[0], desc, c, d)
 		}
@@ -37,7 +37,7 @@ func TestDocsLabelTableIsLabelColor(t *testing.T) {
 	for _, l := range []string{"autopilot/status:in-progress", "autopilot/status:awaiting-decision", "autopilot/status:failed",
 		"autopilot/status:done", "autopilot/status:stopped", "autopilot/step:plan", "autopilot/flow:greenfield", "autopilot/jira:pending"} {
 		if !seen[l] {
-			t.Errorf("the outbox.Labels table of docs/action.md has no row for %s", l)
+			t.Errorf("the labels.Labels table of docs/action.md has no row for %s", l)
 		}
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/engine/prose"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -97,10 +98,10 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncPending)
 	}
 	want(t, "no sync while disabled", len(queriesOf(res.Queries, events.QJiraSync)), 0)
-	want(t, "pending count", outbox.PendingCount(s), 2)
-	labels := strings.Join(outbox.Labels(s), " ")
-	if !strings.Contains(labels, "autopilot/jira:pending") {
-		t.Errorf("labels %q lack autopilot/jira:pending", labels)
+	want(t, "pending count", tasksync.PendingCount(s), 2)
+	shown := strings.Join(labels.Labels(s), " ")
+	if !strings.Contains(shown, "autopilot/jira:pending") {
+		t.Errorf("labels %q lack autopilot/jira:pending", shown)
 	}
 	// /autopilot jira sync creates them later, once Jira is configured.
 	h.set.JiraConfigured = true
@@ -207,7 +208,7 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	want(t, "task 2 url", s.Tasks[1].URL, "https://jira.example/browse/PROJ-8")
 	want(t, "task 2 done", s.Tasks[1].Done, true)
 	want(t, "no stranger added", len(s.Tasks), 2)
-	want(t, "pending", outbox.PendingCount(s), 1)
+	want(t, "pending", tasksync.PendingCount(s), 1)
 	// The same sync again changes nothing.
 	res = h.apply(events.JiraSynced{Tasks: []state.Task{{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true}}})
 	want(t, "idempotent", res.Changed, false)
@@ -258,9 +259,9 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 		want(t, "id", tk.ID, []string{"01", "02"}[i])
 		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncLocal)
 	}
-	want(t, "pending", outbox.PendingCount(s), 0)
+	want(t, "pending", tasksync.PendingCount(s), 0)
 	want(t, "no sync", len(queriesOf(res.Queries, events.QJiraSync)), 0)
-	if l := strings.Join(outbox.Labels(s), " "); strings.Contains(l, "jira:pending") {
+	if l := strings.Join(labels.Labels(s), " "); strings.Contains(l, "jira:pending") {
 		t.Errorf("labels %q carry jira:pending with Jira off", l)
 	}
 
@@ -275,7 +276,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	res = h.say("maria", "/autopilot jira sync")
 	s = res.State
 	want(t, "jira off cleared", s.TrackerOff, "")
-	want(t, "pending after sync asked", outbox.PendingCount(s), 2)
+	want(t, "pending after sync asked", tasksync.PendingCount(s), 2)
 	if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraAsked {
 		t.Errorf("sync effects = %+v", syncs)
 	}

@@ -59,7 +59,7 @@ func TestFailuresAutoRetryThenEscalate(t *testing.T) {
 	wantGate(t, s, "skill-failed")
 	body := gateBody(t, res.Effects, s.Gate)
 	golden(t, "gate-skill-failed", body)
-	wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:problem", "autopilot/status:failed", "autopilot/flow:greenfield"})
+	wantDeep(t, "labels", labels.Labels(s), []string{"autopilot/step:problem", "autopilot/status:failed", "autopilot/flow:greenfield"})
 }
 
 func TestSkillFailedAnswers(t *testing.T) {

@@ -63,7 +63,7 @@ func TestStartWithAmbiguousCandidatesOpensFlowSelectGate(t *testing.T) {
 	want(t, "flow", s.Flow, "")
 	body := gateBody(t, res.Effects, s.Gate)
 	golden(t, "gate-flow-select", body)
-	wantDeep(t, "labels", outbox.Labels(s), []string{"autopilot/step:select-flow", "autopilot/status:awaiting-decision"})
+	wantDeep(t, "labels", labels.Labels(s), []string{"autopilot/step:select-flow", "autopilot/status:awaiting-decision"})
 
 	res = h.say("maria", "B")
 	want(t, "flow after B", res.State.Flow, "meta-repo")
@@ -118,7 +118,7 @@ func TestLabelsDerivedFromState(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := outbox.Labels(tc.s); !reflect.DeepEqual(got, tc.want) {
+			if got := labels.Labels(tc.s); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Labels = %v, want %v", got, tc.want)
 			}
 		})
@@ -128,7 +128,7 @@ func TestLabelsDerivedFromState(t *testing.T) {
 func TestLabelColorsAreDistinctPerStatus(t *testing.T) {
 	seen := map[string]string{}
 	for _, l := range []string{"autopilot/status:in-progress", "autopilot/status:awaiting-decision", "autopilot/status:failed", "autopilot/status:done", "autopilot/status:stopped", "autopilot/jira:pending", "autopilot/step:plan", "autopilot/flow:greenfield"} {
-		c, d := outbox.LabelColor(l)
+		c, d := labels.LabelColor(l)
 		if len(c) != 6 || d == "" {
 			t.Errorf("LabelColor(%s) = %q, %q", l, c, d)
 		}
@@ -137,10 +137,10 @@ func TestLabelColorsAreDistinctPerStatus(t *testing.T) {
 		}
 		seen[c] = l
 	}
-	if _, d := outbox.LabelColor("autopilot/step:plan"); !strings.Contains(d, "plan") {
+	if _, d := labels.LabelColor("autopilot/step:plan"); !strings.Contains(d, "plan") {
 		t.Errorf("step label description %q does not name the step", d)
 	}
-	if c, _ := outbox.LabelColor("something-else"); c != "ededed" {
+	if c, _ := labels.LabelColor("something-else"); c != "ededed" {
 		t.Errorf("unknown label colour = %s", c)
 	}
 }

@@ -131,7 +131,7 @@ func TestLabelsFollowTheState(t *testing.T) {
 	// the repository has no autopilot label that was never applied.
 	managedLabels := 0
 	for _, l := range w.sb.RepoLabels() {
-		if !outbox.Managed(l.Name) {
+		if !labels.Managed(l.Name) {
 			continue
 		}
 		managedLabels++

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -103,8 +103,8 @@ func case27(t *testing.T) {
 	if alerts != 1 {
 		t.Errorf("%d 401 alerts, want exactly 1", alerts)
 	}
-	if s := w.mustState(n); outbox.PendingCount(s) != 2 {
-		t.Errorf("%d tasks wait in the outbox while Jira refuses the token, want 2", outbox.PendingCount(s))
+	if s := w.mustState(n); tasksync.PendingCount(s) != 2 {
+		t.Errorf("%d tasks wait in the outbox while Jira refuses the token, want 2", tasksync.PendingCount(s))
 	}
 
 	// Recovery: a new token, then "/autopilot jira retry".
@@ -113,8 +113,8 @@ func case27(t *testing.T) {
 	w.Clock.Advance(10 * time.Minute)
 	w.MustSweep()
 	s = w.mustState(n)
-	if outbox.PendingCount(s) != 0 || len(s.Outbox) != 0 && !allDone(w, n, s) {
-		t.Errorf("after recovery %d tasks wait and the outbox holds %d effects", outbox.PendingCount(s), len(s.Outbox))
+	if tasksync.PendingCount(s) != 0 || len(s.Outbox) != 0 && !allDone(w, n, s) {
+		t.Errorf("after recovery %d tasks wait and the outbox holds %d effects", tasksync.PendingCount(s), len(s.Outbox))
 	}
 	var keys []string
 	for _, tk := range s.Tasks {

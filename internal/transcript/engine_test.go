@@ -540,7 +540,7 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 	if d.st != nil {
 		ls := append([]string(nil), rd.Labels...)
 		if !written {
-			ls = outbox.Labels(d.st)
+			ls = labels.Labels(d.st)
 		}
 		sort.Strings(ls)
 		if strings.Join(ls, " ") != strings.Join(d.labels, " ") {

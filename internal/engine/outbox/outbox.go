@@ -8,6 +8,7 @@ package outbox
 import (
 	"encoding/json"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -85,7 +86,7 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 			effects = append(effects, e)
 		}
 	}
-	return Ready{State: s, Write: write, Effects: effects, Labels: Labels(s)}
+	return Ready{State: s, Write: write, Effects: effects, Labels: labels.Labels(s)}
 }
 
 // Announced reports whether outbox holds an entry with marker.

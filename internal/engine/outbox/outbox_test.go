@@ -27,15 +27,6 @@ func TestOwedReactions(t *testing.T) {
 	testkit.Want(t, "no stored state", len(OwedReactions(nil, read)), 0)
 }
 
-func TestManagedLabels(t *testing.T) {
-	for _, l := range Labels(&state.State{Slug: "plan", Run: state.RunInProgress, Flow: "greenfield", Tasks: []state.Task{{Sync: state.SyncPending}}}) {
-		testkit.Want(t, l+" managed", Managed(l), true)
-	}
-	for _, l := range []string{"autopilot", "bug", "autopilot/other"} {
-		testkit.Want(t, l+" managed", Managed(l), false)
-	}
-}
-
 // The ledger's outcomes are state's (state.LedgerOutcome): an applied
 // comment is owed a +1, a rejected one a confused reaction, a comment that
 // is no command nothing.

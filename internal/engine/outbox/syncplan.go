@@ -38,7 +38,7 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 	case explicit:
 	case !enabled, s.TrackerNote == PausedAuth:
 		return events.SyncPlan{}
-	case !want && PendingCount(s) == 0 && !sweep:
+	case !want && tasksync.PendingCount(s) == 0 && !sweep:
 		return events.SyncPlan{}
 	}
 	return events.SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}

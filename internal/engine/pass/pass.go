@@ -10,6 +10,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
@@ -267,7 +268,7 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 		// The tracker's limit window is deferred work, not a failure: the
 		// run says it once, and the state written records the window.
 		n.notes = append(n.notes, fmt.Sprintf("%s asked to wait until %s (rate limit): %d task(s) stay pending, the first run after that sends them; the flow goes on",
-			state.TrackerLabel(n.st.TrackerInUse), js.RetryAt.UTC().Format(time.RFC3339), outbox.PendingCount(&state.State{Tasks: js.Tasks})))
+			state.TrackerLabel(n.st.TrackerInUse), js.RetryAt.UTC().Format(time.RFC3339), tasksync.PendingCount(&state.State{Tasks: js.Tasks})))
 	}
 	res, err := engine.Apply(n.set, n.st, ev, now)
 	if err != nil {
@@ -360,7 +361,7 @@ func (n *Node) Ready(in Input) (Ready, error) {
 	}
 	if !n.labeled {
 		n.labeled = true
-		rd.Labels = outbox.Labels(n.st)
+		rd.Labels = labels.Labels(n.st)
 		if rd.Labels == nil {
 			rd.Labels = []string{}
 		}

@@ -216,7 +216,7 @@ func TestReadsComeBeforeTheSettle(t *testing.T) {
 	testkit.Want(t, "input state kept", w.st.Slug, "code-review")
 	n.Advance(rd)
 	rd = ready(t, n, now)
-	testkit.Want(t, "labels follow the state", strings.Join(rd.Labels, " "), strings.Join(outbox.Labels(persisted), " "))
+	testkit.Want(t, "labels follow the state", strings.Join(rd.Labels, " "), strings.Join(labels.Labels(persisted), " "))
 	n.Advance(rd)
 	testkit.Want(t, "after the write nothing is left", ready(t, n, now).Empty(), true)
 }

@@ -95,7 +95,7 @@ func (n *Node) trackerSync(rd *Ready, in Input) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("%s sync of #%d: %w", n.trackerName(), n.opt.Issue, err)
 		}
-		n.trk = trackerRun{sync: m, enable: plan.Enable, tasks: outbox.PendingCount(n.st)}
+		n.trk = trackerRun{sync: m, enable: plan.Enable, tasks: tasksync.PendingCount(n.st)}
 	}
 	if n.trk.sync == nil {
 		return false, nil

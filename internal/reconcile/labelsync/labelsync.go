@@ -1,10 +1,10 @@
 // Package labelsync works out the label writes that make an issue's
-// autopilot labels match the state (outbox.Labels decides which): what to
+// autopilot labels match the state (labels.Labels decides which): what to
 // add and remove, and how a new label is painted.
 package labelsync
 
 import (
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
@@ -26,7 +26,7 @@ func Diff(have, want []string) (add, del []string) {
 		wantSet[l] = true
 	}
 	for _, l := range have {
-		if outbox.Managed(l) && !wantSet[l] {
+		if labels.Managed(l) && !wantSet[l] {
 			del = append(del, l)
 		}
 	}
@@ -39,7 +39,7 @@ func Diff(have, want []string) (add, del []string) {
 func Defs(names []string) []forge.Label {
 	defs := make([]forge.Label, len(names))
 	for i, l := range names {
-		c, d := outbox.LabelColor(l)
+		c, d := labels.LabelColor(l)
 		defs[i] = forge.Label{Name: l, Color: c, Description: d}
 	}
 	return defs
@@ -66,12 +66,12 @@ func Without(xs, drop []string) []string {
 func SameManaged(a, b []string) bool {
 	set := map[string]int{}
 	for _, l := range a {
-		if outbox.Managed(l) {
+		if labels.Managed(l) {
 			set[l] |= 1
 		}
 	}
 	for _, l := range b {
-		if outbox.Managed(l) {
+		if labels.Managed(l) {
 			set[l] |= 2
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/thread"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -125,7 +125,7 @@ func (l Loader) Load(ctx context.Context, number int, snap *forge.Issue, startin
 		ld.Restorable = nil
 	}
 	if ld.State != nil {
-		ld.ReadLabels = outbox.Labels(ld.State)
+		ld.ReadLabels = labels.Labels(ld.State)
 	}
 	ld.Lost = ld.State == nil && engine.LabelsShowRun(is.Labels)
 	return ld, nil

@@ -29,7 +29,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/autopilot-dev/autopilot/internal/engine/outbox"
+	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
@@ -118,7 +118,7 @@ func fresh(is forge.Issue, starting bool) bool {
 		return false
 	}
 	for _, l := range is.Labels {
-		if outbox.Managed(l) {
+		if labels.Managed(l) {
 			return false
 		}
 	}

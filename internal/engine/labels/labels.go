@@ -1,22 +1,16 @@
-package outbox
+// Package labels holds the rules of autopilot's issue labels: which labels a
+// state shows (Labels), which labels are autopilot's to add and remove
+// (Managed) and the colour and description each is created with. It is pure:
+// the carrier (reconcile/labelsync) makes the issue match.
+package labels
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
-
-// PendingCount is the number of tasks waiting for Jira.
-func PendingCount(s *state.State) int {
-	n := 0
-	for _, t := range s.Tasks {
-		if t.Sync == state.SyncPending || t.Sync == state.SyncSending {
-			n++
-		}
-	}
-	return n
-}
 
 // Labels derives the autopilot labels from a state (PRODUCT §5).
 func Labels(s *state.State) []string {
@@ -31,7 +25,7 @@ func Labels(s *state.State) []string {
 	if s.Flow != "" {
 		out = append(out, "autopilot/flow:"+s.Flow)
 	}
-	if PendingCount(s) > 0 {
+	if tasksync.PendingCount(s) > 0 {
 		out = append(out, "autopilot/jira:pending")
 	}
 	return out
