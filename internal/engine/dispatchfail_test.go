@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 )
 
 // TestDispatchFailureClasses pins what a dispatch's outcome means: a

@@ -1,13 +1,14 @@
 package reliability
 
 import (
-	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 )
 
 // case06: the same delivery twice, then again after a restart that wiped

@@ -2,13 +2,14 @@ package server
 
 import (
 	"context"
-	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // freeAddr returns a loopback address whose port was free a moment ago.

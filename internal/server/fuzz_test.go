@@ -2,12 +2,13 @@ package server
 
 import (
 	"bytes"
-	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/autopilot-dev/autopilot/internal/server/settings"
 )
 
 // FuzzIntake throws random bodies and headers at the intake path: it must

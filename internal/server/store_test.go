@@ -3,10 +3,11 @@ package server
 import (
 	"context"
 	"errors"
-	"github.com/autopilot-dev/autopilot/internal/server/job"
-	"github.com/autopilot-dev/autopilot/internal/server/memstore"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/memstore"
 )
 
 // lockerContract checks what every Locker promises; the Redis test reuses it.

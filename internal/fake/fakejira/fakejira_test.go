@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 )
 
 func newFake(t *testing.T, o Options) (*Server, *fakeclock.Clock) {

@@ -24,10 +24,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 	"log/slog"
 	"sort"
 	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/engine/pass"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/labels"
 	"github.com/autopilot-dev/autopilot/internal/forge"
