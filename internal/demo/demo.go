@@ -193,8 +193,8 @@ func newWorld(o Options, cfg *config.Config) (*world, error) {
 	var err error
 	w.rec, err = reconcile.New(reconcile.Options{
 		Forge: w.sb, Tracker: tr, Config: cfg, BotLogin: bot, Now: w.now,
-		StateKey:  []byte("demo-state-key"),
-		JiraSleep: func(context.Context, time.Duration) error { return nil },
+		StateKey:     []byte("demo-state-key"),
+		TrackerSleep: func(context.Context, time.Duration) error { return nil },
 		// Deterministic, so the transcript (and its --json state) repeats.
 		WriteID: func() string { w.writes++; return fmt.Sprintf("demo-%04d", w.writes) },
 	})

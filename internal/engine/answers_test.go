@@ -294,7 +294,7 @@ func TestFlowSelectGateSurvivesEveryEvent(t *testing.T) {
 		h.comment("maria", access.Write, "/autopilot done"),
 		h.comment("maria", access.Write, "/autopilot status"),
 		approval("bob", "devin"), events.Checks{PR: 40, State: "success"}, events.RunCompleted{RunID: 1}, events.Dispatched{Session: "x"},
-		events.JiraAuth{OK: true}, events.JiraSynced{}, events.Tick{BudgetLow: true},
+		events.TrackerAuth{OK: true}, events.TrackerSynced{}, events.Tick{BudgetLow: true},
 	} {
 		if _, err := h.try(ev); err != nil {
 			t.Fatalf("%T: %v", ev, err)

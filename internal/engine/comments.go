@@ -227,7 +227,7 @@ func (m *inputs) skipCommand(c events.Comment, r grammar.Result, accept func(), 
 
 // tasksCommand handles /autopilot tasks retry|sync (and their jira aliases).
 func (m *inputs) tasksCommand(c events.Comment, r grammar.Result, accept func(), refuse func(string, string)) {
-	if !m.Set.JiraConfigured && (m.S.Gate == nil || m.S.Gate.Kind != state.GateTrackerAuth) {
+	if !m.Set.TrackerConfigured && (m.S.Gate == nil || m.S.Gate.Kind != state.GateTrackerAuth) {
 		refuse("jira-not-configured", prose.NoTracker)
 		return
 	}
@@ -249,7 +249,7 @@ func (m *inputs) tasksCommand(c events.Comment, r grammar.Result, accept func(),
 		}
 		accept()
 		m.S.TrackerNote = ""
-		m.Ask(events.Query{Kind: events.QJiraSync, Jira: events.JiraRetry})
+		m.Ask(events.Query{Kind: events.QTrackerSync, Jira: events.SyncRetry})
 		return
 	}
 	if !m.HasPendingTasks() && !m.hasCreatedTasks() {
@@ -257,7 +257,7 @@ func (m *inputs) tasksCommand(c events.Comment, r grammar.Result, accept func(),
 		return
 	}
 	accept()
-	m.Ask(events.Query{Kind: events.QJiraSync, Jira: events.JiraAsked})
+	m.Ask(events.Query{Kind: events.QTrackerSync, Jira: events.SyncAsked})
 }
 
 func (m *inputs) hasCreatedTasks() bool {

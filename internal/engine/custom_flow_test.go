@@ -21,11 +21,11 @@ const shipCfg = `flows:
 
 func TestConfirmGateFollowsTheJiraCheck(t *testing.T) {
 	h := newHarness(t, shipCfg)
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	res := h.start("ship")
-	want(t, "auth check first", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
+	want(t, "auth check first", len(queriesOf(res.Queries, events.QTrackerAuth)), 1)
 	want(t, "not started", res.State.Status, state.NotStarted)
-	res = h.apply(events.JiraAuth{OK: true})
+	res = h.apply(events.TrackerAuth{OK: true})
 	s := res.State
 	wantGate(t, s, "confirm-tasks")
 	want(t, "still not started", s.Status, state.NotStarted)

@@ -74,9 +74,9 @@ func TestDocsShowTheChooseBlocksAsPosted(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, "")
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	toPlan(t, h)
-	res := h.apply(events.JiraAuth{OK: false, Detail: "Jira authentication failed (HTTP 401): Client must be authenticated to access this resource."})
+	res := h.apply(events.TrackerAuth{OK: false, Detail: "Jira authentication failed (HTTP 401): Client must be authenticated to access this resource."})
 	if got, doc := fenced(gateBody(t, res.Effects, res.State.Gate)), blockAfter(t, jira, "**Authentication is checked first.**"); got != doc {
 		t.Errorf("docs/jira.md shows\n%s\nthe engine posts\n%s", doc, got)
 	}

@@ -95,7 +95,7 @@ func (m *inputs) addTasks(ts []state.Task, step string) {
 		m.S.Steps[i].Declared = true
 	}
 	if m.S.TrackerEnabled != nil && *m.S.TrackerEnabled {
-		m.Ask(events.Query{Kind: events.QJiraSync})
+		m.Ask(events.Query{Kind: events.QTrackerSync})
 	}
 }
 

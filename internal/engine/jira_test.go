@@ -31,24 +31,24 @@ func TestJiraNotConfiguredOpensAuthFailedGate(t *testing.T) {
 	want(t, "slug", s.Slug, "plan")
 	want(t, "status", s.Status, state.NotStarted)
 	wantGate(t, s, "jira-auth")
-	want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
+	want(t, "auth check", len(queriesOf(res.Queries, events.QTrackerAuth)), 0)
 	body := gateBody(t, res.Effects, s.Gate)
 	golden(t, "gate-jira-auth", body)
 }
 
 func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	h := newHarness(t, "")
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	res := toPlan(t, h)
 	s := res.State
 	want(t, "pending check", s.PendingAuthCheck, true)
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.NotStarted)
-	want(t, "auth effects", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
+	want(t, "auth effects", len(queriesOf(res.Queries, events.QTrackerAuth)), 1)
 	want(t, "action", prose.NextAction(s), "checking Jira authentication")
 
 	// Failure opens the gate with the detail.
-	res = h.apply(events.JiraAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
+	res = h.apply(events.TrackerAuth{OK: false, Detail: "HTTP 401: Client must be authenticated"})
 	s = res.State
 	wantGate(t, s, "jira-auth")
 	want(t, "pending check cleared", s.PendingAuthCheck, false)
@@ -56,18 +56,18 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 		t.Errorf("gate lacks the failure detail")
 	}
 	// A late duplicate answer of the same check is ignored.
-	res = h.apply(events.JiraAuth{OK: true})
+	res = h.apply(events.TrackerAuth{OK: true})
 	want(t, "duplicate auth result changes nothing", res.Changed, false)
 
 	// A retries: a new auth check, no gate.
 	res = h.say("maria", "A")
 	s = res.State
-	want(t, "auth effects after A", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
+	want(t, "auth effects after A", len(queriesOf(res.Queries, events.QTrackerAuth)), 1)
 	want(t, "pending after A", s.PendingAuthCheck, true)
 	want(t, "gate after A", s.Gate == nil, true)
 
 	// Success runs the step.
-	res = h.apply(events.JiraAuth{OK: true})
+	res = h.apply(events.TrackerAuth{OK: true})
 	s = res.State
 	want(t, "jira enabled", s.TrackerEnabled != nil && *s.TrackerEnabled, true)
 	want(t, "status", s.Status, state.InProgress)
@@ -79,7 +79,7 @@ func TestJiraConfiguredChecksAuthBeforeFirstJiraStep(t *testing.T) {
 	res = h.done("plan")
 	want(t, "decompose runs", res.State.Slug, "decompose")
 	want(t, "decompose status", res.State.Status, state.InProgress)
-	want(t, "no second check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
+	want(t, "no second check", len(queriesOf(res.Queries, events.QTrackerAuth)), 0)
 }
 
 func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
@@ -97,30 +97,30 @@ func TestContinueWithoutJiraKeepsTasksPending(t *testing.T) {
 	for _, tk := range s.Tasks {
 		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncPending)
 	}
-	want(t, "no sync while disabled", len(queriesOf(res.Queries, events.QJiraSync)), 0)
+	want(t, "no sync while disabled", len(queriesOf(res.Queries, events.QTrackerSync)), 0)
 	want(t, "pending count", tasksync.PendingCount(s), 2)
 	shown := strings.Join(labels.Labels(s), " ")
 	if !strings.Contains(shown, "autopilot/jira:pending") {
 		t.Errorf("labels %q lack autopilot/jira:pending", shown)
 	}
 	// /autopilot jira sync creates them later, once Jira is configured.
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	res = h.say("maria", "/autopilot jira sync")
-	syncs := queriesOf(res.Queries, events.QJiraSync)
-	if len(syncs) != 1 || syncs[0].Jira != events.JiraAsked {
+	syncs := queriesOf(res.Queries, events.QTrackerSync)
+	if len(syncs) != 1 || syncs[0].Jira != events.SyncAsked {
 		t.Errorf("jira sync effects = %+v", syncs)
 	}
 }
 
 func TestJiraDisabledInConfigSkipsTheGate(t *testing.T) {
 	h := newHarness(t, jiraOff)
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	res := toPlan(t, h)
 	s := res.State
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "status", s.Status, state.InProgress)
 	want(t, "jira enabled recorded false", s.TrackerEnabled != nil && !*s.TrackerEnabled, true)
-	want(t, "no auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
+	want(t, "no auth check", len(queriesOf(res.Queries, events.QTrackerAuth)), 0)
 }
 
 func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
@@ -128,33 +128,33 @@ func TestJiraRetryCommandAnswersTheAuthGate(t *testing.T) {
 	toPlan(t, h)
 	res := h.say("maria", "/autopilot jira retry")
 	want(t, "decision", res.Decision, "A")
-	want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
+	want(t, "auth check", len(queriesOf(res.Queries, events.QTrackerAuth)), 1)
 	want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot tasks retry")
 	// Without the gate, jira retry re-runs the outbox.
-	h.set.JiraConfigured = true
-	res = h.apply(events.JiraAuth{OK: true})
+	h.set.TrackerConfigured = true
+	res = h.apply(events.TrackerAuth{OK: true})
 	res = h.say("maria", "/autopilot jira retry")
-	if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraRetry {
+	if syncs := queriesOf(res.Queries, events.QTrackerSync); len(syncs) != 1 || syncs[0].Jira != events.SyncRetry {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }
 
 func TestJiraSyncWithNothingToSyncIsRefused(t *testing.T) {
 	h := newHarness(t, "")
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	h.start("greenfield")
 	h.refused("maria", "/autopilot jira sync", "rejected:nothing-to-sync")
 }
 
 func TestDeclaredTasksGetIdsAndStableIdempotencyKeys(t *testing.T) {
 	h := newHarness(t, "")
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	toPlan(t, h)
-	h.apply(events.JiraAuth{OK: true})
+	h.apply(events.TrackerAuth{OK: true})
 	c := h.comment("maria", "write", "/autopilot done plan")
 	c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
 	res := h.apply(c)
-	want(t, "sync emitted when Jira on", len(queriesOf(res.Queries, events.QJiraSync)), 1)
+	want(t, "sync emitted when Jira on", len(queriesOf(res.Queries, events.QTrackerSync)), 1)
 	c = h.comment("maria", "write", "/autopilot done tasks")
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "writer", Epic: "CSV export", Points: 3}, {Kind: state.KindTask, Title: "button", DependsOn: []string{"02"}, Points: 2, IdemKey: "autopilot-preset0001"}}
 	s := h.apply(c).State
@@ -195,7 +195,7 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b"}}
 	s := h.apply(c).State
 	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
-	res := h.apply(events.JiraSynced{Tasks: []state.Task{
+	res := h.apply(events.TrackerSynced{Tasks: []state.Task{
 		{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true},
 		{IdemKey: "autopilot-unknown000", Sync: state.SyncCreated, Key: "PROJ-99"},
 	}})
@@ -210,7 +210,7 @@ func TestJiraSyncedMergesByIdempotencyKey(t *testing.T) {
 	want(t, "no stranger added", len(s.Tasks), 2)
 	want(t, "pending", tasksync.PendingCount(s), 1)
 	// The same sync again changes nothing.
-	res = h.apply(events.JiraSynced{Tasks: []state.Task{{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true}}})
+	res = h.apply(events.TrackerSynced{Tasks: []state.Task{{IdemKey: k2, Sync: state.SyncCreated, Key: "PROJ-8", URL: "https://jira.example/browse/PROJ-8", Done: true}}})
 	want(t, "idempotent", res.Changed, false)
 }
 
@@ -222,7 +222,7 @@ func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
 	h.apply(c)
 	var notices int
 	for i := 0; i < 3; i++ {
-		res := h.apply(events.JiraSynced{Paused: "auth"})
+		res := h.apply(events.TrackerSynced{Paused: "auth"})
 		if hasBody(res.Effects, "Jira rejected autopilot's credentials (401)") {
 			notices++
 		}
@@ -230,9 +230,9 @@ func TestJiraAuthPausePostsExactlyOneNotice(t *testing.T) {
 	want(t, "notices", notices, 1)
 	want(t, "note", h.st.TrackerNote, "paused: authentication failed")
 	// Another note replaces it; with nothing pending, an empty note clears it.
-	h.apply(events.JiraSynced{Note: "rate limited; retrying"})
+	h.apply(events.TrackerSynced{Note: "rate limited; retrying"})
 	want(t, "note", h.st.TrackerNote, "rate limited; retrying")
-	h.apply(events.JiraSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Sync: state.SyncCreated, Key: "P-1"}}})
+	h.apply(events.TrackerSynced{Tasks: []state.Task{{IdemKey: h.st.Tasks[0].IdemKey, Sync: state.SyncCreated, Key: "P-1"}}})
 	want(t, "note cleared", h.st.TrackerNote, "")
 }
 
@@ -246,7 +246,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	s := res.State
 	want(t, "gate", s.Gate == nil, true)
 	want(t, "plan runs", s.Status, state.InProgress)
-	want(t, "no auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
+	want(t, "no auth check", len(queriesOf(res.Queries, events.QTrackerAuth)), 0)
 	want(t, "jira off", s.TrackerOff, state.TrackerNotConfigured)
 	if hasBody(res.Effects, "Jira authentication failed") {
 		t.Errorf("asked about Jira although nothing configures it: %q", bodies(res.Effects))
@@ -260,7 +260,7 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 		want(t, "task "+tk.ID+" jira", tk.Sync, state.SyncLocal)
 	}
 	want(t, "pending", tasksync.PendingCount(s), 0)
-	want(t, "no sync", len(queriesOf(res.Queries, events.QJiraSync)), 0)
+	want(t, "no sync", len(queriesOf(res.Queries, events.QTrackerSync)), 0)
 	if l := strings.Join(labels.Labels(s), " "); strings.Contains(l, "jira:pending") {
 		t.Errorf("labels %q carry jira:pending with Jira off", l)
 	}
@@ -272,12 +272,12 @@ func TestJiraOffWhenNothingConfiguresIt(t *testing.T) {
 	h.refused("devin", "/autopilot jira retry", "rejected:jira-not-configured")
 
 	// Configured later: an explicit sync sends the tasks kept here.
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	res = h.say("maria", "/autopilot jira sync")
 	s = res.State
 	want(t, "jira off cleared", s.TrackerOff, "")
 	want(t, "pending after sync asked", tasksync.PendingCount(s), 2)
-	if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraAsked {
+	if syncs := queriesOf(res.Queries, events.QTrackerSync); len(syncs) != 1 || syncs[0].Jira != events.SyncAsked {
 		t.Errorf("sync effects = %+v", syncs)
 	}
 }
@@ -295,7 +295,7 @@ func TestSyncedKeepsWhatTheTrackerRecordedOnATask(t *testing.T) {
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}, {Kind: state.KindTask, Title: "b", DependsOn: []string{"a"}}}
 	s := h.apply(c).State
 	k1, k2 := s.Tasks[0].IdemKey, s.Tasks[1].IdemKey
-	res := h.apply(events.JiraSynced{Tasks: []state.Task{
+	res := h.apply(events.TrackerSynced{Tasks: []state.Task{
 		{IdemKey: k1, Sync: state.SyncCreated, Key: "#20", Gone: state.IssueDeleted, Remark: "issue deleted (410)"},
 		{IdemKey: k2, Sync: state.SyncCreated, Key: "#21", DepsLinked: []string{"a"}},
 	}})
@@ -304,7 +304,7 @@ func TestSyncedKeepsWhatTheTrackerRecordedOnATask(t *testing.T) {
 	want(t, "task 1 gone", s.Tasks[0].Gone, state.IssueDeleted)
 	want(t, "task 1 remark", s.Tasks[0].Remark, "issue deleted (410)")
 	want(t, "task 2 links", strings.Join(s.Tasks[1].DepsLinked, ","), "a")
-	res = h.apply(events.JiraSynced{Tasks: []state.Task{
+	res = h.apply(events.TrackerSynced{Tasks: []state.Task{
 		{IdemKey: k1, Sync: state.SyncCreated, Key: "#20", Gone: state.IssueDeleted, Remark: "issue deleted (410)"},
 		{IdemKey: k2, Sync: state.SyncCreated, Key: "#21", DepsLinked: []string{"a"}},
 	}})

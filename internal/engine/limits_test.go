@@ -140,7 +140,7 @@ func TestCarryoverTooHighAfterImplement(t *testing.T) {
 			for i, d := range tc.done {
 				synced = append(synced, state.Task{IdemKey: h.st.Tasks[i].IdemKey, Sync: state.SyncCreated, Key: "P-" + itoa(int64(i+1)), Done: d})
 			}
-			h.apply(events.JiraSynced{Tasks: synced})
+			h.apply(events.TrackerSynced{Tasks: synced})
 			h.say("maria", "A")
 			want(t, "implementing", h.st.Slug, "implement")
 			res := h.done("batch finished")

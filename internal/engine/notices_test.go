@@ -77,10 +77,10 @@ func TestPlanSync(t *testing.T) {
 	withTasks := func(enabled *bool, note string) *state.State {
 		return &state.State{TrackerEnabled: enabled, TrackerNote: note, Tasks: []state.Task{{IdemKey: "k", Sync: state.SyncCreated}}}
 	}
-	asked := []events.Query{{Kind: events.QJiraSync, Jira: events.JiraAsked}}
-	retry := []events.Query{{Kind: events.QJiraSync}, {Kind: events.QJiraSync, Jira: events.JiraRetry}}
-	auto := []events.Query{{Kind: events.QJiraSync}}
-	set := machine.Settings{JiraConfigured: true}
+	asked := []events.Query{{Kind: events.QTrackerSync, Jira: events.SyncAsked}}
+	retry := []events.Query{{Kind: events.QTrackerSync}, {Kind: events.QTrackerSync, Jira: events.SyncRetry}}
+	auto := []events.Query{{Kind: events.QTrackerSync}}
+	set := machine.Settings{TrackerConfigured: true}
 	for _, tc := range []struct {
 		name  string
 		set   machine.Settings

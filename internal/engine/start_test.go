@@ -175,7 +175,7 @@ func TestApplyNeverMutatesItsInput(t *testing.T) {
 		h.comment("bob", access.Read, "A"),
 		h.comment("maria", access.Write, "/autopilot back research"),
 		events.Tick{BudgetLow: true},
-		events.JiraSynced{Paused: "auth"},
+		events.TrackerSynced{Paused: "auth"},
 		events.LabelRemoved{Actor: "maria"},
 	}
 	for _, ev := range events {

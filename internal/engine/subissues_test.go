@@ -10,18 +10,18 @@ import (
 
 func TestJiraAuthGateOffersSubIssuesWhenTheForgeHasThem(t *testing.T) {
 	h := newHarness(t, "")
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	toPlan(t, h)
-	res := h.apply(events.JiraAuth{OK: false, Detail: "HTTP 401"})
+	res := h.apply(events.TrackerAuth{OK: false, Detail: "HTTP 401"})
 	body := gateBody(t, res.Effects, res.State.Gate)
 	if strings.Contains(body, "C) Create the tasks as GitHub sub-issues instead") {
 		t.Fatalf("the gate offers sub-issues although the forge has none:\n%s", body)
 	}
 
 	h = newHarness(t, "")
-	h.set.JiraConfigured, h.set.SubIssues = true, true
+	h.set.TrackerConfigured, h.set.SubIssues = true, true
 	toPlan(t, h)
-	res = h.apply(events.JiraAuth{OK: false, Detail: "HTTP 401"})
+	res = h.apply(events.TrackerAuth{OK: false, Detail: "HTTP 401"})
 	wantLines(t, "jira gate", gateBody(t, res.Effects, res.State.Gate), " C) Create the tasks as GitHub sub-issues instead")
 	res = h.say("maria", "C")
 	s := res.State
@@ -36,10 +36,10 @@ func TestJiraAuthGateOffersSubIssuesWhenTheForgeHasThem(t *testing.T) {
 
 func TestTrackerLocalKeepsTasksInTheIssueWithoutAsking(t *testing.T) {
 	h := newHarness(t, "tracker: local\njira:\n  project: PROJ\n")
-	h.set.JiraConfigured = true
+	h.set.TrackerConfigured = true
 	res := toPlan(t, h)
 	want(t, "gate", res.State.Gate == nil, true)
-	want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 0)
+	want(t, "auth check", len(queriesOf(res.Queries, events.QTrackerAuth)), 0)
 	want(t, "jira off", res.State.TrackerOff, state.TrackerNotConfigured)
 }
 
@@ -49,7 +49,7 @@ func TestSubIssueAuthPauseNamesGitHubNotJira(t *testing.T) {
 	c := h.comment("maria", "write", "/autopilot done tasks")
 	c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}}
 	h.apply(c)
-	res := h.apply(events.JiraSynced{Paused: "auth"})
+	res := h.apply(events.TrackerSynced{Paused: "auth"})
 	if !hasBody(res.Effects, "GitHub refused to create this issue's task sub-issues") || hasBody(res.Effects, "Jira rejected") {
 		t.Errorf("pause notice: %q", bodies(res.Effects))
 	}

@@ -20,19 +20,19 @@ func TestTasksCommandsAndTheirJiraAliases(t *testing.T) {
 			toPlan(t, h)
 			res := h.say("maria", tc.retry)
 			want(t, "decision", res.Decision, "A")
-			want(t, "auth check", len(queriesOf(res.Queries, events.QJiraAuth)), 1)
+			want(t, "auth check", len(queriesOf(res.Queries, events.QTrackerAuth)), 1)
 			want(t, "recorded", res.State.Decisions[len(res.State.Decisions)-1].Reason, "via /autopilot tasks retry")
-			h.set.JiraConfigured = true
-			h.apply(events.JiraAuth{OK: true})
+			h.set.TrackerConfigured = true
+			h.apply(events.TrackerAuth{OK: true})
 			c := h.comment("maria", "write", "/autopilot done plan with epics")
 			c.Declared = []state.Task{{Kind: state.KindEpic, Title: "CSV export"}}
 			h.apply(c)
 			res = h.say("maria", tc.sync)
-			if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraAsked {
+			if syncs := queriesOf(res.Queries, events.QTrackerSync); len(syncs) != 1 || syncs[0].Jira != events.SyncAsked {
 				t.Errorf("%s: sync queries = %+v", tc.sync, syncs)
 			}
 			res = h.say("maria", tc.retry)
-			if syncs := queriesOf(res.Queries, events.QJiraSync); len(syncs) != 1 || syncs[0].Jira != events.JiraRetry {
+			if syncs := queriesOf(res.Queries, events.QTrackerSync); len(syncs) != 1 || syncs[0].Jira != events.SyncRetry {
 				t.Errorf("%s: sync queries = %+v", tc.retry, syncs)
 			}
 		})
@@ -56,14 +56,14 @@ func TestStateRecordsTheTrackerInUse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, tc.cfg)
-			h.set.JiraConfigured = tc.configured
+			h.set.TrackerConfigured = tc.configured
 			h.runTo("greenfield", "decompose")
 			c := h.comment("maria", "write", "/autopilot done tasks")
 			c.Declared = []state.Task{{Kind: state.KindTask, Title: "a"}}
 			res := h.apply(c)
 			want(t, "tracker in use", res.State.TrackerInUse, tc.want)
 			if tc.name == "sub-issues" {
-				res = h.apply(events.JiraSynced{Paused: "auth"})
+				res = h.apply(events.TrackerSynced{Paused: "auth"})
 				if !hasBody(res.Effects, "`/autopilot tasks retry`") || hasBody(res.Effects, "/autopilot jira") {
 					t.Errorf("pause notice: %q", bodies(res.Effects))
 				}
@@ -83,9 +83,9 @@ func TestStateRecordsTheTrackerInUse(t *testing.T) {
 // sub-issues "instead".
 func TestAuthGateNamesGitHubWithSubIssues(t *testing.T) {
 	h := newHarness(t, "tracker: github\n")
-	h.set.JiraConfigured, h.set.SubIssues = true, true
+	h.set.TrackerConfigured, h.set.SubIssues = true, true
 	toPlan(t, h)
-	res := h.apply(events.JiraAuth{OK: false, Detail: "GitHub authentication failed (HTTP 403)"})
+	res := h.apply(events.TrackerAuth{OK: false, Detail: "GitHub authentication failed (HTTP 403)"})
 	body := gateBody(t, res.Effects, res.State.Gate)
 	wantLines(t, "sub-issue gate", body, " GitHub sub-issues authentication failed", " A) Retry authentication", " B) Continue without sub-issues (tasks saved locally only)")
 	if strings.Contains(body, "Jira") || strings.Contains(body, "C) ") {

@@ -12,9 +12,9 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
-// jiraSynced merges the outcome of an outbox sync (engine/tasksync, run by
+// trackerSynced merges the outcome of an outbox sync (engine/tasksync, run by
 // reconcile/trackersync) into the state. Tracker trouble never blocks the GitHub side: the flow goes on regardless.
-func (m *inputs) jiraSynced(e events.JiraSynced) {
+func (m *inputs) trackerSynced(e events.TrackerSynced) {
 	if e.Enable && (m.S.TrackerEnabled == nil || !*m.S.TrackerEnabled) {
 		on := true
 		m.S.TrackerEnabled = &on
@@ -86,7 +86,7 @@ func withTrackerSide(t, u state.Task) state.Task {
 
 // PlanSync is outbox.PlanSync with the settings' tracker credentials.
 func PlanSync(set machine.Settings, s *state.State, asked []events.Query, sweep bool) events.SyncPlan {
-	return outbox.PlanSync(set.JiraConfigured, s, asked, sweep)
+	return outbox.PlanSync(set.TrackerConfigured, s, asked, sweep)
 }
 
 // subIssues reports whether the tasks go to GitHub sub-issues (the config's
@@ -106,7 +106,7 @@ func (m *inputs) trackerInUse() state.Tracker {
 		return state.TrackerGitHub
 	case m.S.TrackerOff != "", cfg != nil && cfg.Tracker == config.TrackerLocal:
 		return state.TrackerLocal
-	case m.Set.JiraConfigured, cfg != nil && (cfg.Tracker == config.TrackerJira || cfg.Jira != config.Jira{}):
+	case m.Set.TrackerConfigured, cfg != nil && (cfg.Tracker == config.TrackerJira || cfg.Jira != config.Jira{}):
 		return state.TrackerJira
 	}
 	return state.TrackerLocal

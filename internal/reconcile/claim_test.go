@@ -45,7 +45,7 @@ func TestJiraCreatesWaitForTheirClaim(t *testing.T) {
 			cf := &claimForge{Sandbox: jw.sb}
 			racing := jw.recOn(cf, func(o *Options) {
 				o.Tracker, o.ClaimSettle = jw.tr, time.Millisecond
-				o.JiraSleep = func(_ context.Context, d time.Duration) error { jw.tick(d); return nil }
+				o.TrackerSleep = func(_ context.Context, d time.Duration) error { jw.tick(d); return nil }
 			})
 			if overwritten {
 				cf.hook = func(id int64) { rewriteState(t, jw.world, n, id) }

@@ -49,7 +49,7 @@ func newJiraWorld(t *testing.T, jiraCfg string) *jiraWorld {
 		o.Tracker = jw.tr
 		o.Logger = slog.New(slog.NewTextHandler(jw.log, nil))
 		// Waits inside a Jira call move the test clock instead of sleeping.
-		o.JiraSleep = func(_ context.Context, d time.Duration) error { jw.tick(d); return nil }
+		o.TrackerSleep = func(_ context.Context, d time.Duration) error { jw.tick(d); return nil }
 	})
 	jw.sb.SetFile(".github/autopilot.yml", []byte("default_flow: greenfield\njira:\n"+jiraCfg))
 	return jw

@@ -71,9 +71,9 @@ type Options struct {
 	// WriteID returns the random id of each state write (State.WriteID);
 	// nil means crypto/rand. The demo makes it deterministic.
 	WriteID func() string
-	// JiraSleep and JiraMaxWait bound waits inside a Jira sync.
-	JiraSleep   func(context.Context, time.Duration) error
-	JiraMaxWait time.Duration
+	// TrackerSleep and TrackerMaxWait bound waits inside a tracker sync.
+	TrackerSleep   func(context.Context, time.Duration) error
+	TrackerMaxWait time.Duration
 	// Print receives dry-run output.
 	Print func(string)
 	// CheckButtons offers a Choose block's options as buttons on the PR
@@ -311,12 +311,12 @@ func (ru *run) start(cfg *config.Config) error {
 		}
 	}
 	src := trackersync.Source{SubIssues: trackersync.SubIssueAPI(r.o.Forge), Now: r.o.Now, TrackerFor: r.o.TrackerFor, Tracker: r.o.Tracker,
-		BotLogin: r.o.BotLogin, AppID: r.o.AppID, MaxWait: r.o.JiraMaxWait}
+		BotLogin: r.o.BotLogin, AppID: r.o.AppID, MaxWait: r.o.TrackerMaxWait}
 	var err error
 	if ru.tracker, ru.caps, err = src.For(cfg, ru.loaded.State, ru.number); err != nil {
 		return &repofiles.ConfigError{Path: r.o.ConfigPath, Err: err}
 	}
-	ru.set = machine.Settings{Config: cfg, AnswerPermission: perm, JiraConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
+	ru.set = machine.Settings{Config: cfg, AnswerPermission: perm, TrackerConfigured: ru.tracker != nil, SubIssues: src.SubIssues != nil, Repo: r.o.Forge.Repo(), TriggerLabel: r.o.TriggerLabel}
 	if r.o.BudgetLow != nil {
 		ru.set.BudgetLow = r.o.BudgetLow()
 	}

@@ -122,7 +122,7 @@ func (ru *run) threadRead() pass.ThreadRead {
 // answer answers one query of the engine, with events.
 func (ru *run) answer(q events.Query) error {
 	switch q.Kind {
-	case events.QJiraAuth:
+	case events.QTrackerAuth:
 		if ru.tracker != nil {
 			ru.outside = true
 		}

@@ -24,7 +24,7 @@ func (ru *run) trackerOp(op pass.TrackerOp) error {
 		return ru.node.Step(pass.TrackerOutcome{Op: op.Op, Previewed: true}, ru.r.o.Now())
 	}
 	ru.outside = true
-	out := trackersync.Perform(ru.ctx, ru.tracker, op.Op, trackersync.Options{Now: ru.r.o.Now, Sleep: ru.r.o.JiraSleep, Caps: ru.caps})
+	out := trackersync.Perform(ru.ctx, ru.tracker, op.Op, trackersync.Options{Now: ru.r.o.Now, Sleep: ru.r.o.TrackerSleep, Caps: ru.caps})
 	return ru.node.Step(pass.TrackerOutcome{Op: op.Op, Outcome: out}, ru.r.o.Now())
 }
 

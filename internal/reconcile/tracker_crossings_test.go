@@ -73,7 +73,7 @@ func TestATrackerSyncCrossesOnlyByReadyStepAdvance(t *testing.T) {
 	}
 	for _, c := range rounds {
 		if strings.HasPrefix(c, "Step(") && c != "Step(pass.TrackerOutcome)" && c != "Step(pass.Persisted)" &&
-			c != "Step(pass.ThreadRead)" && c != "Step(events.Comment)" && c != "Step(events.JiraAuth)" &&
+			c != "Step(pass.ThreadRead)" && c != "Step(events.Comment)" && c != "Step(events.TrackerAuth)" &&
 			c != "Step(events.PermsRead)" { // the permission read before the comment (the prefetch), as in one answer
 			t.Errorf("carrier stepped %s during the sync pass:\n%s", c, got)
 		}

@@ -319,8 +319,8 @@ func compare(s *state.State, e *Expected) []Violation {
 				bad("task %d is %s %q, oracle says %s %q", i+1, t.Kind, t.Title, e.Tasks[i].Kind, e.Tasks[i].Title)
 			}
 			synced := t.Sync == state.SyncCreated && t.Key != ""
-			if synced != e.JiraSynced {
-				bad("task %s Jira %s %q, oracle says synced=%v", t.ID, t.Sync, t.Key, e.JiraSynced)
+			if synced != e.TrackerSynced {
+				bad("task %s Jira %s %q, oracle says synced=%v", t.ID, t.Sync, t.Key, e.TrackerSynced)
 			}
 		}
 	}

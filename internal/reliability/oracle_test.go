@@ -30,8 +30,8 @@ type Expected struct {
 	// Ledger is the outcome expected for every comment, by id.
 	Ledger map[int64]string
 	Tasks  []ExpTask
-	// JiraSynced: every task has its Jira issue (false: all still pending).
-	JiraSynced  bool
+	// TrackerSynced: every task has its Jira issue (false: all still pending).
+	TrackerSynced  bool
 	LinkedPRs   []int
 	ReviewCycle int
 }
@@ -144,7 +144,7 @@ func Oracle(sc Scenario, acts []Act, perm func(string) access.Level, roles map[s
 	if m.stopped {
 		m.exp.StopReason = m.stopWhy
 	}
-	m.exp.JiraSynced = m.jira && len(m.exp.Tasks) > 0
+	m.exp.TrackerSynced = m.jira && len(m.exp.Tasks) > 0
 	return m.exp
 }
 

@@ -111,7 +111,7 @@ func (w *World) reconcile(ctx context.Context, run int, token string, ev *gheven
 	rec, err := reconcile.New(reconcile.Options{
 		Forge: client, TrackerFor: w.trackerFor(run, die), AnswerPermission: "write", TriggerLabel: "autopilot",
 		BotLogin: w.BotLogin, AppID: w.AppIDTrusted, StateKey: w.Key, Now: w.Clock.Now,
-		JiraSleep: w.Clock.Sleep,
+		TrackerSleep: w.Clock.Sleep,
 		// Real time: overlapping runs are goroutines on the wall clock.
 		ClaimSettle: claimSettle(w.opts.Mode),
 		BudgetLow:   func() bool { st := client.Stats(); return st.RateRemaining >= 0 && st.RateRemaining < 50 },

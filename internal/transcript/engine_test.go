@@ -180,7 +180,7 @@ func (d *engineDriver) config(c *transcript.Case) string {
 		return "error: " + err.Error()
 	}
 	d.set.Config = cfg
-	d.set.JiraConfigured = c.Has("jira")
+	d.set.TrackerConfigured = c.Has("jira")
 	d.set.SubIssues = c.Has("subissues")
 	d.buttons = c.Has("buttons")
 	setStr(&d.set.AnswerPermission, c.Or("answer", "write"))
@@ -256,9 +256,9 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 	case "dispatched", "run-completed":
 		return d.runEvent(c), nil
 	case "jira-auth":
-		return events.JiraAuth{OK: c.Has("ok"), Detail: c.Input}, nil
+		return events.TrackerAuth{OK: c.Has("ok"), Detail: c.Input}, nil
 	case "jira-synced":
-		return d.jiraSynced(c), nil
+		return d.trackerSynced(c), nil
 	case "tick":
 		return events.Tick{BudgetLow: c.Has("budget-low")}, nil
 	case "recovered":
@@ -468,10 +468,10 @@ func (d *engineDriver) review(c *transcript.Case, at time.Time) (events.Event, e
 	return r, nil
 }
 
-// jiraSynced reports the outbox sent: created (every pending task gets a
+// trackerSynced reports the outbox sent: created (every pending task gets a
 // key), paused=auth, note=<word>.
-func (d *engineDriver) jiraSynced(c *transcript.Case) events.JiraSynced {
-	ev := events.JiraSynced{Paused: c.Or("paused", ""), Note: c.Input}
+func (d *engineDriver) trackerSynced(c *transcript.Case) events.TrackerSynced {
+	ev := events.TrackerSynced{Paused: c.Or("paused", ""), Note: c.Input}
 	if c.Has("created") && d.st != nil {
 		for i, t := range d.st.Tasks {
 			if t.Sync == state.SyncPending {

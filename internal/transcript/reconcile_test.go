@@ -94,9 +94,9 @@ const appID = 4242
 // jira (a sandbox Jira tracker), jira-auth=fail (its credentials fail).
 func (d *reconcileDriver) setup(c *transcript.Case) string {
 	o := reconcile.Options{Forge: d.sb, BotLogin: botLogin, StateKey: []byte(stateKey), Now: d.now,
-		Logger:    slog.New(slog.NewTextHandler(testWriter{d.t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		WriteID:   func() string { d.writes++; return fmt.Sprintf("w%04d", d.writes) },
-		JiraSleep: func(context.Context, time.Duration) error { return nil }}
+		Logger:       slog.New(slog.NewTextHandler(testWriter{d.t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		WriteID:      func() string { d.writes++; return fmt.Sprintf("w%04d", d.writes) },
+		TrackerSleep: func(context.Context, time.Duration) error { return nil }}
 	if c != nil && c.Has("app") {
 		o.AppID, o.CheckButtons, d.sb.AppID = appID, true, appID
 	}

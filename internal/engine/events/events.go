@@ -144,15 +144,15 @@ type Dispatched struct {
 	Err     string
 }
 
-// JiraAuth reports the outcome of the Jira authentication check.
-type JiraAuth struct {
+// TrackerAuth reports the outcome of the Jira authentication check.
+type TrackerAuth struct {
 	OK     bool
 	Detail string
 }
 
-// JiraSynced reports an outbox sync (or the moves to done when the issue
+// TrackerSynced reports an outbox sync (or the moves to done when the issue
 // closed).
-type JiraSynced struct {
+type TrackerSynced struct {
 	Tasks  []state.Task
 	Paused string // "auth" when a 401 paused the sync
 	Note   string
@@ -182,18 +182,18 @@ type PRLinked struct {
 	Edit *evidence.PullEdit
 }
 
-func (Start) eventName() string        { return "start" }
-func (LabelRemoved) eventName() string { return "label-removed" }
-func (Closed) eventName() string       { return "closed" }
-func (Comment) eventName() string      { return "comment" }
-func (Review) eventName() string       { return "review" }
-func (Checks) eventName() string       { return "checks" }
-func (RunCompleted) eventName() string { return "run-completed" }
-func (Dispatched) eventName() string   { return "dispatched" }
-func (JiraAuth) eventName() string     { return "jira-auth" }
-func (JiraSynced) eventName() string   { return "jira-synced" }
-func (Tick) eventName() string         { return "tick" }
-func (PRLinked) eventName() string     { return "pr-linked" }
+func (Start) eventName() string         { return "start" }
+func (LabelRemoved) eventName() string  { return "label-removed" }
+func (Closed) eventName() string        { return "closed" }
+func (Comment) eventName() string       { return "comment" }
+func (Review) eventName() string        { return "review" }
+func (Checks) eventName() string        { return "checks" }
+func (RunCompleted) eventName() string  { return "run-completed" }
+func (Dispatched) eventName() string    { return "dispatched" }
+func (TrackerAuth) eventName() string   { return "jira-auth" }
+func (TrackerSynced) eventName() string { return "jira-synced" }
+func (Tick) eventName() string          { return "tick" }
+func (PRLinked) eventName() string      { return "pr-linked" }
 
 // PermAsker is an event the engine gives back to be applied again once
 // the permissions it asks for are known (QPerms).
@@ -326,34 +326,34 @@ type QueryKind int
 
 // The queries and the events that answer them.
 const (
-	// QJiraAuth: check the tracker's credentials; answer JiraAuth.
-	QJiraAuth QueryKind = iota + 1
-	// QJiraSync: run the tracker outbox (Query.Jira says who asked);
-	// answer JiraSynced.
-	QJiraSync
+	// QTrackerAuth: check the tracker's credentials; answer TrackerAuth.
+	QTrackerAuth QueryKind = iota + 1
+	// QTrackerSync: run the tracker outbox (Query.Jira says why);
+	// answer TrackerSynced.
+	QTrackerSync
 	// QCheckPR: read linked PR Query.PR, its reviews and, when Evidence
 	// says so, its checks; answer PullRead.
 	QCheckPR
 	// QPerms: look up the permissions of Query.Logins; answer
 	// Query.Then.WithPerms(them).
 	QPerms
-	// QJiraClose: move the tasks' tracker issues to done (the issue is
-	// closed and the configuration asks for it); answer JiraSynced with
+	// QTrackerClose: move the tasks' tracker issues to done (the issue is
+	// closed and the configuration asks for it); answer TrackerSynced with
 	// Closing set.
-	QJiraClose
+	QTrackerClose
 )
 
 func (k QueryKind) String() string {
 	switch k {
-	case QJiraAuth:
+	case QTrackerAuth:
 		return "jira-auth"
-	case QJiraSync:
+	case QTrackerSync:
 		return "jira-sync"
 	case QCheckPR:
 		return "check-pr"
 	case QPerms:
 		return "perms"
-	case QJiraClose:
+	case QTrackerClose:
 		return "jira-close"
 	}
 	if s, ok := readKindNames[k]; ok {
@@ -369,12 +369,12 @@ func (k QueryKind) MarshalText() ([]byte, error) { return []byte(k.String()), ni
 type Query struct {
 	Kind   QueryKind
 	PR     int        // QCheckPR
-	Jira   JiraReason // QJiraSync
+	Jira   SyncReason // QTrackerSync
 	Logins []string   // QPerms
 	Then   PermAsker  `json:"-"` // QPerms: the event to give again
-	// Sync is the plan of a QJiraSync the node hands out (Node.Ready).
+	// Sync is the plan of a QTrackerSync the node hands out (Node.Ready).
 	Sync SyncPlan `json:",omitzero"`
-	// Open counts the tasks a QJiraClose moves to done.
+	// Open counts the tasks a QTrackerClose moves to done.
 	Open int `json:",omitempty"`
 	// Dir is the directory a QTaskFiles reads.
 	Dir string `json:",omitempty"`
@@ -399,20 +399,20 @@ type SyncPlan struct {
 	// Retry: also resend the tasks the tracker rejected.
 	Retry bool
 	// Enable: an explicit request turns Jira back on (after "Continue
-	// without Jira"); the sync reports it (JiraSynced.Enable).
+	// without Jira"); the sync reports it (TrackerSynced.Enable).
 	Enable bool
 	// Unconfigured: a sync was asked for and no tracker is configured.
 	Unconfigured bool
 }
 
-// JiraReason is why the engine asks for a tracker sync.
-type JiraReason string
+// SyncReason is why the engine asks for a tracker sync.
+type SyncReason string
 
 const (
-	// JiraAuto: tasks were declared, or the authentication check passed.
-	JiraAuto JiraReason = ""
-	// JiraAsked: `/autopilot tasks sync` (or its alias `jira sync`).
-	JiraAsked JiraReason = "sync"
-	// JiraRetry: `/autopilot tasks retry` (or `jira retry`), which also resends rejected tasks.
-	JiraRetry JiraReason = "retry"
+	// SyncAuto: tasks were declared, or the authentication check passed.
+	SyncAuto SyncReason = ""
+	// SyncAsked: `/autopilot tasks sync` (or its alias `jira sync`).
+	SyncAsked SyncReason = "sync"
+	// SyncRetry: `/autopilot tasks retry` (or `jira retry`), which also resends rejected tasks.
+	SyncRetry SyncReason = "retry"
 )

@@ -15,7 +15,7 @@ const (
 	// QTaskFiles: read the task files of directory Query.Dir (a report
 	// on a Jira "tasks" step declared no tasks in its body); answer
 	// FilesRead.
-	QTaskFiles QueryKind = QJiraClose + 1 + iota
+	QTaskFiles QueryKind = QTrackerClose + 1 + iota
 	// QPullHead: read linked PR Query.PR as it is now (a review's PR,
 	// the description of a PR whose link an edit vouches for); answer
 	// PullHeadRead.

@@ -49,15 +49,15 @@ func (m *M) jiraGate() bool {
 	case m.Set.Config.Tracker == config.TrackerLocal:
 		m.jiraOff(state.TrackerNotConfigured)
 		return true
-	case !m.Set.JiraConfigured && jc == (config.Jira{}):
+	case !m.Set.TrackerConfigured && jc == (config.Jira{}):
 		m.jiraOff(state.TrackerNotConfigured)
 		return true
-	case !m.Set.JiraConfigured:
+	case !m.Set.TrackerConfigured:
 		m.openJiraFailed("Jira is not configured: the config has a jira: section, but the jira_url and jira_token inputs are empty")
 		return false
 	}
 	m.S.PendingAuthCheck = true
-	m.Ask(events.Query{Kind: events.QJiraAuth})
+	m.Ask(events.Query{Kind: events.QTrackerAuth})
 	return false
 }
 
@@ -97,8 +97,8 @@ func (m *M) nextLine() string {
 	return line
 }
 
-// JiraAuth handles the outcome of the Jira authentication check.
-func (m *M) JiraAuth(e events.JiraAuth) {
+// TrackerAuth handles the outcome of the Jira authentication check.
+func (m *M) TrackerAuth(e events.TrackerAuth) {
 	if !m.S.PendingAuthCheck {
 		return
 	}
@@ -112,7 +112,7 @@ func (m *M) JiraAuth(e events.JiraAuth) {
 	m.S.TrackerEnabled = &t
 	m.S.TrackerNote = ""
 	if m.HasPendingTasks() {
-		m.Ask(events.Query{Kind: events.QJiraSync})
+		m.Ask(events.Query{Kind: events.QTrackerSync})
 	}
 	m.continueStep()
 }
@@ -173,7 +173,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 	state.ActContinueSession: func(m *M, _ *state.Gate, _ string, _ events.Comment) { m.enter(m.S.Step) },
 	state.ActJiraRetry: func(m *M, _ *state.Gate, _ string, _ events.Comment) {
 		m.S.PendingAuthCheck = true
-		m.Ask(events.Query{Kind: events.QJiraAuth})
+		m.Ask(events.Query{Kind: events.QTrackerAuth})
 	},
 	state.ActJiraOff: func(m *M, _ *state.Gate, _ string, _ events.Comment) {
 		f := false
@@ -187,7 +187,7 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		m.S.Tracker = state.TrackerGitHub
 		m.S.TrackerEnabled, m.S.TrackerOff, m.S.TrackerNote = &t, "", ""
 		if m.HasPendingTasks() {
-			m.Ask(events.Query{Kind: events.QJiraSync})
+			m.Ask(events.Query{Kind: events.QTrackerSync})
 		}
 		m.continueStep()
 	},

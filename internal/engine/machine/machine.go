@@ -121,8 +121,9 @@ type Settings struct {
 	Config *config.Config
 	// AnswerPermission is the minimum permission to answer a gate or run a command.
 	AnswerPermission access.Level
-	// JiraConfigured is true when Jira credentials were supplied.
-	JiraConfigured bool
+	// TrackerConfigured is true when the issue has a tracker (Jira credentials
+	// were supplied, or GitHub sub-issues are in use).
+	TrackerConfigured bool
 	// SubIssues is true when the forge can create GitHub sub-issues, so the
 	// Jira authentication gate offers them instead.
 	SubIssues bool

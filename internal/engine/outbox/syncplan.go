@@ -12,24 +12,24 @@ import (
 const PausedAuth = "paused: authentication failed"
 
 // PlanSync decides whether this pass syncs the tasks with the tracker:
-// when the engine asked for it (the events.QJiraSync queries of the
+// when the engine asked for it (the events.QTrackerSync queries of the
 // pass), tasks wait for it, or the sweep reads statuses back. An explicit `/autopilot
 // tasks sync|retry` always may (it also turns the tracker back on); otherwise
 // only while the tracker is enabled and not paused by a 401, so a refused token is
 // tried once, not at every event. jiraConfigured: the tracker's
 // credentials were supplied.
 func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep bool) events.SyncPlan {
-	want, why := false, events.JiraAuto
+	want, why := false, events.SyncAuto
 	for _, q := range asked {
-		if q.Kind != events.QJiraSync {
+		if q.Kind != events.QTrackerSync {
 			continue
 		}
 		want = true
-		if q.Jira == events.JiraRetry || q.Jira == events.JiraAsked && why != events.JiraRetry {
+		if q.Jira == events.SyncRetry || q.Jira == events.SyncAsked && why != events.SyncRetry {
 			why = q.Jira
 		}
 	}
-	explicit := why != events.JiraAuto
+	explicit := why != events.SyncAuto
 	if s == nil || !jiraConfigured || len(s.Tasks) == 0 || (s.TrackerEnabled == nil && !explicit) {
 		return events.SyncPlan{Unconfigured: want && !jiraConfigured && s != nil}
 	}
@@ -41,7 +41,7 @@ func PlanSync(jiraConfigured bool, s *state.State, asked []events.Query, sweep b
 	case !want && tasksync.PendingCount(s) == 0 && !sweep:
 		return events.SyncPlan{}
 	}
-	return events.SyncPlan{Run: true, Retry: why == events.JiraRetry, Enable: explicit && !enabled}
+	return events.SyncPlan{Run: true, Retry: why == events.SyncRetry, Enable: explicit && !enabled}
 }
 
 // ReadBack reports whether a pass reads the tasks' issues back although

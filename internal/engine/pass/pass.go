@@ -30,7 +30,7 @@ import (
 // The rounds of a pass, in order: the reads the node asks for the
 // comments it holds (an author's permission, a tasks step's task files:
 // reads.go; a comment that needs one waits for it, and so does every
-// event stepped after it); the engine's reads (QPerms, QJiraAuth,
+// event stepped after it); the engine's reads (QPerms, QTrackerAuth,
 // QCheckPR); the settle (outbox.Settle: what the state announces and what
 // is still owed, and the PR checks planned); the tracker work (the sync,
 // then the close policy, each planned at most once a pass and handed out
@@ -68,7 +68,7 @@ type Node struct {
 	labeled, checked bool
 	// failed: a persist failed or met a conflict; the pass ends.
 	failed bool
-	// sync are the events.QJiraSync queries the events asked (engine.PlanSync reads
+	// sync are the events.QTrackerSync queries the events asked (engine.PlanSync reads
 	// them at the settle).
 	sync []events.Query
 	// checks are the PR check runs planned at the settle.
@@ -264,7 +264,7 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 	if n.st != nil {
 		ledger, retryAt = len(n.st.Ledger), n.st.TrackerRetryAt
 	}
-	if js, ok := ev.(events.JiraSynced); ok && n.st != nil && js.RetryAt.After(now) && !js.RetryAt.Equal(retryAt) {
+	if js, ok := ev.(events.TrackerSynced); ok && n.st != nil && js.RetryAt.After(now) && !js.RetryAt.Equal(retryAt) {
 		// The tracker's limit window is deferred work, not a failure: the
 		// run says it once, and the state written records the window.
 		n.notes = append(n.notes, fmt.Sprintf("%s asked to wait until %s (rate limit): %d task(s) stay pending, the first run after that sends them; the flow goes on",
@@ -280,7 +280,7 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 	n.st = res.State
 	n.effects = append(n.effects, res.Effects...)
 	for _, q := range res.Queries {
-		if q.Kind == events.QJiraSync {
+		if q.Kind == events.QTrackerSync {
 			n.sync = append(n.sync, q)
 		} else {
 			n.queries = append(n.queries, q)
@@ -288,7 +288,7 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 	}
 	n.changed = n.changed || res.Changed
 	switch ev.(type) {
-	case events.JiraSynced: // a sync's outcome (or its claim), or the closes'
+	case events.TrackerSynced: // a sync's outcome (or its claim), or the closes'
 		n.persistNow = true
 	case events.Dispatched:
 		n.persistNow = true

@@ -363,7 +363,7 @@ func TestWhatTheThreadShowsIsData(t *testing.T) {
 // Without open tasks, or with Jira, nothing is read.
 func TestAnyEventReadsOpenSubIssueTasksBack(t *testing.T) {
 	w := newWorld(t, "tracker: github\n")
-	w.set.JiraConfigured = true
+	w.set.TrackerConfigured = true
 	w.start("greenfield")
 	on := true
 	w.st.TrackerEnabled = &on

@@ -110,7 +110,7 @@ func (n *Node) trackerSync(rd *Ready, in Input) (bool, error) {
 		// The claim: the "sending" marks are written, and the write must
 		// stand, before the creates they announce are handed out.
 		st := n.st
-		if err := n.apply(events.JiraSynced{Tasks: op.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: n.trk.enable}, in.Now); err != nil {
+		if err := n.apply(events.TrackerSynced{Tasks: op.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt, Enable: n.trk.enable}, in.Now); err != nil {
 			return false, err
 		}
 		rd.Persist, rd.Claim = n.persist(in), true
@@ -130,7 +130,7 @@ func (n *Node) trackerClose(rd *Ready, in Input) bool {
 		if !n.opt.Tracker.CanClose {
 			return false
 		}
-		open := outbox.PlanClose(n.set.Config, n.st, n.set.JiraConfigured, n.opt.Tracker, n.opt.Closed)
+		open := outbox.PlanClose(n.set.Config, n.st, n.set.TrackerConfigured, n.opt.Tracker, n.opt.Closed)
 		if open == 0 {
 			return false
 		}
@@ -169,12 +169,12 @@ func (n *Node) trackerOutcome(ev TrackerOutcome, now time.Time) error {
 	case n.trk.sync != nil && ev.Previewed:
 		n.trk.sync = nil
 		st := n.st
-		return n.apply(events.JiraSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt}, now)
+		return n.apply(events.TrackerSynced{Tasks: st.Tasks, Note: st.TrackerNote, RetryAt: st.TrackerRetryAt}, now)
 	case n.trk.sync != nil && recall:
 		res := n.trk.sync.Result(ev.Outcome.Extras)
 		n.trk.sync = nil
 		n.trk.report = &TrackerReport{Name: n.trackerName(), Sync: &res}
-		return n.apply(events.JiraSynced{Tasks: res.Tasks, Paused: res.Paused, Note: res.WaitingNote(), RetryAt: res.RetryAt, Enable: n.trk.enable}, now)
+		return n.apply(events.TrackerSynced{Tasks: res.Tasks, Paused: res.Paused, Note: res.WaitingNote(), RetryAt: res.RetryAt, Enable: n.trk.enable}, now)
 	case n.trk.sync != nil:
 		n.trk.sync.Apply(ev.Outcome)
 	case ev.Previewed:
@@ -185,7 +185,7 @@ func (n *Node) trackerOutcome(ev TrackerOutcome, now time.Time) error {
 		n.trk.report = &TrackerReport{Name: n.trackerName(), Close: &res}
 		n.notes = append(n.notes, res.Notes(n.trackerName())...)
 		st := n.st
-		return n.apply(events.JiraSynced{Tasks: res.Tasks, Note: st.TrackerNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, now)
+		return n.apply(events.TrackerSynced{Tasks: res.Tasks, Note: st.TrackerNote, Paused: res.Paused, Closing: true, Left: res.Left, RetryAt: res.RetryAt}, now)
 	default:
 		n.trk.close.Apply(ev.Outcome)
 	}

@@ -20,11 +20,11 @@ var jiraCaps = tasksync.Caps{Name: "Jira", CanClose: true}
 func toDecompose(t *testing.T, closed bool) (*world, *pass.Node, time.Time) {
 	t.Helper()
 	w := newWorld(t, "jira:\n  project: PROJ\n  transition_on_close: true\n")
-	w.set.JiraConfigured = true
+	w.set.TrackerConfigured = true
 	w.start("greenfield")
 	w.say("maria", "/autopilot done problem")
 	w.say("maria", "/autopilot done research")
-	w.apply(events.JiraAuth{OK: true})
+	w.apply(events.TrackerAuth{OK: true})
 	now := w.clock.Add(time.Minute)
 	n := pass.New(w.set, w.st, pass.Options{Issue: issue, Closed: closed, Tracker: jiraCaps})
 	c := w.comment("maria", "/autopilot done plan")
@@ -161,7 +161,7 @@ func TestASyncOfBadInputFailsThePass(t *testing.T) {
 // no close policy however the configuration asks.
 func TestNoCloseForATrackerThatCannot(t *testing.T) {
 	w := newWorld(t, "jira:\n  project: PROJ\n  transition_on_close: true\n")
-	w.set.JiraConfigured = true
+	w.set.TrackerConfigured = true
 	w.start("greenfield")
 	on := true
 	w.st.TrackerEnabled = &on

@@ -136,20 +136,20 @@ func SubIssueAPI(f forge.Forge) tracker.SubIssueAPI {
 // configured). Only a refusal (tracker.AuthError) fails it: Jira down or
 // slow is not refusing us, so the run carries on and the outbox retries;
 // the GitHub side is never blocked.
-func Auth(ctx context.Context, tr tracker.Tracker, caps tasksync.Caps, log *slog.Logger, issue int) events.JiraAuth {
-	ev := events.JiraAuth{OK: false, Detail: "Jira is not configured"}
+func Auth(ctx context.Context, tr tracker.Tracker, caps tasksync.Caps, log *slog.Logger, issue int) events.TrackerAuth {
+	ev := events.TrackerAuth{OK: false, Detail: "Jira is not configured"}
 	if tr == nil {
 		return ev
 	}
 	var ae *tracker.AuthError
 	switch err := tr.CheckAuth(ctx); {
 	case err == nil:
-		ev = events.JiraAuth{OK: true}
+		ev = events.TrackerAuth{OK: true}
 	case errors.As(err, &ae):
 		ev.Detail = tracker.Named(err, caps.Name).Error()
 	default:
 		log.Warn("tracker auth check failed transiently", "issue", issue, "tracker", caps.Name, "err", err)
-		ev = events.JiraAuth{OK: true}
+		ev = events.TrackerAuth{OK: true}
 	}
 	return ev
 }
