@@ -1,12 +1,8 @@
 package arch
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -79,32 +75,6 @@ func parsePackageMap(doc string) ([]mapRow, error) {
 func short(importPath string) string {
 	p := strings.TrimPrefix(importPath, module+"/")
 	return strings.TrimPrefix(p, "internal/")
-}
-
-func listModule(t *testing.T) []pkg {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,Imports", "./...")
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatalf("go list: %v", err)
-	}
-	var pkgs []pkg
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p pkg
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatalf("decode go list output: %v", err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	return pkgs
 }
 
 // mapProblems compares the rows with the module's packages: every package
@@ -219,7 +189,7 @@ func TestPackageMapMatchesTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	touchTree(t, "../..")
-	for _, p := range mapProblems(rows, listModule(t)) {
+	for _, p := range mapProblems(rows, goList(t, "../..", "./...")) {
 		t.Error(p)
 	}
 	if t.Failed() {

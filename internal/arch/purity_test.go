@@ -108,11 +108,20 @@ func TestChecksCatchForbiddenImports(t *testing.T) {
 
 func listDeps(t *testing.T) []pkg {
 	t.Helper()
-	args := []string{"list", "-deps", "-json=ImportPath,Dir,GoFiles,Imports"}
+	args := []string{"-deps"}
 	for _, r := range pureRoots {
 		args = append(args, module+"/internal/"+r)
 	}
-	out, err := exec.Command("go", args...).Output()
+	return goList(t, "", args...)
+}
+
+// goList runs `go list -json` with args in dir ("" is this directory) and
+// returns the part of each package the checks read.
+func goList(t *testing.T, dir string, args ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json=ImportPath,Dir,GoFiles,Imports"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
