@@ -31,9 +31,9 @@ type Expected struct {
 	Ledger map[int64]string
 	Tasks  []ExpTask
 	// TrackerSynced: every task has its Jira issue (false: all still pending).
-	TrackerSynced  bool
-	LinkedPRs   []int
-	ReviewCycle int
+	TrackerSynced bool
+	LinkedPRs     []int
+	ReviewCycle   int
 }
 
 // ExpDecision is an accepted answer.
