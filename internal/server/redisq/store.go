@@ -46,6 +46,8 @@ type Store struct {
 	opts  Options
 	seq   atomic.Int64
 	owned bool // Close closes rdb
+	// commits batches the appends of concurrent deliveries (Enqueue).
+	commits committer
 }
 
 var (
