@@ -23,6 +23,12 @@ const (
 	// consumerGone.
 	consumerSweepEvery = 10 * time.Minute
 	consumerGone       = time.Hour
+	// ReadAhead is how many entries past its workers' count a replica
+	// holds (read, waiting in its local queue's per-issue lanes): enough
+	// that a flood on one issue or one installation, which runs a job at a
+	// time per issue, does not keep the entries behind it in the stream
+	// unread while workers are free (see Held).
+	ReadAhead = 256
 	// MaxDeliveries is how often an entry is handed out (first read plus
 	// claims) before it is given up: a job that took that many replicas
 	// down with it is left to the sweep rather than crash the next one.
@@ -31,16 +37,22 @@ const (
 
 // Replica is a replica's side of the Redis work queue: a reader that
 // takes entries (new ones, and ones a dead replica left pending past
-// QUEUE_CLAIM_IDLE) into the local queue, never more than the replica has
-// workers, so the rest stay for other replicas; a renewer that keeps the
-// entries it holds from being claimed while they wait or run; and an acker
-// that acknowledges finished entries in batches, retrying while Redis is
-// away.
+// QUEUE_CLAIM_IDLE) into the local queue, never more than Held(workers),
+// so the rest stay for other replicas; a renewer that keeps the entries it
+// holds from being claimed while they wait or run; and an acker that
+// acknowledges finished entries in batches, retrying while Redis is away.
+//
+// The local queue picks what runs (workq: the installation running fewest
+// jobs first, then the issue waiting longest, one job per issue at a
+// time); the read-ahead is what gives it a choice: an entry read but not
+// started is pending with this replica's consumer and renewed like a
+// running one, so after a crash another replica claims it, and at shutdown
+// it is handed back at once.
 type Replica struct {
 	ReplicaOptions
 	store *Store
 	// tokens holds one token per entry this replica holds (read, not yet
-	// finished); its capacity is the number of workers.
+	// finished); its capacity is Held(workers).
 	tokens chan struct{}
 
 	mu   sync.Mutex
@@ -61,7 +73,8 @@ type ReplicaOptions struct {
 	// Idle is QUEUE_CLAIM_IDLE: entries pending longer with a replica that
 	// stopped renewing them are claimed.
 	Idle time.Duration
-	// Workers bounds the entries this replica holds at once.
+	// Workers is the replica's worker count; it holds Held(Workers)
+	// entries at most.
 	Workers int
 	// Queue is the local queue entries are pushed into.
 	Queue *workq.Queue
@@ -80,12 +93,16 @@ type ReplicaOptions struct {
 func NewReplica(store *Store, o ReplicaOptions) *Replica {
 	return &Replica{
 		ReplicaOptions: o, store: store,
-		tokens:  make(chan struct{}, o.Workers),
+		tokens:  make(chan struct{}, Held(o.Workers)),
 		held:    make(map[string]bool),
 		acked:   make(map[string]time.Time),
 		ackNote: make(chan struct{}, 1),
 	}
 }
+
+// Held is the most entries a replica with workers workers holds at once:
+// running, and waiting in its local queue.
+func Held(workers int) int { return workers + ReadAhead }
 
 // claimEvery is how often the reader looks for entries to claim.
 func (q *Replica) claimEvery() time.Duration {
