@@ -202,3 +202,44 @@ func bench(b *testing.B, o Options) Result {
 	}
 	return res
 }
+
+// BenchmarkAnswerBehindFlood measures issue 31's fairness figure: how long
+// one answer takes, from its acknowledgement to the end of its job, when
+// 40 comments arrived just before it — on one issue of its installation,
+// or on 40 issues of another installation — with 8 workers and jobs of 8
+// GitHub requests at 50 ms and at 200 ms each (a job alone: 0.4 s and
+// 1.6 s), with the in-process queue and with the Redis work queue. It
+// reports answer-s; it asserts nothing about time. Run it once:
+//
+//	go test -run '^$' -bench AnswerBehindFlood -benchtime 1x ./internal/server/loadtest/
+func BenchmarkAnswerBehindFlood(b *testing.B) {
+	rs := servertest.StartOwnRedis(b)
+	for _, flood := range []struct {
+		name string
+		o    FloodOptions
+	}{
+		{"one-issue", FloodOptions{FloodIssues: 1}},
+		{"other-installation", FloodOptions{FloodIssues: 40, OtherInstallation: true}},
+	} {
+		for _, per := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
+			for _, mode := range []string{"in-process", "redis"} {
+				b.Run(fmt.Sprintf("%s/%s/%s", flood.name, per, mode), func(b *testing.B) {
+					o := flood.o
+					o.PerRequest = per
+					if mode == "redis" {
+						o.RedisURL = rs.URL()
+					}
+					var total time.Duration
+					for range b.N {
+						d, err := AnswerBehindFlood(context.Background(), o)
+						if err != nil {
+							b.Fatal(err)
+						}
+						total += d
+					}
+					b.ReportMetric((total / time.Duration(b.N)).Seconds(), "answer-s")
+				})
+			}
+		}
+	}
+}
