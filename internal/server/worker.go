@@ -20,6 +20,11 @@ type jobCtx struct {
 	srv  *Server
 	log  *slog.Logger
 	held []Lease
+	// keep: the job's own leases are handed to the caller (kept) instead
+	// of released when it returns, to be released with the queue entry's
+	// acknowledgement.
+	keep bool
+	kept []Lease
 }
 
 type jobCtxKey struct{}
@@ -102,17 +107,19 @@ func (s *Server) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		s.run(ctx, w)
+		kept := s.run(ctx, w)
 		if w.Entry != "" {
-			s.stream.Finish(ctx, w)
+			s.stream.Finish(ctx, w, kept)
 		}
 		s.queue.Done(w.Key)
 	}
 }
 
 // run runs one job with its leases held and renewed, recovering a panic so
-// one bad job cannot take the queue down.
-func (s *Server) run(ctx context.Context, w workq.Work) {
+// one bad job cannot take the queue down. A Redis queue entry's leases,
+// when the queue's store granted them, are returned unreleased: Finish
+// releases them in the round trip that acknowledges the entry.
+func (s *Server) run(ctx context.Context, w workq.Work) (kept []Lease) {
 	name := "sweep"
 	log := s.log.With("installation", w.Sweep)
 	if w.Sweep == 0 {
@@ -133,7 +140,8 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 		s.metrics.JobDone(name, outcome, time.Since(start))
 	}()
 
-	jc := &jobCtx{srv: s, log: log}
+	jc := &jobCtx{srv: s, log: log, keep: w.Entry != "" && s.leasesFromQueue()}
+	defer func() { kept = jc.kept }() // also after a panic
 	ctx = context.WithValue(ctx, jobCtxKey{}, jc)
 	var err error
 	if w.Sweep != 0 {
@@ -154,6 +162,15 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 		outcome = "error"
 		log.Error("job failed; the next event or sweep retries the issue", "err", err)
 	}
+	return jc.kept
+}
+
+// leasesFromQueue reports whether the Locker is the Redis work queue's
+// store, so a job's leases can be released with its entry's
+// acknowledgement.
+func (s *Server) leasesFromQueue() bool {
+	rs, ok := s.deps.Locker.(*RedisStore)
+	return ok && rs == s.deps.Queue
 }
 
 // holding takes the leases on keys in order (retrying store errors until
@@ -164,6 +181,10 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 func (s *Server) holding(ctx context.Context, jc *jobCtx, keys []string, outer int, fn func(context.Context) error) error {
 	log := jc.log
 	defer func() {
+		if jc.keep && outer == 0 {
+			jc.kept = append(jc.kept, jc.held...)
+			return
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
 		for _, l := range jc.held[outer:] {

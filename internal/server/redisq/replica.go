@@ -278,14 +278,57 @@ func (q *Replica) foreign(e Entry) {
 
 // Finish settles an entry whose job ran: acknowledged, or handed back when
 // the shutdown deadline cut the job (ctx ended), for another replica to run
-// again at once.
-func (q *Replica) Finish(ctx context.Context, w workq.Work) {
+// again at once. leases are the job's leases still to release, granted by
+// this replica's store: they are released in the same round trip as the
+// acknowledgement. When that round trip fails, each lease is released on
+// its own (or expires) and the acknowledgement is retried in the
+// background.
+func (q *Replica) Finish(ctx context.Context, w workq.Work, leases []job.Lease) {
 	if ctx.Err() != nil {
+		q.release(leases)
 		q.GiveBack(w)
 		return
 	}
-	q.ack(w.Entry)
+	if len(leases) == 0 {
+		q.ack(w.Entry)
+		<-q.tokens
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	lost, err := q.store.FinishEntry(fctx, w.Entry, leases)
+	cancel()
+	if err != nil {
+		q.Log.Warn("releasing leases and acknowledging in one step failed; releasing and acknowledging apart",
+			"entry", w.Entry, "err", err)
+		q.release(leases)
+		q.ack(w.Entry)
+		<-q.tokens
+		return
+	}
+	if len(lost) > 0 {
+		q.Log.Warn("lease release: held by another owner by then", "keys", lost)
+	}
+	q.Metrics.QueueAcked(1)
+	q.mu.Lock()
+	delete(q.held, w.Entry)
+	q.acked[w.Entry] = time.Now()
+	q.mu.Unlock()
 	<-q.tokens
+}
+
+// release releases leases one by one (a failure leaves the lease to
+// expire).
+func (q *Replica) release(leases []job.Lease) {
+	if len(leases) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	for _, l := range leases {
+		if err := l.Release(ctx); err != nil {
+			q.Log.Warn("lease release", "key", l.Key, "err", err)
+		}
+	}
 }
 
 // GiveBack hands an entry that will not run here back to the group. When

@@ -401,6 +401,49 @@ func (s *Store) Ack(ctx context.Context, ids []string) error {
 	return nil
 }
 
+// finishScript releases the leases a job held (each only while its owner
+// still holds it) and acknowledges and deletes the job's entry, in one
+// step. KEYS: the stream, then the lease keys; ARGV: the group, the entry
+// id, then the leases' owners. It returns 1 or 0 per lease: released, or
+// no longer held by that owner.
+var finishScript = redis.NewScript(`
+local out = {}
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[i + 1] then
+    redis.call('DEL', KEYS[i])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+return out`)
+
+// FinishEntry releases leases (granted by this store) and acknowledges
+// and deletes entry id in one round trip. It returns the keys of the
+// leases another owner held by then (they had expired).
+func (s *Store) FinishEntry(ctx context.Context, id string, leases []job.Lease) (lost []string, err error) {
+	keys := make([]string, 0, len(leases)+1)
+	keys = append(keys, s.streamKey())
+	args := make([]any, 0, len(leases)+2)
+	args = append(args, streamGroup, id)
+	for _, l := range leases {
+		keys = append(keys, s.lockKey(l.Key))
+		args = append(args, l.Owner)
+	}
+	res, err := finishScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	if err != nil {
+		return nil, fmt.Errorf("redis queue finish %s: %w", id, err)
+	}
+	for i, r := range res {
+		if r == 0 && i < len(leases) {
+			lost = append(lost, leases[i].Key)
+		}
+	}
+	return lost, nil
+}
+
 // RenewEntries keeps the entries this consumer works on from being claimed
 // and returns those another consumer claimed meanwhile.
 func (s *Store) RenewEntries(ctx context.Context, ids []string) ([]string, error) {
