@@ -146,8 +146,11 @@ func (q *Replica) ReadLoop(ctx context.Context) {
 	}
 }
 
-// takeTokens waits for one free worker slot, then takes the others free
-// now, up to streamBatch; false when ctx ended.
+// takeTokens waits for one free slot, then takes the others free now, up
+// to streamBatch; false when ctx ended. While the replica holds enough
+// entries to keep its workers busy (a backlog), it waits for a worker's
+// worth of room (up to streamBatch) rather than reading one entry per
+// finished job: each read is a write to Redis.
 func (q *Replica) takeTokens(ctx context.Context) (int, bool) {
 	select {
 	case q.tokens <- struct{}{}:
@@ -159,8 +162,20 @@ func (q *Replica) takeTokens(ctx context.Context) (int, bool) {
 		select {
 		case q.tokens <- struct{}{}:
 			n++
+			continue
 		default:
+		}
+		if n >= min(q.Workers, streamBatch) || len(q.tokens)-n < 2*q.Workers {
 			return n, true
+		}
+		select {
+		case q.tokens <- struct{}{}:
+			n++
+		case <-ctx.Done():
+			for range n {
+				<-q.tokens
+			}
+			return 0, false
 		}
 	}
 	return n, true
