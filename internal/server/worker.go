@@ -165,6 +165,12 @@ func (s *Server) run(ctx context.Context, w workq.Work) (kept []Lease) {
 	return jc.kept
 }
 
+// allLocker is a Locker that can take several leases in one step when
+// they are all free (the Redis store).
+type allLocker interface {
+	TryLockAll(ctx context.Context, keys []string) ([]Lease, bool, error)
+}
+
 // leasesFromQueue reports whether the Locker is the Redis work queue's
 // store, so a job's leases can be released with its entry's
 // acknowledgement.
@@ -193,6 +199,14 @@ func (s *Server) holding(ctx context.Context, jc *jobCtx, keys []string, outer i
 			}
 		}
 	}()
+	if al, ok := s.deps.Locker.(allLocker); ok && len(keys) > 1 {
+		// All free (the usual case): one round trip. Otherwise, or when the
+		// store fails, one at a time, waiting and retrying as below.
+		if ls, ok, err := al.TryLockAll(ctx, keys); err == nil && ok {
+			jc.held = append(jc.held, ls...)
+			keys = nil
+		}
+	}
 	for _, key := range keys {
 		l, err := s.lockRetry(ctx, key, log)
 		if err != nil {
