@@ -153,7 +153,7 @@ func New(cfg settings.Config, deps Deps) (*Server, error) {
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
-	s.queue = workq.New(cfg.QueueSize, cfg.Workers, s.metrics.SetLocalQueue)
+	s.queue = workq.New(cfg.QueueSize, redisq.Held(cfg.Workers), s.metrics.SetLocalQueue)
 	if deps.Queue != nil {
 		s.stream = redisq.NewReplica(deps.Queue, redisq.ReplicaOptions{
 			Idle: cfg.QueueClaimIdle, Workers: cfg.Workers, Queue: s.queue, Keys: jobKeys,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -20,6 +21,11 @@ type jobCtx struct {
 	srv  *Server
 	log  *slog.Logger
 	held []job.Lease
+	// keep: the job's own leases are handed to the caller (kept) instead
+	// of released when it returns, to be released with the queue entry's
+	// acknowledgement.
+	keep bool
+	kept []job.Lease
 }
 
 type jobCtxKey struct{}
@@ -102,17 +108,19 @@ func (s *Server) work(ctx context.Context) {
 		if !ok {
 			return
 		}
-		s.run(ctx, w)
+		kept := s.run(ctx, w)
 		if w.Entry != "" {
-			s.stream.Finish(ctx, w)
+			s.stream.Finish(ctx, w, kept)
 		}
 		s.queue.Done(w.Key)
 	}
 }
 
 // run runs one job with its leases held and renewed, recovering a panic so
-// one bad job cannot take the queue down.
-func (s *Server) run(ctx context.Context, w workq.Work) {
+// one bad job cannot take the queue down. A Redis queue entry's leases,
+// when the queue's store granted them, are returned unreleased: Finish
+// releases them in the round trip that acknowledges the entry.
+func (s *Server) run(ctx context.Context, w workq.Work) (kept []job.Lease) {
 	name := "sweep"
 	log := s.log.With("installation", w.Sweep)
 	if w.Sweep == 0 {
@@ -133,7 +141,8 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 		s.metrics.JobDone(name, outcome, time.Since(start))
 	}()
 
-	jc := &jobCtx{srv: s, log: log}
+	jc := &jobCtx{srv: s, log: log, keep: w.Entry != "" && s.leasesFromQueue()}
+	defer func() { kept = jc.kept }() // also after a panic
 	ctx = context.WithValue(ctx, jobCtxKey{}, jc)
 	var err error
 	if w.Sweep != 0 {
@@ -154,6 +163,21 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 		outcome = "error"
 		log.Error("job failed; the next event or sweep retries the issue", "err", err)
 	}
+	return jc.kept
+}
+
+// allLocker is a Locker that can take several leases in one step when
+// they are all free (the Redis store).
+type allLocker interface {
+	TryLockAll(ctx context.Context, keys []string) ([]job.Lease, bool, error)
+}
+
+// leasesFromQueue reports whether the Locker is the Redis work queue's
+// store, so a job's leases can be released with its entry's
+// acknowledgement.
+func (s *Server) leasesFromQueue() bool {
+	rs, ok := s.deps.Locker.(*redisq.Store)
+	return ok && rs == s.deps.Queue
 }
 
 // holding takes the leases on keys in order (retrying store errors until
@@ -164,6 +188,10 @@ func (s *Server) run(ctx context.Context, w workq.Work) {
 func (s *Server) holding(ctx context.Context, jc *jobCtx, keys []string, outer int, fn func(context.Context) error) error {
 	log := jc.log
 	defer func() {
+		if jc.keep && outer == 0 {
+			jc.kept = append(jc.kept, jc.held...)
+			return
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		defer cancel()
 		for _, l := range jc.held[outer:] {
@@ -172,6 +200,14 @@ func (s *Server) holding(ctx context.Context, jc *jobCtx, keys []string, outer i
 			}
 		}
 	}()
+	if al, ok := s.deps.Locker.(allLocker); ok && len(keys) > 1 {
+		// All free (the usual case): one round trip. Otherwise, or when the
+		// store fails, one at a time, waiting and retrying as below.
+		if ls, ok, err := al.TryLockAll(ctx, keys); err == nil && ok {
+			jc.held = append(jc.held, ls...)
+			keys = nil
+		}
+	}
 	for _, key := range keys {
 		l, err := s.lockRetry(ctx, key, log)
 		if err != nil {

@@ -1,9 +1,17 @@
 package loadtest
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
@@ -76,14 +84,20 @@ func BenchmarkModes(b *testing.B) {
 	}
 	results := map[string]Result{}
 	var redisCPU time.Duration
+	var calls map[string]float64
 	for _, m := range modes {
 		o := base
 		o.Bare, o.RedisURL, o.QueueMax = m.o.Bare, m.o.RedisURL, m.o.QueueMax
 		b.Run(m.name, func(b *testing.B) {
 			cpu0 := rs.CPUTime()
+			var calls0 map[string]int64
+			if o.RedisURL != "" {
+				calls0 = commandCalls(b, o.RedisURL)
+			}
 			results[m.name] = bench(b, o)
 			if o.RedisURL != "" {
 				redisCPU = (rs.CPUTime() - cpu0) / time.Duration(max(b.N, 1))
+				calls = perDelivery(commandCalls(b, o.RedisURL), calls0, max(b.N, 1))
 			}
 		})
 	}
@@ -98,6 +112,59 @@ func BenchmarkModes(b *testing.B) {
 			float64(r.AckP99)/float64(max(bare.AckP99, 1)), r.CPUPerDelivery, r.ProcessedPerSecond)
 	}
 	b.Logf("redis-server used %s CPU per delivery on top (queue, dedupe, leases, acknowledgement)", redisCPU)
+	b.Logf("redis commands per delivery (a script's own calls counted too): %s", formatCalls(calls))
+}
+
+// commandCalls reads how often Redis ran each command (INFO commandstats).
+func commandCalls(tb testing.TB, url string) map[string]int64 {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]int64{}
+	for line := range strings.Lines(info) {
+		// cmdstat_xadd:calls=5000,usec=...
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, ",")
+		if v, err := strconv.ParseInt(n, 10, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// perDelivery is the calls between two readings per delivery.
+func perDelivery(after, before map[string]int64, deliveries int) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 && k != "info" {
+			out[k] = float64(d) / float64(deliveries)
+		}
+	}
+	return out
+}
+
+// formatCalls lists calls per delivery, most frequent first.
+func formatCalls(calls map[string]float64) string {
+	names := slices.Collect(maps.Keys(calls))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(calls[b], calls[a]) })
+	var sb strings.Builder
+	total := 0.0
+	for _, n := range names {
+		fmt.Fprintf(&sb, "%s %.2f, ", n, calls[n])
+		total += calls[n]
+	}
+	fmt.Fprintf(&sb, "total %.2f", total)
+	return sb.String()
 }
 
 // BenchmarkIntake measures verified deliveries per second and ack latency
@@ -134,4 +201,45 @@ func bench(b *testing.B, o Options) Result {
 		b.Fatalf("lost %d duplicated %d other %d: %v", res.Lost, res.Duplicated, res.Other, res)
 	}
 	return res
+}
+
+// BenchmarkAnswerBehindFlood measures issue 31's fairness figure: how long
+// one answer takes, from its acknowledgement to the end of its job, when
+// 40 comments arrived just before it — on one issue of its installation,
+// or on 40 issues of another installation — with 8 workers and jobs of 8
+// GitHub requests at 50 ms and at 200 ms each (a job alone: 0.4 s and
+// 1.6 s), with the in-process queue and with the Redis work queue. It
+// reports answer-s; it asserts nothing about time. Run it once:
+//
+//	go test -run '^$' -bench AnswerBehindFlood -benchtime 1x ./internal/server/loadtest/
+func BenchmarkAnswerBehindFlood(b *testing.B) {
+	rs := servertest.StartOwnRedis(b)
+	for _, flood := range []struct {
+		name string
+		o    FloodOptions
+	}{
+		{"one-issue", FloodOptions{FloodIssues: 1}},
+		{"other-installation", FloodOptions{FloodIssues: 40, OtherInstallation: true}},
+	} {
+		for _, per := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
+			for _, mode := range []string{"in-process", "redis"} {
+				b.Run(fmt.Sprintf("%s/%s/%s", flood.name, per, mode), func(b *testing.B) {
+					o := flood.o
+					o.PerRequest = per
+					if mode == "redis" {
+						o.RedisURL = rs.URL()
+					}
+					var total time.Duration
+					for range b.N {
+						d, err := AnswerBehindFlood(context.Background(), o)
+						if err != nil {
+							b.Fatal(err)
+						}
+						total += d
+					}
+					b.ReportMetric((total / time.Duration(b.N)).Seconds(), "answer-s")
+				})
+			}
+		}
+	}
 }

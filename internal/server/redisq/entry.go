@@ -116,6 +116,11 @@ func EntryBytes(j job.Job, appID int64) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return fieldsSize(fs), nil
+}
+
+// fieldsSize is the bytes of an entry's field names and values.
+func fieldsSize(fs []any) int {
 	n := 0
 	for _, f := range fs {
 		switch v := f.(type) {
@@ -123,11 +128,14 @@ func EntryBytes(j job.Job, appID int64) (int, error) {
 			n += len(v)
 		case []byte:
 			n += len(v)
+		case int64:
+			var b [20]byte
+			n += len(strconv.AppendInt(b[:0], v, 10))
 		default:
 			n += len(fmt.Sprint(v))
 		}
 	}
-	return n, nil
+	return n
 }
 
 // decodeEntry turns an entry's fields back into its job.

@@ -23,6 +23,12 @@ const (
 	// consumerGone.
 	consumerSweepEvery = 10 * time.Minute
 	consumerGone       = time.Hour
+	// ReadAhead is how many entries past its workers' count a replica
+	// holds (read, waiting in its local queue's per-issue lanes): enough
+	// that a flood on one issue or one installation, which runs a job at a
+	// time per issue, does not keep the entries behind it in the stream
+	// unread while workers are free (see Held).
+	ReadAhead = 256
 	// MaxDeliveries is how often an entry is handed out (first read plus
 	// claims) before it is given up: a job that took that many replicas
 	// down with it is left to the sweep rather than crash the next one.
@@ -31,16 +37,22 @@ const (
 
 // Replica is a replica's side of the Redis work queue: a reader that
 // takes entries (new ones, and ones a dead replica left pending past
-// QUEUE_CLAIM_IDLE) into the local queue, never more than the replica has
-// workers, so the rest stay for other replicas; a renewer that keeps the
-// entries it holds from being claimed while they wait or run; and an acker
-// that acknowledges finished entries in batches, retrying while Redis is
-// away.
+// QUEUE_CLAIM_IDLE) into the local queue, never more than Held(workers),
+// so the rest stay for other replicas; a renewer that keeps the entries it
+// holds from being claimed while they wait or run; and an acker that
+// acknowledges finished entries in batches, retrying while Redis is away.
+//
+// The local queue picks what runs (workq: the installation running fewest
+// jobs first, then the issue waiting longest, one job per issue at a
+// time); the read-ahead is what gives it a choice: an entry read but not
+// started is pending with this replica's consumer and renewed like a
+// running one, so after a crash another replica claims it, and at shutdown
+// it is handed back at once.
 type Replica struct {
 	ReplicaOptions
 	store *Store
 	// tokens holds one token per entry this replica holds (read, not yet
-	// finished); its capacity is the number of workers.
+	// finished); its capacity is Held(workers).
 	tokens chan struct{}
 
 	mu   sync.Mutex
@@ -61,7 +73,8 @@ type ReplicaOptions struct {
 	// Idle is QUEUE_CLAIM_IDLE: entries pending longer with a replica that
 	// stopped renewing them are claimed.
 	Idle time.Duration
-	// Workers bounds the entries this replica holds at once.
+	// Workers is the replica's worker count; it holds Held(Workers)
+	// entries at most.
 	Workers int
 	// Queue is the local queue entries are pushed into.
 	Queue *workq.Queue
@@ -80,12 +93,16 @@ type ReplicaOptions struct {
 func NewReplica(store *Store, o ReplicaOptions) *Replica {
 	return &Replica{
 		ReplicaOptions: o, store: store,
-		tokens:  make(chan struct{}, o.Workers),
+		tokens:  make(chan struct{}, Held(o.Workers)),
 		held:    make(map[string]bool),
 		acked:   make(map[string]time.Time),
 		ackNote: make(chan struct{}, 1),
 	}
 }
+
+// Held is the most entries a replica with workers workers holds at once:
+// running, and waiting in its local queue.
+func Held(workers int) int { return workers + ReadAhead }
 
 // claimEvery is how often the reader looks for entries to claim.
 func (q *Replica) claimEvery() time.Duration {
@@ -129,8 +146,11 @@ func (q *Replica) ReadLoop(ctx context.Context) {
 	}
 }
 
-// takeTokens waits for one free worker slot, then takes the others free
-// now, up to streamBatch; false when ctx ended.
+// takeTokens waits for one free slot, then takes the others free now, up
+// to streamBatch; false when ctx ended. While the replica holds enough
+// entries to keep its workers busy (a backlog), it waits for a worker's
+// worth of room (up to streamBatch) rather than reading one entry per
+// finished job: each read is a write to Redis.
 func (q *Replica) takeTokens(ctx context.Context) (int, bool) {
 	select {
 	case q.tokens <- struct{}{}:
@@ -142,8 +162,20 @@ func (q *Replica) takeTokens(ctx context.Context) (int, bool) {
 		select {
 		case q.tokens <- struct{}{}:
 			n++
+			continue
 		default:
+		}
+		if n >= min(q.Workers, streamBatch) || len(q.tokens)-n < 2*q.Workers {
 			return n, true
+		}
+		select {
+		case q.tokens <- struct{}{}:
+			n++
+		case <-ctx.Done():
+			for range n {
+				<-q.tokens
+			}
+			return 0, false
 		}
 	}
 	return n, true
@@ -261,14 +293,57 @@ func (q *Replica) foreign(e Entry) {
 
 // Finish settles an entry whose job ran: acknowledged, or handed back when
 // the shutdown deadline cut the job (ctx ended), for another replica to run
-// again at once.
-func (q *Replica) Finish(ctx context.Context, w workq.Work) {
+// again at once. leases are the job's leases still to release, granted by
+// this replica's store: they are released in the same round trip as the
+// acknowledgement. When that round trip fails, each lease is released on
+// its own (or expires) and the acknowledgement is retried in the
+// background.
+func (q *Replica) Finish(ctx context.Context, w workq.Work, leases []job.Lease) {
 	if ctx.Err() != nil {
+		q.release(leases)
 		q.GiveBack(w)
 		return
 	}
-	q.ack(w.Entry)
+	if len(leases) == 0 {
+		q.ack(w.Entry)
+		<-q.tokens
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	lost, err := q.store.FinishEntry(fctx, w.Entry, leases)
+	cancel()
+	if err != nil {
+		q.Log.Warn("releasing leases and acknowledging in one step failed; releasing and acknowledging apart",
+			"entry", w.Entry, "err", err)
+		q.release(leases)
+		q.ack(w.Entry)
+		<-q.tokens
+		return
+	}
+	if len(lost) > 0 {
+		q.Log.Warn("lease release: held by another owner by then", "keys", lost)
+	}
+	q.Metrics.QueueAcked(1)
+	q.mu.Lock()
+	delete(q.held, w.Entry)
+	q.acked[w.Entry] = time.Now()
+	q.mu.Unlock()
 	<-q.tokens
+}
+
+// release releases leases one by one (a failure leaves the lease to
+// expire).
+func (q *Replica) release(leases []job.Lease) {
+	if len(leases) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	for _, l := range leases {
+		if err := l.Release(ctx); err != nil {
+			q.Log.Warn("lease release", "key", l.Key, "err", err)
+		}
+	}
 }
 
 // GiveBack hands an entry that will not run here back to the group. When

@@ -46,6 +46,8 @@ type Store struct {
 	opts  Options
 	seq   atomic.Int64
 	owned bool // Close closes rdb
+	// commits batches the appends of concurrent deliveries (Enqueue).
+	commits committer
 }
 
 var (
@@ -208,6 +210,48 @@ func (s *Store) Lock(ctx context.Context, key string) (job.Lease, error) {
 		}
 		wait = min(2*wait, s.opts.PollMax)
 	}
+}
+
+// lockAllScript takes the leases on KEYS[2..] all at once, or none when one
+// is held: each key gets its owner (ARGV[i-1]) with the TTL (the last
+// ARGV), and the fence counter (KEYS[1]) grows by the number of leases. It
+// returns the counter's new value (the last lease's token), or 0.
+var lockAllScript = redis.NewScript(`
+for i = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
+end
+for i = 2, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[i - 1], 'PX', ARGV[#ARGV])
+end
+return redis.call('INCRBY', KEYS[1], #KEYS - 1)`)
+
+// TryLockAll takes the leases on keys in one round trip when none of them
+// is held (ok true), in the order given, with increasing tokens; when one
+// is held it takes none (ok false), and the caller takes them one by one
+// with Lock, waiting as it does.
+func (s *Store) TryLockAll(ctx context.Context, keys []string) (ls []job.Lease, ok bool, err error) {
+	rkeys := make([]string, 0, len(keys)+1)
+	rkeys = append(rkeys, s.fenceKey())
+	args := make([]any, 0, len(keys)+1)
+	owners := make([]string, len(keys))
+	for i, k := range keys {
+		rkeys = append(rkeys, s.lockKey(k))
+		owners[i] = s.opts.Owner + ":" + strconv.FormatInt(s.seq.Add(1), 10)
+		args = append(args, owners[i])
+	}
+	args = append(args, s.opts.LockTTL.Milliseconds())
+	last, err := lockAllScript.Run(ctx, s.rdb, rkeys, args...).Int64()
+	if err != nil {
+		return nil, false, fmt.Errorf("redis lock %v: %w", keys, err)
+	}
+	if last == 0 {
+		return nil, false, nil
+	}
+	first := last - int64(len(keys)) + 1
+	for i, k := range keys {
+		ls = append(ls, job.NewLease(k, first+int64(i), owners[i], s))
+	}
+	return ls, true, nil
 }
 
 // RenewLease implements job.Holder.

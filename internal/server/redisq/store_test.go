@@ -116,3 +116,40 @@ func TestStreamDropsOnlyIdleConsumersHoldingNothing(t *testing.T) {
 		t.Fatalf("pending %d (%v) after the clean-up, want 1 (holding's entry kept)", st.Pending, err)
 	}
 }
+
+// TestTryLockAllTakesAllOrNone: free keys are all leased in one step with
+// increasing tokens; with one of them held, none is taken.
+func TestTryLockAllTakesAllOrNone(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	ls, ok, err := a.TryLockAll(ctx, []string{"o/r#1", "o/r#2", "o/r#3"})
+	if err != nil || !ok || len(ls) != 3 {
+		t.Fatalf("TryLockAll on free keys = %d leases, %v, %v", len(ls), ok, err)
+	}
+	for i := 1; i < len(ls); i++ {
+		if ls[i].Token <= ls[i-1].Token {
+			t.Errorf("tokens %d then %d: not increasing", ls[i-1].Token, ls[i].Token)
+		}
+	}
+	if _, ok, err := b.TryLockAll(ctx, []string{"o/r#3", "o/r#4"}); err != nil || ok {
+		t.Fatalf("TryLockAll with o/r#3 held = %v, %v; want none taken", ok, err)
+	}
+	if n, _ := a.rdb.Exists(ctx, a.lockKey("o/r#4")).Result(); n != 0 {
+		t.Error("o/r#4 was leased although o/r#3 was held")
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(short, "o/r#2"); err == nil {
+		t.Fatal("b took o/r#2 while a's lease from TryLockAll held it")
+	}
+	for _, l := range ls {
+		if err := l.Release(ctx); err != nil {
+			t.Fatalf("release %s: %v", l.Key, err)
+		}
+	}
+	if l, err := b.Lock(ctx, "o/r#2"); err != nil || l.Token <= ls[2].Token {
+		t.Fatalf("after release b.Lock = %+v, %v; want a lease with a larger token", l, err)
+	}
+}

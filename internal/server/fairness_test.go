@@ -1,0 +1,141 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+)
+
+// blockingProcessor records the order jobs start in and holds each until
+// released: the tests count starts, they never time them.
+type blockingProcessor struct {
+	started chan string
+	release chan struct{}
+}
+
+func newBlockingProcessor() *blockingProcessor {
+	return &blockingProcessor{started: make(chan string, 1000), release: make(chan struct{}, 1000)}
+}
+
+func (p *blockingProcessor) Process(ctx context.Context, j job.Job) error {
+	p.started <- j.Delivery
+	select {
+	case <-p.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// next is the delivery of the next job to start.
+func (p *blockingProcessor) next(t *testing.T, after string) string {
+	t.Helper()
+	select {
+	case d := <-p.started:
+		return d
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no job started %s", after)
+		return ""
+	}
+}
+
+// installationDelivery is an issues.labeled delivery on issue n of
+// installation inst.
+func installationDelivery(t testing.TB, id string, n int, inst int64) delivery {
+	t.Helper()
+	d := issueDelivery(t, id, n)
+	body, err := servertest.WithInstallation(d.body, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.body = body
+	return d
+}
+
+// fairnessServer starts a server on the in-process queue, or on the Redis
+// work queue when redis is set, running p with workers workers.
+func fairnessServer(t *testing.T, redis bool, workers int, p Processor) running {
+	t.Helper()
+	cfg := testConfig()
+	cfg.Workers = workers
+	cfg.QueueSize = 200
+	deps := Deps{Processor: p}
+	if redis {
+		u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+		store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
+		deps.Queue, deps.Deduper, deps.Locker = store, store, store
+	}
+	_, srv := start(t, cfg, deps)
+	return srv
+}
+
+func sendAccepted(t *testing.T, d delivery, url string) {
+	t.Helper()
+	if code, _ := d.send(t, url); code != http.StatusAccepted {
+		t.Fatalf("%s answered %d, want 202", d.id, code)
+	}
+}
+
+// TestFloodOnOneIssueDoesNotHoldTheWorkers: 40 deliveries on issue 1, then
+// one on issue 2 of the same installation, 2 workers, the first job held:
+// the answer on issue 2 is the second job to start, in process and with
+// the Redis work queue (which reads past the workers' count into per-issue
+// lanes instead of holding only as many entries as it has workers).
+func TestFloodOnOneIssueDoesNotHoldTheWorkers(t *testing.T) {
+	for _, mode := range []string{"in-process", "redis"} {
+		t.Run(mode, func(t *testing.T) {
+			p := newBlockingProcessor()
+			srv := fairnessServer(t, mode == "redis", 2, p)
+			t.Cleanup(func() { close(p.release) })
+			for i := range 40 {
+				sendAccepted(t, issueDelivery(t, fmt.Sprintf("flood-%d", i), 1), srv.url)
+			}
+			sendAccepted(t, issueDelivery(t, "answer", 2), srv.url)
+			if first := p.next(t, "at all"); first != "flood-0" {
+				t.Fatalf("first job %s, want flood-0", first)
+			}
+			// flood-0 is held: the other worker must take the answer, not
+			// wait behind issue 1.
+			if second := p.next(t, "while flood-0 runs (the answer on issue 2 waits behind issue 1's flood)"); second != "answer" {
+				t.Fatalf("second job %s, want answer", second)
+			}
+		})
+	}
+}
+
+// TestFloodOnOneInstallationDoesNotDelayAnother: 40 deliveries on 40
+// issues of installation 1, then one of installation 2, 2 workers each job
+// held: once a worker is free, the next job to start is installation 2's
+// (the installation running the fewest jobs goes first), in process and
+// with the Redis work queue.
+func TestFloodOnOneInstallationDoesNotDelayAnother(t *testing.T) {
+	for _, mode := range []string{"in-process", "redis"} {
+		t.Run(mode, func(t *testing.T) {
+			const workers = 2
+			p := newBlockingProcessor()
+			srv := fairnessServer(t, mode == "redis", workers, p)
+			t.Cleanup(func() { close(p.release) })
+			for i := range 40 {
+				sendAccepted(t, installationDelivery(t, fmt.Sprintf("flood-%d", i), 1+i, 1), srv.url)
+			}
+			sendAccepted(t, installationDelivery(t, "other", 100, 2), srv.url)
+			var order []string
+			for !slices.Contains(order, "other") {
+				if len(order) > workers {
+					t.Fatalf("start order %v: installation 2's delivery not among the first %d jobs", order, workers+1)
+				}
+				if len(order) == workers {
+					p.release <- struct{}{} // free one worker
+				}
+				order = append(order, p.next(t, fmt.Sprintf("after %v", order)))
+			}
+		})
+	}
+}

@@ -1,0 +1,161 @@
+package redisq
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+)
+
+// scriptGate counts the scripts the store sends and holds the first one
+// sent after it is armed until release is closed.
+type scriptGate struct {
+	scripts atomic.Int32
+	armed   atomic.Bool
+	held    chan struct{} // closed once the held script is waiting
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *scriptGate) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) { return next(ctx, network, addr) }
+}
+
+func (g *scriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := strings.ToLower(cmd.Name()); name == "evalsha" || name == "eval" {
+			g.scripts.Add(1)
+			if g.armed.CompareAndSwap(true, false) {
+				g.once.Do(func() { close(g.held) })
+				<-g.release
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (g *scriptGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestEnqueueCommitsConcurrentDeliveriesTogether: deliveries queued while
+// an append is on its way to Redis go together in the next round trip (one
+// script for the lot), each caller answered only once its own batch came
+// back, duplicates in one batch answered as such.
+func TestEnqueueCommitsConcurrentDeliveriesTogether(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	gate := &scriptGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.rdb.AddHook(gate)
+	ctx := context.Background()
+	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
+	mk := func(id string) job.Job { return job.Job{Delivery: id, Event: ev, Received: time.Now()} }
+	// Warm the script cache: the first run of a script may take two calls
+	// (EVALSHA answered NOSCRIPT, then EVAL).
+	if res, err := s.Enqueue(ctx, mk("warm"), 1000); err != nil || res != EnqueuedOK {
+		t.Fatalf("warm-up enqueue = %d, %v", res, err)
+	}
+	gate.scripts.Store(0)
+	gate.armed.Store(true)
+
+	type answer struct {
+		id  string
+		res int
+		err error
+	}
+	answers := make(chan answer, 64)
+	enqueue := func(id string) {
+		res, err := s.Enqueue(ctx, mk(id), 1000)
+		answers <- answer{id, res, err}
+	}
+	go enqueue("first")
+	<-gate.held // "first" is on its way to Redis, held there
+	const n = 40
+	for i := range n {
+		go enqueue(fmt.Sprintf("d-%d", i))
+	}
+	go enqueue("d-0") // the same delivery again, in the same batch
+	waitFor(t, func() bool { return s.waitingEnqueues() == n+1 })
+	select {
+	case a := <-answers:
+		t.Fatalf("%s answered (%d, %v) before its append came back from Redis", a.id, a.res, a.err)
+	default:
+	}
+	close(gate.release)
+	got := map[int]int{}
+	for range n + 2 {
+		a := <-answers
+		if a.err != nil {
+			t.Fatalf("%s: %v", a.id, a.err)
+		}
+		got[a.res]++
+	}
+	if got[EnqueuedOK] != n+1 || got[EnqueuedDuplicate] != 1 {
+		t.Errorf("answers %v, want %d queued and 1 duplicate", got, n+1)
+	}
+	if c := gate.scripts.Load(); c != 2 {
+		t.Errorf("%d scripts sent for %d deliveries, want 2 (the held one, then one for the %d that queued behind it)", c, n+2, n+1)
+	}
+	if l, err := s.QueueLen(ctx); err != nil || l != n+2 {
+		t.Errorf("stream length %d (%v), want %d (warm-up, first, d-0..d-%d)", l, err, n+2, n-1)
+	}
+}
+
+// TestEnqueueBatchRespectsQueueMax: within one batch, the room left is
+// counted entry by entry.
+func TestEnqueueBatchRespectsQueueMax(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	gate := &scriptGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.rdb.AddHook(gate)
+	ctx := context.Background()
+	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
+	if res, err := s.Enqueue(ctx, job.Job{Delivery: "warm", Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+		t.Fatalf("warm-up enqueue = %d, %v", res, err)
+	}
+	gate.armed.Store(true)
+	res := make(chan int, 16)
+	enqueue := func(id string) {
+		r, err := s.Enqueue(ctx, job.Job{Delivery: id, Event: ev, Received: time.Now()}, 5)
+		if err != nil {
+			t.Error(err)
+		}
+		res <- r
+	}
+	go enqueue("first")
+	<-gate.held
+	for i := range 8 {
+		go enqueue(fmt.Sprintf("d-%d", i))
+	}
+	waitFor(t, func() bool { return s.waitingEnqueues() == 8 })
+	close(gate.release)
+	got := map[int]int{}
+	for range 9 {
+		got[<-res]++
+	}
+	// warm-up and first fill 2 of 5: three more fit.
+	if got[EnqueuedOK] != 4 || got[EnqueuedFull] != 5 {
+		t.Errorf("answers %v, want 4 queued (first + 3) and 5 refused as full", got)
+	}
+}
+
+// waitFor polls cond (a state, not a time) for up to 10s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(end) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

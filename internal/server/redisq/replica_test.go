@@ -1,0 +1,99 @@
+package redisq
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
+	"github.com/autopilot-dev/autopilot/internal/server/job"
+	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/autopilot-dev/autopilot/internal/server/workq"
+)
+
+// TestReaderReadsInChunksUnderABacklog: while a replica holds entries
+// enough to keep its workers busy, the reader waits until a worker's worth
+// of room is free instead of reading one entry per finished job (each read
+// is a write to Redis).
+func TestReaderReadsInChunksUnderABacklog(t *testing.T) {
+	const workers = 4
+	q := NewReplica(nil, ReplicaOptions{Workers: workers})
+	for range Held(workers) {
+		q.tokens <- struct{}{}
+	}
+	<-q.tokens // one job finished
+	got := make(chan int, 1)
+	go func() {
+		n, _ := q.takeTokens(context.Background())
+		got <- n
+	}()
+	for range workers - 1 { // three more finish
+		<-q.tokens
+	}
+	if n := <-got; n != workers {
+		t.Fatalf("reader read room for %d entries with %d held, want %d (a worker's worth)", n, Held(workers)-workers, workers)
+	}
+}
+
+// TestReaderReadsAtOnceWithoutABacklog: with fewer entries held than keep
+// the workers busy, the reader reads as soon as there is room.
+func TestReaderReadsAtOnceWithoutABacklog(t *testing.T) {
+	const workers = 4
+	q := NewReplica(nil, ReplicaOptions{Workers: workers})
+	for range workers {
+		q.tokens <- struct{}{}
+	}
+	if n, ok := q.takeTokens(context.Background()); !ok || n != streamBatch {
+		t.Fatalf("takeTokens = %d, %v with %d held; want %d at once", n, ok, workers, streamBatch)
+	}
+}
+
+// TestReadAheadEntriesAreClaimedAfterACrash: a replica whose one worker is
+// busy reads entries past its workers into its lanes; they are pending
+// with its consumer, so when it dies (stops renewing) another replica
+// claims every one of them, none lost.
+func TestReadAheadEntriesAreClaimedAfterACrash(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	for i := range n {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: 1, Installation: 7}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 100); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	local := workq.New(10, Held(1), nil)
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: time.Minute, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
+	})
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ra.ReadLoop(readCtx) }()
+	waitFor(t, func() bool { return local.Len() == n })
+	stopReading() // replica a dies: no renewal, no hand-back
+	<-done
+	if _, ok := local.Take(ctx); !ok {
+		t.Fatal("nothing to start")
+	}
+	// One started, nineteen waiting behind it on issue 1: all pending with
+	// a. b claims whatever is pending at all (idle 0 stands in for
+	// QUEUE_CLAIM_IDLE having passed).
+	es, _, _, err := b.Claim(ctx, "0-0", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != n {
+		t.Fatalf("replica b claimed %d entries, want all %d read by a (started or not)", len(es), n)
+	}
+}
