@@ -448,6 +448,7 @@ func TestFullExampleUsesEveryKey(t *testing.T) {
 		"limits":                   reflect.TypeOf(Limits{}),
 		"executor":                 reflect.TypeOf(Executor{}),
 		"jira":                     reflect.TypeOf(Jira{}),
+		"deploy_gate":              reflect.TypeOf(DeployGate{}),
 		"flows.release-train":      reflect.TypeOf(flow.Flow{}),
 		"flows.release-train.loop": reflect.TypeOf(flow.Loop{}),
 	}

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDeployGateDefaultsIgnoreUnmatchedAndGateEveryEnvironment(t *testing.T) {
+	c := mustParse(t, "")
+	d := c.DeployGate
+	if d.Unmatched != UnmatchedIgnore || d.AutoApprove || d.Environments != nil || d.Step != DefaultDeployStep {
+		t.Fatalf("defaults = %+v", d)
+	}
+	for _, env := range []string{"production", "staging"} {
+		if !d.Gates(env) {
+			t.Errorf("with no environments listed, %q is not gated", env)
+		}
+	}
+}
+
+func TestDeployGateParsesEveryKey(t *testing.T) {
+	c := mustParse(t, "deploy_gate:\n  environments: [Production, staging]\n  auto_approve: true\n  unmatched: reject\n  step: release\nflows:\n  rel:\n    steps: [{slug: release, name: Release}]\n")
+	want := DeployGate{Environments: []string{"Production", "staging"}, AutoApprove: true, Unmatched: UnmatchedReject, Step: "release"}
+	if !reflect.DeepEqual(c.DeployGate, want) {
+		t.Fatalf("deploy_gate = %+v, want %+v", c.DeployGate, want)
+	}
+	// GitHub's environment names ignore case.
+	if !c.DeployGate.Gates("production") || !c.DeployGate.Gates("STAGING") || c.DeployGate.Gates("preview") {
+		t.Fatal("Gates does not match the listed environments case-insensitively")
+	}
+}
+
+func TestDeployGateErrorsNameLineAndField(t *testing.T) {
+	cases := []struct {
+		name, src  string
+		line       int
+		field, msg string
+	}{
+		{"unknown unmatched policy", "deploy_gate:\n  unmatched: allow\n", 2, "deploy_gate.unmatched", `"allow": want reject or ignore`},
+		{"auto_approve not a bool", "deploy_gate:\n  auto_approve: sometimes\n", 2, "deploy_gate.auto_approve", "want true or false"},
+		{"unknown key", "deploy_gate:\n  environment: production\n", 2, "deploy_gate.environment", `unknown key "environment" (known: environments, auto_approve, unmatched, step)`},
+		{"environments not a list", "deploy_gate:\n  environments: production\n", 2, "deploy_gate.environments", "want a list of strings"},
+		{"empty environment", "deploy_gate:\n  environments:\n    - production\n    - ''\n", 4, "deploy_gate.environments[1]", "empty environment name"},
+		{"duplicate environment", "deploy_gate:\n  environments:\n    - Production\n    - production\n", 4, "deploy_gate.environments[1]", `"production" repeats "Production" (GitHub's environment names ignore case)`},
+		{"environment too long", "deploy_gate:\n  environments: [" + strings.Repeat("e", 256) + "]\n", 2, "deploy_gate.environments[0]", "at most 255 characters"},
+		{"environment on two lines", "deploy_gate:\n  environments: [\"prod\\nuction\"]\n", 2, "deploy_gate.environments[0]", "one line"},
+		{"unknown step", "deploy_gate:\n  step: ship-it\n", 2, "deploy_gate.step", `"ship-it" is not a step of any flow`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.src))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("Parse = %v, want a *config.Error", err)
+			}
+			if ce.Line != c.line || ce.Field != c.field || !strings.Contains(ce.Msg, c.msg) {
+				t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, c.line, c.field, c.msg)
+			}
+		})
+	}
+}
