@@ -177,3 +177,45 @@ func TestDeployGateJobUnmatchedFollowsThePolicy(t *testing.T) {
 	code, out = g.run()
 	wantGate(t, "unmatched, reject", code, out, 1, "deploy_gate.unmatched is reject")
 }
+
+// TestDeployGateJobAutoApprovesADeployStepReachedByAnAnswer is Action
+// mode's documented path without the App: a flow whose deploy step asks
+// first (confirm: true), deploy_gate.auto_approve, and the gate job passes
+// once the confirmation was answered and the gates passed on the commit.
+func TestDeployGateJobAutoApprovesADeployStepReachedByAnAnswer(t *testing.T) {
+	cfg := "default_flow: ship\njira: {enabled: false}\n" +
+		"flows:\n  ship:\n    steps:\n      - {slug: build, name: Build}\n      - {slug: deploy, name: Deploy, confirm: true}\n" +
+		"steps:\n  deploy: {kind: dispatch, workflow: " + deployWorkflow + "}\n" +
+		"deploy_gate: {auto_approve: true}\n"
+	r := newExecRig(t, cfg)
+	if err := r.gh.SetWorkflow(repo, deployWorkflow, "deploy", "autopilot ${{ inputs.session }}"); err != nil {
+		t.Fatal(err)
+	}
+	r.mustOK(r.begin(), "start")
+	r.mustOK(r.say("devin", "/autopilot done build finished"), "done build")
+	if g := r.now().Gate; g == nil || g.Kind != state.GateConfirm("deploy") {
+		t.Fatalf("no confirmation asked before deploy: gate %+v", g)
+	}
+	r.mustOK(r.say("maria", "A"), "confirm deploy")
+	st := r.wantAt("deploy dispatched", "deploy", state.RunInProgress)
+	var run fakegithub.WorkflowRun
+	for _, rn := range r.gh.Runs(repo) {
+		if strings.HasSuffix(rn.Workflow, "/"+deployWorkflow) {
+			run = rn
+		}
+	}
+	if run.ID == 0 || st.Exec == nil {
+		t.Fatalf("deploy.yml was not dispatched: exec %+v", st.Exec)
+	}
+	g := gateRun{rig: r, runID: run.ID, session: st.Exec.Session, sha: gateReviewed, env: "production"}
+
+	code, out := g.run()
+	wantGate(t, "no gate passed yet", code, out, 1, "no gate of "+repo)
+
+	r.backdate(func(s *state.State) {
+		s.LinkedPRs = []int{2}
+		s.PRChecks = []state.PRCheck{{PR: 2, Head: gateReviewed, GateHead: gateReviewed}}
+	})
+	code, out = g.run()
+	wantGate(t, "auto-approved", code, out, 0, "the deploy step was reached by an answer (deploy_gate.auto_approve)")
+}

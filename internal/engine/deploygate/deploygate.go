@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -243,12 +244,14 @@ func answered(st *state.State, kind state.GateKind) (state.Decision, bool) {
 
 // reachedByAnswer reports whether the current step was entered by a
 // person's answer: an answer (other than to a deploy question) at or after
-// the newest completed step.
+// the newest completed step. An answer's time is its comment's (GitHub's
+// whole seconds), a completion's the engine's clock, so they compare at
+// whole seconds.
 func reachedByAnswer(st *state.State) bool {
 	if len(st.Completed) == 0 {
 		return false
 	}
-	last := st.Completed[len(st.Completed)-1].At
+	last := st.Completed[len(st.Completed)-1].At.Truncate(time.Second)
 	for i := len(st.Decisions) - 1; i >= 0; i-- {
 		d := st.Decisions[i]
 		if isDeployGateID(d.Gate) {

@@ -172,6 +172,17 @@ func TestDecideCoversEveryBranch(t *testing.T) {
 			req:  req(reviewed), verdict: Approve, reason: AutoApproved, says: "deploy_gate.auto_approve",
 		},
 		{
+			name: "auto_approve counts an answer in the second the step completed (GitHub's times are whole seconds)",
+			st: func() *state.State {
+				s := atDeploy()
+				s.Completed[0].At = t0.Add(400 * time.Millisecond) // the engine's clock
+				reached(s)                                         // the comment's created_at: t0
+				return s
+			},
+			cfg: autoApprove,
+			req: req(reviewed), verdict: Approve, reason: AutoApproved,
+		},
+		{
 			name: "auto_approve asks when the step was reached without an answer",
 			cfg:  autoApprove,
 			req:  req(reviewed), verdict: Ask, reason: Asking,
