@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -33,11 +32,7 @@ func TestDeployGateParsesEveryKey(t *testing.T) {
 }
 
 func TestDeployGateErrorsNameLineAndField(t *testing.T) {
-	cases := []struct {
-		name, src  string
-		line       int
-		field, msg string
-	}{
+	wantErrors(t, []errorCase{
 		{"unknown unmatched policy", "deploy_gate:\n  unmatched: allow\n", 2, "deploy_gate.unmatched", `"allow": want reject or ignore`},
 		{"auto_approve not a bool", "deploy_gate:\n  auto_approve: sometimes\n", 2, "deploy_gate.auto_approve", "want true or false"},
 		{"unknown key", "deploy_gate:\n  environment: production\n", 2, "deploy_gate.environment", `unknown key "environment" (known: environments, auto_approve, unmatched, step)`},
@@ -47,17 +42,5 @@ func TestDeployGateErrorsNameLineAndField(t *testing.T) {
 		{"environment too long", "deploy_gate:\n  environments: [" + strings.Repeat("e", 256) + "]\n", 2, "deploy_gate.environments[0]", "at most 255 characters"},
 		{"environment on two lines", "deploy_gate:\n  environments: [\"prod\\nuction\"]\n", 2, "deploy_gate.environments[0]", "one line"},
 		{"unknown step", "deploy_gate:\n  step: ship-it\n", 2, "deploy_gate.step", `"ship-it" is not a step of any flow`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.src))
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("Parse = %v, want a *config.Error", err)
-			}
-			if ce.Line != c.line || ce.Field != c.field || !strings.Contains(ce.Msg, c.msg) {
-				t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, c.line, c.field, c.msg)
-			}
-		})
-	}
+	})
 }
