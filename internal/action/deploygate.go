@@ -110,6 +110,7 @@ func gateRequest(env Env, args GateArgs) (deploygate.Request, string, error) {
 
 // newestState is the issue's newest state comment written by the trusted
 // bot that parses (and verifies, with a state key); nil when there is none.
+// The bot's state comments that all fail to parse or verify are an error.
 func newestState(ctx context.Context, client *gh.Client, repo string, issue int, w wiring.Wiring) (*state.State, error) {
 	comments, err := client.ListComments(ctx, issue)
 	if err != nil {
@@ -120,14 +121,27 @@ func newestState(ctx context.Context, client *gh.Client, repo string, issue int,
 	if w.Inputs.StateKey != "" {
 		want.Key = []byte(w.Inputs.StateKey)
 	}
-	var best *state.State
+	var (
+		best   *state.State
+		refuse error
+	)
 	for _, c := range comments {
 		if !strings.HasPrefix(c.Body, state.Marker) || !engine.TrustedAuthor(engine.Author{Login: c.Author.Login, Bot: c.Author.Type == "Bot", AppID: c.AppID}, bot) {
 			continue
 		}
-		if s, err := codec.Parse(c.Body, want); err == nil && (best == nil || s.Version > best.Version) {
+		s, err := codec.Parse(c.Body, want)
+		if err != nil {
+			refuse = fmt.Errorf("the state comment of #%d (%s) does not verify: %w; it was edited, or the gate job's state key is not the autopilot workflow's. No deploy passes on it", issue, c.URL, err)
+			continue
+		}
+		if best == nil || s.Version > best.Version {
 			best = s
 		}
+	}
+	if best == nil && refuse != nil {
+		// Fail closed: a state that does not verify is never "no state"
+		// (which unmatched: ignore would let through).
+		return nil, refuse
 	}
 	return best, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/engine/deploygate"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/state/codec"
 )
 
 // deployWorkflow is the deploy step's workflow, as in
@@ -218,4 +219,30 @@ func TestDeployGateJobAutoApprovesADeployStepReachedByAnAnswer(t *testing.T) {
 	})
 	code, out = g.run()
 	wantGate(t, "auto-approved", code, out, 0, "the deploy step was reached by an answer (deploy_gate.auto_approve)")
+}
+
+// TestDeployGateJobRefusesAStateThatDoesNotVerify: someone with write
+// access edits the signed state comment (here: to record an approval);
+// the gate job fails closed instead of passing the deploy as unmatched.
+func TestDeployGateJobRefusesAStateThatDoesNotVerify(t *testing.T) {
+	r, g := deployRig(t, "")
+	for _, c := range r.gh.Comments(repo, r.n) {
+		if c.Author.Login != fakegithub.ActionsBotLogin || !strings.HasPrefix(c.Body, state.Marker) {
+			continue
+		}
+		s, err := codec.Parse(c.Body, codec.Want{Repo: repo, Issue: r.n, Key: []byte(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Decisions = append(s.Decisions, state.Decision{Gate: "g99-" + string(deploygate.Kind("production", gateReviewed)), Option: "A", By: "maria"})
+		forged, err := codec.Render(s, codec.View{}, []byte("not-the-key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.gh.EditComment(c.ID, "maria", forged); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := g.run()
+	wantGate(t, "tampered state", code, out, 1, "does not verify")
 }
