@@ -134,6 +134,10 @@ func newestState(ctx context.Context, client *gh.Client, repo string, issue int,
 			refuse = fmt.Errorf("the state comment of #%d (%s) does not verify: %w; it was edited, or the gate job's state key is not the autopilot workflow's. No deploy passes on it", issue, c.URL, err)
 			continue
 		}
+		if want.Key == nil && s.Sig != "" {
+			refuse = fmt.Errorf("the state comment of #%d (%s) is signed, and the gate job has no state key to verify it: set INPUT_STATE_KEY to the autopilot workflow's state_key secret", issue, c.URL)
+			continue
+		}
 		if best == nil || s.Version > best.Version {
 			best = s
 		}

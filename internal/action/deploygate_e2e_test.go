@@ -72,6 +72,7 @@ type gateRun struct {
 	sha     string
 	env     string
 	issue   int
+	noKey   bool // run without INPUT_STATE_KEY
 }
 
 // run executes "bot deploy-gate" as the gate job of docs/examples/deploy.yml
@@ -89,7 +90,10 @@ func (g gateRun) run() (int, string) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + g.rig.dir, "GITHUB_ACTIONS=true",
 		"GITHUB_REPOSITORY=" + repo, "GITHUB_API_URL=" + g.rig.gh.URL(),
 		"GITHUB_RUN_ID=" + fmt.Sprint(g.runID), "GITHUB_SHA=" + g.sha, "GITHUB_REF=refs/heads/main",
-		"GITHUB_TOKEN=" + token, "INPUT_STATE_KEY=" + key,
+		"GITHUB_TOKEN=" + token,
+	}
+	if !g.noKey {
+		cmd.Env = append(cmd.Env, "INPUT_STATE_KEY="+key)
 	}
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -245,4 +249,14 @@ func TestDeployGateJobRefusesAStateThatDoesNotVerify(t *testing.T) {
 	}
 	code, out := g.run()
 	wantGate(t, "tampered state", code, out, 1, "does not verify")
+}
+
+// TestDeployGateJobWithoutTheStateKeyRefusesASignedState: a gate job that
+// cannot verify the signed state fails instead of trusting it unverified.
+func TestDeployGateJobWithoutTheStateKeyRefusesASignedState(t *testing.T) {
+	r, g := deployRig(t, "")
+	answerDeploy(r, "production", gateReviewed, "A")
+	g.noKey = true
+	code, out := g.run()
+	wantGate(t, "no state key", code, out, 1, "is signed")
 }
