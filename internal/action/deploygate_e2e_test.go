@@ -48,6 +48,17 @@ func deployRig(t *testing.T, gateCfg string) (*execRig, gateRun) {
 	if st.Exec == nil || st.Exec.Session == "" {
 		t.Fatalf("the deploy step was not dispatched: exec %+v", st.Exec)
 	}
+	run := deployRun(r)
+	r.backdate(func(s *state.State) {
+		s.LinkedPRs = []int{2}
+		s.PRChecks = []state.PRCheck{{PR: 2, Head: gateReviewed, GateHead: gateReviewed}}
+	})
+	return r, gateRun{rig: r, runID: run.ID, session: st.Exec.Session, sha: gateReviewed, env: "production"}
+}
+
+// deployRun is the newest run of deploy.yml; the test fails without one.
+func deployRun(r *execRig) fakegithub.WorkflowRun {
+	r.t.Helper()
 	var run fakegithub.WorkflowRun
 	for _, rn := range r.gh.Runs(repo) {
 		if strings.HasSuffix(rn.Workflow, "/"+deployWorkflow) {
@@ -55,13 +66,9 @@ func deployRig(t *testing.T, gateCfg string) (*execRig, gateRun) {
 		}
 	}
 	if run.ID == 0 {
-		t.Fatal("deploy.yml was not dispatched")
+		r.t.Fatal("deploy.yml was not dispatched")
 	}
-	r.backdate(func(s *state.State) {
-		s.LinkedPRs = []int{2}
-		s.PRChecks = []state.PRCheck{{PR: 2, Head: gateReviewed, GateHead: gateReviewed}}
-	})
-	return r, gateRun{rig: r, runID: run.ID, session: st.Exec.Session, sha: gateReviewed, env: "production"}
+	return run
 }
 
 // gateRun is one run of the gate job: the deploy workflow's first job.
@@ -203,15 +210,7 @@ func TestDeployGateJobAutoApprovesADeployStepReachedByAnAnswer(t *testing.T) {
 	}
 	r.mustOK(r.say("maria", "A"), "confirm deploy")
 	st := r.wantAt("deploy dispatched", "deploy", state.RunInProgress)
-	var run fakegithub.WorkflowRun
-	for _, rn := range r.gh.Runs(repo) {
-		if strings.HasSuffix(rn.Workflow, "/"+deployWorkflow) {
-			run = rn
-		}
-	}
-	if run.ID == 0 || st.Exec == nil {
-		t.Fatalf("deploy.yml was not dispatched: exec %+v", st.Exec)
-	}
+	run := deployRun(r)
 	g := gateRun{rig: r, runID: run.ID, session: st.Exec.Session, sha: gateReviewed, env: "production"}
 
 	code, out := g.run()
