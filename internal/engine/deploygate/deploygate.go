@@ -65,8 +65,8 @@ const (
 	EnvNotGated     Reason = "environment-not-gated"
 	Unmatched       Reason = "unmatched"
 	Ambiguous       Reason = "ambiguous"
-	Stopped         Reason = "stopped"
-	Failed          Reason = "failed"
+	FlowStopped     Reason = "stopped"
+	FlowFailed      Reason = "failed"
 	NotAtDeploy     Reason = "not-at-deploy-step"
 	NoGatePassed    Reason = "no-gate-passed"
 	Unreviewed      Reason = "unreviewed"
@@ -138,9 +138,9 @@ func Decide(st *state.State, cfg config.DeployGate, req Request) Decision {
 		if st.Stop != nil && st.Stop.Reason != "" {
 			why += " (" + st.Stop.Reason + ")"
 		}
-		return decision(Reject, Stopped, st.Issue, fmt.Sprintf("Rejected the %s: the flow on %s is %s. Resume it there first.", what, ref, why))
+		return decision(Reject, FlowStopped, st.Issue, fmt.Sprintf("Rejected the %s: the flow on %s is %s. Resume it there first.", what, ref, why))
 	case st.Run == state.RunFailed || st.Status == state.Failed:
-		return decision(Reject, Failed, st.Issue, fmt.Sprintf("Rejected the %s: step %s of the flow on %s failed. Fix it there first.", what, st.Slug, ref))
+		return decision(Reject, FlowFailed, st.Issue, fmt.Sprintf("Rejected the %s: step %s of the flow on %s failed. Fix it there first.", what, st.Slug, ref))
 	case st.Slug != cfg.Step:
 		at := "is at step " + st.Slug
 		if st.Run == state.RunDone || st.Slug == "done" {

@@ -72,18 +72,18 @@ func TestDecideCoversEveryBranch(t *testing.T) {
 				s.Run, s.Stop = state.RunStopped, &state.Stop{Reason: "max-hours-exceeded"}
 				return s
 			},
-			req: req(reviewed), verdict: Reject, reason: Stopped,
+			req: req(reviewed), verdict: Reject, reason: FlowStopped,
 			says: "Rejected the deploy of 1111111 to production: the flow on acme/widgets#12 is stopped (max-hours-exceeded). Resume it there first.",
 		},
 		{
 			name: "failed run is rejected",
 			st:   func() *state.State { s := atDeploy(); s.Run = state.RunFailed; return s },
-			req:  req(reviewed), verdict: Reject, reason: Failed, says: "step deploy of the flow on acme/widgets#12 failed",
+			req:  req(reviewed), verdict: Reject, reason: FlowFailed, says: "step deploy of the flow on acme/widgets#12 failed",
 		},
 		{
 			name: "failed step is rejected",
 			st:   func() *state.State { s := atDeploy(); s.Status = state.Failed; return s },
-			req:  req(reviewed), verdict: Reject, reason: Failed,
+			req:  req(reviewed), verdict: Reject, reason: FlowFailed,
 		},
 		{
 			name: "flow before its deploy step is rejected",
@@ -209,7 +209,7 @@ func TestDecideCoversEveryBranch(t *testing.T) {
 			name: "auto_approve still rejects a stopped flow",
 			st:   func() *state.State { s := atDeploy(); reached(s); s.Run = state.RunStopped; return s },
 			cfg:  autoApprove,
-			req:  req(reviewed), verdict: Reject, reason: Stopped,
+			req:  req(reviewed), verdict: Reject, reason: FlowStopped,
 		},
 		{
 			name: "otherwise it asks",
