@@ -35,6 +35,8 @@ commands:
   action             GitHub Action entry point (default when GITHUB_ACTIONS=true)
   serve              GitHub App webhook server (see docs/app.md)
   validate [path]    check a .github/autopilot.yml (default .github/autopilot.yml)
+  deploy-gate --environment ENV --issue N [--session TOKEN]
+                     the deploy workflow's gate job (see docs/deploy-gate.md)
   version            print version, commit and Go version
 `
 
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runServe(ctx, args, stdout, stderr, getenv)
 	case "validate":
 		return runValidate(args, stdout, stderr)
+	case "deploy-gate":
+		return runDeployGate(ctx, args, stdout, stderr, getenv)
 	case "version", "--version", "-v":
 		if code, done := parseNone("version", versionUsage, args, stdout, stderr); done {
 			return code
@@ -108,6 +112,17 @@ config_path, trigger_label, bot_login, state_key, answer_permission,
 jira_url, jira_user, jira_token, jira_project, dry_run, telemetry_path) and
 the event from GITHUB_EVENT_NAME, GITHUB_EVENT_PATH and GITHUB_REPOSITORY.
 See docs/action.md.
+`
+	deployGateUsage = `usage: bot deploy-gate --environment ENV --issue N [--session TOKEN]
+
+The deploy workflow's gate job (docs/deploy-gate.md): exit 0 when the
+issue's flow passed every gate on GITHUB_SHA and its deploy question for ENV
+was answered approve (or nothing autopilot gates is at stake), 1 otherwise.
+It reads GITHUB_TOKEN (or INPUT_GITHUB_TOKEN), INPUT_STATE_KEY,
+INPUT_CONFIG_PATH, INPUT_BOT_LOGIN, GITHUB_REPOSITORY, GITHUB_SHA,
+GITHUB_REF and GITHUB_RUN_ID, and writes nothing.
+
+flags:
 `
 	versionUsage = `usage: bot version
 
@@ -233,4 +248,29 @@ func or(v, d string) string {
 		return d
 	}
 	return v
+}
+
+// runDeployGate parses the gate job's flags and runs it.
+func runDeployGate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("deploy-gate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ga action.GateArgs
+	fs.StringVar(&ga.Environment, "environment", "", "the environment the deploy job targets")
+	fs.IntVar(&ga.Issue, "issue", 0, "the autopilot issue the deploy is for")
+	fs.StringVar(&ga.Session, "session", "", "the session token the workflow was dispatched with")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, deployGateUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "deploy-gate: unexpected argument %q\n\n%s", fs.Arg(0), deployGateUsage)
+		return 2
+	}
+	return action.RunDeployGate(ctx, action.Env{Getenv: getenv, Stdout: stdout, Stderr: stderr}, ga)
 }

@@ -112,6 +112,8 @@ type Config struct {
 	// autopilot issue closes.
 	CloseChildren bool                 `yaml:"close_children,omitempty" json:"close_children,omitempty"`
 	Flows         map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
+	// DeployGate configures the deploy gate (docs/deploy-gate.md).
+	DeployGate DeployGate `yaml:"deploy_gate,omitempty" json:"deploy_gate"`
 
 	// Resolved after parsing: built-in plus custom flows.
 	All flow.Set `yaml:"-" json:"-"`

@@ -80,14 +80,36 @@ func TestLimitsClampSilently(t *testing.T) {
 	}
 }
 
+// errorCase is a file Parse refuses, with the line, field and message
+// (a part of it) the error must name.
+type errorCase struct {
+	name  string
+	src   string
+	line  int
+	field string
+	msg   string
+}
+
+// wantErrors checks that Parse refuses each case with its line, field and
+// message.
+func wantErrors(t *testing.T, cases []errorCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.src))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("Parse = %v, want a *config.Error", err)
+			}
+			if ce.Line != c.line || ce.Field != c.field || !strings.Contains(ce.Msg, c.msg) {
+				t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, c.line, c.field, c.msg)
+			}
+		})
+	}
+}
+
 func TestErrorsNameLineAndField(t *testing.T) {
-	cases := []struct {
-		name  string
-		src   string
-		line  int
-		field string
-		msg   string
-	}{
+	cases := []errorCase{
 		{"unknown top-level key", "version: 1\nlimit:\n  max_sessions: 3\n", 2, "limit", `unknown key "limit" (known: version, default_flow`},
 		{"unknown nested key", "limits:\n  max_session: 3\n", 2, "limits.max_session", "known: max_sessions, max_hours, confidence_threshold"},
 		{"wrong type", "limits:\n  max_sessions: many\n", 2, "limits.max_sessions", `want a whole number, got "many"`},
@@ -155,18 +177,7 @@ func TestErrorsNameLineAndField(t *testing.T) {
 		{"custom flow cannot set its name", "flows:\n  hotfix:\n    name: x\n    steps: [{slug: a, name: A}]\n", 3, "flows.hotfix.name", `unknown key "name"`},
 		{"custom flow boundary not a bool", "flows:\n  hotfix:\n    steps:\n      - {slug: a, name: A, boundary: sometimes}\n", 4, "flows.hotfix.steps[0].boundary", "want true or false"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.src))
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("Parse = %v, want a *config.Error", err)
-			}
-			if ce.Line != c.line || ce.Field != c.field || !strings.Contains(ce.Msg, c.msg) {
-				t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, c.line, c.field, c.msg)
-			}
-		})
-	}
+	wantErrors(t, cases)
 }
 
 func TestFileLargerThan256KiBIsRefused(t *testing.T) {
@@ -448,6 +459,7 @@ func TestFullExampleUsesEveryKey(t *testing.T) {
 		"limits":                   reflect.TypeOf(Limits{}),
 		"executor":                 reflect.TypeOf(Executor{}),
 		"jira":                     reflect.TypeOf(Jira{}),
+		"deploy_gate":              reflect.TypeOf(DeployGate{}),
 		"flows.release-train":      reflect.TypeOf(flow.Flow{}),
 		"flows.release-train.loop": reflect.TypeOf(flow.Loop{}),
 	}

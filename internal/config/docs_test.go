@@ -26,7 +26,7 @@ func readDoc(t *testing.T) string {
 func TestDocsNameEveryKey(t *testing.T) {
 	doc := readDoc(t)
 	for _, typ := range []reflect.Type{reflect.TypeOf(Config{}), reflect.TypeOf(Limits{}), reflect.TypeOf(Executor{}),
-		reflect.TypeOf(Jira{}), reflect.TypeOf(flow.Flow{}), reflect.TypeOf(flow.Step{})} {
+		reflect.TypeOf(Jira{}), reflect.TypeOf(DeployGate{}), reflect.TypeOf(flow.Flow{}), reflect.TypeOf(flow.Step{})} {
 		for _, key := range yamlKeys(typ) {
 			if !strings.Contains(doc, "`"+key+"`") && !strings.Contains(doc, "."+key+"`") {
 				t.Errorf("docs/configuration.md does not mention %s.%s", typ.Name(), key)

@@ -86,6 +86,7 @@ func (c *Config) resolve(root *yaml.Node) error {
 	}
 	c.checkSteps(k, slugs, defaultOK)
 	c.checkJira(k)
+	c.checkDeployGate(k, slugs)
 	return k.first()
 }
 

@@ -254,13 +254,14 @@ func decodeError(root *yaml.Node, data []byte, err error) error {
 // knownKeys lists the YAML keys of the Go type the decoder named.
 func knownKeys(typeName string) string {
 	types := map[string]reflect.Type{
-		"config.Config":   reflect.TypeOf(Config{}),
-		"config.Limits":   reflect.TypeOf(Limits{}),
-		"config.Executor": reflect.TypeOf(Executor{}),
-		"config.Jira":     reflect.TypeOf(Jira{}),
-		"flow.Flow":       reflect.TypeOf(flow.Flow{}),
-		"flow.Step":       reflect.TypeOf(flow.Step{}),
-		"flow.Loop":       reflect.TypeOf(flow.Loop{}),
+		"config.Config":     reflect.TypeOf(Config{}),
+		"config.Limits":     reflect.TypeOf(Limits{}),
+		"config.Executor":   reflect.TypeOf(Executor{}),
+		"config.Jira":       reflect.TypeOf(Jira{}),
+		"config.DeployGate": reflect.TypeOf(DeployGate{}),
+		"flow.Flow":         reflect.TypeOf(flow.Flow{}),
+		"flow.Step":         reflect.TypeOf(flow.Step{}),
+		"flow.Loop":         reflect.TypeOf(flow.Loop{}),
 	}
 	t, ok := types[typeName]
 	if !ok {

@@ -70,7 +70,7 @@ func buildRoutes() []route {
 	for i, t := range table {
 		routes[i] = route{method: t.method, segs: splitPath(t.pattern), jwt: t.jwt, h: t.h}
 	}
-	return append(routes, subIssueRoutes()...)
+	return append(append(routes, subIssueRoutes()...), deployRoutes()...)
 }
 
 // match finds the route for a request path; HEAD is served as GET.

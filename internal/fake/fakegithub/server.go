@@ -58,7 +58,8 @@ type Server struct {
 	runs           map[int64]*run
 	scripts        []*script
 	log            []Request
-	sub            *subState // sub-issues, dependencies, content limits (subissues.go)
+	sub            *subState    // sub-issues, dependencies, content limits (subissues.go)
+	deploy         *deployState // environments, protection-rule requests (deploy.go)
 }
 
 // New starts a fake GitHub on a local port. Call Close when done.
