@@ -112,6 +112,9 @@ type Config struct {
 	// autopilot issue closes.
 	CloseChildren bool                 `yaml:"close_children,omitempty" json:"close_children,omitempty"`
 	Flows         map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
+	// Approvals are the approver policies by gate kind or step (see
+	// Approval and ApprovalFor).
+	Approvals map[string]Approval `yaml:"approvals,omitempty" json:"approvals,omitempty"`
 
 	// Resolved after parsing: built-in plus custom flows.
 	All flow.Set `yaml:"-" json:"-"`
