@@ -172,6 +172,9 @@ func (m *inputs) choice(c Comment, letter, reason string) {
 		m.replyOnce(c, "invalid", fmt.Sprintf("`%s` is not one of the options; did you mean one of %s?", letter, strings.Join(strings.Split(g.Letters(), ""), ", ")))
 		return
 	}
+	if m.vote(c, letter, reason, state.VoteComment, c) {
+		return
+	}
 	m.ledger(c.ID, state.LedgerApplied)
 	m.Answer(c, letter, reason)
 }

@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/approvals"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
 	"github.com/autopilot-dev/autopilot/internal/reply"
@@ -102,7 +103,11 @@ type Settings = machine.Settings
 
 // inputs is one Apply call seen from the engine: the walk (machine.M)
 // plus the handlers that read each input and decide which move it makes.
-type inputs struct{ *machine.M }
+type inputs struct {
+	*machine.M
+	// facts are what an approver policy judges a vote on (Voted).
+	facts *approvals.Facts
+}
 
 // Apply computes the next state and effects for one event. s may be nil
 // when the issue has no state yet (only Start creates one). Apply never
@@ -112,13 +117,14 @@ func Apply(set Settings, s *state.State, ev Event, now time.Time) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	m := &inputs{w}
+	m := &inputs{M: w}
 	if err := m.apply(ev); err != nil {
 		return Result{}, err
 	}
 	if m.S != nil && m.Changed {
 		m.S.UpdatedAt = m.Now
 		m.S.TrackerInUse = m.trackerInUse()
+		m.gateStatus()
 	}
 	return Result{State: m.S, Effects: m.Effs, Queries: m.Qs, Changed: m.Changed, Decision: m.Decision}, nil
 }
@@ -138,7 +144,11 @@ func (m *inputs) apply(ev Event) error {
 		}
 		return nil // no run on this issue: nothing to do
 	}
+	m.deadlines()
 	switch e := ev.(type) {
+	case Voted:
+		m.facts = &e.Facts
+		return m.apply(e.Vote)
 	case Start:
 		return m.Restart(e)
 	case LabelRemoved:

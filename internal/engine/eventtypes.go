@@ -30,6 +30,8 @@ type (
 	Query        = events.Query
 	QueryKind    = events.QueryKind
 	JiraReason   = events.JiraReason
+	Voted        = events.Voted
+	ApproversAsk = events.ApproversAsk
 )
 
 const (
@@ -38,6 +40,7 @@ const (
 	QCheckPR   = events.QCheckPR
 	QPerms     = events.QPerms
 	QJiraClose = events.QJiraClose
+	QApprovers = events.QApprovers
 	JiraAuto   = events.JiraAuto
 	JiraAsked  = events.JiraAsked
 	JiraRetry  = events.JiraRetry

@@ -65,6 +65,9 @@ func (m *inputs) click(e Click) {
 		}
 		return
 	}
+	if m.vote(Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check", state.VoteCheck, e) {
+		return
+	}
 	m.Answer(Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check")
 }
 

@@ -34,7 +34,7 @@ func (m *inputs) linkVouch(pr int, e *PullEdit) {
 // TrustedPull is the trusted-PR rule (evidence.Rule.Trusted) with s's link
 // vouches.
 func TrustedPull(set Settings, s *state.State, p *PullFacts) (bool, string) {
-	m := &inputs{&machine.M{Set: set, S: s}}
+	m := &inputs{M: &machine.M{Set: set, S: s}}
 	return m.trustedPull(p)
 }
 

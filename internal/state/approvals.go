@@ -11,6 +11,14 @@ type Ballot struct {
 	// Reminded, Escalated: when the reminder and the escalation were sent.
 	Reminded  time.Time `json:"reminded,omitzero"`
 	Escalated time.Time `json:"escalated,omitzero"`
+	// Expired: the question expired and stopped the run (on_expire:
+	// stop); after a resume its clock starts again at Since.
+	Expired time.Time `json:"expired,omitzero"`
+	Since   time.Time `json:"since,omitzero"`
+	// Status is what the banner and the PR check show, as of the state's
+	// last write: "1 of 2 approvals: @ada (A) — waiting for one more from
+	// @acme/sre; waiting 2 d 4 h; reminder sent; expires in 2 d 20 h".
+	Status string `json:"status,omitempty"`
 }
 
 // VoteWhere says where a vote was cast.

@@ -360,6 +360,8 @@ func (k QueryKind) String() string {
 		return "perms"
 	case QJiraClose:
 		return "jira-close"
+	case QApprovers:
+		return "approvers"
 	}
 	return fmt.Sprintf("query(%d)", int(k))
 }
@@ -378,6 +380,8 @@ type Query struct {
 	Sync SyncPlan `json:",omitzero"`
 	// Open counts the tasks a QJiraClose moves to done.
 	Open int `json:",omitempty"`
+	// Approvers is what a QApprovers query asks.
+	Approvers *ApproversAsk `json:",omitempty"`
 }
 
 // AnswerPerms answers a QPerms query: the asking event again, with each
