@@ -58,7 +58,8 @@ type Server struct {
 	runs           map[int64]*run
 	scripts        []*script
 	log            []Request
-	sub            *subState // sub-issues, dependencies, content limits (subissues.go)
+	sub            *subState  // sub-issues, dependencies, content limits (subissues.go)
+	teams          *teamState // teams and pull request files (teams.go, codeowners.go)
 }
 
 // New starts a fake GitHub on a local port. Call Close when done.

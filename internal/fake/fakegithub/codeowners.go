@@ -1,0 +1,71 @@
+package fakegithub
+
+import (
+	"fmt"
+	"strings"
+)
+
+// What CODEOWNERS needs: the files a pull request changes
+// (GET /repos/{owner}/{repo}/pulls/{number}/files, paged, at most 3000
+// files as GitHub lists) and the CODEOWNERS file itself, read through the
+// contents API (SetFile; GitHub looks in .github/, the root and docs/).
+
+// maxPullFiles is how many files GitHub lists for one pull request.
+const maxPullFiles = 3000
+
+// PullFile is one changed file of a pull request.
+type PullFile struct {
+	Filename string
+	// Status: added, removed, modified, renamed, copied, changed, unchanged.
+	Status                  string
+	Additions, Deletions    int
+	PreviousFilename, Patch string
+}
+
+// SetPullFiles sets the files pull request n of repo changes.
+func (s *Server) SetPullFiles(repo string, n int, files ...PullFile) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, err := s.issueLocked(repo, n)
+	if err != nil {
+		return err
+	}
+	if is.pull == nil {
+		return fmt.Errorf("fakegithub: %s#%d is not a pull request", repo, n)
+	}
+	for i, f := range files {
+		if f.Status == "" {
+			files[i].Status = "modified"
+		}
+	}
+	s.teamsLocked().files[strings.ToLower(fmt.Sprintf("%s#%d", repo, n))] = append([]PullFile(nil), files...)
+	return nil
+}
+
+// listPullFiles serves GET /repos/{owner}/{repo}/pulls/{number}/files.
+func (s *Server) listPullFiles(c *call) reply {
+	is := c.pull()
+	if is == nil {
+		return notFound()
+	}
+	files := s.teamsLocked().files[strings.ToLower(fmt.Sprintf("%s#%d", c.repo.fullName(), is.number))]
+	if len(files) > maxPullFiles {
+		files = files[:maxPullFiles]
+	}
+	return paged(s, c, files, func(f PullFile) obj {
+		blob := fmt.Sprintf("%s/%s/blob/%s/%s", s.webURL, c.repo.fullName(), is.pull.headSHA, f.Filename)
+		o := obj{
+			"sha": blobSHA([]byte(f.Filename + f.Patch)), "filename": f.Filename, "status": f.Status,
+			"additions": f.Additions, "deletions": f.Deletions, "changes": f.Additions + f.Deletions,
+			"blob_url": blob, "raw_url": strings.Replace(blob, "/blob/", "/raw/", 1),
+			"contents_url": s.api("/repos/%s/contents/%s?ref=%s", c.repo.fullName(), f.Filename, is.pull.headSHA),
+		}
+		if f.Patch != "" {
+			o["patch"] = f.Patch
+		}
+		if f.PreviousFilename != "" {
+			o["previous_filename"] = f.PreviousFilename
+		}
+		return o
+	})
+}
