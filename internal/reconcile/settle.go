@@ -136,6 +136,8 @@ func (ru *run) answer(q engine.Query) error {
 		return ru.jira(q.Sync)
 	case engine.QJiraClose:
 		return ru.closeJira(q.Open)
+	case engine.QApprovers:
+		return ru.approvers(q.Approvers)
 	}
 	return fmt.Errorf("unknown engine query %v", q.Kind)
 }

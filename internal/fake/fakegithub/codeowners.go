@@ -69,3 +69,46 @@ func (s *Server) listPullFiles(c *call) reply {
 		return o
 	})
 }
+
+// commitInfo is who wrote and who committed a commit (SetCommit).
+type commitInfo struct{ author, committer string }
+
+// SetCommit records who authored and committed commit sha of repo (for
+// GET …/commits/{sha}); committer "web-flow" is GitHub committing a web
+// edit.
+func (s *Server) SetCommit(repo, sha, author, committer string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.repoLocked(repo); err != nil {
+		return err
+	}
+	ts := s.teamsLocked()
+	if ts.commits == nil {
+		ts.commits = map[string]commitInfo{}
+	}
+	ts.commits[strings.ToLower(repo+"@"+sha)] = commitInfo{author: author, committer: committer}
+	return nil
+}
+
+// getCommit serves GET /repos/{owner}/{repo}/commits/{ref} for a commit
+// SetCommit recorded (422 "No commit found for SHA" otherwise, as GitHub).
+func (s *Server) getCommit(c *call) reply {
+	sha := c.params["ref"]
+	ci, found := s.teamsLocked().commits[strings.ToLower(c.repo.fullName()+"@"+sha)]
+	if !found {
+		return errorReply(422, "No commit found for SHA: "+sha, "https://docs.github.com/rest/commits/commits#get-a-commit")
+	}
+	person := func(login string) any {
+		if login == "" {
+			return nil
+		}
+		return s.userJSON(s.user(login, ""))
+	}
+	return ok(obj{
+		"sha": sha, "url": s.api("/repos/%s/commits/%s", c.repo.fullName(), sha),
+		"html_url":  fmt.Sprintf("%s/%s/commit/%s", s.webURL, c.repo.fullName(), sha),
+		"commit":    obj{"message": "commit " + sha, "author": obj{"name": ci.author}, "committer": obj{"name": ci.committer}},
+		"author":    person(ci.author),
+		"committer": person(ci.committer),
+	})
+}

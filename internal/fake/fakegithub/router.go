@@ -51,6 +51,7 @@ func buildRoutes() []route {
 		{"GET", "/orgs/{org}/teams/{team_slug}/memberships/{username}", false, (*Server).getTeamMembership},
 		{"POST", rp + "/pulls/{number}/reviews", false, (*Server).createReview},
 		{"GET", rp + "/commits/{ref}/check-runs", false, (*Server).listCheckRuns},
+		{"GET", rp + "/commits/{ref}", false, (*Server).getCommit},
 		{"POST", rp + "/check-runs", false, (*Server).createCheckRun},
 		{"GET", rp + "/check-runs/{id}", false, (*Server).getCheckRun},
 		{"PATCH", rp + "/check-runs/{id}", false, (*Server).updateCheckRun},

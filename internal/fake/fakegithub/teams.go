@@ -46,6 +46,8 @@ type teamState struct {
 	denied map[string]bool
 	// files: lower "owner/repo#n" → the pull request's changed files.
 	files map[string][]PullFile
+	// commits: lower "owner/repo@sha" → who authored and committed it.
+	commits map[string]commitInfo
 }
 
 func (s *Server) teamsLocked() *teamState {
