@@ -281,6 +281,9 @@ func (m *inputs) retryCommand(c Comment, _ reply.Result, _ func(), refuse func(s
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return
 	}
+	if m.vote(c, "A", "via /autopilot retry", state.VoteComment, c) {
+		return // an approver policy counts it as a vote for A
+	}
 	m.ledger(c.ID, state.LedgerApplied)
 	m.Answer(c, "A", "via /autopilot retry")
 }

@@ -245,6 +245,9 @@ func (m *inputs) tasksCommand(c Comment, r reply.Result, accept func(), refuse f
 	}
 	if r.Cmd == CmdTasksRetry {
 		if m.S.Gate != nil && m.S.Gate.Kind == state.GateTrackerAuth {
+			if m.vote(c, "A", "via /autopilot tasks retry", state.VoteComment, c) {
+				return // an approver policy counts it as a vote for A
+			}
 			m.ledger(c.ID, state.LedgerApplied)
 			m.Answer(c, "A", "via /autopilot tasks retry")
 			return
