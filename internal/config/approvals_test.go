@@ -87,16 +87,21 @@ func TestApprovalsErrorsNameLineAndField(t *testing.T) {
 		{"unknown key", "approvals:\n  approval:\n    quorum: 2\n", "approvals.approval.quorum", `unknown key "quorum"`, 3},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.src))
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("Parse = %v, want a *config.Error", err)
-			}
-			if ce.Line != c.line || ce.Field != c.field || !strings.Contains(ce.Msg, c.msg) {
-				t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, c.line, c.field, c.msg)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantError(t, c.src, c.line, c.field, c.msg) })
+	}
+}
+
+// wantError checks that src fails to parse with an error on line naming
+// field, its message containing msg.
+func wantError(t *testing.T, src string, line int, field, msg string) {
+	t.Helper()
+	_, err := Parse([]byte(src))
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("Parse = %v, want a *config.Error", err)
+	}
+	if ce.Line != line || ce.Field != field || !strings.Contains(ce.Msg, msg) {
+		t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, line, field, msg)
 	}
 }
 

@@ -156,16 +156,7 @@ func TestErrorsNameLineAndField(t *testing.T) {
 		{"custom flow boundary not a bool", "flows:\n  hotfix:\n    steps:\n      - {slug: a, name: A, boundary: sometimes}\n", 4, "flows.hotfix.steps[0].boundary", "want true or false"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.src))
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("Parse = %v, want a *config.Error", err)
-			}
-			if ce.Line != c.line || ce.Field != c.field || !strings.Contains(ce.Msg, c.msg) {
-				t.Fatalf("got line %d field %q msg %q\nwant line %d field %q msg containing %q", ce.Line, ce.Field, ce.Msg, c.line, c.field, c.msg)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantError(t, c.src, c.line, c.field, c.msg) })
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine/approvals"
@@ -169,10 +170,7 @@ func (m *inputs) deadlines() {
 		m.Changed = true
 		return
 	}
-	since := g.OpenedAt
-	if !b.Since.IsZero() {
-		since = b.Since
-	}
+	since := clockStart(g, b)
 	due := approvals.Deadlines(p, since, m.Now, b)
 	if !due.Any() {
 		return
@@ -213,10 +211,16 @@ func (m *inputs) gateStatus() {
 	}
 	g := m.S.Gate
 	b := ballotOf(g)
-	since := g.OpenedAt
-	if !b.Since.IsZero() {
-		since = b.Since
-	}
+	since := clockStart(g, b)
 	b.Status = approvals.Line(p, b) + "; " + approvals.Status(p, since, m.Now, b)
 	g.Ballot = &b
+}
+
+// clockStart is when the gate's time rules count from: when it was asked,
+// or when a resume started its clock again.
+func clockStart(g *state.Gate, b state.Ballot) time.Time {
+	if !b.Since.IsZero() {
+		return b.Since
+	}
+	return g.OpenedAt
 }

@@ -234,18 +234,33 @@ func Eligible(p config.Approval, login string, f Facts) (evidence, refused strin
 
 // whoMay names the people a policy lets vote.
 func whoMay(p config.Approval) string {
+	if who := people(p, nil, "a code owner of the changed files"); len(who) > 0 {
+		return orList(who)
+	}
+	return "anyone with answer_permission"
+}
+
+// people names, for people to read, who a policy lets vote: the listed
+// users (those with no vote on ballot b, when given), the teams, and
+// owners for the code owners.
+func people(p config.Approval, b *state.Ballot, owners string) []string {
+	voted := map[string]bool{}
+	if b != nil {
+		for _, v := range b.Votes {
+			voted[strings.ToLower(bare(v.By))] = true
+		}
+	}
 	var who []string
 	for _, u := range p.Users {
-		who = append(who, "@"+bare(u))
+		if !voted[strings.ToLower(bare(u))] {
+			who = append(who, "@"+bare(u))
+		}
 	}
 	who = append(who, p.Teams...)
 	if p.CodeOwners {
-		who = append(who, "a code owner of the changed files")
+		who = append(who, owners)
 	}
-	if len(who) == 0 {
-		return "anyone with answer_permission"
-	}
-	return orList(who)
+	return who
 }
 
 func orList(who []string) string {
@@ -291,24 +306,10 @@ func Line(p config.Approval, b state.Ballot) string {
 // waitingOn names who may still vote: the listed users who have not, the
 // teams, the code owners.
 func waitingOn(p config.Approval, b state.Ballot) string {
-	voted := map[string]bool{}
-	for _, v := range b.Votes {
-		voted[strings.ToLower(bare(v.By))] = true
+	if who := people(p, &b, "a code owner"); len(who) > 0 {
+		return orList(who)
 	}
-	var who []string
-	for _, u := range p.Users {
-		if !voted[strings.ToLower(bare(u))] {
-			who = append(who, "@"+bare(u))
-		}
-	}
-	who = append(who, p.Teams...)
-	if p.CodeOwners {
-		who = append(who, "a code owner")
-	}
-	if len(who) == 0 {
-		return "an approver"
-	}
-	return orList(who)
+	return "an approver"
 }
 
 var words = []string{"none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}

@@ -111,20 +111,7 @@ func Span(d time.Duration) string {
 // who have not voted and the teams (code owners are named, not mentioned:
 // who they are is read when a vote comes in).
 func Reminder(p config.Approval, b state.Ballot, question string, waited time.Duration) string {
-	voted := map[string]bool{}
-	for _, v := range b.Votes {
-		voted[strings.ToLower(bare(v.By))] = true
-	}
-	var who []string
-	for _, u := range p.Users {
-		if !voted[strings.ToLower(bare(u))] {
-			who = append(who, "@"+bare(u))
-		}
-	}
-	who = append(who, p.Teams...)
-	if p.CodeOwners {
-		who = append(who, "code owners of the changed files")
-	}
+	who := people(p, &b, "code owners of the changed files")
 	if len(who) == 0 {
 		who = []string{"approvers"}
 	}
