@@ -87,6 +87,7 @@ func TestApproversAreReadFromGitHubAtEachVote(t *testing.T) {
 		if strings.Contains(q.Path, "/teams/sre/memberships/") {
 			reads++
 		}
+		t.Logf("vote call: %s %s %d", q.Method, q.Path, q.Status)
 	}
 	if reads == 0 {
 		t.Fatal("the vote was counted without reading the team membership")

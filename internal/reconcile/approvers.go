@@ -40,11 +40,15 @@ func (ru *run) approvers(ask *engine.ApproversAsk) error {
 	f := ru.r.o.Forge
 	reader, _ := f.(ApproverReader)
 	facts := approvals.Facts{Teams: map[string]map[string]approvals.Membership{}, OwnedPaths: map[string]string{}}
-	is, err := f.GetIssue(ru.ctx, ru.number)
-	if err != nil {
-		return fmt.Errorf("approvers: read issue #%d: %w", ru.number, err)
+	if ld := ru.loaded; ld != nil && ld.Issue.Author.Login != "" {
+		facts.IssueAuthor = ld.Issue.Author.Login // read with the thread
+	} else {
+		is, err := f.GetIssue(ru.ctx, ru.number)
+		if err != nil {
+			return fmt.Errorf("approvers: read issue #%d: %w", ru.number, err)
+		}
+		facts.IssueAuthor = is.Author.Login
 	}
-	facts.IssueAuthor = is.Author.Login
 	teams := append([]string(nil), ask.Teams...)
 	if ask.PR != 0 {
 		pr, err := ru.getPull(ask.PR)
