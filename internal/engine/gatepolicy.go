@@ -162,8 +162,8 @@ func (m *inputs) deadlines() {
 	}
 	g := m.S.Gate
 	b := ballotOf(g)
-	if m.S.Run != state.RunAwaitingDecision {
-		return
+	if m.S.Run != state.RunAwaitingDecision && m.S.Run != state.RunFailed {
+		return // stopped or done: nothing is asked now
 	}
 	if !b.Expired.IsZero() {
 		g.Ballot = &state.Ballot{Votes: b.Votes, Since: m.Now}
