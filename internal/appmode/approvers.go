@@ -39,3 +39,11 @@ func (v *view) HeadPusher(ctx context.Context, sha string) (string, error) {
 	}
 	return "", nil
 }
+
+// ReadFileAt implements reconcile.ApproverReader.
+func (v *view) ReadFileAt(ctx context.Context, path, ref string) ([]byte, bool, error) {
+	if r, ok := v.Forge.(reconcile.ApproverReader); ok {
+		return r.ReadFileAt(ctx, path, ref)
+	}
+	return nil, false, nil
+}

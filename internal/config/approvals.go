@@ -21,7 +21,7 @@ type Approval struct {
 	Teams []string `yaml:"teams,omitempty" json:"teams,omitempty"`
 	// Users (logins) who may vote.
 	Users []string `yaml:"users,omitempty" json:"users,omitempty"`
-	// CodeOwners lets the owners (CODEOWNERS on the default branch) of
+	// CodeOwners lets the owners (CODEOWNERS at the linked PR's base branch) of
 	// the files the PR changes vote.
 	CodeOwners bool `yaml:"codeowners,omitempty" json:"codeowners,omitempty"`
 	// Min is how many distinct people must choose the same option

@@ -1,6 +1,7 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -88,4 +89,34 @@ func (c *Client) HeadPusher(ctx context.Context, sha string) (string, error) {
 		return login, nil
 	}
 	return rc.GetAuthor().GetLogin(), nil
+}
+
+// ReadFileAt reads a file at ref (a branch, tag or commit); found is false
+// when it does not exist there.
+func (c *Client) ReadFileAt(ctx context.Context, path, ref string) ([]byte, bool, error) {
+	return c.readFile(ctx, path, ref)
+}
+
+// readFile reads a file at ref ("": the default branch).
+func (c *Client) readFile(ctx context.Context, path, ref string) ([]byte, bool, error) {
+	what := fmt.Sprintf("read file %q", path)
+	segments := strings.Split(strings.Trim(path, "/"), "/")
+	for _, s := range segments {
+		if s == "" || s == "." || s == ".." {
+			return nil, false, fmt.Errorf("github %s: invalid path", what)
+		}
+	}
+	p := c.repoPath(append([]string{"contents"}, segments...)...)
+	if ref != "" {
+		p += "?" + url.Values{"ref": {ref}}.Encode()
+	}
+	var buf bytes.Buffer
+	_, err := c.do(ctx, transport.Op{Kind: "GET contents"}, http.MethodGet, p, nil, &buf, "application/vnd.github.raw+json")
+	if statusOf(err) == http.StatusNotFound {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, c.mapErr(what, err)
+	}
+	return buf.Bytes(), true, nil
 }

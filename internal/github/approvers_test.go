@@ -80,3 +80,22 @@ func TestPullFilesAndPusher(t *testing.T) {
 		t.Fatal("an unknown commit is an error")
 	}
 }
+
+func TestCodeOwnersAtThePullsBase(t *testing.T) {
+	g, c := approverWorld(t)
+	ctx := context.Background()
+	if err := g.SetFile("acme/widgets", ".github/CODEOWNERS", []byte("* @acme/sre\n")); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := c.GetPull(ctx, 1)
+	if err != nil || pr.BaseRef != "main" {
+		t.Fatalf("base %q, %v", pr.BaseRef, err)
+	}
+	data, found, err := c.ReadFileAt(ctx, ".github/CODEOWNERS", pr.BaseRef)
+	if err != nil || !found || string(data) != "* @acme/sre\n" {
+		t.Fatalf("at main: %q %v %v", data, found, err)
+	}
+	if _, found, err := c.ReadFileAt(ctx, ".github/CODEOWNERS", "release"); err != nil || found {
+		t.Fatalf("at a ref without it: found %v, %v", found, err)
+	}
+}

@@ -189,6 +189,10 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 		},
 		"PullFiles":  func(ctx context.Context, c *Client) error { return ignore(c.PullFiles(ctx, w.pull)) },
 		"HeadPusher": func(ctx context.Context, c *Client) error { return ignore(c.HeadPusher(ctx, permSHA)) },
+		"ReadFileAt": func(ctx context.Context, c *Client) error {
+			_, _, err := c.ReadFileAt(ctx, ".github/CODEOWNERS", "main")
+			return err
+		},
 		"CloseIssue": func(ctx context.Context, c *Client) error {
 			is, err := c.CreateIssue(ctx, "to close", "body", nil)
 			if err != nil {

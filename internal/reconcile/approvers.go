@@ -25,6 +25,8 @@ type ApproverReader interface {
 	// HeadPusher is the account that pushed commit sha (its committer, or
 	// its author for a commit GitHub made on the web).
 	HeadPusher(ctx context.Context, sha string) (string, error)
+	// ReadFileAt reads a file at ref; found is false when it is not there.
+	ReadFileAt(ctx context.Context, path, ref string) (data []byte, found bool, err error)
 }
 
 // codeOwnersPaths are where GitHub looks for CODEOWNERS, in its order.
@@ -50,6 +52,7 @@ func (ru *run) approvers(ask *engine.ApproversAsk) error {
 		facts.IssueAuthor = is.Author.Login
 	}
 	teams := append([]string(nil), ask.Teams...)
+	base := ""
 	if ask.PR != 0 {
 		pr, err := ru.getPull(ask.PR)
 		switch {
@@ -57,7 +60,7 @@ func (ru *run) approvers(ask *engine.ApproversAsk) error {
 		case err != nil:
 			return fmt.Errorf("approvers: read PR #%d: %w", ask.PR, err)
 		default:
-			facts.PR, facts.PRAuthor = pr.Number, pr.Author.Login
+			facts.PR, facts.PRAuthor, base = pr.Number, pr.Author.Login, pr.BaseRef
 			if reader != nil {
 				if facts.Pusher, err = reader.HeadPusher(ru.ctx, pr.HeadSHA); err != nil {
 					return fmt.Errorf("approvers: pusher of PR #%d: %w", ask.PR, err)
@@ -66,7 +69,7 @@ func (ru *run) approvers(ask *engine.ApproversAsk) error {
 		}
 	}
 	if ask.CodeOwners && facts.PR != 0 && reader != nil {
-		if err := ru.codeOwners(reader, facts.PR, &facts); err != nil {
+		if err := ru.codeOwners(reader, facts.PR, base, &facts); err != nil {
 			return err
 		}
 		for _, o := range facts.CodeOwners {
@@ -93,15 +96,14 @@ func (ru *run) approvers(ask *engine.ApproversAsk) error {
 	return ru.apply(ask.Answer(facts))
 }
 
-// codeOwners reads CODEOWNERS (at the default branch, the base of the
-// pull requests autopilot follows) and the PR's changed files, and puts
-// their owners in facts.
-func (ru *run) codeOwners(reader ApproverReader, pr int, facts *approvals.Facts) error {
+// codeOwners reads CODEOWNERS at the PR's base (GitHub's locations, in
+// its order) and the PR's changed files, and puts their owners in facts.
+func (ru *run) codeOwners(reader ApproverReader, pr int, base string, facts *approvals.Facts) error {
 	var text []byte
 	for _, p := range codeOwnersPaths {
-		data, found, err := ru.r.o.Forge.ReadFile(ru.ctx, p)
+		data, found, err := reader.ReadFileAt(ru.ctx, p, base)
 		if err != nil {
-			return fmt.Errorf("approvers: read %s: %w", p, err)
+			return fmt.Errorf("approvers: read %s at %q: %w", p, base, err)
 		}
 		if found {
 			text = data

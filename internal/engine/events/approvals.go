@@ -20,7 +20,7 @@ type ApproversAsk struct {
 	Teams []string
 	// PR is the linked PR (0: none): its author, the pusher of its head
 	// and, with CodeOwners, the owners of its changed files in CODEOWNERS
-	// on the default branch (the base of the PRs autopilot follows).
+	// at its base branch.
 	PR         int
 	CodeOwners bool
 	// Vote is the comment or click to apply again with the facts.
