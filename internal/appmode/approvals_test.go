@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 )
 
 // approvalsRig: the App on a fake whose config puts an approver policy on
@@ -36,9 +37,9 @@ approvals:
 // openApprovalGate starts a meta-repo run on a new issue (opened by the
 // writer, so prevent_self refuses him) and reports its discovery done: the
 // config review's approval gate opens.
-func openApprovalGate(t *testing.T, g *apptest.GitHub, r *rig) int {
+func openApprovalGate(t *testing.T, g *apptest.GitHub, r *rig, cfg string) int {
 	t.Helper()
-	if err := g.SetFile(apptest.Repo, ".github/autopilot.yml", []byte(approvalsConfig)); err != nil {
+	if err := g.SetFile(apptest.Repo, ".github/autopilot.yml", []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	n, err := g.CreateIssue(apptest.Repo, apptest.Writer, "Review the config", "Opened by the writer.", nil)
@@ -71,7 +72,7 @@ func TestApproversAreReadFromGitHubAtEachVote(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := openApprovalGate(t, g, r)
+	n := openApprovalGate(t, g, r, approvalsConfig)
 
 	r.mustProcess(g.Say(apptest.Repo, n, apptest.Writer, "A"))
 	if g.BotComments(apptest.Repo, n, "opened this issue") != 1 {
@@ -111,7 +112,7 @@ func TestTwoReplicasSweepOneReminder(t *testing.T) {
 	skew := new(atomic.Int64)
 	r1 := approvalsRig(t, g, skew)
 	r2 := approvalsRig(t, g, skew)
-	n := openApprovalGate(t, g, r1)
+	n := openApprovalGate(t, g, r1, approvalsConfig)
 	skew.Store(int64(25 * time.Hour))
 	ctx := context.Background()
 	for i, r := range []*rig{r1, r2, r2, r1} {
@@ -139,4 +140,39 @@ func botBodies(g *apptest.GitHub, n int) string {
 		}
 	}
 	return strings.Join(out, "\n---\n")
+}
+
+// TestCodeOwnerApprovesThroughTheApp: with codeowners: true the owners in
+// CODEOWNERS at the linked PR's base of the files it changes may vote; the
+// PR's author (who pushed its head) is refused by prevent_self although
+// CODEOWNERS names her.
+func TestCodeOwnerApprovesThroughTheApp(t *testing.T) {
+	g := apptest.New(t)
+	skew := new(atomic.Int64)
+	r := approvalsRig(t, g, skew)
+	cfg := strings.Replace(approvalsConfig, "    teams: [\"@acme/sre\"]\n    users: [maria]\n", "    codeowners: true\n", 1)
+	for _, err := range []error{
+		g.SetFile(apptest.Repo, ".github/CODEOWNERS", []byte("*.go @ola\ndocs/ @pat\n")),
+		g.SetPermission(apptest.Repo, "ola", "write"),
+		g.SetPermission(apptest.Repo, "pat", "write"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := openApprovalGate(t, g, r, cfg)
+	pr, d := g.OpenPR(apptest.Repo, n, "pat", "c0ffee")
+	if err := g.SetPullFiles(apptest.Repo, pr, fakegithub.PullFile{Filename: "src/a.go"}, fakegithub.PullFile{Filename: "docs/a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	r.mustProcess(d)
+	r.mustProcess(g.Say(apptest.Repo, n, "pat", "A"))
+	if g.BotComments(apptest.Repo, n, "opened PR #") != 1 {
+		t.Fatalf("the PR's author was not refused:\n%s", botBodies(g, n))
+	}
+	r.mustProcess(g.Say(apptest.Repo, n, "ola", "A"))
+	s := g.State(apptest.Repo, n)
+	if s.Gate == nil || s.Gate.Ballot == nil || len(s.Gate.Ballot.Votes) != 1 || s.Gate.Ballot.Votes[0].Evidence != "code owner of *.go" {
+		t.Fatalf("ola's vote: %+v", s.Gate.Ballot)
+	}
 }

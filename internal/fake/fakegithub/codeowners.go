@@ -91,10 +91,21 @@ func (s *Server) SetCommit(repo, sha, author, committer string) error {
 }
 
 // getCommit serves GET /repos/{owner}/{repo}/commits/{ref} for a commit
-// SetCommit recorded (422 "No commit found for SHA" otherwise, as GitHub).
+// SetCommit recorded or a pull request's head (422 "No commit found for
+// SHA" otherwise, as GitHub).
 func (s *Server) getCommit(c *call) reply {
 	sha := c.params["ref"]
 	ci, found := s.teamsLocked().commits[strings.ToLower(c.repo.fullName()+"@"+sha)]
+	if !found {
+		// A pull request's head commit exists: its author wrote and
+		// committed it unless SetCommit says otherwise.
+		for _, is := range c.repo.issues {
+			if is.pull != nil && is.pull.headSHA == sha && is.user != nil {
+				ci, found = commitInfo{author: is.user.login, committer: is.user.login}, true
+				break
+			}
+		}
+	}
 	if !found {
 		return errorReply(422, "No commit found for SHA: "+sha, "https://docs.github.com/rest/commits/commits#get-a-commit")
 	}

@@ -155,3 +155,25 @@ func TestPullFilesAndCodeOwnersAtTheBase(t *testing.T) {
 		t.Fatal("files set on an issue")
 	}
 }
+
+func TestCommitOfAPullHeadAndUnknown(t *testing.T) {
+	e := newEnv(t)
+	n, err := e.s.CreatePull(testRepo, "alice", "x", "", "x", "feedbeef")
+	must(t, err)
+	_ = n
+	gh := e.client(humanTok)
+	ctx := context.Background()
+	rc, resp, err := gh.Repositories.GetCommit(ctx, "octo", "repo", "feedbeef", nil)
+	wantStatus(t, resp, err, http.StatusOK)
+	if rc.GetCommitter().GetLogin() != "alice" || rc.GetAuthor().GetLogin() != "alice" {
+		t.Fatalf("head commit of alice's PR: %+v", rc)
+	}
+	must(t, e.s.SetCommit(testRepo, "feedbeef", "alice", "web-flow"))
+	rc, _, err = gh.Repositories.GetCommit(ctx, "octo", "repo", "feedbeef", nil)
+	must(t, err)
+	if rc.GetCommitter().GetLogin() != "web-flow" {
+		t.Fatalf("committer %q", rc.GetCommitter().GetLogin())
+	}
+	_, resp, err = gh.Repositories.GetCommit(ctx, "octo", "repo", "0000", nil)
+	wantStatus(t, resp, err, http.StatusUnprocessableEntity)
+}
