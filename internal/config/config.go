@@ -114,6 +114,9 @@ type Config struct {
 	Flows         map[string]flow.Flow `yaml:"flows,omitempty" json:"-"`
 	// DeployGate configures the deploy gate (docs/deploy-gate.md).
 	DeployGate DeployGate `yaml:"deploy_gate,omitempty" json:"deploy_gate"`
+	// Approvals are the approver policies by gate kind or step (see
+	// Approval and ApprovalFor).
+	Approvals map[string]Approval `yaml:"approvals,omitempty" json:"approvals,omitempty"`
 
 	// Resolved after parsing: built-in plus custom flows.
 	All flow.Set `yaml:"-" json:"-"`

@@ -455,13 +455,14 @@ func TestFullExampleUsesEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	sections := map[string]reflect.Type{
-		"":                         reflect.TypeOf(Config{}),
-		"limits":                   reflect.TypeOf(Limits{}),
-		"executor":                 reflect.TypeOf(Executor{}),
-		"jira":                     reflect.TypeOf(Jira{}),
-		"deploy_gate":              reflect.TypeOf(DeployGate{}),
-		"flows.release-train":      reflect.TypeOf(flow.Flow{}),
-		"flows.release-train.loop": reflect.TypeOf(flow.Loop{}),
+		"":                            reflect.TypeOf(Config{}),
+		"limits":                      reflect.TypeOf(Limits{}),
+		"executor":                    reflect.TypeOf(Executor{}),
+		"jira":                        reflect.TypeOf(Jira{}),
+		"deploy_gate":                 reflect.TypeOf(DeployGate{}),
+		"flows.release-train":         reflect.TypeOf(flow.Flow{}),
+		"flows.release-train.loop":    reflect.TypeOf(flow.Loop{}),
+		"approvals.approval-sign-off": reflect.TypeOf(Approval{}),
 	}
 	for section, typ := range sections {
 		for _, key := range yamlKeys(typ) {

@@ -26,7 +26,7 @@ func readDoc(t *testing.T) string {
 func TestDocsNameEveryKey(t *testing.T) {
 	doc := readDoc(t)
 	for _, typ := range []reflect.Type{reflect.TypeOf(Config{}), reflect.TypeOf(Limits{}), reflect.TypeOf(Executor{}),
-		reflect.TypeOf(Jira{}), reflect.TypeOf(DeployGate{}), reflect.TypeOf(flow.Flow{}), reflect.TypeOf(flow.Step{})} {
+		reflect.TypeOf(Jira{}), reflect.TypeOf(DeployGate{}), reflect.TypeOf(Approval{}), reflect.TypeOf(flow.Flow{}), reflect.TypeOf(flow.Step{})} {
 		for _, key := range yamlKeys(typ) {
 			if !strings.Contains(doc, "`"+key+"`") && !strings.Contains(doc, "."+key+"`") {
 				t.Errorf("docs/configuration.md does not mention %s.%s", typ.Name(), key)
@@ -58,6 +58,8 @@ func TestDocsErrorSamplesAreWhatParseSays(t *testing.T) {
 		{"limits:\n  max_sessions: 3\nexecutor:\n  kind: robot\n"},
 		{"limits:\n\tmax_sessions: 3\n"},
 		{"version: 1\nagents: [claude[bot]]\n"},
+		{"approvals:\n  approval:\n    teams: [sre]\n"},
+		{"approvals:\n  approval:\n    users: [ada, bob, Ada]\n    min: 3\n"},
 	}
 	for _, c := range cases {
 		_, err := Parse([]byte(c.src))

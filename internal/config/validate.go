@@ -85,6 +85,7 @@ func (c *Config) resolve(root *yaml.Node) error {
 		k.add("check_name", fmt.Sprintf("%q: want a one-line name of at most 100 characters without surrounding spaces", n), "check_name")
 	}
 	c.checkSteps(k, slugs, defaultOK)
+	c.checkApprovals(k, slugs)
 	c.checkJira(k)
 	c.checkDeployGate(k, slugs)
 	return k.first()

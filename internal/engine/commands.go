@@ -282,6 +282,9 @@ func (m *inputs) retryCommand(c events.Comment, _ grammar.Result, _ func(), refu
 		refuse("nothing-to-retry", "there is no failed step to retry.")
 		return
 	}
+	if m.vote(c, "A", "via /autopilot retry", state.VoteComment, c) {
+		return // an approver policy counts it as a vote for A
+	}
 	m.ledger(c.ID, state.LedgerApplied)
 	m.Answer(c, "A", "via /autopilot retry")
 }

@@ -173,6 +173,9 @@ func (m *inputs) choice(c events.Comment, letter, reason string) {
 		m.replyOnce(c, "invalid", fmt.Sprintf("`%s` is not one of the options; did you mean one of %s?", letter, strings.Join(strings.Split(g.Letters(), ""), ", ")))
 		return
 	}
+	if m.vote(c, letter, reason, state.VoteComment, c) {
+		return
+	}
 	m.ledger(c.ID, state.LedgerApplied)
 	m.Answer(c, letter, reason)
 }
@@ -243,6 +246,9 @@ func (m *inputs) tasksCommand(c events.Comment, r grammar.Result, accept func(),
 	}
 	if r.Cmd == CmdTasksRetry {
 		if m.S.Gate != nil && m.S.Gate.Kind == state.GateTrackerAuth {
+			if m.vote(c, "A", "via /autopilot tasks retry", state.VoteComment, c) {
+				return // an approver policy counts it as a vote for A
+			}
 			m.ledger(c.ID, state.LedgerApplied)
 			m.Answer(c, "A", "via /autopilot tasks retry")
 			return

@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/approvals"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/engine/stops"
@@ -100,7 +101,11 @@ type Result struct {
 
 // inputs is one Apply call seen from the engine: the walk (machine.M)
 // plus the handlers that read each input and decide which move it makes.
-type inputs struct{ *machine.M }
+type inputs struct {
+	*machine.M
+	// facts are what an approver policy judges a vote on (Voted).
+	facts *approvals.Facts
+}
 
 // Apply computes the next state and effects for one event. s may be nil
 // when the issue has no state yet (only Start creates one). Apply never
@@ -110,16 +115,23 @@ func Apply(set machine.Settings, s *state.State, ev events.Event, now time.Time)
 	if err != nil {
 		return Result{}, err
 	}
-	m := &inputs{w}
+	m := &inputs{M: w}
 	if err := m.apply(ev); err != nil {
 		return Result{}, err
 	}
 	if m.S != nil && m.Changed {
 		m.S.UpdatedAt = m.Now
 		m.S.TrackerInUse = m.trackerInUse()
+		m.gateStatus()
 	}
 	return Result{State: m.S, Effects: m.Effs, Queries: m.Qs, Changed: m.Changed, Decision: m.Decision}, nil
 }
+
+// reapply is apply for a row that hands on an event it carries (a vote);
+// set in init, since the table cannot name apply, which reads the table.
+var reapply func(m *inputs, ev events.Event) error
+
+func init() { reapply = (*inputs).apply }
 
 func (m *inputs) apply(ev events.Event) error {
 	h, ok := eventHandlers[events.Name(ev)]
@@ -128,6 +140,13 @@ func (m *inputs) apply(ev events.Event) error {
 	}
 	if m.S == nil && !h.noRun {
 		return nil // no run on this issue: nothing to do
+	}
+	if m.S != nil {
+		switch ev.(type) {
+		case events.Recovered, events.Unmanaged:
+		default:
+			m.deadlines() // an approver policy's reminders and expiry first
+		}
 	}
 	return h.apply(m, ev)
 }
@@ -146,6 +165,9 @@ type eventHandler struct {
 var eventHandlers = table(
 	on(true, func(m *inputs, e events.Recovered) error { m.recovered(e); return nil }),
 	on(true, func(m *inputs, e events.Unmanaged) error { m.unmanaged(e); return nil }),
+	// A vote with what the approver policy judges it on: the vote applies
+	// as its comment or click would (approvals.go).
+	on(false, func(m *inputs, e events.Voted) error { m.facts = &e.Facts; return reapply(m, e.Vote) }),
 	on(true, func(m *inputs, e events.Start) error {
 		if m.S == nil {
 			return m.Start(e)

@@ -66,6 +66,9 @@ func (m *inputs) click(e events.Click) {
 		}
 		return
 	}
+	if m.vote(events.Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check", state.VoteCheck, e) {
+		return
+	}
 	m.Answer(events.Comment{Author: e.Sender, At: e.At, URL: e.URL}, letter, "clicked in the PR check")
 }
 

@@ -22,7 +22,7 @@ func (m *inputs) linkVouch(pr int, e *evidence.PullEdit) {
 // TrustedPull is the trusted-PR rule (evidence.Rule.Trusted) with s's link
 // vouches.
 func TrustedPull(set machine.Settings, s *state.State, p *evidence.PullFacts) (bool, string) {
-	m := &inputs{&machine.M{Set: set, S: s}}
+	m := &inputs{M: &machine.M{Set: set, S: s}}
 	return m.trustedPull(p)
 }
 

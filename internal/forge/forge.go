@@ -96,6 +96,8 @@ type Pull struct {
 	// HeadRepo is head.repo.full_name: the repository itself, a fork's
 	// name, or "" when the fork was deleted.
 	HeadRepo string `json:"head_repo,omitempty"`
+	// BaseRef is the branch the PR merges into (base.ref).
+	BaseRef string `json:"base_ref,omitempty"`
 }
 
 // Review is a pull request review.

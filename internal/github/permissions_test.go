@@ -64,6 +64,12 @@ var endpoints = []endpoint{
 
 	{"GET", "/repos/{owner}/{repo}/pulls/{number}", "pull_requests", "read"},
 	{"GET", "/repos/{owner}/{repo}/pulls/{number}/reviews", "pull_requests", "read"},
+	{"GET", "/repos/{owner}/{repo}/pulls/{number}/files", "pull_requests", "read"},
+	{"GET", "/repos/{owner}/{repo}/commits/{ref}", "contents", "read"},
+
+	// Approver policies with teams: an organization permission.
+	{"GET", "/orgs/{org}/teams/{team_slug}/memberships/{username}", "members", "read"},
+	{"GET", "/orgs/{org}/teams/{team_slug}", "members", "read"},
 
 	{"GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs", "checks", "read"},
 	{"POST", "/repos/{owner}/{repo}/check-runs", "checks", "write"},
@@ -178,6 +184,15 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 			return ignore(c.ListLabeled(ctx, "autopilot", time.Time{}))
 		},
 		"ReadIssue": func(ctx context.Context, c *Client) error { return ignore(c.ReadIssue(ctx, w.issue)) },
+		"TeamMembership": func(ctx context.Context, c *Client) error {
+			return ignore(c.TeamMembership(ctx, "octo", "sre", "alice")) // 404, then the team read
+		},
+		"PullFiles":  func(ctx context.Context, c *Client) error { return ignore(c.PullFiles(ctx, w.pull)) },
+		"HeadPusher": func(ctx context.Context, c *Client) error { return ignore(c.HeadPusher(ctx, permSHA)) },
+		"ReadFileAt": func(ctx context.Context, c *Client) error {
+			_, _, err := c.ReadFileAt(ctx, ".github/CODEOWNERS", "main")
+			return err
+		},
 		"CloseIssue": func(ctx context.Context, c *Client) error {
 			is, err := c.CreateIssue(ctx, "to close", "body", nil)
 			if err != nil {
@@ -220,6 +235,7 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 	must(g.SetFile(repo, ".github/autopilot.yml", []byte("jira: {enabled: false}\n")))
 	must(g.SetFile(repo, "_docs/01-task.md", []byte("# Task\n")))
 	must(g.SetWorkflow(repo, "autopilot-step.yml", "autopilot-step", "autopilot ${{ inputs.session }}"))
+	must(g.SetCommit(repo, permSHA, "alice", "alice"))
 	w := &permWorld{}
 	var err error
 	w.issue, err = g.CreateIssue(repo, "alice", "Add CSV export", "body", []string{"autopilot"})
@@ -285,8 +301,11 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 			t.Errorf("%s %s (%s) needs %s: %s; the App manifest in docs/app.md grants %q", e.Method, e.Path, strings.Join(by, ", "), e.Perm, e.Access, manifest[e.Perm])
 		}
 		// GITHUB_TOKEN always has metadata: read; it is no workflow scope.
+		// Nor is members (an organization permission GITHUB_TOKEN never
+		// has): in Action mode a team read fails closed, and the reply
+		// names the permission.
 		scope := strings.ReplaceAll(e.Perm, "_", "-")
-		if e.Perm != "metadata" && !grants(workflow[scope], e.Access) {
+		if e.Perm != "metadata" && e.Perm != "members" && !grants(workflow[scope], e.Access) {
 			t.Errorf("%s %s (%s) needs %s: %s; the workflow's permissions: in docs/examples/autopilot.yml grant %q", e.Method, e.Path, strings.Join(by, ", "), scope, e.Access, workflow[scope])
 		}
 	}
@@ -324,7 +343,7 @@ func appPermissions(t *testing.T) (manifest, table map[string]string) {
 		t.Fatal("docs/app.md: no manifest with default_permissions")
 	}
 	names := map[string]string{"Issues": "issues", "Pull requests": "pull_requests", "Actions": "actions", "Checks": "checks",
-		"Contents": "contents", "Metadata": "metadata", "Commit statuses": "statuses"}
+		"Contents": "contents", "Metadata": "metadata", "Commit statuses": "statuses", "Members": "members"}
 	levels := map[string]string{"read": "read", "read & write": "write"}
 	table = map[string]string{}
 	row := regexp.MustCompile(`(?m)^\| ([A-Z][a-z ]+) \| (read|read & write) \|`)

@@ -29,6 +29,7 @@ func (c *Client) GetPull(ctx context.Context, number int) (forge.Pull, error) {
 		URL:     pr.GetHTMLURL(),
 		// null when the fork was deleted: "" is never this repository.
 		HeadRepo: pr.GetHead().GetRepo().GetFullName(),
+		BaseRef:  pr.GetBase().GetRef(),
 	}, nil
 }
 

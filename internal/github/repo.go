@@ -1,11 +1,9 @@
 package github
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
@@ -47,21 +45,5 @@ func (c *Client) Permission(ctx context.Context, login string) (access.Level, er
 // ReadFile reads a file at the default branch through the contents API
 // (raw media type). found is false when GitHub answers 404.
 func (c *Client) ReadFile(ctx context.Context, path string) ([]byte, bool, error) {
-	what := fmt.Sprintf("read file %q", path)
-	segments := strings.Split(strings.Trim(path, "/"), "/")
-	for _, s := range segments {
-		if s == "" || s == "." || s == ".." {
-			return nil, false, fmt.Errorf("github %s: invalid path", what)
-		}
-	}
-	var buf bytes.Buffer
-	_, err := c.do(ctx, transport.Op{Kind: "GET contents"}, http.MethodGet,
-		c.repoPath(append([]string{"contents"}, segments...)...), nil, &buf, "application/vnd.github.raw+json")
-	if statusOf(err) == http.StatusNotFound {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, c.mapErr(what, err)
-	}
-	return buf.Bytes(), true, nil
+	return c.readFile(ctx, path, "")
 }

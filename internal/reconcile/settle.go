@@ -142,6 +142,8 @@ func (ru *run) answer(q events.Query) error {
 		return ru.readPullSeen(q.PR)
 	case events.QRepoDir:
 		return ru.readDir(q.Dir)
+	case events.QApprovers:
+		return ru.approvers(q.Approvers)
 	}
 	return fmt.Errorf("unknown engine query %v", q.Kind)
 }

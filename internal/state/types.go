@@ -332,6 +332,9 @@ type Gate struct {
 	// Next is the step an answer starts; the gate already announced it, so
 	// a manual executor gets no second announcement.
 	Next string `json:"next,omitempty"`
+	// Ballot holds the votes and deadlines of a gate with an approver
+	// policy (nil without one).
+	Ballot *Ballot `json:"ballot,omitempty"`
 }
 
 // Letters returns the gate's option letters, e.g. "ABC".

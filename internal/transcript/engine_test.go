@@ -21,6 +21,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/config"
 	"github.com/autopilot-dev/autopilot/internal/engine"
+	"github.com/autopilot-dev/autopilot/internal/engine/approvals"
 	"github.com/autopilot-dev/autopilot/internal/engine/checkview"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/evidence"
@@ -84,6 +85,8 @@ type engineDriver struct {
 	// applied are the engine event types applied and actions the gate
 	// actions taken (for the coverage test).
 	applied, actions map[string]bool
+	// asked are the queries of the last event (approvers answers one).
+	asked []events.Query
 }
 
 func gateOf(s *state.State) *state.Gate {
@@ -121,6 +124,7 @@ func (d *engineDriver) do(c *transcript.Case) string {
 	if err != nil {
 		return "engine error: " + err.Error()
 	}
+	d.asked = res.Queries
 	if g := gateOf(d.st); res.Decision != "" && g != nil {
 		for _, o := range g.Options {
 			if o.Letter == res.Decision {
@@ -261,6 +265,8 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 		return d.trackerSynced(c), nil
 	case "tick":
 		return events.Tick{BudgetLow: c.Has("budget-low")}, nil
+	case "approvers":
+		return d.approvers(c)
 	case "recovered":
 		ev := events.Recovered{Restored: c.Has("restored"), Lost: c.Has("lost"), Deleted: c.Has("deleted")}
 		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
@@ -738,4 +744,36 @@ func walk(raw json.RawMessage, path string, out *[]field) {
 	default:
 		*out = append(*out, field{path, string(raw)})
 	}
+}
+
+// approvers answers the last event's QApprovers query with the facts the
+// directive gives: the authors, the pusher, CODEOWNERS owners
+// (owner:path,…) and team memberships (login:@org/team:state,…).
+func (d *engineDriver) approvers(c *transcript.Case) (events.Event, error) {
+	for _, q := range d.asked {
+		if q.Kind != events.QApprovers {
+			continue
+		}
+		f := approvals.Facts{IssueAuthor: c.Or("issue", ""), PRAuthor: c.Or("author", ""), Pusher: c.Or("pusher", ""),
+			Teams: map[string]map[string]approvals.Membership{}, OwnedPaths: map[string]string{}}
+		f.PR, _ = strconv.Atoi(c.Or("pr", "0"))
+		for _, o := range strings.Split(c.Or("owners", ""), ",") {
+			if who, path, ok := strings.Cut(o, ":"); ok {
+				f.CodeOwners = append(f.CodeOwners, who)
+				f.OwnedPaths[who] = path
+			}
+		}
+		for _, m := range strings.Split(c.Or("member", ""), ",") {
+			parts := strings.Split(m, ":")
+			if len(parts) != 3 {
+				continue
+			}
+			if f.Teams[parts[0]] == nil {
+				f.Teams[parts[0]] = map[string]approvals.Membership{}
+			}
+			f.Teams[parts[0]][parts[1]] = approvals.Membership(parts[2])
+		}
+		return q.Approvers.Answer(f), nil
+	}
+	return nil, fmt.Errorf("the last event asked no approvers query")
 }

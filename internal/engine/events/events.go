@@ -355,6 +355,8 @@ func (k QueryKind) String() string {
 		return "perms"
 	case QTrackerClose:
 		return "jira-close"
+	case QApprovers:
+		return "approvers"
 	}
 	if s, ok := readKindNames[k]; ok {
 		return s
@@ -378,6 +380,8 @@ type Query struct {
 	Open int `json:",omitempty"`
 	// Dir is the directory a QTaskFiles reads.
 	Dir string `json:",omitempty"`
+	// Approvers is what a QApprovers query asks.
+	Approvers *ApproversAsk `json:",omitempty"`
 }
 
 // AnswerPerms answers a QPerms query: the asking event again, with each

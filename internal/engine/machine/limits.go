@@ -118,7 +118,7 @@ func (m *M) Tick(e events.Tick) {
 		m.Stop(stops.KillResource, "the API rate budget is nearly spent")
 		return
 	}
-	if m.hoursExceeded() {
+	if m.hoursExceeded() && !m.gateKeepsTime() {
 		m.Stop(stops.KillMaxHours, fmt.Sprintf("the run has been going for more than %.1f hours", m.Set.Config.Limits.MaxHours))
 	}
 }
@@ -130,3 +130,14 @@ func (m *M) AwaitingEvidence() bool {
 }
 
 func timeoutDur(d config.Duration) time.Duration { return time.Duration(d) }
+
+// gateKeepsTime reports whether the open gate's approver policy sets its
+// own expiry (expire_after): waiting for its approvers is then timed by the
+// policy, not by limits.max_hours.
+func (m *M) gateKeepsTime() bool {
+	if m.S.Gate == nil {
+		return false
+	}
+	p, ok := m.Set.Config.ApprovalFor(m.S.Gate.Kind)
+	return ok && p.ExpireAfter > 0
+}

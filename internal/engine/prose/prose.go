@@ -106,6 +106,9 @@ func NextAction(s *state.State) string {
 		return "stopped; /autopilot resume continues"
 	case state.RunAwaitingDecision, state.RunFailed:
 		if s.Gate != nil {
+			if b := s.Gate.Ballot; b != nil && b.Status != "" {
+				return "waiting for a decision: " + OneLine(s.Gate.Title, 80) + " — " + OneLine(b.Status, 200)
+			}
 			return "waiting for a decision: " + OneLine(s.Gate.Title, 80)
 		}
 	}

@@ -16,6 +16,9 @@ const (
 	KillResource      state.StopReason = "resource-overload"
 	KillUserAbort     state.StopReason = "user-abort"
 	StopMaxIterations state.StopReason = "max-iterations"
+	// StopApprovalExpired: a question with an approver policy expired
+	// unanswered (on_expire: stop).
+	StopApprovalExpired state.StopReason = "approval-expired"
 )
 
 // RecoveryHint is the recovery hint recorded with a stop reason (a
@@ -39,6 +42,8 @@ func RecoveryHint(reason state.StopReason) string {
 		return "Lower limits.confidence_threshold or run the next step by hand, then resume."
 	case KillUserAbort:
 		return "Resume when ready (re-add the trigger label or comment /autopilot resume)."
+	case StopApprovalExpired:
+		return "Nobody decided the open question in time. Resume with /autopilot resume to ask again; its reminders and expiry start over."
 	case StopMaxIterations:
 		return "The review loop reached its iteration limit; rethink the plan, then resume."
 	}

@@ -60,6 +60,7 @@ type Server struct {
 	log            []Request
 	sub            *subState    // sub-issues, dependencies, content limits (subissues.go)
 	deploy         *deployState // environments, protection-rule requests (deploy.go)
+	teams          *teamState   // teams and pull request files (teams.go, codeowners.go)
 }
 
 // New starts a fake GitHub on a local port. Call Close when done.

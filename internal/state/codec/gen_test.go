@@ -204,6 +204,14 @@ func (g gen) rest(s *state.State) {
 		if g.n(1) == 0 {
 			gt.Next = g.slug()
 		}
+		if g.n(1) == 0 {
+			b := &state.Ballot{Reminded: g.time(), Escalated: g.time(), Expired: g.time(), Since: g.time(), Status: g.text(true)}
+			for i := g.n(2); i >= 0; i-- {
+				b.Votes = append(b.Votes, state.Vote{By: g.pick("ada", "bob", "grace"), Option: "A", Where: pickOf(g, state.VoteComment, state.VoteCheck),
+					At: g.time(), CommentID: int64(1 + g.n(1e6)), Link: g.link(), Evidence: "member of @acme/sre"})
+			}
+			gt.Ballot = b
+		}
 		s.Gate = gt
 	}
 	for i := g.n(5); i > 0; i-- {

@@ -1,0 +1,178 @@
+package appmode
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
+)
+
+// approvalsRig: the App on a fake whose config puts an approver policy on
+// the meta-repo config review; the App's clock is the wall clock moved by
+// skew, so a test can jump to a deadline.
+func approvalsRig(t *testing.T, g *apptest.GitHub, skew *atomic.Int64) *rig {
+	return newRigOn(t, g, func(o *Options) {
+		o.Wiring.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	})
+}
+
+const approvalsConfig = `default_flow: meta-repo
+jira:
+  enabled: false
+approvals:
+  approval:
+    teams: ["@acme/sre"]
+    users: [maria]
+    min: 2
+    prevent_self: true
+    remind_after: 24h
+    expire_after: 96h
+    on_expire: stop
+`
+
+// openApprovalGate starts a meta-repo run on a new issue (opened by the
+// writer, so prevent_self refuses him) and reports its discovery done: the
+// config review's approval gate opens.
+func openApprovalGate(t *testing.T, g *apptest.GitHub, r *rig, cfg string) int {
+	t.Helper()
+	if err := g.SetFile(apptest.Repo, ".github/autopilot.yml", []byte(cfg)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := g.CreateIssue(apptest.Repo, apptest.Writer, "Review the config", "Opened by the writer.", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mustProcess(g.Labeled(apptest.Repo, n, apptest.Maintainer, "autopilot"))
+	r.mustProcess(g.Say(apptest.Repo, n, apptest.Maintainer, "/autopilot done config drafted"))
+	if s := g.State(apptest.Repo, n); s == nil || s.Gate == nil || !s.Gate.Kind.IsApproval() {
+		t.Fatalf("no approval gate open: %+v", s)
+	}
+	return n
+}
+
+// TestApproversAreReadFromGitHubAtEachVote: team membership comes from the
+// team-membership API through the installation token when each vote is
+// applied; the issue's author is refused (prevent_self); a member and a
+// listed user make the quorum of two.
+func TestApproversAreReadFromGitHubAtEachVote(t *testing.T) {
+	g := apptest.New(t)
+	skew := new(atomic.Int64)
+	r := approvalsRig(t, g, skew)
+	for _, err := range []error{
+		g.AddTeam("acme", "sre", false),
+		g.SetTeamMember("acme", "sre", "ola", "active", ""),
+		g.SetTeamMember("acme", "sre", apptest.Writer, "active", ""),
+		g.SetPermission(apptest.Repo, "ola", "write"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := openApprovalGate(t, g, r, approvalsConfig)
+
+	r.mustProcess(g.Say(apptest.Repo, n, apptest.Writer, "A"))
+	if g.BotComments(apptest.Repo, n, "opened this issue") != 1 {
+		t.Fatalf("the issue's author was not refused once:\n%s", botBodies(g, n))
+	}
+	before := len(g.Requests())
+	r.mustProcess(g.Say(apptest.Repo, n, "ola", "A"))
+	if g.BotComments(apptest.Repo, n, "vote counted — 1 of 2 approvals: @\u200bola (A)") != 1 {
+		t.Fatalf("no quorum line for ola's vote:\n%s", botBodies(g, n))
+	}
+	reads := 0
+	for _, q := range g.Requests()[before:] {
+		if strings.Contains(q.Path, "/teams/sre/memberships/") {
+			reads++
+		}
+		t.Logf("vote call: %s %s %d", q.Method, q.Path, q.Status)
+	}
+	if reads == 0 {
+		t.Fatal("the vote was counted without reading the team membership")
+	}
+	r.mustProcess(g.Say(apptest.Repo, n, apptest.Maintainer, "A — looks right"))
+	s := g.State(apptest.Repo, n)
+	if s.Gate != nil || s.Slug != "plan" {
+		t.Fatalf("the quorum did not decide the gate: step %s gate %+v", s.Slug, s.Gate)
+	}
+	last := s.Decisions[len(s.Decisions)-1]
+	if !strings.Contains(last.Reason, "decided by 2 of 2: @ola via comment (member of @acme/sre), @maria via comment (listed in users)") {
+		t.Fatalf("decision reason %q", last.Reason)
+	}
+}
+
+// TestTwoReplicasSweepOneReminder: two replicas sweep at the same
+// deadline; the reminder is one comment (the ballot and its marker record
+// it), and a second sweep at the same moment sends nothing.
+func TestTwoReplicasSweepOneReminder(t *testing.T) {
+	g := apptest.New(t)
+	skew := new(atomic.Int64)
+	r1 := approvalsRig(t, g, skew)
+	r2 := approvalsRig(t, g, skew)
+	n := openApprovalGate(t, g, r1, approvalsConfig)
+	skew.Store(int64(25 * time.Hour))
+	ctx := context.Background()
+	for i, r := range []*rig{r1, r2, r2, r1} {
+		if err := r.app.Sweep(ctx, apptest.Installation); err != nil {
+			t.Fatalf("sweep %d: %v", i+1, err)
+		}
+	}
+	if k := g.BotComments(apptest.Repo, n, "⏰ Reminder"); k != 1 {
+		t.Fatalf("%d reminders after four sweeps by two replicas, want 1:\n%s", k, botBodies(g, n))
+	}
+	s := g.State(apptest.Repo, n)
+	if s.Gate == nil || s.Gate.Ballot == nil || s.Gate.Ballot.Reminded.IsZero() {
+		t.Fatalf("the ballot does not record the reminder: %+v", s.Gate)
+	}
+	if !strings.Contains(s.Gate.Ballot.Status, "waiting 1 d 1 h; reminder sent; expires in 2 d 22 h") {
+		t.Fatalf("status %q", s.Gate.Ballot.Status)
+	}
+}
+
+func botBodies(g *apptest.GitHub, n int) string {
+	var out []string
+	for _, c := range g.Comments(apptest.Repo, n) {
+		if c.Author.Login == apptest.BotLogin {
+			out = append(out, c.Body)
+		}
+	}
+	return strings.Join(out, "\n---\n")
+}
+
+// TestCodeOwnerApprovesThroughTheApp: with codeowners: true the owners in
+// CODEOWNERS at the linked PR's base of the files it changes may vote; the
+// PR's author (who pushed its head) is refused by prevent_self although
+// CODEOWNERS names her.
+func TestCodeOwnerApprovesThroughTheApp(t *testing.T) {
+	g := apptest.New(t)
+	skew := new(atomic.Int64)
+	r := approvalsRig(t, g, skew)
+	cfg := strings.Replace(approvalsConfig, "    teams: [\"@acme/sre\"]\n    users: [maria]\n", "    codeowners: true\n", 1)
+	for _, err := range []error{
+		g.SetFile(apptest.Repo, ".github/CODEOWNERS", []byte("*.go @ola\ndocs/ @pat\n")),
+		g.SetPermission(apptest.Repo, "ola", "write"),
+		g.SetPermission(apptest.Repo, "pat", "write"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := openApprovalGate(t, g, r, cfg)
+	pr, d := g.OpenPR(apptest.Repo, n, "pat", "c0ffee")
+	if err := g.SetPullFiles(apptest.Repo, pr, fakegithub.PullFile{Filename: "src/a.go"}, fakegithub.PullFile{Filename: "docs/a.md"}); err != nil {
+		t.Fatal(err)
+	}
+	r.mustProcess(d)
+	r.mustProcess(g.Say(apptest.Repo, n, "pat", "A"))
+	if g.BotComments(apptest.Repo, n, "opened PR #") != 1 {
+		t.Fatalf("the PR's author was not refused:\n%s", botBodies(g, n))
+	}
+	r.mustProcess(g.Say(apptest.Repo, n, "ola", "A"))
+	s := g.State(apptest.Repo, n)
+	if s.Gate == nil || s.Gate.Ballot == nil || len(s.Gate.Ballot.Votes) != 1 || s.Gate.Ballot.Votes[0].Evidence != "code owner of *.go" {
+		t.Fatalf("ola's vote: %+v", s.Gate.Ballot)
+	}
+}
