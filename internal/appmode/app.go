@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
@@ -66,6 +67,9 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxClients bounds the cached per-repository clients (default 1024).
 	MaxClients int
+	// Sink, when set, is told the state every pass left (the dashboard's
+	// read model).
+	Sink model.Sink
 }
 
 // App runs deliveries and sweeps. Safe for concurrent use; the server's
@@ -225,6 +229,7 @@ func (a *App) handleOnce(ctx context.Context, ev *ghevent.Event, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("reconcile %s: %w", ev.Repo, err)
 	}
+	a.passed(ctx, ev.Installation, ev.Repo, outs...)
 	return nil
 }
 
@@ -273,6 +278,19 @@ func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*r
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
 	return rec, nil
+}
+
+// passed tells the Sink what each pass of a job (or a sweep's issue) that
+// ended without error left: Outcome.State is nil when there is no run.
+func (a *App) passed(ctx context.Context, installation int64, repo string, outs ...reconcile.Outcome) {
+	if a.o.Sink == nil {
+		return
+	}
+	for _, o := range outs {
+		if o.Issue > 0 {
+			a.o.Sink.Passed(ctx, model.Pass{Installation: installation, Repo: repo, Issue: o.Issue, State: o.State, Listed: o.Listed, URL: o.URL})
+		}
+	}
 }
 
 // logOutcomes logs what each reconcile did, and its notes as warnings.
