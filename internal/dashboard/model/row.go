@@ -200,6 +200,9 @@ func commentLink(url string, id int64) string {
 // @org/team are left out: no one signs in as a team).
 var mention = regexp.MustCompile(`(?:^|[^\w/@])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))(?:[^\w/-]|$)`)
 
+// loginShape is GitHub's login alphabet.
+var loginShape = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+
 // wait is what s waits for.
 func wait(s *state.State, url string) *Wait {
 	if g := s.Gate; g != nil && s.Run != state.RunStopped && s.Run != state.RunDone {
@@ -227,8 +230,8 @@ func wait(s *state.State, url string) *Wait {
 func askedOf(s *state.State) []string {
 	var out []string
 	add := func(login string) {
-		if login == "" || strings.HasSuffix(login, "[bot]") {
-			return
+		if !loginShape.MatchString(login) {
+			return // a bot ("[bot]"), or no GitHub login at all
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, login) }) {
 			out = append(out, login)

@@ -28,6 +28,7 @@ func TestBuildRowFromState(t *testing.T) {
 			Pass{Installation: 7, Repo: "octo-org/hello-world", Issue: 12, Listed: true, State: sample(func(s *state.State) {
 				s.Run = state.RunAwaitingDecision
 				s.Gate.Details = []string{"@alice and @org/security should look; mail bob@example.com"}
+				s.Decisions = append(s.Decisions, state.Decision{By: "autopilot[bot]"}, state.Decision{By: `"><img>`})
 			})},
 			func(t *testing.T, r Row) {
 				w := r.Wait
