@@ -143,10 +143,18 @@ func newDashboard(cfg settings.Config, metrics *server.Metrics, errs *dashboard.
 		}
 		rows = r
 	}
-	d, err := dashboard.New(dashboard.Options{
+	o := dashboard.Options{
 		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs},
 		Exposed: cfg.AdminAddr != "" && !dashboard.Loopback(cfg.AdminAddr), Logger: log,
-	})
+	}
+	if cfg.DashboardClientID != "" {
+		o.SignIn = &dashboard.SignIn{ClientID: cfg.DashboardClientID, ClientSecret: cfg.DashboardClientSecret,
+			WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL), APIURL: cfg.GitHubAPIURL}
+	}
+	if o.Exposed && o.SignIn == nil {
+		log.Warn("the dashboard refuses every request: ADMIN_ADDR is not a loopback address and DASHBOARD_CLIENT_ID is not set", "admin_addr", cfg.AdminAddr)
+	}
+	d, err := dashboard.New(o)
 	if err != nil {
 		_ = rows.Close()
 		return nil, nil, err
