@@ -124,6 +124,7 @@ func (s *SignIn) open(text string, v any) bool {
 // user is the request's signed-in user; false without a valid session or
 // once its token has expired.
 func (s *SignIn) user(r *http.Request) (*session, bool) {
+	s.init()
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return nil, false
@@ -222,6 +223,7 @@ func secure(r *http.Request) bool {
 
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request) {
 	s := d.o.SignIn
+	s.init()
 	st := oauthState{State: randomState(), Next: localPath(r.URL.Query().Get("next")), Until: s.Now().Add(10 * time.Minute)}
 	sealed, err := s.seal(st)
 	if err != nil {
@@ -241,6 +243,7 @@ func randomState() string {
 
 func (d *Dashboard) callback(w http.ResponseWriter, r *http.Request) {
 	s := d.o.SignIn
+	s.init()
 	q := r.URL.Query()
 	var st oauthState
 	c, err := r.Cookie(stateCookie)

@@ -185,3 +185,17 @@ func TestWebURLFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInWithDefaultsStartsTheFlow: a SignIn with only its client set
+// (no clock given, as bot serve builds it) sends a visitor to GitHub.
+func TestSignInWithDefaultsStartsTheFlow(t *testing.T) {
+	d, err := New(Options{Store: store.NewMemory(), Exposed: true, SignIn: &SignIn{ClientID: "Iv1.x", ClientSecret: "s"}})
+	must(t, err)
+	rec := httptest.NewRecorder()
+	d.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://dash.example/login?next=/health", nil))
+	loc := rec.Header().Get("Location")
+	if rec.Code != http.StatusFound || !strings.HasPrefix(loc, "https://github.com/login/oauth/authorize?") ||
+		!strings.Contains(loc, "redirect_uri=http%3A%2F%2Fdash.example%2Fcallback") {
+		t.Errorf("GET /login = %d %s", rec.Code, loc)
+	}
+}

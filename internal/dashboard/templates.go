@@ -41,6 +41,8 @@ header{background:#24292f;color:#fff;padding:8px 16px;display:flex;gap:16px;alig
 header a{color:#fff;text-decoration:none;font-weight:600}header .sp{flex:1}
 main{padding:12px 16px;max-width:1400px}
 table{border-collapse:collapse;width:100%;background:#fff;margin-bottom:16px}
+table.list{table-layout:fixed}table.list td{overflow-wrap:anywhere}
+table.list tbody{content-visibility:auto;contain-intrinsic-size:auto 600px}
 th,td{border:1px solid #d0d7de;padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#eaeef2;font-weight:600}
 h2{font-size:15px;margin:16px 0 4px}
@@ -70,7 +72,8 @@ const listTmpl = `
 <button>filter</button> <a href="/">clear</a></form>
 <p class="sum"><span><b>{{.Shown}}</b> of {{.Total}} open issues</span>{{range .Statuses}}<span class="s {{statusClass .}}">{{.}}: {{index $.Counts .}}</span>{{end}}<span>tasks waiting for a tracker on {{.Tracker}} issue(s)</span></p>
 {{range .Groups}}<h2>installation {{.Installation}} · <a href="{{repoQ .Repo}}">{{.Repo}}</a></h2>
-<table><thead><tr><th>issue</th><th>flow</th><th>step</th><th>status</th><th>waits for</th><th>from whom</th><th>for</th><th>stopped / failed</th><th>tracker</th></tr></thead><tbody>
+<table class="list"><colgroup><col style="width:24%"><col style="width:7%"><col style="width:8%"><col style="width:9%"><col style="width:20%"><col style="width:12%"><col style="width:5%"><col style="width:9%"><col style="width:6%"></colgroup>
+<thead><tr><th>issue</th><th>flow</th><th>step</th><th>status</th><th>waits for</th><th>from whom</th><th>for</th><th>stopped / failed</th><th>tracker</th></tr></thead><tbody>
 {{range .Rows}}{{.Pre}}<td>{{.WaitAge}}</td>{{.Post}}
 {{end}}</tbody></table>
 {{else}}<p>No open autopilot issue matches. Rows appear after a pass on an issue (a delivery or the sweep).</p>{{end}}

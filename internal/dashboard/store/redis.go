@@ -11,14 +11,17 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 )
 
-// Redis is a Store on Redis, shared by the replicas: two hashes under the
-// server's REDIS_PREFIX, "<prefix>dashboard:rows" (key → row JSON) and
+// Redis is a Store on Redis, shared by the replicas: three hashes under
+// the server's REDIS_PREFIX, "<prefix>dashboard:rows" (key → the row's
+// JSON without its timeline, all a list needs), "<prefix>dashboard:timelines"
+// (key → the timeline's JSON, read by Get only) and
 // "<prefix>dashboard:versions" (key → the highest version put or removed).
 type Redis struct {
-	rdb      *redis.Client
-	rows     string
-	versions string
-	owned    bool
+	rdb       *redis.Client
+	rows      string
+	timelines string
+	versions  string
+	owned     bool
 }
 
 // putScript stores the row unless a higher version was put or removed.
@@ -27,11 +30,13 @@ local v = redis.call('HGET', KEYS[2], ARGV[1])
 if v and tonumber(v) > tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
 return 1`)
 
 // removeScript drops the row and keeps the higher of the versions.
 var removeScript = redis.NewScript(`
 redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
 local v = redis.call('HGET', KEYS[2], ARGV[1])
 if not v or tonumber(v) < tonumber(ARGV[2]) then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
 return 1`)
@@ -57,7 +62,7 @@ func OpenRedis(url, prefix string) (*Redis, error) {
 
 // NewRedis uses an existing client; Close leaves it open.
 func NewRedis(rdb *redis.Client, prefix string) *Redis {
-	return &Redis{rdb: rdb, rows: prefix + "dashboard:rows", versions: prefix + "dashboard:versions"}
+	return &Redis{rdb: rdb, rows: prefix + "dashboard:rows", timelines: prefix + "dashboard:timelines", versions: prefix + "dashboard:versions"}
 }
 
 // Ping checks that Redis answers.
@@ -73,28 +78,39 @@ func (r *Redis) Close() error {
 
 // Put implements Store.
 func (r *Redis) Put(ctx context.Context, row model.Row) (bool, error) {
+	tl, err := json.Marshal(row.Timeline)
+	if err != nil {
+		return false, fmt.Errorf("dashboard row %s: %w", row.Key(), err)
+	}
+	row.Timeline = nil
 	b, err := json.Marshal(row)
 	if err != nil {
 		return false, fmt.Errorf("dashboard row %s: %w", row.Key(), err)
 	}
-	n, err := putScript.Run(ctx, r.rdb, []string{r.rows, r.versions}, row.Key(), row.Version, b).Int()
+	n, err := putScript.Run(ctx, r.rdb, r.keys(), row.Key(), row.Version, b, tl).Int()
 	if err != nil {
 		return false, fmt.Errorf("dashboard: put %s: %w", row.Key(), err)
 	}
 	return n == 1, nil
 }
 
+func (r *Redis) keys() []string { return []string{r.rows, r.versions, r.timelines} }
+
 // Remove implements Store.
 func (r *Redis) Remove(ctx context.Context, key string, version int64) error {
-	if err := removeScript.Run(ctx, r.rdb, []string{r.rows, r.versions}, key, version).Err(); err != nil {
+	if err := removeScript.Run(ctx, r.rdb, r.keys(), key, version).Err(); err != nil {
 		return fmt.Errorf("dashboard: remove %s: %w", key, err)
 	}
 	return nil
 }
 
-// Get implements Store.
+// Get implements Store: the row and its timeline.
 func (r *Redis) Get(ctx context.Context, key string) (model.Row, bool, error) {
-	b, err := r.rdb.HGet(ctx, r.rows, key).Bytes()
+	pipe := r.rdb.Pipeline()
+	rowCmd := pipe.HGet(ctx, r.rows, key)
+	tlCmd := pipe.HGet(ctx, r.timelines, key)
+	_, _ = pipe.Exec(ctx)
+	b, err := rowCmd.Bytes()
 	if err == redis.Nil {
 		return model.Row{}, false, nil
 	}
@@ -105,10 +121,18 @@ func (r *Redis) Get(ctx context.Context, key string) (model.Row, bool, error) {
 	if err := json.Unmarshal(b, &row); err != nil {
 		return model.Row{}, false, fmt.Errorf("dashboard: row %s: %w", key, err)
 	}
+	if tl, err := tlCmd.Bytes(); err == nil {
+		if err := json.Unmarshal(tl, &row.Timeline); err != nil {
+			return model.Row{}, false, fmt.Errorf("dashboard: timeline %s: %w", key, err)
+		}
+	} else if err != redis.Nil {
+		return model.Row{}, false, fmt.Errorf("dashboard: get %s: %w", key, err)
+	}
 	return row, true, nil
 }
 
-// List implements Store: one HGETALL.
+// List implements Store: one HGETALL of the rows, without their
+// timelines (a list shows none).
 func (r *Redis) List(ctx context.Context) ([]model.Row, error) {
 	all, err := r.rdb.HGetAll(ctx, r.rows).Result()
 	if err != nil {

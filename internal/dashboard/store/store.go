@@ -28,7 +28,8 @@ type Store interface {
 	Remove(ctx context.Context, key string, version int64) error
 	// Get returns the row of key.
 	Get(ctx context.Context, key string) (model.Row, bool, error)
-	// List returns every row, sorted by repository then issue.
+	// List returns every row, sorted by repository then issue; a row's
+	// Timeline may be left out (Get has it).
 	List(ctx context.Context) ([]model.Row, error)
 }
 

@@ -79,3 +79,14 @@ func TestListSortsByRepositoryThenIssue(t *testing.T) {
 		}
 	})
 }
+
+func TestGetHasTheTimeline(t *testing.T) {
+	stores(t, func(t *testing.T, s Store) {
+		ctx := context.Background()
+		Updater{Store: s}.Passed(ctx, pass(3, state.RunAwaitingDecision, true))
+		r, ok, err := s.Get(ctx, "octo-org/hello-world#12")
+		if err != nil || !ok || len(r.Timeline) != 5 || r.Wait == nil {
+			t.Fatalf("Get = %d timeline items, wait %v, %v %v", len(r.Timeline), r.Wait, ok, err)
+		}
+	})
+}
