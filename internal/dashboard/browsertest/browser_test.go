@@ -147,16 +147,6 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// do runs the actions with a deadline.
-func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // value runs one action that returns a value, with a deadline.
 func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
