@@ -67,7 +67,7 @@ func newSignInRig(t *testing.T) *signInRig {
 	clock := time.Now()
 	rows := fill(t,
 		samplePass(func(s *state.State) { s.Repo, s.Issue, s.Title = "acme/widgets", 1, "Public work" }),
-		samplePass(func(s *state.State) { s.Repo, s.Issue, s.Title = "acme/vault", 2, "Secret work" }))
+		samplePass(func(s *state.State) { s.Repo, s.Issue, s.Title, s.Decisions[0].By = "acme/vault", 2, "Secret work", "maria" }))
 	si := &SignIn{ClientID: "Iv1.dash", ClientSecret: "dash-secret", WebURL: g.URL(), APIURL: g.URL(), Now: func() time.Time { return clock }}
 	d := newDash(t, Options{Store: rows, Exposed: true, SignIn: si, Now: func() time.Time { return clock }})
 	srv := httptest.NewServer(d)
@@ -197,5 +197,23 @@ func TestSignInWithDefaultsStartsTheFlow(t *testing.T) {
 	if rec.Code != http.StatusFound || !strings.HasPrefix(loc, "https://github.com/login/oauth/authorize?") ||
 		!strings.Contains(loc, "redirect_uri=http%3A%2F%2Fdash.example%2Fcallback") {
 		t.Errorf("GET /login = %d %s", rec.Code, loc)
+	}
+}
+
+// TestWaitingForMeIsTheSignedInUser: signed in, "waiting for me" is the
+// user's own login, and ?login= cannot look at someone else's.
+func TestWaitingForMeIsTheSignedInUser(t *testing.T) {
+	rig := newSignInRig(t)
+	rig.gh.SignInBrowser("maria")
+	b := browser(t)
+	_, body := fetch(t, b, rig.url+"/?waiting=me")
+	if !strings.Contains(body, "Secret work") || strings.Contains(body, "Public work") || !strings.Contains(body, "1</b> of 2") {
+		t.Errorf("maria waiting for me: %s", between(body, `<p class="sum">`, "</p>"))
+	}
+	rig.gh.SignInBrowser("sam")
+	b = browser(t)
+	_, body = fetch(t, b, rig.url+"/?login=maria")
+	if strings.Contains(body, "Secret work") || !strings.Contains(body, "0</b> of 1") {
+		t.Errorf("sam asking for maria's: %s", between(body, `<p class="sum">`, "</p>"))
 	}
 }

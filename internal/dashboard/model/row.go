@@ -206,7 +206,9 @@ var loginShape = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
 // wait is what s waits for.
 func wait(s *state.State, url string) *Wait {
 	if g := s.Gate; g != nil && s.Run != state.RunStopped && s.Run != state.RunDone {
-		w := &Wait{Kind: WaitDecision, What: g.Title, Since: g.OpenedAt, Link: commentLink(url, g.CommentID),
+		// A Choose block without a comment of its own is in the state
+		// comment: the issue's page shows it.
+		w := &Wait{Kind: WaitDecision, What: g.Title, Since: g.OpenedAt, Link: cmpOr(commentLink(url, g.CommentID), url),
 			Who: "anyone with " + answerPermission(s) + " access"}
 		w.From = askedOf(s)
 		return w
@@ -343,6 +345,13 @@ func timeline(s *state.State, url string) []Item {
 	}
 	slices.SortStableFunc(out, func(a, b Item) int { return a.At.Compare(b.At) })
 	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func nameOr(name, slug string) string {

@@ -58,6 +58,13 @@ func TestBuildRowFromState(t *testing.T) {
 					t.Errorf("url from the state's repo = %q", r.URL)
 				}
 			}},
+		{"a decision asked in the state comment (no comment of its own) links the issue",
+			Pass{Listed: true, State: sample(func(s *state.State) { s.Gate.CommentID = 0 })},
+			func(t *testing.T, r Row) {
+				if r.Wait.Link != "https://github.com/octo-org/hello-world/issues/12" {
+					t.Errorf("link = %q", r.Wait.Link)
+				}
+			}},
 		{"a dispatched step waits for its executor",
 			Pass{Listed: true, State: sample(func(s *state.State) { s.Gate = nil })},
 			func(t *testing.T, r Row) {

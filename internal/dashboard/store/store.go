@@ -11,6 +11,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -105,6 +106,9 @@ func (m *Memory) List(context.Context) ([]model.Row, error) {
 type Updater struct {
 	Store Store
 	Log   *slog.Logger
+	// WebURL is GitHub's web root ("https://github.com", or a GHES host),
+	// for the issue links of passes that did not report one.
+	WebURL string
 }
 
 var _ model.Sink = Updater{}
@@ -114,6 +118,9 @@ func (u Updater) Passed(ctx context.Context, p model.Pass) {
 	log := u.Log
 	if log == nil {
 		log = slog.Default()
+	}
+	if p.URL == "" && u.WebURL != "" {
+		p.URL = fmt.Sprintf("%s/%s/issues/%d", strings.TrimRight(u.WebURL, "/"), p.Repo, p.Issue)
 	}
 	row, ok := model.Build(p)
 	var err error

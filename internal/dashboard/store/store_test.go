@@ -90,3 +90,13 @@ func TestGetHasTheTimeline(t *testing.T) {
 		}
 	})
 }
+
+func TestUpdaterLinksIssuesOnItsGitHub(t *testing.T) {
+	m := NewMemory()
+	p := pass(1, state.RunAwaitingDecision, true)
+	Updater{Store: m, WebURL: "https://ghe.example/"}.Passed(context.Background(), p)
+	r, _, _ := m.Get(context.Background(), "octo-org/hello-world#12")
+	if r.URL != "https://ghe.example/Octo-Org/hello-world/issues/12" {
+		t.Errorf("url = %q", r.URL)
+	}
+}
