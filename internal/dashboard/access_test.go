@@ -67,7 +67,9 @@ func newSignInRig(t *testing.T) *signInRig {
 	clock := time.Now()
 	rows := fill(t,
 		samplePass(func(s *state.State) { s.Repo, s.Issue, s.Title = "acme/widgets", 1, "Public work" }),
-		samplePass(func(s *state.State) { s.Repo, s.Issue, s.Title, s.Decisions[0].By = "acme/vault", 2, "Secret work", "maria" }))
+		samplePass(func(s *state.State) {
+			s.Repo, s.Issue, s.Title, s.Decisions[0].By = "acme/vault", 2, "Secret work", "maria"
+		}))
 	si := &SignIn{ClientID: "Iv1.dash", ClientSecret: "dash-secret", WebURL: g.URL(), APIURL: g.URL(), Now: func() time.Time { return clock }}
 	d := newDash(t, Options{Store: rows, Exposed: true, SignIn: si, Now: func() time.Time { return clock }})
 	srv := httptest.NewServer(d)
