@@ -106,8 +106,8 @@ const issueTmpl = `
 <h2>timeline</h2>
 {{with .SVG}}{{if .Items}}<svg role="img" aria-label="timeline" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" xmlns="http://www.w3.org/2000/svg">
 <line x1="{{.X0}}" y1="{{.Axis}}" x2="{{.X1}}" y2="{{.Axis}}" stroke="#8c959f" stroke-width="2"/>
-{{range .Items}}<g>{{if .Link}}<a href="{{.Link}}">{{end}}<circle cx="{{.X}}" cy="{{$.SVG.Axis}}" r="7" fill="{{.Color}}"><title>{{.Title}}</title></circle>{{if .Link}}</a>{{end}}
-<line x1="{{.X}}" y1="{{$.SVG.Axis}}" x2="{{.X}}" y2="{{.LabelY}}" stroke="#d0d7de"/>
+{{range .Items}}<g><line x1="{{.X}}" y1="{{$.SVG.Axis}}" x2="{{.X}}" y2="{{.StemY}}" stroke="#d0d7de"/>
+{{if .Link}}<a href="{{.Link}}">{{end}}<circle cx="{{.X}}" cy="{{$.SVG.Axis}}" r="7" fill="{{.Color}}"><title>{{.Title}}</title></circle>{{if .Link}}</a>{{end}}
 <text x="{{.X}}" y="{{.LabelY}}" text-anchor="middle">{{.Short}}</text><text x="{{.X}}" y="{{.DateY}}" text-anchor="middle" fill="#656d76">{{.When}}</text></g>
 {{end}}</svg>{{end}}{{end}}
 <table><thead><tr><th>when</th><th>kind</th><th>what</th><th>detail</th></tr></thead><tbody>

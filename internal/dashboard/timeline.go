@@ -19,6 +19,7 @@ type timelineSVG struct {
 
 type svgItem struct {
 	X, LabelY, DateY int
+	StemY            int // where the stem from the dot to the label ends
 	Color            string
 	Short, Title     string
 	When             string
@@ -51,9 +52,9 @@ func layout(items []model.Item) timelineSVG {
 			v.Color = "#8c959f"
 		}
 		if up {
-			v.LabelY, v.DateY = 30, 16
+			v.LabelY, v.DateY, v.StemY = 30, 16, 34
 		} else {
-			v.LabelY, v.DateY = 100, 114
+			v.LabelY, v.DateY, v.StemY = 100, 114, 88
 		}
 		s.Items = append(s.Items, v)
 	}

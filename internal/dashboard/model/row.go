@@ -338,7 +338,7 @@ func timeline(s *state.State, url string) []Item {
 		}
 	}
 	if g := s.Gate; g != nil {
-		out = append(out, Item{Kind: ItemWait, At: g.OpenedAt, Label: g.Title, Detail: g.Reason, Link: commentLink(url, g.CommentID)})
+		out = append(out, Item{Kind: ItemWait, At: g.OpenedAt, Label: g.Title, Detail: g.Reason, Link: cmpOr(commentLink(url, g.CommentID), url)})
 	}
 	if st := s.Stop; st != nil && s.Run == state.RunStopped {
 		out = append(out, Item{Kind: ItemStop, At: st.At, Label: "stopped: " + st.Reason, Detail: st.Hint})
