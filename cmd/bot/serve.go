@@ -15,6 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode"
+	"github.com/autopilot-dev/autopilot/internal/dashboard"
+	"github.com/autopilot-dev/autopilot/internal/dashboard/store"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
@@ -34,7 +36,8 @@ const appStartAttempts = 5
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	// Every line serve writes is a JSON log line: its own, the standard
 	// library's log package's and the Redis client's.
-	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	errs := dashboard.NewErrorLog(20) // the dashboard's recent errors
+	log := slog.New(errs.Handler(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	slog.SetDefault(log)
 	redis.SetLogger(redisLog{log: log})
 	fail := func(code int, err error) int {
@@ -80,15 +83,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		log.Warn("migration window: state comments of the legacy bot are adopted; remove AUTOPILOT_BOT_LOGIN once every open run has been reconciled",
 			"legacy_bot", adopt, "bot", bot, "state_key_set", w.Inputs.StateKey != "")
 	}
+	rows, dash, err := newDashboard(cfg, metrics, errs, log)
+	if err != nil {
+		return fail(2, err)
+	}
+	defer rows.Close()
 	app, err := appmode.New(appmode.Options{
 		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Wiring: w, AdoptFrom: adopt,
-		Metrics: metrics, Logger: log,
+		Metrics: metrics, Logger: log, Sink: store.Updater{Store: rows, Log: log, WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL)},
 	})
 	if err != nil {
 		return fail(2, err)
 	}
 	srv, err := server.New(cfg, server.Deps{
-		Processor: app, Sweeper: app, Installations: auth, Deliveries: auth, BotLogin: bot, Metrics: metrics, Logger: log,
+		Processor: app, Sweeper: app, Installations: auth, Deliveries: auth, BotLogin: bot, Metrics: metrics, Logger: log, Admin: dash,
 		OnInstallation: func(ev *ghevent.Event) {
 			switch ev.Action {
 			case "deleted", "suspend", "removed":
@@ -114,6 +122,46 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fail(1, err)
 	}
 	return 0
+}
+
+// closingStore is the dashboard's store, closed when serve returns.
+type closingStore interface {
+	store.Store
+	Close() error
+}
+
+type memoryStore struct{ *store.Memory }
+
+func (memoryStore) Close() error { return nil }
+
+// newDashboard builds the dashboard's read model (in Redis when REDIS_URL
+// is set, shared by the replicas) and its pages for ADMIN_ADDR.
+func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard.ErrorLog, log *slog.Logger) (closingStore, http.Handler, error) {
+	var rows closingStore = memoryStore{store.NewMemory()}
+	if cfg.RedisURL != "" {
+		r, err := store.OpenRedis(cfg.RedisURL, cfg.WithDefaults().RedisPrefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows = r
+	}
+	o := dashboard.Options{
+		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs},
+		Exposed: cfg.AdminAddr != "" && !dashboard.Loopback(cfg.AdminAddr), Logger: log,
+	}
+	if cfg.DashboardClientID != "" {
+		o.SignIn = &dashboard.SignIn{ClientID: cfg.DashboardClientID, ClientSecret: cfg.DashboardClientSecret,
+			WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL), APIURL: cfg.GitHubAPIURL}
+	}
+	if o.Exposed && o.SignIn == nil {
+		log.Warn("the dashboard refuses every request: ADMIN_ADDR is not a loopback address and DASHBOARD_CLIENT_ID is not set", "admin_addr", cfg.AdminAddr)
+	}
+	d, err := dashboard.New(o)
+	if err != nil {
+		_ = rows.Close()
+		return nil, nil, err
+	}
+	return rows, d, nil
 }
 
 // redisLog carries the Redis client's own log lines (failed dials, pool

@@ -351,6 +351,16 @@ func TestServeEndToEnd(t *testing.T) {
 		return true
 	})
 
+	// The dashboard on ADMIN_ADDR shows the run from the read model the
+	// passes fed (never the webhook port).
+	waitFor(t, "the dashboard's row", func() bool {
+		code, body := r.getFrom(r.admin, "/?status=awaiting-decision")
+		return code == http.StatusOK && strings.Contains(body, fmt.Sprintf(">#%d</a>", n)) && strings.Contains(body, "1</b> of 1 open issues")
+	})
+	if code, _ := r.get("/"); code != http.StatusNotFound {
+		t.Errorf("the webhook port answered / with %d, want 404 (the dashboard is on ADMIN_ADDR only)", code)
+	}
+
 	stranger := g.Say(apptest.Repo, n, apptest.Stranger, "A")
 	r.mustAccept(stranger)
 	sid := commentIDOf(t, stranger)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
@@ -70,6 +71,9 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxClients bounds the cached per-repository clients (default 1024).
 	MaxClients int
+	// Sink, when set, is told the state every pass left (the dashboard's
+	// read model).
+	Sink Sink
 }
 
 // App runs deliveries and sweeps. Safe for concurrent use; the server's
@@ -229,6 +233,7 @@ func (a *App) handleOnce(ctx context.Context, ev *ghevent.Event, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("reconcile %s: %w", ev.Repo, err)
 	}
+	a.passed(ctx, ev.Installation, ev.Repo, outs...)
 	return nil
 }
 
@@ -279,6 +284,19 @@ func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*r
 	return rec, nil
 }
 
+// passed tells the Sink what each pass of a job (or a sweep's issue) that
+// ended without error left: Outcome.State is nil when there is no run.
+func (a *App) passed(ctx context.Context, installation int64, repo string, outs ...route.Outcome) {
+	if a.o.Sink == nil {
+		return
+	}
+	for _, o := range outs {
+		if o.Issue > 0 {
+			a.o.Sink.Passed(ctx, model.Pass{Installation: installation, Repo: repo, Issue: o.Issue, State: o.State, Listed: o.Listed, URL: o.URL})
+		}
+	}
+}
+
 // logOutcomes logs what each reconcile did, and its notes as warnings.
 func logOutcomes(log *slog.Logger, outs []route.Outcome) {
 	for _, o := range outs {
@@ -317,4 +335,11 @@ func newRemintCounter(m *metrics.Metrics) prometheus.Counter {
 		}
 	}
 	return c
+}
+
+// Sink is told about every pass that ended without error, with the state
+// it left (the dashboard's store.Updater implements it). It must return
+// quickly and never fail the pass.
+type Sink interface {
+	Passed(ctx context.Context, p model.Pass)
 }

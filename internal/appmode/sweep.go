@@ -77,6 +77,9 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 				var err error
 				out, err = rec.Issue(ctx, number, t)
 				logOutcomes(log, []route.Outcome{out})
+				if err == nil {
+					a.passed(ctx, installation, repo, out)
+				}
 				return err
 			})
 			return out, err

@@ -367,6 +367,10 @@ func (ru *run) outcome() route.Outcome {
 		if s.Stop != nil {
 			o.Stop = s.Stop.Reason
 		}
+		o.State = s
+	}
+	if ld := ru.loaded; ld != nil {
+		o.Listed, o.URL = ld.Issue.State != "closed" && ru.r.hasTrigger(ld.Issue.Labels), ld.Issue.URL
 	}
 	return o
 }

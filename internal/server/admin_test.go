@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,5 +96,32 @@ func TestAdminAddressTakenFailsRun(t *testing.T) {
 	defer cancel()
 	if err := s.Run(ctx); err == nil || !strings.Contains(err.Error(), "ADMIN_ADDR") {
 		t.Fatalf("Run = %v, want an error naming ADMIN_ADDR", err)
+	}
+}
+
+// TestAdminHandlerMountsTheDashboard: Deps.Admin answers every admin path
+// the server does not serve itself; /metrics and the probes stay the
+// server's, and the webhook port never serves the dashboard.
+func TestAdminHandlerMountsTheDashboard(t *testing.T) {
+	dash := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("dashboard " + r.URL.Path)) })
+	cfg := testConfig()
+	cfg.AdminAddr = "127.0.0.1:0"
+	s, err := New(cfg, Deps{Processor: newRecorder(), Logger: quietLogger(t), Admin: dash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(h http.Handler, path string) string {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec.Body.String()
+	}
+	if got := serve(s.AdminHandler(), "/issues/a/b/1"); got != "dashboard /issues/a/b/1" {
+		t.Errorf("admin /issues/a/b/1 = %q", got)
+	}
+	if got := serve(s.AdminHandler(), "/metrics"); !strings.Contains(got, "autopilot_") {
+		t.Errorf("admin /metrics = %.80q", got)
+	}
+	if got := serve(s.Handler(), "/"); strings.Contains(got, "dashboard") {
+		t.Errorf("the webhook port serves the dashboard: %q", got)
 	}
 }

@@ -91,6 +91,9 @@ type Deps struct {
 	// is answered 200): e.g. to drop an uninstalled installation's cached
 	// clients. It must return quickly and make no API call.
 	OnInstallation func(ev *ghevent.Event)
+	// Admin, when set, serves every ADMIN_ADDR path the server does not
+	// (the dashboard); never the webhook port.
+	Admin http.Handler
 }
 
 // Server is the webhook server. Build it with New, mount Handler (or call
@@ -238,12 +241,15 @@ func (s *Server) routes() http.Handler {
 }
 
 // AdminHandler serves what operators read, on ADMIN_ADDR: /metrics,
-// /healthz and /readyz.
+// /healthz and /readyz, and Deps.Admin (the dashboard) on every other path.
 func (s *Server) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", s.metrics.Handler())
+	if s.deps.Admin != nil {
+		mux.Handle("/", s.deps.Admin)
+	}
 	return mux
 }
 

@@ -44,6 +44,8 @@ type Server struct {
 	webURL    string
 	routes    []route
 
+	oauthSt oauthState // the OAuth web flow (oauth.go), under its own lock
+
 	mu             sync.Mutex
 	hookLog        *hookLog // the App webhook's deliveries (deliveries.go)
 	latency        time.Duration
@@ -164,6 +166,9 @@ const maxBody = 32 << 20
 // ServeHTTP implements http.Handler: latency, fault scripts, auth, rate
 // limits, the route handler, ETags, then the request log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveOAuth(w, r) { // the web flow (oauth.go), not the API
+		return
+	}
 	escaped := r.URL.EscapedPath()
 	if p, ok := strings.CutPrefix(escaped, "/api/v3"); ok && (p == "" || p[0] == '/') {
 		escaped = p

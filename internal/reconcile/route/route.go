@@ -83,6 +83,12 @@ type Outcome struct {
 	Version    int64            `json:"version"`
 	Stop       state.StopReason `json:"stop,omitempty"`
 	Notes      []string         `json:"notes,omitempty"`
+	// State is the state as the pass left it (nil: no run), Listed says the
+	// issue is open and carries the trigger label, URL is its page: what
+	// the dashboard's read model shows (not part of the JSON).
+	State  *state.State `json:"-"`
+	Listed bool         `json:"-"`
+	URL    string       `json:"-"`
 }
 
 // Router routes one repository's events to Issue.

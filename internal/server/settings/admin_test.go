@@ -63,3 +63,18 @@ func TestAdminAddrServesMetrics(t *testing.T) {
 		t.Errorf("ADMIN_ADDR on the webhook port: err = %v, want one naming ADMIN_ADDR", err)
 	}
 }
+
+// TestDashboardSignInNeedsBothClientSettings: the dashboard's GitHub
+// sign-in takes the App's OAuth client id and secret, both or neither.
+func TestDashboardSignInNeedsBothClientSettings(t *testing.T) {
+	env := requiredEnv()
+	env["DASHBOARD_CLIENT_ID"], env["DASHBOARD_CLIENT_SECRET"] = "Iv1.abc", "s3cret"
+	c, err := Load(nil, envOf(env))
+	if err != nil || c.DashboardClientID != "Iv1.abc" || c.DashboardClientSecret != "s3cret" {
+		t.Fatalf("both set: %+v %v", c, err)
+	}
+	delete(env, "DASHBOARD_CLIENT_SECRET")
+	if _, err := Load(nil, envOf(env)); err == nil || !strings.Contains(err.Error(), "DASHBOARD_CLIENT_SECRET") {
+		t.Errorf("id without secret: err = %v, want one naming DASHBOARD_CLIENT_SECRET", err)
+	}
+}

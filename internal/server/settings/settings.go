@@ -80,6 +80,11 @@ type Config struct {
 	// Config built in code) means no admin listener, and /metrics stays on
 	// the webhook port.
 	AdminAddr string
+	// DashboardClientID and DashboardClientSecret are the App's OAuth
+	// client (DASHBOARD_CLIENT_ID, DASHBOARD_CLIENT_SECRET): with them the
+	// dashboard on a non-loopback ADMIN_ADDR signs users in with GitHub;
+	// without them it refuses every request there.
+	DashboardClientID, DashboardClientSecret string
 	// MetricsOnWebhookPort serves /metrics on the webhook port as well
 	// (METRICS_ON_WEBHOOK_PORT=true); by default that port serves only the
 	// webhook path and the health probes.
@@ -241,6 +246,14 @@ func endpoints() []setting {
 				return fmt.Errorf("want host:port such as 127.0.0.1:9090 or :9090, got %q", v)
 			}
 			c.AdminAddr = net.JoinHostPort(host, port)
+			return nil
+		}},
+		{"DASHBOARD_CLIENT_ID", "the App's OAuth client id: GitHub sign-in for a dashboard on a non-loopback ADMIN_ADDR", func(c *Config, v string) error {
+			c.DashboardClientID = strings.TrimSpace(v)
+			return nil
+		}},
+		{"DASHBOARD_CLIENT_SECRET", "the App's OAuth client secret (with DASHBOARD_CLIENT_ID)", func(c *Config, v string) error {
+			c.DashboardClientSecret = strings.TrimSpace(v)
 			return nil
 		}},
 		{"METRICS_ON_WEBHOOK_PORT", "serve /metrics on the webhook port too (true or false)", func(c *Config, v string) error {
@@ -455,6 +468,9 @@ func (c *Config) finish() error {
 	}
 	if c.LockTTL < 100*time.Millisecond {
 		return fmt.Errorf("LOCK_TTL %s is too short (at least 100ms)", c.LockTTL)
+	}
+	if (c.DashboardClientID == "") != (c.DashboardClientSecret == "") {
+		return errors.New("DASHBOARD_CLIENT_ID and DASHBOARD_CLIENT_SECRET go together (the App's OAuth client id and secret, from its settings page): set both, or neither")
 	}
 	if c.adminOnWebhookPort() {
 		return fmt.Errorf("ADMIN_ADDR %s is the webhook's address (PORT %d): give the admin listener a port of its own", c.AdminAddr, c.Port)

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
+)
+
+// Redis is a Store on Redis, shared by the replicas: three hashes under
+// the server's REDIS_PREFIX, "<prefix>dashboard:rows" (key → the row's
+// JSON without its timeline, all a list needs), "<prefix>dashboard:timelines"
+// (key → the timeline's JSON, read by Get only) and
+// "<prefix>dashboard:versions" (key → the highest version put or removed).
+type Redis struct {
+	rdb       *redis.Client
+	rows      string
+	timelines string
+	versions  string
+	owned     bool
+}
+
+// putScript stores the row unless a higher version was put or removed.
+var putScript = redis.NewScript(`
+local v = redis.call('HGET', KEYS[2], ARGV[1])
+if v and tonumber(v) > tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
+return 1`)
+
+// removeScript drops the row and keeps the higher of the versions.
+var removeScript = redis.NewScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+local v = redis.call('HGET', KEYS[2], ARGV[1])
+if not v or tonumber(v) < tonumber(ARGV[2]) then redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) end
+return 1`)
+
+// OpenRedis connects to the redis://, rediss:// or unix:// URL (REDIS_URL);
+// prefix is the server's REDIS_PREFIX. Timeouts left unset are 1s: a page
+// answers quickly when Redis is away.
+func OpenRedis(url, prefix string) (*Redis, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout} {
+		if *d == 0 {
+			*d = time.Second
+		}
+	}
+	o.ContextTimeoutEnabled = true
+	r := NewRedis(redis.NewClient(o), prefix)
+	r.owned = true
+	return r, nil
+}
+
+// NewRedis uses an existing client; Close leaves it open.
+func NewRedis(rdb *redis.Client, prefix string) *Redis {
+	return &Redis{rdb: rdb, rows: prefix + "dashboard:rows", timelines: prefix + "dashboard:timelines", versions: prefix + "dashboard:versions"}
+}
+
+// Ping checks that Redis answers.
+func (r *Redis) Ping(ctx context.Context) error { return r.rdb.Ping(ctx).Err() }
+
+// Close closes the client OpenRedis opened.
+func (r *Redis) Close() error {
+	if r.owned {
+		return r.rdb.Close()
+	}
+	return nil
+}
+
+// Put implements Store.
+func (r *Redis) Put(ctx context.Context, row model.Row) (bool, error) {
+	tl, err := json.Marshal(row.Timeline)
+	if err != nil {
+		return false, fmt.Errorf("dashboard row %s: %w", row.Key(), err)
+	}
+	row.Timeline = nil
+	b, err := json.Marshal(row)
+	if err != nil {
+		return false, fmt.Errorf("dashboard row %s: %w", row.Key(), err)
+	}
+	n, err := putScript.Run(ctx, r.rdb, r.keys(), row.Key(), row.Version, b, tl).Int()
+	if err != nil {
+		return false, fmt.Errorf("dashboard: put %s: %w", row.Key(), err)
+	}
+	return n == 1, nil
+}
+
+func (r *Redis) keys() []string { return []string{r.rows, r.versions, r.timelines} }
+
+// Remove implements Store.
+func (r *Redis) Remove(ctx context.Context, key string, version int64) error {
+	if err := removeScript.Run(ctx, r.rdb, r.keys(), key, version).Err(); err != nil {
+		return fmt.Errorf("dashboard: remove %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get implements Store: the row and its timeline.
+func (r *Redis) Get(ctx context.Context, key string) (model.Row, bool, error) {
+	pipe := r.rdb.Pipeline()
+	rowCmd := pipe.HGet(ctx, r.rows, key)
+	tlCmd := pipe.HGet(ctx, r.timelines, key)
+	_, _ = pipe.Exec(ctx)
+	b, err := rowCmd.Bytes()
+	if err == redis.Nil {
+		return model.Row{}, false, nil
+	}
+	if err != nil {
+		return model.Row{}, false, fmt.Errorf("dashboard: get %s: %w", key, err)
+	}
+	var row model.Row
+	if err := json.Unmarshal(b, &row); err != nil {
+		return model.Row{}, false, fmt.Errorf("dashboard: row %s: %w", key, err)
+	}
+	if tl, err := tlCmd.Bytes(); err == nil {
+		if err := json.Unmarshal(tl, &row.Timeline); err != nil {
+			return model.Row{}, false, fmt.Errorf("dashboard: timeline %s: %w", key, err)
+		}
+	} else if err != redis.Nil {
+		return model.Row{}, false, fmt.Errorf("dashboard: get %s: %w", key, err)
+	}
+	return row, true, nil
+}
+
+// List implements Store: one HGETALL of the rows, without their
+// timelines (a list shows none).
+func (r *Redis) List(ctx context.Context) ([]model.Row, error) {
+	all, err := r.rdb.HGetAll(ctx, r.rows).Result()
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: list: %w", err)
+	}
+	out := make([]model.Row, 0, len(all))
+	for k, v := range all {
+		var row model.Row
+		if err := json.Unmarshal([]byte(v), &row); err != nil {
+			return nil, fmt.Errorf("dashboard: row %s: %w", k, err)
+		}
+		out = append(out, row)
+	}
+	Sort(out)
+	return out, nil
+}
