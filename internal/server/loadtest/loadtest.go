@@ -425,15 +425,6 @@ type countingProcessor struct {
 	runs  []atomic.Int32
 }
 
-// total is how many jobs ran.
-func (p *countingProcessor) total() int {
-	n := 0
-	for i := range p.runs {
-		n += int(p.runs[i].Load())
-	}
-	return n
-}
-
 func (p *countingProcessor) Process(ctx context.Context, job job.Job) error {
 	if p.delay > 0 {
 		t := time.NewTimer(p.delay)
