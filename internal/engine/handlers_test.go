@@ -11,8 +11,8 @@ import (
 )
 
 // Every engine event (a type of engine/events with an eventName, in any of
-// its files) has one
-// row in the engine's handler table, and every row handles an event.
+// its files) has one row in the engine's handler table, and every row
+// handles an event.
 func TestEveryEngineEventHasAHandlerRow(t *testing.T) {
 	files, err := filepath.Glob("events/*.go")
 	if err != nil {
