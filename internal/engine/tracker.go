@@ -97,7 +97,8 @@ func (m *inputs) subIssues() bool {
 
 // trackerInUse is where the run's tasks go (State.TrackerInUse): GitHub
 // sub-issues (subIssues), none when the run keeps its tasks here or the
-// config says tracker: local, else Jira when it is configured or asked for
+// config says tracker: local, another registered tracker the config names
+// (state.RegisterTracker), else Jira when it is configured or asked for
 // (a jira: section), else none.
 func (m *inputs) trackerInUse() state.Tracker {
 	cfg := m.Set.Config
@@ -106,6 +107,8 @@ func (m *inputs) trackerInUse() state.Tracker {
 		return state.TrackerGitHub
 	case m.S.TrackerOff != "", cfg != nil && cfg.Tracker == config.TrackerLocal:
 		return state.TrackerLocal
+	case cfg != nil && !state.Tracker(cfg.Tracker).Builtin() && state.Tracker(cfg.Tracker).Valid():
+		return state.Tracker(cfg.Tracker)
 	case m.Set.TrackerConfigured, cfg != nil && (cfg.Tracker == config.TrackerJira || cfg.Jira != config.Jira{}):
 		return state.TrackerJira
 	}

@@ -9,6 +9,7 @@ import (
 
 	gojira "github.com/andygrunwald/go-jira"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
 	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
@@ -81,18 +82,22 @@ func (c *Client) getJSON(ctx context.Context, op, path string, v any) error {
 	return nil
 }
 
-// doneTransition picks the first available transition whose target status
-// is in the done category (one without an id cannot be performed).
+// doneTransition is the transition that closes the issue
+// (tasksync.DoneTransition).
 func doneTransition(ts []transition) (transition, bool) {
-	for _, t := range ts {
-		if t.ID == "" || t.IsAvailable != nil && !*t.IsAvailable {
-			continue
-		}
-		if t.To.StatusCategory.Key == gojira.StatusCategoryComplete {
-			return t, true
+	rules := make([]tasksync.Transition, len(ts))
+	for i, t := range ts {
+		rules[i] = tasksync.Transition{
+			ID:          t.ID,
+			Unavailable: t.IsAvailable != nil && !*t.IsAvailable,
+			ToDone:      t.To.StatusCategory.Key == gojira.StatusCategoryComplete,
 		}
 	}
-	return transition{}, false
+	i, ok := tasksync.DoneTransition(rules)
+	if !ok {
+		return transition{}, false
+	}
+	return ts[i], true
 }
 
 // describe lists transitions for people: `"Start Progress" → In Progress`.

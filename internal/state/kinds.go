@@ -97,8 +97,12 @@ func (s StepStatus) Valid() bool { return stepStatuses[s] }
 // Valid reports whether s is one of the tracker sync states.
 func (s SyncState) Valid() bool { return syncStates[s] }
 
-// Valid reports whether t names a tracker (empty is no tracker name).
-func (t Tracker) Valid() bool { return t != "" && trackersUsed[t] }
+// Valid reports whether t names a tracker, built in or registered
+// (RegisterTracker); empty is no tracker name.
+func (t Tracker) Valid() bool {
+	_, ok := trackerLabel(t)
+	return ok
+}
 
 // ParseTracker returns the tracker the config names s, or false.
 func ParseTracker(s string) (Tracker, bool) {

@@ -97,8 +97,9 @@ type State struct {
 	// to sub-issues whatever the config says.
 	Tracker Tracker `json:"tracker,omitempty"`
 	// TrackerInUse is where this run's tasks go as the last write saw it
-	// (TrackerJira, TrackerGitHub or TrackerLocal): the config's tracker,
-	// or GitHub after the answer above. The state comment names it.
+	// (TrackerJira, TrackerGitHub, TrackerLocal or another registered
+	// tracker's name, RegisterTracker): the config's tracker, or GitHub
+	// after the answer above. The state comment names it (TrackerLabel).
 	TrackerInUse Tracker `json:"tracker_in_use,omitempty"`
 
 	Gate *Gate `json:"gate,omitempty"`

@@ -43,7 +43,6 @@ var (
 	taskKinds    = set(KindEpic, KindTask)
 	syncStates   = set(SyncPending, SyncSending, SyncCreated, SyncFailed, SyncLocal)
 	trackerOffs  = set("", TrackerNotConfigured)
-	trackersUsed = set[Tracker]("", TrackerJira, TrackerGitHub, TrackerLocal)
 	goneStates   = set(IssueDeleted, IssueNotFound, IssueTransferred)
 )
 
@@ -188,8 +187,8 @@ func validHistory(s *State) error {
 }
 
 func validTasks(s *State) error {
-	if !trackersUsed[s.TrackerInUse] {
-		return bad("tracker_in_use", "%q is not jira, github, local or empty", s.TrackerInUse)
+	if s.TrackerInUse != "" && !s.TrackerInUse.Valid() {
+		return bad("tracker_in_use", "%q is not jira, github, local, a registered tracker or empty", s.TrackerInUse)
 	}
 	if !trackerOffs[s.TrackerOff] {
 		return bad("tracker_off", "%q is not empty or %s", s.TrackerOff, TrackerNotConfigured)

@@ -113,8 +113,11 @@ func NextAction(s *state.State) string {
 		}
 	}
 	if s.PendingAuthCheck {
-		if s.TrackerInUse == state.TrackerGitHub {
+		switch {
+		case s.TrackerInUse == state.TrackerGitHub:
 			return "checking access to GitHub sub-issues"
+		case !s.TrackerInUse.Builtin():
+			return "checking " + state.TrackerLabel(s.TrackerInUse) + " authentication"
 		}
 		return "checking Jira authentication"
 	}

@@ -62,10 +62,13 @@ var Registry = map[string]Registration{
 }
 
 // init makes every registered tracker's name a valid value of tracker:
-// in the configuration: the row above is the one registration.
+// in the configuration, and a tracker the state records and words by its
+// capabilities' Name (jira, github and local keep theirs): the row above
+// is the one registration.
 func init() {
-	for name := range Registry {
+	for name, reg := range Registry {
 		config.RegisterTracker(name)
+		state.RegisterTracker(state.Tracker(name), reg.Caps.Name)
 	}
 }
 

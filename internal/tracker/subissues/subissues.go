@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine/tasksync"
-	"github.com/autopilot-dev/autopilot/internal/idem"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	hidden "github.com/autopilot-dev/autopilot/internal/state/marker"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
@@ -29,7 +28,9 @@ const TaskLabel = "autopilot/task"
 // The rules the tracker asks (engine/tasksync): its pace under GitHub's
 // secondary limits (tasksync.GitHubPace), where a child goes when a
 // parent is full (tasksync.Place), whose issues it adopts
-// (tasksync.Owner).
+// (tasksync.Owner), when a bulk create stops (tasksync.OnCreate), the
+// "Depends on" line without dependency links (tasksync.DependsOnText),
+// and the batch parents' keys and texts (tasksync.BatchKey, BatchText).
 
 // taskMarkerRE reads the hidden marker every created issue carries:
 // <!-- autopilot:task KEY parent=N kind=K -->.
@@ -379,40 +380,41 @@ func (g *Tracker) CreateBulk(ctx context.Context, items []tracker.Item) ([]track
 			continue
 		}
 		is, linked, err := g.createOne(ctx, it)
-		var ae *tracker.AuthError
-		var rl *tracker.RateLimitError
+		v := tasksync.OnCreate(tracker.Classify(err, ""), len(out) == 0, is.Number != 0 && !linked)
+		if v.Abort {
+			return nil, err
+		}
 		switch {
-		case err == nil:
+		case v.Record && err == nil:
 			res := g.toIssue(is, it.IdemKey)
 			res.Remark = g.remarks[it.IdemKey]
 			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Issue: res})
-		case errors.As(err, &ae):
-			if len(out) == 0 {
-				return nil, err
-			}
-			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: err})
-			stop = errNotSent
-		case is.Number != 0 && !linked:
-			// Created, not linked: unknown to Sync, found by the next lookup.
-			if errors.As(err, &rl) {
-				stop = rl
-			} else {
-				stop = errNotSent
-			}
-		case errors.As(err, &rl):
-			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: rl})
+		case v.Record:
+			out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: itemErr(err)})
+		}
+		var rl *tracker.RateLimitError
+		switch {
+		case v.Stop == tasksync.StopLimited && errors.As(err, &rl):
 			stop = rl
-		default:
-			var ve *tracker.ValidationError
-			if errors.As(err, &ve) {
-				out = append(out, tracker.CreateResult{IdemKey: it.IdemKey, Err: ve})
-				continue
-			}
-			// Transient: the create's outcome is unknown; leave it out.
+		case v.Stop != tasksync.StopNone:
 			stop = errNotSent
 		}
 	}
 	return out, nil
+}
+
+// itemErr is an item's error as CreateBulk answers it: the rate limit or
+// the refusal itself, else the error.
+func itemErr(err error) error {
+	var rl *tracker.RateLimitError
+	var ve *tracker.ValidationError
+	switch {
+	case errors.As(err, &rl):
+		return rl
+	case errors.As(err, &ve):
+		return ve
+	}
+	return err
 }
 
 // parentFor picks where a child of parent p goes: p itself while it holds
@@ -442,7 +444,7 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 	case tasksync.PlaceFull:
 		return 0, &tracker.ValidationError{Field: "tasks", Message: tasksync.FullMessage(p, tracker.MaxSubIssues)}
 	}
-	key := idem.Key(fmt.Sprintf("batch/%d", g.root), p, strconv.Itoa(n+1))
+	key := tasksync.BatchKey(g.root, p, n+1)
 	// A parent already holding GitHub's 100 sub-issues (people's, say)
 	// cannot take its batch parent as a sub-issue: the batch parent then
 	// stands on its own, found by its marker at every walk.
@@ -457,12 +459,8 @@ func (g *Tracker) parentFor(ctx context.Context, p, n int) (int, error) {
 			return g.placeBatch(ctx, p, is, full, n)
 		}
 	}
-	m := marker{key: key, parent: p, kind: "batch"}
-	title := fmt.Sprintf("Tasks of #%d, batch %d", g.root, n+1)
-	body := fmt.Sprintf("More than %d sub-issues: the tasks continue here.\n\n%s", tracker.MaxSubIssues, m)
-	if full {
-		body = fmt.Sprintf("#%d already has %d sub-issues, GitHub's limit: its tasks continue here.\n\n%s", p, tracker.MaxSubIssues, m)
-	}
+	title, intro := tasksync.BatchText(g.root, p, n+1, full, tracker.MaxSubIssues)
+	body := intro + "\n\n" + marker{key: key, parent: p, kind: "batch"}.String()
 	is, err := g.createIssue(ctx, title, body)
 	if err != nil {
 		return 0, err
@@ -524,16 +522,14 @@ func (g *Tracker) createOne(ctx context.Context, it tracker.Item) (tracker.GHIss
 			g.deps = false
 		}
 	}
-	if !g.deps {
-		var on []string
-		for _, d := range it.DependsOn {
-			if is, ok := g.byKey[d]; ok {
-				on = append(on, ghKey(is.Number))
-			}
+	var blockers []int
+	for _, d := range it.DependsOn {
+		if is, ok := g.byKey[d]; ok {
+			blockers = append(blockers, is.Number)
 		}
-		if len(on) > 0 {
-			fmt.Fprintf(&b, "Depends on %s\n\n", strings.Join(on, ", "))
-		}
+	}
+	if on := tasksync.DependsOnText(g.deps, blockers); on != "" {
+		b.WriteString(on + "\n\n")
 	}
 	b.WriteString(marker{key: it.IdemKey, parent: parent, kind: string(kind)}.String())
 	title := strings.TrimSpace(strings.ReplaceAll(it.Title, "\n", " "))
