@@ -32,9 +32,9 @@ const TaskLabel = "autopilot/task"
 // "Depends on" line without dependency links (tasksync.DependsOnText),
 // and the batch parents' keys and texts (tasksync.BatchKey, BatchText).
 
-// taskMarkerRE reads the hidden marker every created issue carries:
-// <!-- autopilot:task KEY parent=N kind=K -->.
-var taskMarkerRE = regexp.MustCompile(`<!-- autopilot:task (autopilot-[0-9a-z-]{1,60}) parent=([1-9][0-9]{0,9}) kind=(epic|task|batch) -->`)
+// taskArgsRE reads the arguments of the hidden task marker every created
+// issue carries on a line of its own (state/marker: task KEY parent=N kind=K).
+var taskArgsRE = regexp.MustCompile(`^(autopilot-[0-9a-z-]{1,60}) parent=([1-9][0-9]{0,9}) kind=(epic|task|batch)$`)
 
 type marker struct {
 	key    string
@@ -43,12 +43,17 @@ type marker struct {
 }
 
 func readMarker(body string) (marker, bool) {
-	m := taskMarkerRE.FindStringSubmatch(body)
-	if m == nil {
-		return marker{}, false
+	for _, line := range strings.Split(body, "\n") {
+		args, ok := hidden.Args(strings.TrimSpace(line), hidden.Task)
+		if !ok {
+			continue
+		}
+		if m := taskArgsRE.FindStringSubmatch(args); m != nil {
+			p, _ := strconv.Atoi(m[2])
+			return marker{key: m[1], parent: p, kind: m[3]}, true
+		}
 	}
-	p, _ := strconv.Atoi(m[2])
-	return marker{key: m[1], parent: p, kind: m[3]}, true
+	return marker{}, false
 }
 
 func (m marker) String() string {
