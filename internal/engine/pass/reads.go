@@ -100,17 +100,15 @@ func (n *Node) completeEvent(ev events.Event) (events.Event, events.QueryKind, e
 			return e, events.QPerms, nil
 		}
 		e.Perm, e.PermErr = n.perm(e.Perm, e.PermErr, e.Reviewer)
-		h, ok := n.rd.heads[e.PR]
+		h, ok, err := n.head(e.PR, "of a review")
+		if err != nil {
+			return e, 0, err
+		}
 		if !ok {
-			n.rd.waitPR = e.PR
 			return e, events.QPullHead, nil
 		}
-		switch h.Fail {
-		case events.ReadOK:
+		if h.Fail == events.ReadOK {
 			e.Pull = h.Pull
-		case events.ReadNotFound:
-		default:
-			return e, 0, fmt.Errorf("read PR #%d of a review: %w", e.PR, h.Err)
 		}
 		return e, 0, nil
 	case events.PRLinked:
@@ -123,23 +121,36 @@ func (n *Node) completeEvent(ev events.Event) (events.Event, events.QueryKind, e
 			return e, events.QPerms, nil
 		}
 		ed.Perm, ed.PermErr = n.perm(ed.Perm, ed.PermErr, ed.Sender)
-		h, ok := n.rd.heads[e.PR]
+		h, ok, err := n.head(e.PR, "to check who linked it")
+		if err != nil {
+			return e, 0, err
+		}
 		if !ok {
-			n.rd.waitPR = e.PR
 			return e, events.QPullHead, nil
 		}
-		switch h.Fail {
-		case events.ReadOK:
+		ed.Now = "" // not found: no description links it now
+		if h.Fail == events.ReadOK {
 			ed.Now = h.Pull.Body
-		case events.ReadNotFound:
-			ed.Now = ""
-		default:
-			return e, 0, fmt.Errorf("read PR #%d to check who linked it: %w", e.PR, h.Err)
 		}
 		e.Edit = &ed
 		return e, 0, nil
 	}
 	return ev, 0, nil
+}
+
+// head is PR pr's head as read this pass. Not read yet: ok is false and
+// the node waits for the read (QPullHead). A failed read other than not
+// found is an error that ends the pass; why says what the read was for.
+func (n *Node) head(pr int, why string) (h events.PullHeadRead, ok bool, err error) {
+	h, ok = n.rd.heads[pr]
+	if !ok {
+		n.rd.waitPR = pr
+		return h, false, nil
+	}
+	if h.Fail != events.ReadOK && h.Fail != events.ReadNotFound {
+		return h, true, fmt.Errorf("read PR #%d %s: %w", pr, why, h.Err)
+	}
+	return h, true, nil
 }
 
 // known: a permission is given, or read this pass for login.
