@@ -4,34 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
-
-// commandCalls reads how often Redis ran each command (INFO commandstats).
-func commandCalls(t *testing.T, u string) map[string]int64 {
-	t.Helper()
-	info, err := rawRedis(t, u).Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for line := range strings.Lines(info) {
-		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
-		if !ok {
-			continue
-		}
-		n, _, _ := strings.Cut(rest, ",")
-		if v, err := strconv.ParseInt(n, 10, 64); err == nil {
-			out[name] = v
-		}
-	}
-	return out
-}
 
 // TestStreamDeliveryRoundTrips counts the script and transaction round
 // trips one delivery costs on the Redis work queue, one delivery at a
@@ -58,12 +35,12 @@ func TestStreamDeliveryRoundTrips(t *testing.T) {
 		})
 	}
 	deliver("warm-up", 1) // loads the scripts
-	before := commandCalls(t, u)
+	before := servertest.CommandCalls(t, u)
 	const n = 10
 	for i := range n {
 		deliver(fmt.Sprintf("d-%d", i), 2+i)
 	}
-	after := commandCalls(t, u)
+	after := servertest.CommandCalls(t, u)
 	if got := trips(after) - trips(before); got != 3*n {
 		t.Errorf("%d script and transaction round trips for %d deliveries, want %d (append, lease, release-and-acknowledge); calls before %v after %v",
 			got, n, 3*n, before, after)
@@ -74,7 +51,7 @@ func TestStreamDeliveryRoundTrips(t *testing.T) {
 	var counted map[string]int64
 	for i := -1; i < n; i++ { // pr--1 warms up the script
 		if i == 0 {
-			counted = commandCalls(t, u)
+			counted = servertest.CommandCalls(t, u)
 		}
 		id := fmt.Sprintf("pr-%d", i)
 		body, err := servertest.WithIssue(payloadWithBody(t, "pull_request.edited", "Fixes #1, fixes #2"), 100+i)
@@ -89,7 +66,7 @@ func TestStreamDeliveryRoundTrips(t *testing.T) {
 			return rec.count(id) == 1 && err == nil && n == 0
 		})
 	}
-	after = commandCalls(t, u)
+	after = servertest.CommandCalls(t, u)
 	if got := trips(after) - trips(counted); got != 3*n {
 		t.Errorf("%d script and transaction round trips for %d pull-request deliveries locking 3 issues each, want %d (append, leases, release-and-acknowledge)",
 			got, n, 3*n)

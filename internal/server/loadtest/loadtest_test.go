@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 )
@@ -92,12 +89,12 @@ func BenchmarkModes(b *testing.B) {
 			cpu0 := rs.CPUTime()
 			var calls0 map[string]int64
 			if o.RedisURL != "" {
-				calls0 = commandCalls(b, o.RedisURL)
+				calls0 = servertest.CommandCalls(b, o.RedisURL)
 			}
 			results[m.name] = bench(b, o)
 			if o.RedisURL != "" {
 				redisCPU = (rs.CPUTime() - cpu0) / time.Duration(max(b.N, 1))
-				calls = perDelivery(commandCalls(b, o.RedisURL), calls0, max(b.N, 1))
+				calls = perDelivery(servertest.CommandCalls(b, o.RedisURL), calls0, max(b.N, 1))
 			}
 		})
 	}
@@ -113,33 +110,6 @@ func BenchmarkModes(b *testing.B) {
 	}
 	b.Logf("redis-server used %s CPU per delivery on top (queue, dedupe, leases, acknowledgement)", redisCPU)
 	b.Logf("redis commands per delivery (a script's own calls counted too): %s", formatCalls(calls))
-}
-
-// commandCalls reads how often Redis ran each command (INFO commandstats).
-func commandCalls(tb testing.TB, url string) map[string]int64 {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := map[string]int64{}
-	for line := range strings.Lines(info) {
-		// cmdstat_xadd:calls=5000,usec=...
-		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
-		if !ok {
-			continue
-		}
-		n, _, _ := strings.Cut(rest, ",")
-		if v, err := strconv.ParseInt(n, 10, 64); err == nil {
-			out[name] = v
-		}
-	}
-	return out
 }
 
 // perDelivery is the calls between two readings per delivery.

@@ -1,0 +1,39 @@
+package servertest
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// CommandCalls reads how often the Redis at url ran each command (INFO
+// commandstats; a script's own calls are counted too), by command name.
+func CommandCalls(tb testing.TB, url string) map[string]int64 {
+	tb.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]int64{}
+	for line := range strings.Lines(info) {
+		// cmdstat_xadd:calls=5000,usec=...
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, ",")
+		if v, err := strconv.ParseInt(n, 10, 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out
+}
