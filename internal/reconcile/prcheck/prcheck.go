@@ -136,24 +136,3 @@ func Read(pr forge.Pull, facts *evidence.PullFacts, reviews []forge.Review, chec
 	}
 	return read
 }
-
-// Edit completes what a pull_request opened or edited delivery shows
-// about who wrote PR n's description (the engine decides whether it
-// vouches for the link to issue): the sender's permission, failing closed,
-// whether the delivered description links the issue, and the description
-// now.
-func Edit(ctx context.Context, f forge.Forge, n, issue int, e evidence.PullEdit, perm Perm) (*evidence.PullEdit, error) {
-	p, err := perm(e.Sender)
-	e.Perm, e.PermErr = p, err != nil
-	e.Links = slices.Contains(ghevent.LinkedIssues(e.Delivered), issue)
-	pr, err := f.GetPull(ctx, n)
-	switch {
-	case errors.Is(err, forge.ErrNotFound):
-		e.Now = ""
-	case err != nil:
-		return nil, fmt.Errorf("read PR #%d to check who linked it: %w", n, err)
-	default:
-		e.Now = pr.Body
-	}
-	return &e, nil
-}
