@@ -374,10 +374,6 @@ type Query struct {
 	Jira   SyncReason // QTrackerSync
 	Logins []string   // QPerms
 	Then   PermAsker  `json:"-"` // QPerms: the event to give again
-	// Sync is the plan of a QTrackerSync the node hands out (Node.Ready).
-	Sync SyncPlan `json:",omitzero"`
-	// Open counts the tasks a QTrackerClose moves to done.
-	Open int `json:",omitempty"`
 	// Dir is the directory a QTaskFiles reads.
 	Dir string `json:",omitempty"`
 	// Approvers is what a QApprovers query asks.
