@@ -199,6 +199,10 @@ var eventHandlers = table(
 	do((*inputs).refused),
 	do((*inputs).checkShown),
 	do((*inputs).click),
+	// A deployment protection-rule request, matched to this issue or to
+	// none (deploy.go); and what became of its answer.
+	on(true, func(m *inputs, e events.DeploymentRequested) error { m.deploymentRequested(e); return nil }),
+	do(func(m *inputs, e events.DeployAnswered) { m.DeployAnswered(e) }),
 )
 
 type row struct {

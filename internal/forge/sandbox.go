@@ -37,6 +37,7 @@ type Sandbox struct {
 	// created are the check runs the bot created, by head commit.
 	created map[string][]sbCheckRun
 	runs    []WorkflowRun
+	deploys []DeployCall // protection-rule answers and reports (sandbox_deploy.go)
 	reacts  map[int64][]string
 	calls   map[string]int
 	// Identity is the account the sandbox acts as (the bot).
@@ -54,7 +55,7 @@ type Sandbox struct {
 
 // Change describes one mutation of the sandbox.
 type Change struct {
-	Kind    string // comment, edit, label+, label-, react, dispatch
+	Kind    string // comment, edit, label+, label-, react, dispatch, deployment-rule
 	Issue   int
 	Comment *Comment
 	Label   string

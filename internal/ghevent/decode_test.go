@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
 )
@@ -208,6 +209,12 @@ func TestDecodeVendoredPayloads(t *testing.T) {
 		"merge_group.checks_requested.json": func() Event {
 			return Event{Name: "merge_group", Action: "checks_requested", Repo: "octo-org/octo-repo", Installation: 1, Sender: codertocat, Handled: true,
 				MergeGroup: &MergeGroup{HeadSHA: "2ffea6db159f6b6c47a24e778fb9ef40cf6b1c7d", HeadRef: "refs/heads/gh-readonly-queue/main/pr-104-929f8209d40f77f4abc622a499c93a83babdbe64", PR: 104}}
+		},
+		"deployment_protection_rule.requested.json": func() Event {
+			return Event{Name: "deployment_protection_rule", Action: "requested", Repo: helloWorld, Installation: 1, Sender: codertocat, Handled: true,
+				LinkedIssues: []int{1},
+				Carries: events.DeploymentRequested{Environment: "production", SHA: prHead, Ref: "refs/heads/changes", RunID: 118578147,
+					PRs: []events.DeployPR{{Number: 2, LinkedIssues: []int{1}}}, Sender: "Codertocat"}}
 		},
 		"check_run.requested_action.json": func() Event {
 			// external_id is "" in the example (not autopilot's check run):

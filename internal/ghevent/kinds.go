@@ -96,6 +96,8 @@ var kinds = [...]Kind{
 		payload: func() eventPayload { return &checkRunPayload{} }},
 	{Name: "merge_group", Actions: []string{"checks_requested"}, App: true, Routing: ByRepo,
 		payload: func() eventPayload { return &mergeGroupPayload{} }},
+	{Name: "deployment_protection_rule", Actions: []string{"requested"}, App: true, Routing: ByIssue,
+		payload: func() eventPayload { return &deploymentRulePayload{} }},
 	{Name: "schedule", Sweep: true, OwnWrites: true, payload: bare},
 	{Name: "workflow_dispatch", Sweep: true, OwnWrites: true, payload: bare},
 	{Name: "installation", App: true, Noted: true, payload: bare},

@@ -77,6 +77,11 @@ var endpoints = []endpoint{
 
 	{"POST", "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches", "actions", "write"},
 	{"GET", "/repos/{owner}/{repo}/actions/workflows/{workflow}/runs", "actions", "read"},
+
+	// The deploy gate (App mode): the deploying run, and the answer or a
+	// status report on its protection-rule request.
+	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", "actions", "read"},
+	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule", "deployments", "write"},
 }
 
 // match finds the endpoint of a request.
@@ -161,6 +166,20 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 		"ListWorkflowRuns": func(ctx context.Context, c *Client) error {
 			return ignore(c.ListWorkflowRuns(ctx, "autopilot-step.yml", time.Time{}))
 		},
+		"GetWorkflowRun": func(ctx context.Context, c *Client) error {
+			run, err := w.deploy(ctx, c)
+			if err != nil {
+				return err
+			}
+			return ignore(c.GetWorkflowRun(ctx, run))
+		},
+		"ReviewDeploymentRule": func(ctx context.Context, c *Client) error {
+			run, err := w.deploy(ctx, c)
+			if err != nil {
+				return err
+			}
+			return c.ReviewDeploymentRule(ctx, run, "production", "approved", "ok")
+		},
 		"CreateIssue": func(ctx context.Context, c *Client) error {
 			return ignore(c.CreateIssue(ctx, "task", "body", nil))
 		},
@@ -209,6 +228,9 @@ const permSHA = "6dcb09b5b57875f334f61aebed695e2e4193db5e"
 type permWorld struct {
 	issue, pull int
 	comment     int64
+	// deploy makes a run whose job waits for a protection rule of the
+	// client's App on environment production.
+	deploy func(ctx context.Context, c *Client) (int64, error)
 }
 
 // TestAdapterCallsAreGrantedInTheDocs drives every method of the adapter
@@ -245,6 +267,17 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 	cm, err := g.AddComment(repo, w.issue, "alice", "a comment")
 	must(err)
 	w.comment = cm.ID
+	must(g.AddEnvironment(repo, "production"))
+	must(g.EnableProtectionRule(repo, "production", fakegithub.ActionsAppID))
+	w.deploy = func(ctx context.Context, c *Client) (int64, error) {
+		// The dispatch is the workflow's; only the run's id is wanted.
+		run, err := c.DispatchWorkflow(ctx, "autopilot-step.yml", "main", map[string]string{"session": "s9"})
+		if err != nil {
+			return 0, err
+		}
+		_, err = g.RequestDeployment(repo, fakegithub.DeploymentRequest{RunID: run, Environment: "production"})
+		return run, err
+	}
 	c, err := New(Options{Repo: repo, Token: "tok-bot", BaseURL: g.URL(), Now: clock.Now, Sleep: clock.Sleep,
 		MinMutationGap: -1, BotLogin: fakegithub.ActionsBotLogin, AppID: fakegithub.ActionsAppID})
 	must(err)
@@ -305,7 +338,9 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 		// has): in Action mode a team read fails closed, and the reply
 		// names the permission.
 		scope := strings.ReplaceAll(e.Perm, "_", "-")
-		if e.Perm != "metadata" && e.Perm != "members" && !grants(workflow[scope], e.Access) {
+		// Nor is deployments: only the App answers protection rules (the
+		// Action's gate job reads the issue; docs/deploy-gate.md).
+		if e.Perm != "metadata" && e.Perm != "members" && e.Perm != "deployments" && !grants(workflow[scope], e.Access) {
 			t.Errorf("%s %s (%s) needs %s: %s; the workflow's permissions: in docs/examples/autopilot.yml grant %q", e.Method, e.Path, strings.Join(by, ", "), scope, e.Access, workflow[scope])
 		}
 	}
@@ -343,7 +378,7 @@ func appPermissions(t *testing.T) (manifest, table map[string]string) {
 		t.Fatal("docs/app.md: no manifest with default_permissions")
 	}
 	names := map[string]string{"Issues": "issues", "Pull requests": "pull_requests", "Actions": "actions", "Checks": "checks",
-		"Contents": "contents", "Metadata": "metadata", "Commit statuses": "statuses", "Members": "members"}
+		"Contents": "contents", "Metadata": "metadata", "Commit statuses": "statuses", "Members": "members", "Deployments": "deployments"}
 	levels := map[string]string{"read": "read", "read & write": "write"}
 	table = map[string]string{}
 	row := regexp.MustCompile(`(?m)^\| ([A-Z][a-z ]+) \| (read|read & write) \|`)

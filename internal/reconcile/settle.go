@@ -295,7 +295,7 @@ func (ru *run) checkVersion(prev int64) error {
 func (ru *run) perform(effs []state.Effect) error {
 	r := ru.r
 	p := effects.Performer{Forge: r.o.Forge, Issue: ru.number, DryRun: r.o.DryRun, Print: r.o.Print, Markers: ru.loaded.Markers,
-		Refused: ru.wasRefused, Refuse: ru.refuse, Tag: ru.versionTag, Replied: ru.replied, Dispatch: ru.dispatch,
+		Refused: ru.wasRefused, Refuse: ru.refuse, Tag: ru.versionTag, Replied: ru.replied, Dispatch: ru.dispatch, Deploy: ru.deploy,
 		Posted: func(id int64, marker string) { ru.posted[id] = marker }}
 	return p.Perform(ru.ctx, effs)
 }

@@ -33,6 +33,8 @@ const (
 	ActFinish          Action = "finish"           // finish the run at the loop's end
 	ActLowConfContinue Action = "low-confidence-continue"
 	ActLowConfStop     Action = "low-confidence-stop"
+	ActDeployApprove   Action = "deploy-approve" // answer a deploy request: approved
+	ActDeployReject    Action = "deploy-reject"  // answer a deploy request: rejected
 )
 
 // argRule says what may follow an action kind's colon.
@@ -53,6 +55,7 @@ var actions = map[Action]argRule{
 	ActBack: argSlug, ActApprove: argNone, ActChanges: argNone,
 	ActNextCycle: argNone, ActFinish: argNone,
 	ActLowConfContinue: argNone, ActLowConfStop: argNone,
+	ActDeployApprove: argNone, ActDeployReject: argNone,
 }
 
 // ActionKinds lists every gate action kind (for the engine's table test).

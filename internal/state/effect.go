@@ -10,6 +10,10 @@ const (
 	EffReact    EffectKind = "react"
 	EffDispatch EffectKind = "dispatch"
 	EffArchive  EffectKind = "archive"
+	// EffDeployAnswer answers a deployment protection-rule request;
+	// EffDeployReport posts a status report on it (docs/deploy-gate.md).
+	EffDeployAnswer EffectKind = "deploy-answer"
+	EffDeployReport EffectKind = "deploy-report"
 )
 
 // EffectSpec describes one kind of effect.
@@ -33,6 +37,10 @@ var EffectKinds = map[EffectKind]EffectSpec{
 		By: "reconcile sends workflow_dispatch; a retried one first adopts a run whose title carries the token"},
 	EffArchive: {Carries: "Marker (the decisions it holds), Body (not stored: rendered again from the decisions, which stay until it is seen)", Outbox: true,
 		By: "reconcile posts it as a comment unless a bot comment starting with Marker exists"},
+	EffDeployAnswer: {Carries: "Marker (DeployMarker), RunID, Environment, Answer, Body (the comment)", Outbox: true,
+		By: "reconcile posts the run's protection-rule callback until the request is recorded Sent; a 422 (decided already) counts as sent"},
+	EffDeployReport: {Carries: "RunID, Environment, Body (at most 1024 characters)",
+		By: "reconcile posts a status report on the run's request; not kept in the outbox: sent once, when the question opens"},
 }
 
 // Effect is a write the engine announces. Comments and dispatches are kept
@@ -51,6 +59,11 @@ type Effect struct {
 	Workflow string            `json:"workflow,omitempty"`
 	Ref      string            `json:"ref,omitempty"`
 	Inputs   map[string]string `json:"inputs,omitempty"`
+	// RunID, Environment and Answer are a deploy answer's or report's
+	// request (Answer: approved or rejected; empty for a report).
+	RunID       int64  `json:"run_id,omitempty"`
+	Environment string `json:"environment,omitempty"`
+	Answer      string `json:"answer,omitempty"`
 	// Retry: a dispatch carried over from the outbox; an earlier send may
 	// have started a run whose answer was lost (never stored).
 	Retry bool `json:"-"`

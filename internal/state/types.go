@@ -129,6 +129,9 @@ type State struct {
 	Exec *Execution `json:"exec,omitempty"`
 
 	LinkedPRs []int `json:"linked_prs,omitempty"`
+	// Deploys are the deployment protection-rule requests answered or
+	// asked about for this issue (App mode's deploy gate), newest last.
+	Deploys []DeployRequest `json:"deploys,omitempty"`
 	// LinkVouches: linked PRs whose link a person with answer_permission
 	// made (PRODUCT §8), one per PR.
 	LinkVouches []LinkVouch `json:"link_vouches,omitempty"`

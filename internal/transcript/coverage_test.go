@@ -175,7 +175,8 @@ func readTranscripts(t *testing.T, dir string) map[string]*transcript.File {
 
 // gateKinds reads the engine's openGate calls: the kind is the first
 // argument, a state.GateKind constant or a call of one of state's
-// per-step kinds on the step's slug (state.GateSkip(slug) is kind "skip").
+// per-step kinds on the step's slug (state.GateSkip(slug) is kind "skip"),
+// or a deploy question's (deploygate.Kind(env, sha) is kind "deploy").
 func gateKinds(t *testing.T) []string {
 	consts := gateKindConsts(t)
 	perStep := map[string]func(string) state.GateKind{
@@ -203,6 +204,12 @@ func gateKinds(t *testing.T) []string {
 				if f, ok := arg.Fun.(*ast.SelectorExpr); ok && perStep[f.Sel.Name] != nil {
 					seen[strings.TrimSuffix(string(perStep[f.Sel.Name]("")), "-")] = true
 					return true
+				}
+				if f, ok := arg.Fun.(*ast.SelectorExpr); ok && f.Sel.Name == "Kind" {
+					if pkg, ok := f.X.(*ast.Ident); ok && pkg.Name == "deploygate" {
+						seen["deploy"] = true // a deploy question: deploy-<sha>-<environment>
+						return true
+					}
 				}
 			}
 			t.Errorf("%s: openGate's kind is not a state.GateKind constant or per-step kind; teach gateKinds to read it", fset.Position(call.Pos()))

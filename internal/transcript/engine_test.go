@@ -272,6 +272,12 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 		ev.Comment, _ = strconv.ParseInt(c.Or("comment", "0"), 10, 64)
 		ev.Version, _ = strconv.ParseInt(c.Or("version", "0"), 10, 64)
 		return ev, nil
+	case "deployment-requested":
+		return deploymentRequested(c)
+	case "deploy-answered":
+		run, _ := strconv.ParseInt(c.Or("run", "900"), 10, 64)
+		return events.DeployAnswered{Marker: state.DeployMarker(run, c.Or("env", "production")), Done: !c.Has("failed"),
+			AlreadyDecided: c.Has("decided")}, nil
 	case "config-read":
 		return events.ConfigRead{YAML: c.Input}, nil
 	case "refused":
@@ -776,4 +782,36 @@ func (d *engineDriver) approvers(c *transcript.Case) (events.Event, error) {
 		return q.Approvers.Answer(f), nil
 	}
 	return nil, fmt.Errorf("the last event asked no approvers query")
+}
+
+// deploymentRequested is a deployment protection-rule request: run 900
+// deploying sha to env for the PRs named (pr=40,41), which link the
+// issues linked= (default: this issue); linked= is also the autopilot
+// issues it was routed through (none: unmatched).
+func deploymentRequested(c *transcript.Case) (events.Event, error) {
+	run, err := strconv.ParseInt(c.Or("run", "900"), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("run=: %w", err)
+	}
+	ev := events.DeploymentRequested{Environment: c.Or("env", "production"), SHA: c.Or("sha", "abc1234"), Ref: "refs/heads/main",
+		RunID: run, Session: c.Or("session", ""), Sender: c.Or("by", "devin")}
+	var linked []int
+	for _, v := range strings.Split(c.Or("linked", strconv.Itoa(issue)), ",") {
+		if n, err := strconv.Atoi(v); err == nil {
+			linked = append(linked, n)
+		}
+	}
+	if v, ok := c.Get("pr"); ok {
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return nil, fmt.Errorf("pr=: %w", err)
+			}
+			ev.PRs = append(ev.PRs, events.DeployPR{Number: n, LinkedIssues: linked})
+		}
+	}
+	if !c.Has("unmatched") {
+		ev.Linked = linked
+	}
+	return ev, nil
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -210,6 +211,8 @@ func (d *reconcileDriver) reconcileEvent(c *transcript.Case) (*ghevent.Event, st
 			WorkflowRun: &forge.WorkflowRun{ID: r.ID, DisplayTitle: r.DisplayTitle, Conclusion: r.Conclusion, URL: r.URL}}, ""
 	case "click":
 		return d.click(c, who)
+	case "deployment":
+		return d.deployment(c, who)
 	case "sweep":
 		return &ghevent.Event{Name: c.Or("event", "schedule"), Handled: true, Sweep: true, Repo: repo}, ""
 	}
@@ -412,6 +415,8 @@ func (d *reconcileDriver) changeText(c forge.Change) string {
 		return fmt.Sprintf("react %s on comment %d", c.Content, c.Comment.ID)
 	case "dispatch":
 		return "dispatch: " + c.Content
+	case "deployment-rule":
+		return "deployment protection rule: " + c.Content
 	}
 	return fmt.Sprintf("%s on #%d %s %s", c.Kind, c.Issue, c.Label, c.Content)
 }
@@ -421,4 +426,31 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// deployment is a deployment_protection_rule delivery: the newest
+// dispatched run (run=last) or run=<id> deploying sha= to env= for the
+// pull requests pr= (their descriptions as the sandbox holds them).
+func (d *reconcileDriver) deployment(c *transcript.Case, who string) (*ghevent.Event, string) {
+	var run int64 = 4242
+	if v := c.Or("run", "last"); v == "last" {
+		runs := d.sb.Runs()
+		if len(runs) == 0 {
+			return nil, "error: no workflow run"
+		}
+		run = runs[len(runs)-1].ID
+	} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		run = n
+	}
+	ev := &ghevent.Event{Name: "deployment_protection_rule", Action: "requested", Repo: repo, Handled: true, Sender: d.sb.User(who)}
+	req := events.DeploymentRequested{Environment: c.Or("env", "production"), SHA: c.Or("sha", "abc1234"), RunID: run, Sender: who}
+	if v, ok := c.Get("pr"); ok {
+		n, _ := strconv.Atoi(v)
+		p := d.pulls[n]
+		linked := ghevent.LinkedIssues(p.Body)
+		req.PRs = append(req.PRs, events.DeployPR{Number: n, LinkedIssues: linked})
+		ev.LinkedIssues = linked
+	}
+	ev.Carries = req
+	return ev, ""
 }

@@ -53,9 +53,25 @@ const (
 	Approve Verdict = "approve"
 	// Reject: answer the request "rejected", with Decision.Comment.
 	Reject Verdict = "reject"
-	// Ignore: give no answer (other rules and reviewers decide).
+	// Ignore: autopilot does not gate the deploy: the gate job passes,
+	// and in App mode the request is answered approved (Answer).
 	Ignore Verdict = "ignore"
 )
+
+// Answer is the callback a decision makes in App mode, where autopilot is
+// the environment's protection rule: GitHub keeps the job waiting until
+// the rule's App answers (it fails after 30 days), so a deploy autopilot
+// does not gate (Ignore) is answered approved, with the comment saying
+// why. Ask and Wait answer nothing yet.
+func (d Decision) Answer() (answer string, ok bool) {
+	switch d.Verdict {
+	case Approve, Ignore:
+		return state.DeployApproved, true
+	case Reject:
+		return state.DeployRejected, true
+	}
+	return "", false
+}
 
 // Reason says why a verdict was reached; each has one message (Comment).
 type Reason string
@@ -100,6 +116,9 @@ type Question struct {
 	Title   string
 	Details []string
 	Options []string // in letter order: A approve, B reject
+	// Recommend is why approving is recommended: every gate passed on
+	// the commit (a question is asked only then).
+	Recommend string
 }
 
 // The deploy question's letters.
@@ -107,6 +126,10 @@ const (
 	LetterApprove = "A"
 	LetterReject  = "B"
 )
+
+// MaxComment is GitHub's limit on a callback's or a status report's
+// comment (characters).
+const MaxComment = 1024
 
 // kindPrefix starts the gate kind of every deploy question.
 const kindPrefix = "deploy-"
@@ -128,7 +151,7 @@ func IsKind(k state.GateKind) bool { return strings.HasPrefix(string(k), kindPre
 // st (see Match), under the repository's deploy_gate settings.
 func Decide(st *state.State, cfg config.DeployGate, req Request) Decision {
 	if !cfg.Gates(req.Environment) {
-		return decision(Ignore, EnvNotGated, st.Issue, fmt.Sprintf("environment %q is not listed under deploy_gate.environments; autopilot gives no answer", req.Environment))
+		return decision(Ignore, EnvNotGated, st.Issue, fmt.Sprintf("environment %q is not listed under deploy_gate.environments; autopilot does not gate its deploys", req.Environment))
 	}
 	what := fmt.Sprintf("deploy of %s to %s", short(req.SHA, 7), req.Environment)
 	ref := issueRef(st)
@@ -182,7 +205,7 @@ func Decide(st *state.State, cfg config.DeployGate, req Request) Decision {
 func DecideUnmatched(cfg config.DeployGate, req Request, m Matched) Decision {
 	what := fmt.Sprintf("deploy of %s to %s", short(req.SHA, 7), req.Environment)
 	if !cfg.Gates(req.Environment) {
-		return decision(Ignore, EnvNotGated, 0, fmt.Sprintf("environment %q is not listed under deploy_gate.environments; autopilot gives no answer", req.Environment))
+		return decision(Ignore, EnvNotGated, 0, fmt.Sprintf("environment %q is not listed under deploy_gate.environments; autopilot does not gate its deploys", req.Environment))
 	}
 	if len(m.Ambiguous) > 1 {
 		return decision(Reject, Ambiguous, 0, fmt.Sprintf("Rejected the %s: its pull requests link the autopilot issues %s; deploy one issue's work at a time.", what, issueList(m.Ambiguous)))
@@ -190,7 +213,7 @@ func DecideUnmatched(cfg config.DeployGate, req Request, m Matched) Decision {
 	if cfg.Unmatched == config.UnmatchedReject {
 		return decision(Reject, Unmatched, 0, fmt.Sprintf("Rejected the %s: it matches no autopilot issue (no dispatched run, no pull request linking one), and deploy_gate.unmatched is reject.", what))
 	}
-	return decision(Ignore, Unmatched, 0, fmt.Sprintf("The %s matches no autopilot issue; autopilot gives no answer (deploy_gate.unmatched: ignore).", what))
+	return decision(Ignore, Unmatched, 0, fmt.Sprintf("The %s matches no autopilot issue; autopilot does not gate it (deploy_gate.unmatched: ignore).", what))
 }
 
 func decision(v Verdict, r Reason, issue int, comment string) Decision {
@@ -208,10 +231,11 @@ func question(kind state.GateKind, req Request) *Question {
 		details = append(details, fmt.Sprintf("Workflow run: %d", req.RunID))
 	}
 	return &Question{
-		Kind:    kind,
-		Title:   fmt.Sprintf("Deploy %s to %s?", sha, env),
-		Details: details,
-		Options: []string{fmt.Sprintf("approve: deploy %s to %s", sha, env), "reject: GitHub fails the deployment job"},
+		Kind:      kind,
+		Title:     fmt.Sprintf("Deploy %s to %s?", sha, env),
+		Details:   details,
+		Options:   []string{fmt.Sprintf("approve: deploy %s to %s", sha, env), "reject: GitHub fails the deployment job"},
+		Recommend: fmt.Sprintf("every gate of the flow passed on %s, the commit being deployed", sha),
 	}
 }
 

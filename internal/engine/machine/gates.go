@@ -232,6 +232,8 @@ var gateActions = map[state.Action]func(m *M, g *state.Gate, arg string, c event
 		m.S.Limits.HasConfidence = false
 		m.proceedAfterBoundary()
 	},
+	state.ActDeployApprove: func(m *M, g *state.Gate, _ string, c events.Comment) { m.deployAnswered(g, c) },
+	state.ActDeployReject:  func(m *M, g *state.Gate, _ string, c events.Comment) { m.deployAnswered(g, c) },
 	state.ActLowConfStop: func(m *M, _ *state.Gate, _ string, c events.Comment) {
 		m.Stop(stops.KillLowConfidence, "stopped by @"+c.Author+" after a low-confidence report")
 	},

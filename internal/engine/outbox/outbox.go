@@ -68,6 +68,11 @@ func Settle(s *state.State, effects []state.Effect, seen Seen, changed, classifi
 			}
 			e.Retry = true
 			effects = append(effects, e)
+		case state.EffDeployAnswer:
+			if d := s.DeployByMarker(e.Marker); d == nil || d.Sent {
+				continue // GitHub took it (or the request is gone)
+			}
+			effects = append(effects, e)
 		}
 	}
 	s.Outbox = nil

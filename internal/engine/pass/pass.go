@@ -290,7 +290,7 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 	switch ev.(type) {
 	case events.TrackerSynced: // a sync's outcome (or its claim), or the closes'
 		n.persistNow = true
-	case events.Dispatched:
+	case events.Dispatched, events.DeployAnswered:
 		n.persistNow = true
 	}
 	if _, ok := ev.(events.Comment); ok && n.st != nil && len(n.st.Ledger) > ledger {

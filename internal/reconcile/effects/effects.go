@@ -34,6 +34,9 @@ type Performer struct {
 	Posted func(id int64, marker string)
 	// Dispatch sends a workflow dispatch and applies its outcome.
 	Dispatch func(state.Effect) error
+	// Deploy answers (or reports on) a deployment protection-rule request
+	// and applies its outcome.
+	Deploy func(state.Effect) error
 }
 
 // Perform executes the effects one Ready handed out, in order, skipping
@@ -62,6 +65,10 @@ func (p Performer) Perform(ctx context.Context, effects []state.Effect) error {
 			}
 		case state.EffDispatch:
 			if err := p.Dispatch(e); err != nil {
+				return err
+			}
+		case state.EffDeployAnswer, state.EffDeployReport:
+			if err := p.Deploy(e); err != nil {
 				return err
 			}
 		}

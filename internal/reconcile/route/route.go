@@ -168,15 +168,16 @@ func (r *Router) dispatch(ctx context.Context, k ghevent.Kind, ev *ghevent.Event
 type eventHandler func(r *Router, ctx context.Context, ev *ghevent.Event) ([]Outcome, error)
 
 var eventHandlers = map[string]eventHandler{
-	"issues":              (*Router).issues,
-	"issue_comment":       (*Router).issueComment,
-	"pull_request":        (*Router).pullRequest,
-	"pull_request_review": (*Router).pullReview,
-	"workflow_run":        (*Router).workflowRun,
-	"check_run":           (*Router).checkClick,
-	"merge_group":         (*Router).mergeGroupEvent,
-	"schedule":            (*Router).sweepEvent,
-	"workflow_dispatch":   (*Router).sweepEvent,
+	"issues":                     (*Router).issues,
+	"issue_comment":              (*Router).issueComment,
+	"pull_request":               (*Router).pullRequest,
+	"pull_request_review":        (*Router).pullReview,
+	"workflow_run":               (*Router).workflowRun,
+	"check_run":                  (*Router).checkClick,
+	"merge_group":                (*Router).mergeGroupEvent,
+	"deployment_protection_rule": (*Router).deploymentRule,
+	"schedule":                   (*Router).sweepEvent,
+	"workflow_dispatch":          (*Router).sweepEvent,
 }
 
 func (r *Router) sweepEvent(ctx context.Context, _ *ghevent.Event) ([]Outcome, error) {

@@ -227,6 +227,9 @@ func (g gen) rest(s *state.State) {
 			e.Workflow, e.Ref = "autopilot.yml", "main"
 			e.Inputs = map[string]string{"issue": "12", "step": g.text(false)}
 		}
+		if g.n(1) == 0 {
+			e.RunID, e.Environment, e.Answer = int64(1+g.n(1e9)), g.pick("production", "Staging"), pickOf(g, state.DeployApproved, state.DeployRejected)
+		}
 		s.Outbox = append(s.Outbox, e)
 	}
 	if g.n(3) == 0 {
@@ -246,6 +249,11 @@ func (g gen) rest(s *state.State) {
 	for i := g.n(2); i > 0; i-- {
 		s.LinkedPRs = append(s.LinkedPRs, 1+g.n(500))
 		s.PRChecks = append(s.PRChecks, state.PRCheck{PR: 1 + g.n(500), Head: fmt.Sprintf("%040x", g.n(1e9)), Trusted: g.n(1) == 0, Shown: fmt.Sprintf("%016x", g.n(1e9)), GateHead: g.pick("", fmt.Sprintf("%040x", g.n(1e9))), Pending: g.n(1) == 0})
+	}
+	for i := g.n(2); i > 0; i-- {
+		s.Deploys = append(s.Deploys, state.DeployRequest{RunID: int64(1 + g.n(1e9)), Environment: g.pick("production", "Staging"),
+			SHA: fmt.Sprintf("%040x", g.n(1e9)), Gate: state.GateKind(g.pick("", "deploy-1111111111111-0123abcd")),
+			Answer: pickOf(g, "", state.DeployApproved, state.DeployRejected), Comment: g.text(false), Sent: g.n(1) == 0, At: g.time()})
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.LinkVouches = append(s.LinkVouches, state.LinkVouch{PR: 1 + g.n(500), By: g.pick("octocat", "a-b"), Body: fmt.Sprintf("%016x", g.n(1e9))})

@@ -1,0 +1,114 @@
+package machine
+
+import (
+	"github.com/autopilot-dev/autopilot/internal/engine/deploygate"
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
+)
+
+// The deploy gate's moves (docs/deploy-gate.md): the rule is package
+// deploygate's; these record a request, open its question and announce
+// its answer. The answer is an outbox effect (state.EffDeployAnswer),
+// carried again until the request is recorded sent, so it is sent once
+// across redeliveries, replicas and crashes (a 422 after a lost outcome
+// counts as sent).
+
+// DeployRequestOf is the rule's request for a recorded one.
+func DeployRequestOf(d *state.DeployRequest) deploygate.Request {
+	return deploygate.Request{Environment: d.Environment, SHA: d.SHA, RunID: d.RunID}
+}
+
+// RecordDeploy records a request (once: a redelivery finds it) and
+// returns it.
+func (m *M) RecordDeploy(run int64, env, sha string) *state.DeployRequest {
+	if d := m.S.Deploy(run, env); d != nil {
+		return d
+	}
+	m.S.Deploys = append(m.S.Deploys, state.DeployRequest{RunID: run, Environment: env, SHA: sha, At: m.Now})
+	if extra := len(m.S.Deploys) - state.MaxDeploys; extra > 0 {
+		m.S.Deploys = dropAnswered(m.S.Deploys, extra)
+	}
+	m.Changed = true
+	return &m.S.Deploys[len(m.S.Deploys)-1]
+}
+
+// dropAnswered drops up to n of the oldest requests already sent.
+func dropAnswered(ds []state.DeployRequest, n int) []state.DeployRequest {
+	out := ds[:0:0]
+	for _, d := range ds {
+		if n > 0 && d.Sent {
+			n--
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// AnswerDeploy records dec's answer for the request and announces the
+// callback. A request answered before is never answered again.
+func (m *M) AnswerDeploy(d *state.DeployRequest, dec deploygate.Decision) {
+	answer, ok := dec.Answer()
+	if !ok || d.Answer != "" {
+		return
+	}
+	d.Answer, d.Comment = answer, textsafe.Truncate(dec.Comment, deploygate.MaxComment)
+	m.Changed = true
+	m.Emit(DeployAnswerEffect(d))
+	if answer == state.DeployRejected {
+		m.Note("deploy-rejected:"+state.DeployMarker(d.RunID, d.Environment), "🚫 "+dec.Comment)
+	}
+}
+
+// DeployAnswerEffect is the callback effect of a decided request.
+func DeployAnswerEffect(d *state.DeployRequest) state.Effect {
+	return state.Effect{Kind: state.EffDeployAnswer, Marker: state.DeployMarker(d.RunID, d.Environment),
+		RunID: d.RunID, Environment: d.Environment, Answer: d.Answer, Body: d.Comment}
+}
+
+// AskDeploy opens the deploy question for the request and posts a status
+// report on it that names the issue (GitHub shows it on the waiting run).
+func (m *M) AskDeploy(d *state.DeployRequest, dec deploygate.Decision) {
+	q := dec.Question
+	d.Gate = q.Kind
+	opts := []state.Option{
+		{Letter: deploygate.LetterApprove, Text: q.Options[0], Action: state.ActDeployApprove},
+		{Letter: deploygate.LetterReject, Text: q.Options[1], Action: state.ActDeployReject},
+	}
+	m.openGate(deploygate.Kind(d.Environment, d.SHA), q.Title, q.Details, opts, deploygate.LetterApprove, q.Recommend)
+	m.Emit(state.Effect{Kind: state.EffDeployReport, RunID: d.RunID, Environment: d.Environment,
+		Body: textsafe.Truncate(dec.Comment, deploygate.MaxComment)})
+}
+
+// deployAnswered applies an answer to the deploy question g: the rule
+// decides again with the answer recorded (approve, reject, or a reject
+// because the flow moved on meanwhile) and the request is answered.
+func (m *M) deployAnswered(g *state.Gate, _ events.Comment) {
+	for i := range m.S.Deploys {
+		d := &m.S.Deploys[i]
+		if d.Gate != g.Kind || d.Answer != "" {
+			continue
+		}
+		m.AnswerDeploy(d, deploygate.Decide(m.S, m.Set.Config.DeployGate, DeployRequestOf(d)))
+	}
+}
+
+// DeployAnswered records what became of a callback: sent (204, or 422:
+// decided already, by this answer before a crash or by a person), or
+// failed and still owed (the outbox carries it again).
+func (m *M) DeployAnswered(e events.DeployAnswered) {
+	d := m.S.DeployByMarker(e.Marker)
+	if d == nil || d.Sent || !e.Done {
+		return
+	}
+	d.Sent = true
+	m.Changed = true
+	out := m.S.Outbox[:0:0]
+	for _, o := range m.S.Outbox {
+		if o.Marker != e.Marker {
+			out = append(out, o)
+		}
+	}
+	m.S.Outbox = out
+}
