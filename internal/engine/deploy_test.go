@@ -131,3 +131,16 @@ func TestDeployAutoApprove(t *testing.T) {
 		t.Errorf("a question was opened: %+v", h.st.Gate)
 	}
 }
+
+// A flow stopped while its deploy question is open rejects the waiting
+// deploy at once (GitHub would otherwise keep the job waiting for 30
+// days), saying why.
+func TestOpenDeployQuestionOfAStoppedFlowIsRejected(t *testing.T) {
+	h := atDeployStep(t, "")
+	h.apply(deployRequest(deploySHA))
+	res := h.say("maria", "/autopilot stop")
+	answers := effectsOf(res.Effects, state.EffDeployAnswer)
+	if len(answers) != 1 || answers[0].Answer != state.DeployRejected || !strings.Contains(answers[0].Body, "is stopped") {
+		t.Fatalf("answers %+v, want one rejected: stopped", answers)
+	}
+}

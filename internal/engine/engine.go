@@ -119,6 +119,9 @@ func Apply(set machine.Settings, s *state.State, ev events.Event, now time.Time)
 	if err := m.apply(ev); err != nil {
 		return Result{}, err
 	}
+	if m.S != nil && len(m.S.Deploys) > 0 {
+		m.SettleDeploys() // a deploy question the event closed (deploy.go)
+	}
 	if m.S != nil && m.Changed {
 		m.S.UpdatedAt = m.Now
 		m.S.TrackerInUse = m.trackerInUse()

@@ -112,3 +112,21 @@ func (m *M) DeployAnswered(e events.DeployAnswered) {
 	}
 	m.S.Outbox = out
 }
+
+// SettleDeploys answers the requests whose deploy question is no longer
+// open and that the rule now decides: the flow stopped, failed or moved
+// on while the question waited (rejected, saying why), or the question
+// was answered. A request still asking waits for its question.
+func (m *M) SettleDeploys() {
+	for i := range m.S.Deploys {
+		d := &m.S.Deploys[i]
+		asking := m.S.Gate != nil && m.S.Gate.Kind == d.Gate && m.S.Run == state.RunAwaitingDecision
+		if d.Gate == "" || d.Answer != "" || asking {
+			continue
+		}
+		dec := deploygate.Decide(m.S, m.Set.Config.DeployGate, DeployRequestOf(d))
+		if dec.Verdict == deploygate.Reject || dec.Verdict == deploygate.Approve {
+			m.AnswerDeploy(d, dec)
+		}
+	}
+}
