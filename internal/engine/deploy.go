@@ -43,6 +43,8 @@ func (m *inputs) deploymentRequested(e events.DeploymentRequested) {
 		dec = deploygate.Decide(m.S, cfg, req)
 	}
 	d := m.RecordDeploy(e.RunID, e.Environment, e.SHA)
+	// Reviewers on the environment page may have decided already.
+	m.Ask(events.Query{Kind: events.QDeployApprovals, RunID: e.RunID})
 	switch dec.Verdict {
 	case deploygate.Ask:
 		m.AskDeploy(d, dec)

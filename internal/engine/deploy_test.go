@@ -144,3 +144,46 @@ func TestOpenDeployQuestionOfAStoppedFlowIsRejected(t *testing.T) {
 		t.Fatalf("answers %+v, want one rejected: stopped", answers)
 	}
 }
+
+// Reviewers' decisions on the environment page are read when a request
+// arrives (and on the sweep while the flow is at its deploy step) and
+// recorded as decisions of the deploy step, once: a re-read of the same
+// history adds nothing, a later decision is added.
+func TestEnvironmentPageApprovalsAreRecordedOnce(t *testing.T) {
+	h := atDeployStep(t, "")
+	res := h.apply(deployRequest(deploySHA))
+	qs := queriesOf(res.Queries, events.QDeployApprovals)
+	if len(qs) != 1 || qs[0].RunID != 900 {
+		t.Fatalf("queries %+v, want one approvals read of run 900", res.Queries)
+	}
+	before := len(h.st.Decisions)
+	read := events.DeployApprovalsRead{RunID: 900, Approvals: []events.DeployApproval{
+		{Environments: []string{"production"}, State: "approved", User: "grace", Comment: "ship it"},
+	}}
+	h.apply(read)
+	want(t, "decisions", len(h.st.Decisions), before+1)
+	d := h.st.Decisions[len(h.st.Decisions)-1]
+	want(t, "by", d.By, "grace")
+	want(t, "option", d.Option, deploygate.LetterApprove)
+	want(t, "reason", d.Reason, "ship it")
+	if !strings.Contains(d.Question, "environment page") || !strings.Contains(d.Link, "/actions/runs/900") {
+		t.Errorf("decision %+v does not say where", d)
+	}
+	if g := h.st.Gate; g == nil || g.Kind != deploygate.Kind("production", deploySHA) {
+		t.Errorf("a reviewer's approval answered the deploy question: gate %+v", g)
+	}
+
+	res = h.apply(read)
+	want(t, "decisions after a re-read", len(h.st.Decisions), before+1)
+	want(t, "a re-read changes nothing", res.Changed, false)
+
+	read.Approvals = append(read.Approvals, events.DeployApproval{Environments: []string{"production"}, State: "rejected", User: "bob"})
+	h.apply(read)
+	want(t, "decisions after a new one", len(h.st.Decisions), before+2)
+	want(t, "rejected", h.st.Decisions[len(h.st.Decisions)-1].Option, deploygate.LetterReject)
+
+	res = h.apply(events.Tick{})
+	if len(queriesOf(res.Queries, events.QDeployApprovals)) != 1 {
+		t.Errorf("the sweep asks %+v, want the approvals of run 900 again", res.Queries)
+	}
+}

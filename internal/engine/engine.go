@@ -194,7 +194,10 @@ var eventHandlers = table(
 	do((*inputs).dispatched),
 	do((*inputs).TrackerAuth),
 	do((*inputs).trackerSynced),
-	do((*inputs).Tick),
+	do(func(m *inputs, e events.Tick) {
+		m.Tick(e)
+		m.AskDeployApprovals() // environment-page reviewers (deploy.go)
+	}),
 	do((*inputs).prLinked),
 	do((*inputs).pullSeen),
 	do((*inputs).pullRead),
@@ -206,6 +209,7 @@ var eventHandlers = table(
 	// none (deploy.go); and what became of its answer.
 	on(true, func(m *inputs, e events.DeploymentRequested) error { m.deploymentRequested(e); return nil }),
 	do(func(m *inputs, e events.DeployAnswered) { m.DeployAnswered(e) }),
+	do(func(m *inputs, e events.DeployApprovalsRead) { m.RecordDeployApprovals(e) }),
 )
 
 type row struct {

@@ -13,6 +13,18 @@ type Deployments interface {
 	// "", posts comment as a status report. A request decided already is
 	// an ErrValidation (GitHub's 422).
 	ReviewDeploymentRule(ctx context.Context, run int64, env, answer, comment string) error
+	// ListDeploymentApprovals reads the run's review history: the
+	// reviewers' decisions on the environment page, oldest first.
+	ListDeploymentApprovals(ctx context.Context, run int64) ([]DeploymentApproval, error)
+}
+
+// DeploymentApproval is one reviewer's decision on the environment page
+// (GitHub's review history of a run).
+type DeploymentApproval struct {
+	Environments []string
+	State        string // approved, rejected
+	User         string
+	Comment      string
 }
 
 // DeployCall is one call a Sandbox recorded of ReviewDeploymentRule.

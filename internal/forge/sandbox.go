@@ -38,8 +38,10 @@ type Sandbox struct {
 	created map[string][]sbCheckRun
 	runs    []WorkflowRun
 	deploys []DeployCall // protection-rule answers and reports (sandbox_deploy.go)
-	reacts  map[int64][]string
-	calls   map[string]int
+	// approvals are the environment page's decisions by run.
+	approvals map[int64][]DeploymentApproval
+	reacts    map[int64][]string
+	calls     map[string]int
 	// Identity is the account the sandbox acts as (the bot).
 	Identity User
 	// AppID marks comments made by the sandbox with performed_via_github_app.

@@ -53,3 +53,24 @@ func (s *Sandbox) DeployCalls() []DeployCall {
 	defer s.mu.Unlock()
 	return append([]DeployCall(nil), s.deploys...)
 }
+
+// ListDeploymentApprovals implements Deployments.
+func (s *Sandbox) ListDeploymentApprovals(ctx context.Context, run int64) ([]DeploymentApproval, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.call("GET approvals"); err != nil {
+		return nil, err
+	}
+	return append([]DeploymentApproval(nil), s.approvals[run]...), nil
+}
+
+// ReviewDeployment records a reviewer's decision on the environment page
+// for run (what ListDeploymentApprovals lists).
+func (s *Sandbox) ReviewDeployment(run int64, env, login, state, comment string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.approvals == nil {
+		s.approvals = map[int64][]DeploymentApproval{}
+	}
+	s.approvals[run] = append(s.approvals[run], DeploymentApproval{Environments: []string{env}, State: state, User: login, Comment: comment})
+}

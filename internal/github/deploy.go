@@ -51,3 +51,38 @@ func (c *Client) ReviewDeploymentRule(ctx context.Context, run int64, env, answe
 	}
 	return nil
 }
+
+// apiApproval is one entry of a run's review history.
+type apiApproval struct {
+	Environments []struct {
+		Name string `json:"name"`
+	} `json:"environments"`
+	State   string `json:"state"`
+	Comment string `json:"comment"`
+	User    *struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+// ListDeploymentApprovals reads a run's review history
+// (GET …/actions/runs/{run_id}/approvals): the reviewers' decisions on
+// the environment page.
+func (c *Client) ListDeploymentApprovals(ctx context.Context, run int64) ([]forge.DeploymentApproval, error) {
+	var list []apiApproval
+	p := c.repoPath("actions", "runs", strconv.FormatInt(run, 10), "approvals")
+	if _, err := c.do(ctx, transport.Op{Kind: "GET run-approvals"}, http.MethodGet, p, nil, &list, ""); err != nil {
+		return nil, c.mapErr(fmt.Sprintf("read the review history of run %d", run), err)
+	}
+	out := make([]forge.DeploymentApproval, 0, len(list))
+	for _, a := range list {
+		d := forge.DeploymentApproval{State: a.State, Comment: a.Comment}
+		if a.User != nil {
+			d.User = a.User.Login
+		}
+		for _, e := range a.Environments {
+			d.Environments = append(d.Environments, e.Name)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

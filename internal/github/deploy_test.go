@@ -28,6 +28,7 @@ func TestReviewDeploymentRuleAnswersOnceAndA422IsValidation(t *testing.T) {
 	}
 	must(g.AddRepo(repo))
 	g.AddActionsToken("tok-bot", repo)
+	g.AddUser("alice", "User")
 	must(g.SetWorkflow(repo, "deploy.yml", "deploy", "autopilot ${{ inputs.session }}"))
 	must(g.AddEnvironment(repo, "production"))
 	must(g.EnableProtectionRule(repo, "production", fakegithub.ActionsAppID))
@@ -52,6 +53,12 @@ func TestReviewDeploymentRuleAnswersOnceAndA422IsValidation(t *testing.T) {
 	must(c.ReviewDeploymentRule(ctx, run, "production", "approved", "approved by @ada on octo/repo#1"))
 	if err := c.ReviewDeploymentRule(ctx, run, "production", "rejected", "again"); !errors.Is(err, forge.ErrValidation) {
 		t.Errorf("a second answer: %v, want ErrValidation (422)", err)
+	}
+	must(g.ReviewDeployment(repo, run, "production", "alice", fakegithub.DeploymentApproved, "looks fine"))
+	as, err := c.ListDeploymentApprovals(ctx, run)
+	must(err)
+	if len(as) != 1 || as[0].User != "alice" || as[0].State != "approved" || as[0].Comment != "looks fine" || len(as[0].Environments) != 1 || as[0].Environments[0] != "production" {
+		t.Errorf("approvals read as %+v", as)
 	}
 	reqs := g.DeploymentRequests(repo)
 	if len(reqs) != 1 || reqs[0].State != fakegithub.DeploymentApproved || len(reqs[0].Reports) != 1 {

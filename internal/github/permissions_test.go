@@ -82,6 +82,7 @@ var endpoints = []endpoint{
 	// status report on its protection-rule request.
 	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", "actions", "read"},
 	{"POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/deployment_protection_rule", "deployments", "write"},
+	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/approvals", "actions", "read"},
 }
 
 // match finds the endpoint of a request.
@@ -172,6 +173,13 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 				return err
 			}
 			return ignore(c.GetWorkflowRun(ctx, run))
+		},
+		"ListDeploymentApprovals": func(ctx context.Context, c *Client) error {
+			run, err := w.deploy(ctx, c)
+			if err != nil {
+				return err
+			}
+			return ignore(c.ListDeploymentApprovals(ctx, run))
 		},
 		"ReviewDeploymentRule": func(ctx context.Context, c *Client) error {
 			run, err := w.deploy(ctx, c)

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/deploys"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -18,4 +19,16 @@ func (ru *run) deploy(e state.Effect) error {
 		return err
 	}
 	return ru.apply(*ev)
+}
+
+// readDeployApprovals answers the engine's QDeployApprovals: the run's
+// review history (deploys.Approvals), or the class of the failure.
+func (ru *run) readDeployApprovals(run int64) error {
+	list, err := deploys.Approvals(ru.ctx, ru.r.o.Forge, run)
+	ev := events.DeployApprovalsRead{RunID: run, Approvals: list}
+	if err != nil {
+		ev.Fail = readFail(err)
+		ru.notes = append(ru.notes, err.Error())
+	}
+	return ru.apply(ev)
 }

@@ -144,6 +144,8 @@ func (ru *run) answer(q events.Query) error {
 		return ru.readDir(q.Dir)
 	case events.QApprovers:
 		return ru.approvers(q.Approvers)
+	case events.QDeployApprovals:
+		return ru.readDeployApprovals(q.RunID)
 	}
 	return fmt.Errorf("unknown engine query %v", q.Kind)
 }

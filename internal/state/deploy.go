@@ -25,6 +25,10 @@ type DeployRequest struct {
 	Sent bool `json:"sent,omitempty"`
 	// At is when the request was first seen.
 	At time.Time `json:"at"`
+	// Reviewed counts the entries of the run's review history (reviewers
+	// on the environment page) already recorded as decisions: a re-read
+	// records only what is new.
+	Reviewed int `json:"reviewed,omitempty"`
 }
 
 // The answers of a deployment protection rule (its callback's state).

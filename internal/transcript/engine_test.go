@@ -274,6 +274,17 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 		return ev, nil
 	case "deployment-requested":
 		return deploymentRequested(c)
+	case "deploy-approvals":
+		run, _ := strconv.ParseInt(c.Or("run", "900"), 10, 64)
+		ev := events.DeployApprovalsRead{RunID: run}
+		for _, line := range strings.Split(strings.TrimSpace(c.Input), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 3 {
+				continue
+			}
+			ev.Approvals = append(ev.Approvals, events.DeployApproval{User: f[0], State: f[1], Environments: []string{f[2]}, Comment: strings.Join(f[3:], " ")})
+		}
+		return ev, nil
 	case "deploy-answered":
 		run, _ := strconv.ParseInt(c.Or("run", "900"), 10, 64)
 		return events.DeployAnswered{Marker: state.DeployMarker(run, c.Or("env", "production")), Done: !c.Has("failed"),

@@ -144,6 +144,17 @@ func Kind(env, sha string) state.GateKind {
 	return state.GateKind(fmt.Sprintf("%s%s-%08x", kindPrefix, short(strings.ToLower(sha), 12), h.Sum32()))
 }
 
+// ReviewGateID is the gate id under which a reviewer's decision on the
+// environment page for run and env is recorded in the decisions: a deploy
+// kind ("deploy-review-<8 hex of the environment>") behind the run, so
+// it is never an answer to the deploy question nor one that reached the
+// deploy step.
+func ReviewGateID(run int64, env string) string {
+	h := fnv.New32a()
+	h.Write([]byte(strings.ToLower(env)))
+	return fmt.Sprintf("env%d-%sreview-%08x", run, kindPrefix, h.Sum32())
+}
+
 // IsKind reports whether k is the kind of some deploy question.
 func IsKind(k state.GateKind) bool { return strings.HasPrefix(string(k), kindPrefix) }
 

@@ -46,3 +46,26 @@ type DeployAnswered struct {
 
 func (DeploymentRequested) eventName() string { return "deployment-requested" }
 func (DeployAnswered) eventName() string      { return "deploy-answered" }
+
+// QDeployApprovals: read the review history of workflow run Query.RunID
+// (reviewers' decisions on the environment page, GET
+// …/actions/runs/{run_id}/approvals); answer DeployApprovalsRead.
+const QDeployApprovals QueryKind = 80
+
+// DeployApprovalsRead answers a QDeployApprovals: the run's review
+// history as GitHub lists it, oldest first, or why the read failed.
+type DeployApprovalsRead struct {
+	RunID     int64
+	Approvals []DeployApproval
+	Fail      ReadFail
+}
+
+// DeployApproval is one reviewer's decision on the environment page.
+type DeployApproval struct {
+	Environments []string
+	State        string // approved, rejected
+	User         string
+	Comment      string
+}
+
+func (DeployApprovalsRead) eventName() string { return "deploy-approvals-read" }

@@ -357,6 +357,8 @@ func (k QueryKind) String() string {
 		return "jira-close"
 	case QApprovers:
 		return "approvers"
+	case QDeployApprovals:
+		return "deploy-approvals"
 	}
 	if s, ok := readKindNames[k]; ok {
 		return s
@@ -378,6 +380,8 @@ type Query struct {
 	Dir string `json:",omitempty"`
 	// Approvers is what a QApprovers query asks.
 	Approvers *ApproversAsk `json:",omitempty"`
+	// RunID is the workflow run a QDeployApprovals reads.
+	RunID int64 `json:",omitempty"`
 }
 
 // AnswerPerms answers a QPerms query: the asking event again, with each

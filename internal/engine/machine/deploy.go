@@ -1,8 +1,12 @@
 package machine
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/autopilot-dev/autopilot/internal/engine/deploygate"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
+	"github.com/autopilot-dev/autopilot/internal/engine/prose"
 	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
@@ -129,4 +133,78 @@ func (m *M) SettleDeploys() {
 			m.AnswerDeploy(d, dec)
 		}
 	}
+}
+
+// deployReviewWait is how long GitHub keeps a job waiting for its
+// reviewers and protection rules: the environment page's decisions are
+// read again (on the sweep) for requests younger than this.
+const deployReviewWait = 30 * 24 * time.Hour
+
+// AskDeployApprovals asks for the review history of the runs of the
+// recorded requests still within GitHub's wait, while the flow is at its
+// deploy step (the sweep).
+func (m *M) AskDeployApprovals() {
+	if m.S.Run == state.RunDone || m.S.Slug != m.Set.Config.DeployGate.Step {
+		return
+	}
+	asked := map[int64]bool{}
+	for _, d := range m.S.Deploys {
+		if asked[d.RunID] || m.Now.Sub(d.At) > deployReviewWait {
+			continue
+		}
+		asked[d.RunID] = true
+		m.Ask(events.Query{Kind: events.QDeployApprovals, RunID: d.RunID})
+	}
+}
+
+// RecordDeployApprovals records a run's review history as decisions of
+// the deploy step: each entry after the ones recorded already, for an
+// environment autopilot was asked about, with who, what and where.
+func (m *M) RecordDeployApprovals(e events.DeployApprovalsRead) {
+	if e.Fail != events.ReadOK {
+		return
+	}
+	var first *state.DeployRequest
+	for i := range m.S.Deploys {
+		if m.S.Deploys[i].RunID == e.RunID {
+			first = &m.S.Deploys[i]
+			break
+		}
+	}
+	if first == nil || len(e.Approvals) <= first.Reviewed {
+		return
+	}
+	for _, a := range e.Approvals[first.Reviewed:] {
+		letter := ""
+		switch a.State {
+		case state.DeployApproved:
+			letter = deploygate.LetterApprove
+		case state.DeployRejected:
+			letter = deploygate.LetterReject
+		}
+		for _, env := range a.Environments {
+			d := m.S.Deploy(e.RunID, env)
+			if d == nil || letter == "" || a.User == "" {
+				continue
+			}
+			m.S.Decisions = append(m.S.Decisions, state.Decision{
+				Gate:       deploygate.ReviewGateID(e.RunID, d.Environment),
+				Question:   fmt.Sprintf("Deploy %s to %s? (a reviewer on the environment page)", shortSHA(d.SHA), d.Environment),
+				Option:     letter,
+				OptionText: a.State + " on the environment page",
+				By:         a.User, At: m.Now,
+				Link:   fmt.Sprintf("https://github.com/%s/actions/runs/%d", m.Set.Repo, e.RunID),
+				Reason: prose.OneLine(a.Comment, 200), GateOpenedAt: d.At,
+			})
+		}
+	}
+	first.Reviewed = len(e.Approvals)
+	m.Changed = true
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
 }

@@ -46,3 +46,21 @@ func Send(ctx context.Context, f forge.Forge, e state.Effect, dryRun bool, print
 	}
 	return nil, "", fmt.Errorf("answer the deployment protection rule of run %d (%s): %w", e.RunID, e.Environment, err)
 }
+
+// Approvals reads a run's review history (the environment page's
+// reviewers) as the engine reads it; a forge that cannot is not found.
+func Approvals(ctx context.Context, f forge.Forge, run int64) ([]events.DeployApproval, error) {
+	d, ok := f.(forge.Deployments)
+	if !ok {
+		return nil, fmt.Errorf("review history of run %d: %w", run, forge.ErrNotFound)
+	}
+	list, err := d.ListDeploymentApprovals(ctx, run)
+	if err != nil {
+		return nil, fmt.Errorf("review history of run %d: %w", run, err)
+	}
+	out := make([]events.DeployApproval, 0, len(list))
+	for _, a := range list {
+		out = append(out, events.DeployApproval{Environments: a.Environments, State: a.State, User: a.User, Comment: a.Comment})
+	}
+	return out, nil
+}

@@ -253,7 +253,7 @@ func (g gen) rest(s *state.State) {
 	for i := g.n(2); i > 0; i-- {
 		s.Deploys = append(s.Deploys, state.DeployRequest{RunID: int64(1 + g.n(1e9)), Environment: g.pick("production", "Staging"),
 			SHA: fmt.Sprintf("%040x", g.n(1e9)), Gate: state.GateKind(g.pick("", "deploy-1111111111111-0123abcd")),
-			Answer: pickOf(g, "", state.DeployApproved, state.DeployRejected), Comment: g.text(false), Sent: g.n(1) == 0, At: g.time()})
+			Answer: pickOf(g, "", state.DeployApproved, state.DeployRejected), Comment: g.text(false), Sent: g.n(1) == 0, At: g.time(), Reviewed: g.n(3)})
 	}
 	for i := g.n(2); i > 0; i-- {
 		s.LinkVouches = append(s.LinkVouches, state.LinkVouch{PR: 1 + g.n(500), By: g.pick("octocat", "a-b"), Body: fmt.Sprintf("%016x", g.n(1e9))})
