@@ -93,3 +93,5 @@ func containsInt(ns []int, n int) bool {
 	}
 	return false
 }
+
+func (p *deploymentRulePayload) carried() events.Event { return events.DeploymentRequested{} }

@@ -96,7 +96,9 @@ var kinds = [...]Kind{
 		payload: func() eventPayload { return &checkRunPayload{} }},
 	{Name: "merge_group", Actions: []string{"checks_requested"}, App: true, Routing: ByRepo,
 		payload: func() eventPayload { return &mergeGroupPayload{} }},
-	{Name: "deployment_protection_rule", Actions: []string{"requested"}, App: true, Routing: ByIssue,
+	// OwnWrites: the deploy run autopilot dispatched is the App's own, and
+	// GitHub names its dispatcher as the sender.
+	{Name: "deployment_protection_rule", Actions: []string{"requested"}, App: true, Routing: ByIssue, OwnWrites: true,
 		payload: func() eventPayload { return &deploymentRulePayload{} }},
 	{Name: "schedule", Sweep: true, OwnWrites: true, payload: bare},
 	{Name: "workflow_dispatch", Sweep: true, OwnWrites: true, payload: bare},

@@ -7,7 +7,8 @@ import (
 )
 
 // The App's own bot causes no work (no loops), except the events it
-// causes on purpose: the workflow runs it dispatched, and sweeps.
+// causes on purpose: the workflow runs it dispatched (and their deploys
+// waiting on a protection rule), and sweeps.
 func TestEventsSentByTheBotItselfAreIgnoredExceptDispatchedRunsAndSweeps(t *testing.T) {
 	const bot = "autopilot[bot]"
 	cases := []struct {
@@ -20,6 +21,7 @@ func TestEventsSentByTheBotItselfAreIgnoredExceptDispatchedRunsAndSweeps(t *test
 		{"check_run", bot, true},
 		{"issue_comment", "octocat", false},
 		{"workflow_run", bot, false},
+		{"deployment_protection_rule", bot, false}, // the deploy run autopilot dispatched
 		{"schedule", bot, false},
 		{"workflow_dispatch", bot, false},
 		{"issue_comment", bot, false}, // with no bot login, nobody is ignored

@@ -92,7 +92,8 @@ func archiveNext(s *state.State) (state.Effect, bool) {
 
 // outboxEntry is what the state's outbox keeps of an announced effect.
 func outboxEntry(e state.Effect) state.Effect {
-	o := state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs}
+	o := state.Effect{Kind: e.Kind, Marker: e.Marker, Body: e.Body, Workflow: e.Workflow, Ref: e.Ref, Inputs: e.Inputs,
+		RunID: e.RunID, Environment: e.Environment, Answer: e.Answer}
 	if e.Kind == state.EffArchive {
 		o.Body = "" // rendered again from the decisions, which stay until it is seen
 	}

@@ -28,3 +28,14 @@ func TestSettleCarriesADeployAnswerUntilItIsSent(t *testing.T) {
 	testkit.Want(t, "effects once sent", len(rd.Effects), 0)
 	testkit.Want(t, "announced once sent", Announced(rd.State.Outbox, e.Marker), false)
 }
+
+// The outbox entry of a deploy answer keeps the request it answers (run,
+// environment, answer): the pass that carries it after a crash sends the
+// same callback.
+func TestDeployAnswerAnnouncedKeepsItsRequest(t *testing.T) {
+	d := state.DeployRequest{RunID: 9, Environment: "production", SHA: "abc", Answer: state.DeployApproved, Comment: "ok"}
+	e := state.Effect{Kind: state.EffDeployAnswer, Marker: state.DeployMarker(9, "production"), RunID: 9, Environment: "production", Answer: state.DeployApproved, Body: "ok"}
+	rd := Settle(&state.State{Deploys: []state.DeployRequest{d}}, []state.Effect{e}, Seen{}, true, false)
+	rd = Settle(rd.State, nil, Seen{}, false, false)
+	testkit.WantDeep(t, "carried", rd.Effects, []state.Effect{e})
+}

@@ -470,3 +470,21 @@ func (s *Server) deploymentPayload(req DeploymentRequest) ([]byte, string, error
 	guid := fmt.Sprintf("%08x-dp00-11eb-836d-%012x", req.DeploymentID, req.RunID)
 	return b.Bytes(), guid, nil
 }
+
+// DecideDeployment decides run's protection-rule request for env as if
+// someone had answered first (its state becomes state): the App's answer
+// after that gets the 422 of a request decided already.
+func (s *Server) DecideDeployment(repo string, run int64, env, state string) error {
+	return s.inRepo(repo, func(rp *repository) error {
+		for _, r := range s.deploys().requests {
+			if r.RunID == run && strings.EqualFold(r.Environment, env) && r.Repo == rp.fullName() {
+				if r.State != DeploymentWaiting {
+					return fmt.Errorf("fakegithub: decide deployment: run %d %s is %s already", run, env, r.State)
+				}
+				r.State = state
+				return nil
+			}
+		}
+		return fmt.Errorf("fakegithub: decide deployment: no request of run %d for %q", run, env)
+	})
+}

@@ -263,3 +263,19 @@ func keys(m map[string]any) []string {
 	slices.Sort(out)
 	return out
 }
+
+// A request decided by someone else first answers the App's answer with
+// the 422 of a decided request.
+func TestDecidedDeploymentRefusesTheAppsAnswer(t *testing.T) {
+	e, run := deployEnv(t)
+	_, err := e.s.RequestDeployment(testRepo, DeploymentRequest{RunID: run, Environment: "production"})
+	must(t, err)
+	must(t, e.s.DecideDeployment(testRepo, run, "production", DeploymentApproved))
+	resp, b := e.do("POST", callbackPath(run), appTok, `{"environment_name":"production","state":"approved","comment":"ok"}`, nil)
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("the App's answer after a decision: %s %s, want 422", resp.Status, b)
+	}
+	if err := e.s.DecideDeployment(testRepo, run, "production", DeploymentRejected); err == nil {
+		t.Error("a second decision was taken")
+	}
+}
