@@ -17,8 +17,8 @@ type DeployGate struct {
 	// commit and the deploy step was reached by a person's answer.
 	AutoApprove bool `yaml:"auto_approve,omitempty" json:"auto_approve,omitempty"`
 	// Unmatched is what a request that matches no autopilot issue gets:
-	// UnmatchedIgnore (the default: no answer, so other rules or reviewers
-	// decide) or UnmatchedReject.
+	// UnmatchedIgnore (the default: not gated, so other rules or reviewers
+	// decide; the App answers approved) or UnmatchedReject.
 	Unmatched string `yaml:"unmatched,omitempty" json:"unmatched,omitempty"`
 	// Step is the slug of the deploy step (default DefaultDeployStep).
 	Step string `yaml:"step,omitempty" json:"step,omitempty"`
