@@ -2,6 +2,8 @@ package ghevent
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent/ghtest"
@@ -71,4 +73,35 @@ func checkInvariants(t *testing.T, name string, ev *Event) {
 	case name == "issues" && (ev.Action == "labeled" || ev.Action == "unlabeled") && ev.Label == "":
 		t.Fatalf("handled issues.%s without a label", ev.Action)
 	}
+}
+
+// FuzzCallbackRun checks the run id read from a deployment_callback_url:
+// never negative, and when found, the URL names exactly that run's
+// protection-rule endpoint.
+func FuzzCallbackRun(f *testing.F) {
+	for _, s := range []string{
+		"https://api.github.com/repos/o/r/actions/runs/42/deployment_protection_rule",
+		"https://ghe.example.com/api/v3/repos/o/r/actions/runs/7/deployment_protection_rule",
+		"https://api.github.com/repos/o/r/actions/runs/-1/deployment_protection_rule",
+		"https://api.github.com/repos/o/r/actions/runs/42/approvals",
+		"/actions/runs//deployment_protection_rule", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, url string) {
+		id := CallbackRun(url)
+		if id < 0 {
+			t.Fatalf("CallbackRun(%q) = %d", url, id)
+		}
+		if id > 0 && !strings.Contains(url, fmt.Sprintf("/actions/runs/%s/deployment_protection_rule", runText(url))) {
+			t.Fatalf("CallbackRun(%q) = %d from a URL without that endpoint", url, id)
+		}
+	})
+}
+
+// runText is the text between the first "/actions/runs/" and the next "/".
+func runText(url string) string {
+	_, rest, _ := strings.Cut(url, "/actions/runs/")
+	num, _, _ := strings.Cut(rest, "/")
+	return num
 }
