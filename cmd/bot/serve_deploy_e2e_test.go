@@ -174,11 +174,18 @@ func TestServeDeployGateApprovedByAnAnswerCallsBackOnce(t *testing.T) {
 		st := rg.g.State(apptest.Repo, rg.issue)
 		return st != nil && st.Gate != nil && strings.HasPrefix(string(st.Gate.Kind), "deploy-")
 	})
+	rg.a.idle()
+	rg.b.idle()
 	if _, reports := rg.answers(rg.run); reports != 1 {
 		t.Errorf("status reports %d, want 1", reports)
 	}
+	asked := len(rg.g.Requests())
+	t.Logf("the request, to the question: %s", callsOf(rg.g.AppRequests(rg.before)))
 	rg.b.mustAccept(rg.g.Say(apptest.Repo, rg.issue, apptest.Maintainer, "A"))
 	waitDeploy(t, rg, rg.run, "production", "the approval sent", func(d *state.DeployRequest) bool { return d.Sent })
+	rg.a.idle()
+	rg.b.idle()
+	t.Logf("the answer A, to the callback: %s", callsOf(rg.g.AppRequests(asked)))
 	if got := fakeRequest(rg.g, rg.run, "production"); got.State != fakegithub.DeploymentApproved || !strings.Contains(got.Comment, "@maria answered approve") {
 		t.Errorf("GitHub's request %+v, want approved by maria's answer", got)
 	}
@@ -360,4 +367,30 @@ func TestServeDeployGateReplicaKilledBeforeTheCallbackAnswersOnce(t *testing.T) 
 	if got := fakeRequest(rg.g, rg.run, "staging"); got.State != fakegithub.DeploymentRejected {
 		t.Errorf("GitHub's staging request %+v, want rejected", got)
 	}
+}
+
+// callsOf summarises requests as "METHOD path-shape ×n" (numbers as {n}),
+// in order of first appearance.
+func callsOf(reqs []fakegithub.Request) string {
+	var order []string
+	count := map[string]int{}
+	for _, q := range reqs {
+		var segs []string
+		for _, seg := range strings.Split(q.Path, "/") {
+			if seg != "" && strings.Trim(seg, "0123456789") == "" {
+				seg = "{n}"
+			}
+			segs = append(segs, seg)
+		}
+		k := q.Method + " " + strings.Join(segs, "/")
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("%s ×%d", k, count[k]))
+	}
+	return fmt.Sprintf("%d calls: %s", len(reqs), strings.Join(out, ", "))
 }
