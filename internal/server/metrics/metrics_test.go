@@ -26,6 +26,16 @@ func scrape(t *testing.T, m *Metrics) string {
 	return string(b)
 }
 
+// hasLines fails t for each of lines that body lacks as a whole line.
+func hasLines(t *testing.T, body string, lines ...string) {
+	t.Helper()
+	for _, want := range lines {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
 func response(status int, conditional bool, headers ...string) *http.Response {
 	req := httptest.NewRequest(http.MethodGet, "/repos/o/r/issues/1", nil)
 	if conditional {
@@ -56,7 +66,7 @@ func TestAPIRequestsAreCountedByStatusClassAndCacheHits(t *testing.T) {
 	m.ObserveResponse(7, nil)
 	m.ObserveAPI(201, false)
 	body := scrape(t, m)
-	for _, want := range []string{
+	hasLines(t, body,
 		`autopilot_github_requests_total{status="2xx"} 3`,
 		`autopilot_github_requests_total{status="3xx"} 2`,
 		`autopilot_github_requests_total{status="4xx"} 1`,
@@ -69,11 +79,7 @@ func TestAPIRequestsAreCountedByStatusClassAndCacheHits(t *testing.T) {
 		`autopilot_github_rate_limit_remaining{installation="42",resource="graphql"} 4200`,
 		`autopilot_github_rate_limit{installation="42",resource="core"} 5000`,
 		`autopilot_github_rate_limit_reset_timestamp_seconds{installation="42",resource="core"} 1.7958744e+09`,
-	} {
-		if !strings.Contains(body, want+"\n") {
-			t.Errorf("/metrics lacks %q", want)
-		}
-	}
+	)
 }
 
 // TestJobsAreTimedByOutcomeAndTheirQueueWait: a job's duration carries
@@ -85,18 +91,14 @@ func TestJobsAreTimedByOutcomeAndTheirQueueWait(t *testing.T) {
 	m.JobStarted(0)
 	m.JobDone("issue_comment", "error", time.Second)
 	body := scrape(t, m)
-	for _, want := range []string{
+	hasLines(t, body,
 		`autopilot_job_duration_seconds_count{event="issue_comment",outcome="ok"} 1`,
 		`autopilot_job_duration_seconds_count{event="issue_comment",outcome="error"} 1`,
 		`autopilot_queue_wait_seconds_bucket{le="5"} 2`,
 		`autopilot_queue_wait_seconds_bucket{le="1"} 1`,
 		`autopilot_queue_wait_seconds_count 2`,
 		`autopilot_jobs_in_flight 0`,
-	} {
-		if !strings.Contains(body, want+"\n") {
-			t.Errorf("/metrics lacks %q", want)
-		}
-	}
+	)
 }
 
 // TestDecisionsWaitingAreCountedByAgeBucket: the open issues' figures are
@@ -114,7 +116,7 @@ func TestDecisionsWaitingAreCountedByAgeBucket(t *testing.T) {
 		return OpenIssues{DecisionAges: []time.Duration{time.Minute, 2 * h, 5 * h, 30 * h, 4 * 24 * h, 9 * 24 * h, 10 * 24 * h}, TrackerTasks: 4}, nil
 	})
 	body = scrape(t, m)
-	for _, want := range []string{
+	hasLines(t, body,
 		`autopilot_decisions_waiting{age="under_1h"} 1`,
 		`autopilot_decisions_waiting{age="1h_to_1d"} 2`,
 		`autopilot_decisions_waiting{age="1d_to_3d"} 1`,
@@ -122,11 +124,7 @@ func TestDecisionsWaitingAreCountedByAgeBucket(t *testing.T) {
 		`autopilot_decisions_waiting{age="over_7d"} 2`,
 		`autopilot_decisions_oldest_wait_seconds 864000`,
 		`autopilot_tracker_backlog 4`,
-	} {
-		if !strings.Contains(body, want+"\n") {
-			t.Errorf("/metrics lacks %q", want)
-		}
-	}
+	)
 	m.SetOpenIssues(func(context.Context) (OpenIssues, error) { return OpenIssues{}, nil })
 	if body = scrape(t, m); !strings.Contains(body, `autopilot_decisions_waiting{age="over_7d"} 0`+"\n") ||
 		!strings.Contains(body, "autopilot_decisions_oldest_wait_seconds 0\n") {
