@@ -11,7 +11,7 @@ import (
 
 // OpenIssueFigures returns the metrics' reader of the open issues (see
 // metrics.SetOpenIssues): it lists the read model once per scrape and
-// counts the open decisions, with their ages at now, and the tasks
+// counts the open decisions whose start is known, with their ages at now, and the tasks
 // waiting for their tracker. Like the pages, it never calls the GitHub API.
 func OpenIssueFigures(rows store.Store, now func() time.Time) func(context.Context) (metrics.OpenIssues, error) {
 	return func(ctx context.Context) (metrics.OpenIssues, error) {
@@ -22,7 +22,9 @@ func OpenIssueFigures(rows store.Store, now func() time.Time) func(context.Conte
 		at := now()
 		var o metrics.OpenIssues
 		for _, r := range all {
-			if r.Wait != nil && r.Wait.Kind == model.WaitDecision {
+			// A wait whose start the state did not record has no age: it
+			// would read as two thousand years and page someone.
+			if r.Wait != nil && r.Wait.Kind == model.WaitDecision && !r.Wait.Since.IsZero() {
 				o.DecisionAges = append(o.DecisionAges, at.Sub(r.Wait.Since))
 			}
 			o.TrackerTasks += len(r.TrackerWaiting)

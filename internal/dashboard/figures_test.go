@@ -17,7 +17,7 @@ import (
 // TestOpenIssueFiguresComeFromTheReadModel: the metrics' open-issue
 // figures are the rows' open decisions (their ages at the reader's clock)
 // and tasks waiting for the tracker; a run that waits for nobody adds
-// nothing.
+// nothing, nor does a decision whose start is not recorded.
 func TestOpenIssueFiguresComeFromTheReadModel(t *testing.T) {
 	rows := fill(t,
 		samplePass(nil),
@@ -27,6 +27,13 @@ func TestOpenIssueFiguresComeFromTheReadModel(t *testing.T) {
 			s.Stop = &state.Stop{Reason: "max-hours-exceeded"}
 		}),
 	)
+	undated, _, _ := rows.Get(context.Background(), "octo-org/hello-world#13")
+	wait := *undated.Wait
+	wait.Since = time.Time{}
+	undated.Issue, undated.Wait = 15, &wait
+	if _, err := rows.Put(context.Background(), undated); err != nil {
+		t.Fatal(err)
+	}
 	read := OpenIssueFigures(rows, func() time.Time { return now.Add(time.Hour) })
 	got, err := read(context.Background())
 	if err != nil {
