@@ -145,6 +145,7 @@ func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard
 		}
 		rows = r
 	}
+	metrics.SetOpenIssues(dashboard.OpenIssueFigures(rows, time.Now))
 	o := dashboard.Options{
 		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs},
 		Exposed: cfg.AdminAddr != "" && !dashboard.Loopback(cfg.AdminAddr), Logger: log,

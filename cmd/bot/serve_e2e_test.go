@@ -360,6 +360,10 @@ func TestServeEndToEnd(t *testing.T) {
 	if code, _ := r.get("/"); code != http.StatusNotFound {
 		t.Errorf("the webhook port answered / with %d, want 404 (the dashboard is on ADMIN_ADDR only)", code)
 	}
+	// /metrics reads the same read model: one decision, waiting under an hour.
+	if got := r.metric(`autopilot_decisions_waiting{age="under_1h"}`); got != 1 {
+		t.Errorf(`autopilot_decisions_waiting{age="under_1h"} = %v while the gate is open, want 1`, got)
+	}
 
 	stranger := g.Say(apptest.Repo, n, apptest.Stranger, "A")
 	r.mustAccept(stranger)
@@ -392,11 +396,17 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	r.idle()
 	for series, want := range map[string]float64{
-		`autopilot_webhook_deliveries_total{event="issues",outcome="accepted"}`:                  1,
-		`autopilot_webhook_deliveries_total{event="issue_comment",outcome="accepted"}`:           6,
-		`autopilot_webhook_deliveries_total{event="issue_comment",outcome="duplicate"}`:          1,
-		`autopilot_jobs_total{event="issue_comment",outcome="ok"}`:                               6,
-		fmt.Sprintf(`autopilot_github_api_calls_total{installation="%d"}`, apptest.Installation): -2, // present
+		`autopilot_webhook_deliveries_total{event="issues",outcome="accepted"}`:                                       1,
+		`autopilot_webhook_deliveries_total{event="issue_comment",outcome="accepted"}`:                                6,
+		`autopilot_webhook_deliveries_total{event="issue_comment",outcome="duplicate"}`:                               1,
+		`autopilot_jobs_total{event="issue_comment",outcome="ok"}`:                                                    6,
+		fmt.Sprintf(`autopilot_github_api_calls_total{installation="%d"}`, apptest.Installation):                      -2, // present
+		`autopilot_job_duration_seconds_count{event="issue_comment",outcome="ok"}`:                                    6,
+		`autopilot_github_requests_total{status="2xx"}`:                                                               -2,
+		`autopilot_queue_wait_seconds_count`:                                                                          -2,
+		`autopilot_decisions_waiting{age="under_1h"}`:                                                                 0,
+		`autopilot_tracker_backlog`:                                                                                   -2, // the decomposition's tasks wait for the tracker
+		fmt.Sprintf(`autopilot_github_rate_limit_remaining{installation="%d",resource="core"}`, apptest.Installation): -2,
 	} {
 		got := r.metric(series)
 		if (want == -2 && got <= 0) || (want >= 0 && got != want) {

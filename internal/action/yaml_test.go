@@ -451,8 +451,37 @@ func checkDeploy(t *testing.T, rel string, docs []map[string]any) {
 			}
 			continue
 		}
+		if d["groups"] != nil || d["rule_files"] != nil {
+			checkPrometheusRules(t, rel, d) // deploy/prometheus: promtool runs them in .ci/run
+			continue
+		}
 		if d["apiVersion"] == nil || d["kind"] == nil || asMap(d["metadata"])["name"] == nil {
 			t.Errorf("%s document %d: want apiVersion, kind and metadata.name", rel, i)
+		}
+	}
+}
+
+// checkPrometheusRules checks the shape of a Prometheus rule file (groups
+// of named rules, each an alert or a record with an expr) or of its
+// promtool test file (rule_files and tests).
+func checkPrometheusRules(t *testing.T, rel string, d map[string]any) {
+	t.Helper()
+	if d["rule_files"] != nil {
+		if tests, _ := d["tests"].([]any); len(tests) == 0 {
+			t.Errorf("%s: a promtool test file without tests", rel)
+		}
+		return
+	}
+	groups, _ := d["groups"].([]any)
+	for i, g := range groups {
+		rules, _ := asMap(g)["rules"].([]any)
+		if asMap(g)["name"] == nil || len(rules) == 0 {
+			t.Errorf("%s: group %d wants a name and rules", rel, i)
+		}
+		for j, r := range rules {
+			if (asMap(r)["alert"] == nil && asMap(r)["record"] == nil) || asMap(r)["expr"] == nil {
+				t.Errorf("%s: group %d rule %d wants alert (or record) and expr", rel, i, j)
+			}
 		}
 	}
 }

@@ -73,7 +73,7 @@ func TestDeliveriesRunTheReconcileAsTheAppsBot(t *testing.T) {
 		t.Errorf("the state comment was not edited in place: %d state comments", len(r.gh.States(repo, n)))
 	}
 	calls := r.metric(fmt.Sprintf(`autopilot_github_api_calls_total{installation="%d"}`, apptest.Installation))
-	rate := r.metric(fmt.Sprintf(`autopilot_github_rate_limit_remaining{installation="%d"}`, apptest.Installation))
+	rate := r.metric(fmt.Sprintf(`autopilot_github_rate_limit_remaining{installation="%d",resource="core"}`, apptest.Installation))
 	if calls == "" || strings.HasSuffix(calls, " 0") || rate == "" {
 		t.Errorf("per-installation metrics missing:\n%s\n%s", calls, rate)
 	}

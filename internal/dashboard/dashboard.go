@@ -196,6 +196,8 @@ type listPage struct {
 	Total    int
 	Counts   map[state.RunStatus]int
 	Tracker  int
+	// Pager is the page's place in the rows shown (nil: they fit one page).
+	Pager *pager
 }
 
 // page is what every template shows in its frame.
@@ -232,6 +234,7 @@ func (d *Dashboard) list(w http.ResponseWriter, r *http.Request) {
 	now := d.o.Now()
 	p := listPage{page: d.frame(r, "autopilot"), Filter: f, Statuses: statuses, Total: len(rows), Counts: map[state.RunStatus]int{}}
 	seen := map[string]bool{}
+	var shown []model.Row
 	for _, row := range rows {
 		if !seen[row.Repo] {
 			seen[row.Repo] = true
@@ -241,10 +244,16 @@ func (d *Dashboard) list(w http.ResponseWriter, r *http.Request) {
 		if len(row.TrackerWaiting) > 0 {
 			p.Tracker++
 		}
-		if !f.keep(row) {
-			continue
+		if f.keep(row) {
+			shown = append(shown, row)
 		}
-		p.Shown++
+	}
+	p.Shown = len(shown)
+	// Installation, then repository and issue (the store's order): the
+	// order the groups are drawn in, so a page never splits it differently.
+	slices.SortStableFunc(shown, func(a, b model.Row) int { return cmp.Compare(a.Installation, b.Installation) })
+	from, to := p.cut(r.URL.Query(), len(shown))
+	for _, row := range shown[from:to] {
 		v, err := d.rows.view(row)
 		if err != nil {
 			d.fail(w, "the list", err)
@@ -259,8 +268,7 @@ func (d *Dashboard) list(w http.ResponseWriter, r *http.Request) {
 		g := &p.Groups[len(p.Groups)-1]
 		g.Rows = append(g.Rows, v)
 	}
-	slices.SortStableFunc(p.Groups, func(a, b group) int { return cmp.Compare(a.Installation, b.Installation) })
-	d.render(w, "list", p)
+	d.render(w, r, "list", p)
 }
 
 // issuePath is the dashboard's page of a row.
@@ -300,7 +308,7 @@ func (d *Dashboard) issue(w http.ResponseWriter, r *http.Request) {
 	if row.Wait != nil && !row.Wait.Since.IsZero() {
 		p.WaitAge = Age(d.o.Now().Sub(row.Wait.Since))
 	}
-	d.render(w, "issue", p)
+	d.render(w, r, "issue", p)
 }
 
 func (d *Dashboard) health(w http.ResponseWriter, r *http.Request) {
@@ -309,7 +317,7 @@ func (d *Dashboard) health(w http.ResponseWriter, r *http.Request) {
 		H HealthView
 	}{page: d.frame(r, "health")}
 	p.H = d.o.Health.View(d.o.Now())
-	d.render(w, "health", p)
+	d.render(w, r, "health", p)
 }
 
 func (d *Dashboard) fail(w http.ResponseWriter, what string, err error) {
@@ -317,9 +325,14 @@ func (d *Dashboard) fail(w http.ResponseWriter, what string, err error) {
 	http.Error(w, "could not read "+what+": "+err.Error(), http.StatusServiceUnavailable)
 }
 
-func (d *Dashboard) render(w http.ResponseWriter, name string, data any) {
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, name string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pages.ExecuteTemplate(w, name, data); err != nil {
+	out, done := compressed(w, r)
+	err := pages.ExecuteTemplate(out, name, data)
+	if cerr := done(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		d.o.Logger.Warn("dashboard: render failed", "page", name, "err", err)
 	}
 }

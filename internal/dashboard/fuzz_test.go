@@ -49,3 +49,34 @@ func FuzzLocalPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzListQuery: whatever the list's query (page, filters, an
+// Accept-Encoding), the page answers 200 with at most one page of rows,
+// and a gzip answer is only sent to a request naming gzip.
+func FuzzListQuery(f *testing.F) {
+	d, err := New(Options{Store: manyRows(150), Now: func() time.Time { return now }})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []struct{ q, enc string }{{"page=2", "gzip"}, {"page=-1&status=stopped", "gzip;q=0"}, {"page=99999999999999999999", "br, GZIP;q=0.5"},
+		{"repo=octo-org%2Frepo-1&page=1", ""}, {"page=2&page=3", "gzip;q=x"}} {
+		f.Add(s.q, s.enc)
+	}
+	f.Fuzz(func(t *testing.T, query, enc string) {
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.URL.RawQuery = query
+		req.Header.Set("Accept-Encoding", enc)
+		rec := httptest.NewRecorder()
+		d.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("?%s = %d", query, rec.Code)
+		}
+		gz := rec.Header().Get("Content-Encoding") == "gzip"
+		if gz && !strings.Contains(strings.ToLower(enc), "gzip") {
+			t.Fatalf("gzip sent for Accept-Encoding %q", enc)
+		}
+		if !gz && strings.Count(rec.Body.String(), "<tr id=") > ListPageSize {
+			t.Fatalf("?%s drew more than a page", query)
+		}
+	})
+}

@@ -54,12 +54,42 @@ type HealthLine struct {
 	Name, Value, Note string
 }
 
-// Budget is an installation's API budget as last seen.
+// Budget is an installation's REST API budget as last seen.
 type Budget struct {
 	Installation string
-	Remaining    string
-	// Reset is empty: the server does not keep x-ratelimit-reset yet.
+	// Remaining is "4321 of 5000" (or "4321" when the limit is not known).
+	Remaining string
+	// Reset is when the budget refills, UTC ("" when not known).
 	Reset string
+}
+
+// budgets reads the REST (core) rate-limit gauges, one Budget per
+// installation; other resources (GraphQL, search) have budgets of their
+// own and are left to /metrics.
+func budgets(fams map[string]*dto.MetricFamily) []Budget {
+	core := func(name string) map[string]float64 {
+		out := map[string]float64{}
+		for _, m := range fams[name].GetMetric() {
+			if r := label(m, "resource"); r == "" || r == "core" {
+				out[label(m, "installation")] = value(m)
+			}
+		}
+		return out
+	}
+	limits, resets := core("autopilot_github_rate_limit"), core("autopilot_github_rate_limit_reset_timestamp_seconds")
+	var out []Budget
+	for inst, left := range core("autopilot_github_rate_limit_remaining") {
+		b := Budget{Installation: inst, Remaining: strconv.FormatInt(int64(left), 10)}
+		if limit, ok := limits[inst]; ok {
+			b.Remaining += " of " + strconv.FormatInt(int64(limit), 10)
+		}
+		if at, ok := resets[inst]; ok {
+			b.Reset = time.Unix(int64(at), 0).UTC().Format("2006-01-02 15:04 UTC")
+		}
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b Budget) int { return compareNumeric(a.Installation, b.Installation) })
+	return out
 }
 
 // View gathers the figures now. A nil Health measures nothing.
@@ -121,12 +151,7 @@ func (h *Health) View(now time.Time) HealthView {
 	} else {
 		v.Lines = append(v.Lines, HealthLine{Name: "failed jobs"})
 	}
-	if f := fams["autopilot_github_rate_limit_remaining"]; f != nil {
-		for _, m := range f.GetMetric() {
-			v.Budgets = append(v.Budgets, Budget{Installation: label(m, "installation"), Remaining: integer(value(m))})
-		}
-		slices.SortFunc(v.Budgets, func(a, b Budget) int { return compareNumeric(a.Installation, b.Installation) })
-	}
+	v.Budgets = budgets(fams)
 	if h != nil && h.Errors != nil {
 		v.ErrorsKept = true
 		v.Errors = h.Errors.Recent()

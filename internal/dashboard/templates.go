@@ -52,6 +52,7 @@ h2{font-size:15px;margin:16px 0 4px}
 .muted{color:#656d76}.reason{color:#cf222e}
 form.f{display:flex;gap:8px;align-items:end;flex-wrap:wrap;margin-bottom:8px}
 .sum span{margin-right:12px}
+nav.pager{margin:8px 0}nav.pager a{margin:0 8px}
 svg text{font:11px system-ui,sans-serif}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;background:#fff;padding:8px;border:1px solid #d0d7de}
 dt{font-weight:600}
@@ -71,13 +72,16 @@ const listTmpl = `
 {{else}}<label>waiting for (login)<br><input name="login" value="{{.Filter.Login}}" size="14"></label>{{end}}
 <button>filter</button> <a href="/">clear</a></form>
 <p class="sum"><span><b>{{.Shown}}</b> of {{.Total}} open issues</span>{{range .Statuses}}<span class="s {{statusClass .}}">{{.}}: {{index $.Counts .}}</span>{{end}}<span>tasks waiting for a tracker on {{.Tracker}} issue(s)</span></p>
+{{with .Pager}}{{template "pager" .}}{{end}}
 {{range .Groups}}<h2>installation {{.Installation}} · <a href="{{repoQ .Repo}}">{{.Repo}}</a></h2>
 <table class="list"><colgroup><col style="width:24%"><col style="width:7%"><col style="width:8%"><col style="width:9%"><col style="width:20%"><col style="width:12%"><col style="width:5%"><col style="width:9%"><col style="width:6%"></colgroup>
 <thead><tr><th>issue</th><th>flow</th><th>step</th><th>status</th><th>waits for</th><th>from whom</th><th>for</th><th>stopped / failed</th><th>tracker</th></tr></thead><tbody>
 {{range .Rows}}{{.Pre}}<td>{{.WaitAge}}</td>{{.Post}}
 {{end}}</tbody></table>
 {{else}}<p>No open autopilot issue matches. Rows appear after a pass on an issue (a delivery or the sweep).</p>{{end}}
+{{with .Pager}}{{template "pager" .}}{{end}}
 {{template "foot" .}}{{end}}
+{{define "pager"}}<nav class="pager">{{if .Prev}}<a href="{{.Prev}}">← previous</a> {{end}}<span>rows {{.From}}–{{.To}} of {{.Of}}</span>{{if .Next}} <a href="{{.Next}}">next →</a>{{end}}</nav>{{end}}
 `
 
 // rowTmpl is one issue's row of the list, cut in two around the age

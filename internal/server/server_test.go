@@ -184,10 +184,11 @@ func TestMetricsCountDeliveriesAndSetters(t *testing.T) {
 		`autopilot_webhook_deliveries_total{event="unverified",outcome="unauthorized"} 1`,
 		`autopilot_jira_outbox_size 3`,
 		`autopilot_github_api_calls_total{installation="42"} 2`,
-		`autopilot_github_rate_limit_remaining{installation="42"} 4990`,
+		`autopilot_github_rate_limit_remaining{installation="42",resource="core"} 4990`,
 		`autopilot_queue_depth`,
 		`autopilot_job_duration_seconds_bucket`,
 		`autopilot_webhook_ack_seconds_count 3`,
+		`autopilot_queue_wait_seconds_count`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)

@@ -130,8 +130,8 @@ func (s *Server) run(ctx context.Context, w workq.Work) (kept []job.Lease) {
 		log = s.log.With("delivery", w.Job.Delivery, "event", ev.Name, "installation", ev.Installation,
 			"repo", ev.Repo, "issue", issue)
 	}
-	s.metrics.JobStarted()
 	start := time.Now()
+	s.metrics.JobStarted(start.Sub(queuedAt(w)))
 	outcome := "ok"
 	defer func() {
 		if p := recover(); p != nil {
@@ -164,6 +164,18 @@ func (s *Server) run(ctx context.Context, w workq.Work) (kept []job.Lease) {
 		log.Error("job failed; the next event or sweep retries the issue", "err", err)
 	}
 	return jc.kept
+}
+
+// queuedAt is when w was accepted: a Redis entry's append time (it may
+// have waited in the stream before this replica read it), else when it was
+// queued in this process.
+func queuedAt(w workq.Work) time.Time {
+	if w.Entry != "" {
+		if t, ok := redisq.EntryTime(w.Entry); ok {
+			return t
+		}
+	}
+	return w.Queued
 }
 
 // allLocker is a Locker that can take several leases in one step when

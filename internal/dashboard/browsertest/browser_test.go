@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +221,20 @@ func toGate(t *testing.T, g *apptest.GitHub, r *replica, n int) {
 	})
 }
 
+// loadAverage is the machine's one-minute load average and its cores.
+func loadAverage() (load float64, cores int, ok bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, 0, false
+	}
+	load, err = strconv.ParseFloat(f[0], 64)
+	return load, runtime.NumCPU(), err == nil
+}
+
 // navTiming is the browser's PerformanceNavigationTiming of a load (ms).
 type navTiming struct {
 	Start            float64 `json:"start"`
@@ -379,29 +395,45 @@ func TestDashboardInABrowser(t *testing.T) {
 			}
 			store.Updater{Store: rows}.Passed(context.Background(), model.Pass{Installation: apptest.Installation, Repo: s.Repo, Issue: s.Issue, State: s, Listed: true})
 		}
+		// The figure is the page's own: PerformanceNavigationTiming's
+		// loadEventEnd, from navigation start, as Chromium measured it. A
+		// load is repeated until one is under the bar (a quiet moment), at
+		// most maxLoads times.
+		const bar, maxLoads = 200.0, 20
 		var best, worst float64
-		for i := range 5 {
+		loads := 0
+		for loads < maxLoads && (loads == 0 || best >= bar) {
+			loads++
 			open(t, ctx, b.admin+"/")
 			nav := value(t, ctx, chromedp.Evaluate[navTiming](
 				`(() => { const n = performance.getEntriesByType("navigation")[0]; return {start: n.startTime, requestStart: n.requestStart, responseStart: n.responseStart, responseEnd: n.responseEnd, domContentLoaded: n.domContentLoadedEventEnd, load: n.loadEventEnd, size: n.transferSize}; })()`))
 			ms := nav.Load - nav.Start
 			t.Logf("load %d: server %.1f ms (request to first byte), transfer %.1f ms, %d bytes, DOM ready %.1f ms, load %.1f ms",
-				i+1, nav.ResponseStart-nav.RequestStart, nav.ResponseEnd-nav.ResponseStart, nav.Size, nav.DOMContentLoaded-nav.Start, ms)
-			if i == 0 || ms < best {
+				loads, nav.ResponseStart-nav.RequestStart, nav.ResponseEnd-nav.ResponseStart, nav.Size, nav.DOMContentLoaded-nav.Start, ms)
+			if loads == 1 || ms < best {
 				best = ms
 			}
 			worst = max(worst, ms)
 		}
 		shown := value(t, ctx, chromedp.Text(chromedp.CSS(".sum")))
 		if !strings.Contains(shown, "1002 of 1002") {
-			t.Fatalf("the page shows %q, want all 1,002 issues", shown)
+			t.Fatalf("the page shows %q, want all 1,002 issues counted", shown)
 		}
-		t.Logf("list of 1,002 issues: navigation (start to load end) best %.1f ms, worst %.1f ms of 5 loads", best, worst)
-		// The bar is 200 ms; the assertion is fifty times that, so a loaded
-		// machine (or the race detector) cannot make it flake. The measured
-		// figures are logged above.
-		if best > 10000 {
-			t.Errorf("the list took %.1f ms at best, far above the 200 ms bar", best)
+		if rows := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr[id]").length`)); rows != dashboard.ListPageSize {
+			t.Errorf("the page draws %d rows, want one page of %d", rows, dashboard.ListPageSize)
 		}
+		t.Logf("list of 1,002 issues: loadEventEnd best %.1f ms, worst %.1f ms of %d loads", best, worst, loads)
+		if best < bar {
+			return
+		}
+		// Ten times the bar fails on any machine; between the two, only a
+		// machine with its cores free fails: a busy one cannot show the bar.
+		if best > 10*bar {
+			t.Fatalf("the list took %.1f ms at best, ten times the %.0f ms bar", best, bar)
+		}
+		if load, cores, ok := loadAverage(); ok && load >= float64(cores) {
+			t.Skipf("the bar is not measurable now: load average %.1f on %d cores; best %.1f ms of %d loads", load, cores, best, loads)
+		}
+		t.Errorf("the list took %.1f ms at best of %d loads on a quiet machine, over the %.0f ms bar", best, loads, bar)
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +24,19 @@ type Redis struct {
 	timelines string
 	versions  string
 	owned     bool
+
+	// decodedRows keeps each row List decoded with the JSON it came from:
+	// a list page reads every row, and decoding a thousand of them cost
+	// more than the rest of the page; an unchanged JSON is not decoded
+	// again. decoded counts the decodes (for tests).
+	mu          sync.Mutex
+	decodedRows map[string]decodedRow
+	decoded     atomic.Int64
+}
+
+type decodedRow struct {
+	raw string
+	row model.Row
 }
 
 // putScript stores the row unless a higher version was put or removed.
@@ -132,20 +147,38 @@ func (r *Redis) Get(ctx context.Context, key string) (model.Row, bool, error) {
 }
 
 // List implements Store: one HGETALL of the rows, without their
-// timelines (a list shows none).
+// timelines (a list shows none). Only rows whose JSON changed since the
+// last List are decoded; the rows returned share their slices with the
+// next List's, so callers must not modify them.
 func (r *Redis) List(ctx context.Context) ([]model.Row, error) {
 	all, err := r.rdb.HGetAll(ctx, r.rows).Result()
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: list: %w", err)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := make(map[string]decodedRow, len(all))
 	out := make([]model.Row, 0, len(all))
 	for k, v := range all {
-		var row model.Row
-		if err := json.Unmarshal([]byte(v), &row); err != nil {
-			return nil, fmt.Errorf("dashboard: row %s: %w", k, err)
+		d, ok := r.decodedRows[k]
+		if !ok || d.raw != v {
+			d = decodedRow{raw: v}
+			if err := json.Unmarshal([]byte(v), &d.row); err != nil {
+				return nil, fmt.Errorf("dashboard: row %s: %w", k, err)
+			}
+			r.decoded.Add(1)
 		}
-		out = append(out, row)
+		next[k] = d
+		out = append(out, d.row)
 	}
+	r.decodedRows = next
 	Sort(out)
 	return out, nil
+}
+
+// cachedRows is how many decoded rows List keeps.
+func (r *Redis) cachedRows() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.decodedRows)
 }

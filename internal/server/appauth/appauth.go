@@ -29,9 +29,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/forge"
 )
 
-// Observer is told about every API response made through a client of this
-// package: installation is the installation id, 0 for App (JWT) calls.
-// server.(*Metrics).ObserveResponse fits it.
+// Observer is told about every API request made through a client of this
+// package, with its response (nil when the request got no answer):
+// installation is the installation id, 0 for App (JWT) calls.
+// metrics.(*Metrics).ObserveResponse fits it.
 type Observer func(installation int64, resp *http.Response)
 
 // Config is what App authentication needs.
@@ -287,7 +288,9 @@ type observeRT struct {
 
 func (o observeRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := o.next.RoundTrip(req)
-	if err == nil {
+	if err != nil {
+		o.observe(o.installation, nil) // no answer
+	} else {
 		o.observe(o.installation, resp)
 	}
 	return resp, err

@@ -328,3 +328,38 @@ func TestNewAcceptsPKCS8Keys(t *testing.T) {
 		t.Fatalf("JWT from a PKCS#8 key refused: %v", err)
 	}
 }
+
+// TestObserverSeesRequestsWithoutAnswer: a request that gets no answer
+// (GitHub unreachable) is observed too, with a nil response, so the
+// metrics count it as an error rather than not at all.
+func TestObserverSeesRequestsWithoutAnswer(t *testing.T) {
+	f, srv, key := newFake(t, "", time.Now().Add(time.Hour))
+	var mu sync.Mutex
+	var seen []string
+	a, err := New(Config{AppID: f.appID, PrivateKey: key, BaseURL: srv.URL, Observe: func(inst int64, resp *http.Response) {
+		mu.Lock()
+		defer mu.Unlock()
+		if resp == nil {
+			seen = append(seen, fmt.Sprintf("%d none", inst))
+		} else {
+			seen = append(seen, fmt.Sprintf("%d %d", inst, resp.StatusCode))
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := a.ClientFor(5).Get(srv.URL + "/repos/o/r/issues/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	srv.Close()
+	if _, err := a.ClientFor(5).Get(srv.URL + "/repos/o/r/issues/1"); err == nil {
+		t.Fatal("a request to a closed server succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(seen, ", "); got != "5 200, 5 none" {
+		t.Errorf("observed %q, want the answer and then the request without one", got)
+	}
+}

@@ -5,7 +5,7 @@ package metrics
 import (
 	"context"
 	"net/http"
-	"strconv"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -27,11 +27,16 @@ type Metrics struct {
 	deliveries *prometheus.CounterVec
 	ack        prometheus.Histogram
 	queue      *queueCollector
+	queueWait  prometheus.Histogram
 	inFlight   prometheus.Gauge
 	jobs       *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	apiCalls   *prometheus.CounterVec
+	apiStatus  *prometheus.CounterVec
+	apiCached  prometheus.Counter
 	rateLeft   *prometheus.GaugeVec
+	rateLimit  *prometheus.GaugeVec
+	rateReset  *prometheus.GaugeVec
 	outbox     prometheus.Gauge
 	lastSweep  *prometheus.GaugeVec
 	storeUp    prometheus.Gauge
@@ -46,83 +51,141 @@ type Metrics struct {
 	queueHandedBack prometheus.Counter
 	queueLost       prometheus.Counter
 	queueForeign    prometheus.Counter
+
+	open *openIssuesCollector
+
+	families []string
 }
 
 // New builds the metrics and their registry.
 func New() *Metrics {
+	b := &builder{}
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		deliveries: counterVec("autopilot_webhook_deliveries_total",
+		deliveries: b.counterVec("autopilot_webhook_deliveries_total",
 			"Webhook deliveries received, by event and outcome.", "event", "outcome"),
-		ack: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "autopilot_webhook_ack_seconds",
-			Help:    "Time from request start to the webhook answer.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
-		}),
-		queue: newQueueCollector(),
-		inFlight: gauge("autopilot_jobs_in_flight",
+		ack: b.histogram("autopilot_webhook_ack_seconds",
+			"Time from request start to the webhook answer.",
+			[]float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}),
+		queue: newQueueCollector(b),
+		queueWait: b.histogram("autopilot_queue_wait_seconds",
+			"Time a job waited from its delivery's acceptance (with Redis: its queue entry's append) to its start: the queue's lag.",
+			[]float64{.01, .05, .1, .5, 1, 5, 15, 30, 60, 300, 900}),
+		inFlight: b.gauge("autopilot_jobs_in_flight",
 			"Jobs running now."),
-		jobs: counterVec("autopilot_jobs_total",
+		jobs: b.counterVec("autopilot_jobs_total",
 			"Jobs finished, by event (or \"sweep\") and outcome (ok, error, dropped, panic).", "event", "outcome"),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "autopilot_job_duration_seconds",
-			Help:    "Processing time of a job, lock wait included.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"event"}),
-		apiCalls: counterVec("autopilot_github_api_calls_total",
+		latency: b.histogramVec("autopilot_job_duration_seconds",
+			"Processing time of a job, lock wait included, by event and outcome.",
+			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}, "event", "outcome"),
+		apiCalls: b.counterVec("autopilot_github_api_calls_total",
 			"GitHub API requests, by installation (0: the App itself).", "installation"),
-		rateLeft: gaugeVec("autopilot_github_rate_limit_remaining",
-			"Last x-ratelimit-remaining seen, by installation.", "installation"),
-		outbox: gauge("autopilot_jira_outbox_size",
+		apiStatus: b.counterVec("autopilot_github_requests_total",
+			"GitHub API requests, by status class (2xx, 3xx, 4xx, 5xx; error: no answer).", "status"),
+		apiCached: b.counter("autopilot_github_requests_cached_total",
+			"GitHub API requests answered 304 Not Modified to a conditional request (served from the cache, free of rate budget)."),
+		rateLeft: b.gaugeVec("autopilot_github_rate_limit_remaining",
+			"Last x-ratelimit-remaining seen, by installation and rate-limit resource (core, graphql, ...).", "installation", "resource"),
+		rateLimit: b.gaugeVec("autopilot_github_rate_limit",
+			"Last x-ratelimit-limit seen, by installation and rate-limit resource.", "installation", "resource"),
+		rateReset: b.gaugeVec("autopilot_github_rate_limit_reset_timestamp_seconds",
+			"Last x-ratelimit-reset seen (Unix time the budget refills), by installation and rate-limit resource.", "installation", "resource"),
+		outbox: b.gauge("autopilot_jira_outbox_size",
 			"Jira writes waiting in outboxes."),
-		lastSweep: gaugeVec("autopilot_last_sweep_timestamp_seconds",
+		lastSweep: b.gaugeVec("autopilot_last_sweep_timestamp_seconds",
 			"Unix time of the last successful sweep, by installation; alert when older than a few intervals.", "installation"),
-		storeUp: gauge("autopilot_store_up",
+		storeUp: b.gauge("autopilot_store_up",
 			"1 when the shared store (Redis) answers, 0 when not; 1 without one."),
-		redeliveries: counter("autopilot_redeliveries_requested_total",
+		redeliveries: b.counter("autopilot_redeliveries_requested_total",
 			"Webhook redeliveries the redelivery job asked GitHub for (deliveries that failed, redelivered within GitHub's 3-day window)."),
-		unrecoverable: counter("autopilot_deliveries_unrecoverable_total",
+		unrecoverable: b.counter("autopilot_deliveries_unrecoverable_total",
 			"Failed webhook deliveries left unrecoverable: not delivered, even by redelivery, within GitHub's 3-day window; only the sweep catches their issues up. Alert on any increase."),
-		undeliveredAge: gauge("autopilot_undelivered_oldest_age_seconds",
+		undeliveredAge: b.gauge("autopilot_undelivered_oldest_age_seconds",
 			"Age of the oldest failed webhook delivery not yet delivered by redelivery (0: none); it becomes unrecoverable at 259200 (3 days), so alert well before."),
-		redeliveryPasses: counterVec("autopilot_redelivery_passes_total",
+		redeliveryPasses: b.counterVec("autopilot_redelivery_passes_total",
 			"Passes of the webhook redelivery job run by this replica, by outcome (ok, error).", "outcome"),
-		queueClaims: counter("autopilot_queue_claims_total",
+		queueClaims: b.counter("autopilot_queue_claims_total",
 			"Redis queue entries this replica claimed after another left them pending longer than QUEUE_CLAIM_IDLE (it died)."),
-		queueAcked: counter("autopilot_queue_acked_total",
+		queueAcked: b.counter("autopilot_queue_acked_total",
 			"Redis queue entries this replica acknowledged (their job finished)."),
-		queueHandedBack: counter("autopilot_queue_handed_back_total",
+		queueHandedBack: b.counter("autopilot_queue_handed_back_total",
 			"Redis queue entries this replica gave back to the other replicas at shutdown, not run here."),
-		queueForeign: counter("autopilot_queue_foreign_total",
+		queueForeign: b.counter("autopilot_queue_foreign_total",
 			"Redis queue entries of another App this replica read (two Apps on one REDIS_PREFIX): neither run nor acknowledged, left to their App. Alert on any increase."),
-		queueLost: counter("autopilot_queue_lost_total",
+		queueLost: b.counter("autopilot_queue_lost_total",
 			"Redis queue entries gone before they were acknowledged (deleted or trimmed from the stream, unreadable, or the consumer group lost with Redis's data); the sweep catches their issues up. Alert on any increase."),
+		open: newOpenIssuesCollector(b),
 	}
 	m.storeUp.Set(1)
 	m.redeliveryPasses.WithLabelValues("ok")
 	m.redeliveryPasses.WithLabelValues("error")
-	m.reg.MustRegister(m.deliveries, m.ack, m.queue, m.inFlight, m.jobs, m.latency,
-		m.apiCalls, m.rateLeft, m.outbox, m.lastSweep, m.storeUp,
-		m.redeliveries, m.unrecoverable, m.undeliveredAge, m.redeliveryPasses,
-		m.queueClaims, m.queueAcked, m.queueHandedBack, m.queueLost, m.queueForeign)
+	for _, class := range statusClasses {
+		m.apiStatus.WithLabelValues(class)
+	}
+	m.reg.MustRegister(b.collectors...)
+	m.families = b.names
+	slices.Sort(m.families)
 	return m
 }
 
-func counter(name, help string) prometheus.Counter {
-	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+// builder makes the collectors of New and keeps their family names, so
+// Families needs no second list that could drift.
+type builder struct {
+	collectors []prometheus.Collector
+	names      []string
 }
 
-func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+func (b *builder) add(c prometheus.Collector, names ...string) {
+	b.collectors = append(b.collectors, c)
+	b.names = append(b.names, names...)
 }
 
-func gauge(name, help string) prometheus.Gauge {
-	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+func (b *builder) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	b.add(c, name)
+	return c
 }
 
-func gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
-	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+func (b *builder) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	b.add(c, name)
+	return c
 }
+
+func (b *builder) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	b.add(g, name)
+	return g
+}
+
+func (b *builder) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	b.add(g, name)
+	return g
+}
+
+func (b *builder) histogram(name, help string, buckets []float64) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+	b.add(h, name)
+	return h
+}
+
+func (b *builder) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	b.add(h, name)
+	return h
+}
+
+// desc makes a Desc of a collector's own and records its family name.
+func (b *builder) desc(name, help string, labels ...string) *prometheus.Desc {
+	b.names = append(b.names, name)
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+// Families returns the name of every family New registers, sorted (a
+// histogram's series add _bucket, _sum and _count to its name). Tests use
+// it to hold the docs and the alert rules to what is served.
+func (m *Metrics) Families() []string { return slices.Clone(m.families) }
 
 // Registry is the private registry, for callers adding their own collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
@@ -130,32 +193,6 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-}
-
-func instLabel(installation int64) string { return strconv.FormatInt(installation, 10) }
-
-// ObserveAPICall counts one GitHub API request made for installation.
-func (m *Metrics) ObserveAPICall(installation int64) {
-	m.apiCalls.WithLabelValues(instLabel(installation)).Inc()
-}
-
-// SetRateLimitRemaining records the installation's remaining rate budget.
-func (m *Metrics) SetRateLimitRemaining(installation int64, remaining int) {
-	m.rateLeft.WithLabelValues(instLabel(installation)).Set(float64(remaining))
-}
-
-// ObserveResponse counts a GitHub API response for installation and records
-// its x-ratelimit-remaining header when present. It fits appauth.Observer.
-func (m *Metrics) ObserveResponse(installation int64, resp *http.Response) {
-	m.ObserveAPICall(installation)
-	if resp == nil {
-		return
-	}
-	if v := resp.Header.Get("X-Ratelimit-Remaining"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			m.SetRateLimitRemaining(installation, n)
-		}
-	}
 }
 
 // SetJiraOutbox records how many Jira writes wait in outboxes.
@@ -177,15 +214,19 @@ func (m *Metrics) SetStoreUp(up bool) {
 	}
 }
 
-// JobStarted counts a job in flight until JobDone.
-func (m *Metrics) JobStarted() { m.inFlight.Inc() }
+// JobStarted counts a job in flight until JobDone, and how long it
+// waited in the queue before it started.
+func (m *Metrics) JobStarted(waited time.Duration) {
+	m.queueWait.Observe(max(0, waited).Seconds())
+	m.inFlight.Inc()
+}
 
 // JobDone counts a finished job of event (or "sweep") with its outcome and
 // duration. It is counted before in-flight drops, so "nothing in flight"
 // implies every finished job is counted.
 func (m *Metrics) JobDone(event, outcome string, took time.Duration) {
 	m.jobs.WithLabelValues(event, outcome).Inc()
-	m.latency.WithLabelValues(event).Observe(took.Seconds())
+	m.latency.WithLabelValues(event, outcome).Observe(took.Seconds())
 	m.inFlight.Dec()
 }
 
@@ -254,17 +295,19 @@ type queueCollector struct {
 	depth, length, pending, oldest *prometheus.Desc
 }
 
-func newQueueCollector() *queueCollector {
-	return &queueCollector{
-		depth: prometheus.NewDesc("autopilot_queue_depth",
-			"Jobs accepted and not yet started (with Redis: waiting here, plus queue entries no replica has read yet).", nil, nil),
-		length: prometheus.NewDesc("autopilot_queue_stream_length",
-			"Deliveries in the Redis work queue not yet acknowledged (QUEUE_MAX bounds it).", nil, nil),
-		pending: prometheus.NewDesc("autopilot_queue_pending",
-			"Redis work queue entries read by a replica and not yet acknowledged.", nil, nil),
-		oldest: prometheus.NewDesc("autopilot_queue_oldest_pending_age_seconds",
-			"Age of the oldest pending Redis work queue entry since it was queued (0: none).", nil, nil),
+func newQueueCollector(b *builder) *queueCollector {
+	c := &queueCollector{
+		depth: b.desc("autopilot_queue_depth",
+			"Jobs accepted and not yet started (with Redis: waiting here, plus queue entries no replica has read yet)."),
+		length: b.desc("autopilot_queue_stream_length",
+			"Deliveries in the Redis work queue not yet acknowledged (QUEUE_MAX bounds it)."),
+		pending: b.desc("autopilot_queue_pending",
+			"Redis work queue entries read by a replica and not yet acknowledged."),
+		oldest: b.desc("autopilot_queue_oldest_pending_age_seconds",
+			"Age of the oldest pending Redis work queue entry since it was queued (0: none)."),
 	}
+	b.add(c)
+	return c
 }
 
 // Describe implements prometheus.Collector.

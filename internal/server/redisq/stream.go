@@ -540,6 +540,12 @@ func (s *Store) QueueLen(ctx context.Context) (int64, error) {
 }
 
 // entryMillis is the append time encoded in an entry id ("<ms>-<seq>").
+// EntryTime is when the entry of id was appended (by Redis's clock).
+func EntryTime(id string) (time.Time, bool) {
+	ms, ok := entryMillis(id)
+	return time.UnixMilli(ms), ok
+}
+
 func entryMillis(id string) (int64, bool) {
 	ms, _, ok := strings.Cut(id, "-")
 	if !ok {
