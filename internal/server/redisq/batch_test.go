@@ -159,3 +159,92 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestFinishCommitsConcurrentJobsTogether: the ends of jobs that finish
+// while one end is on its way to Redis (their leases released, their
+// entries acknowledged and deleted) go together in the next round trip,
+// each caller answered once its own batch came back, and a lease another
+// owner holds by then is reported lost to its caller alone.
+func TestFinishCommitsConcurrentJobsTogether(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	ctx := context.Background()
+	if err := s.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
+	const n = 12
+	for i := range n + 2 {
+		if res, err := s.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue %d = %d, %v", i, res, err)
+		}
+	}
+	es, _, err := s.Read(ctx, n+2, -1)
+	if err != nil || len(es) != n+2 {
+		t.Fatalf("read %d entries (%v), want %d", len(es), err, n+2)
+	}
+	// Warm the script cache (a script's first run may take two calls:
+	// EVALSHA answered NOSCRIPT, then EVAL) with the last entry.
+	if _, err := s.FinishEntry(ctx, es[n+1].ID, nil); err != nil {
+		t.Fatalf("warm-up finish: %v", err)
+	}
+	leases := make([][]job.Lease, n+1)
+	for i := range n + 1 {
+		ls, ok, err := s.TryLockAll(ctx, []string{fmt.Sprintf("o/r#%d", i), fmt.Sprintf("o/r#%d", 100+i)})
+		if err != nil || !ok {
+			t.Fatalf("lock %d: %v %v", i, ok, err)
+		}
+		leases[i] = ls
+	}
+	// Job 3's second lease expired and another replica took it.
+	if err := s.rdb.Set(ctx, s.lockKey("o/r#103"), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gate := &scriptGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.rdb.AddHook(gate)
+	gate.armed.Store(true)
+	type answer struct {
+		i    int
+		lost []string
+		err  error
+	}
+	answers := make(chan answer, n+1)
+	finish := func(i int) {
+		lost, err := s.FinishEntry(ctx, es[i].ID, leases[i])
+		answers <- answer{i, lost, err}
+	}
+	go finish(n) // on its way to Redis, held there
+	<-gate.held
+	for i := range n {
+		go finish(i)
+	}
+	waitFor(t, func() bool { return s.waitingFinishes() == n })
+	select {
+	case a := <-answers:
+		t.Fatalf("job %d answered (%v, %v) before its end came back from Redis", a.i, a.lost, a.err)
+	default:
+	}
+	close(gate.release)
+	for range n + 1 {
+		a := <-answers
+		if a.err != nil {
+			t.Fatalf("job %d: %v", a.i, a.err)
+		}
+		want := 0
+		if a.i == 3 {
+			want = 1
+		}
+		if len(a.lost) != want || (want == 1 && a.lost[0] != "o/r#103") {
+			t.Errorf("job %d: lost leases %v, want %d (o/r#103 for job 3)", a.i, a.lost, want)
+		}
+	}
+	if c := gate.scripts.Load(); c != 2 {
+		t.Errorf("%d scripts sent for %d job ends, want 2 (the held one, then one for the %d that finished behind it)", c, n+1, n)
+	}
+	if l, err := s.QueueLen(ctx); err != nil || l != 0 {
+		t.Errorf("stream length %d (%v), want 0: every entry acknowledged and deleted", l, err)
+	}
+	if k, err := s.rdb.Keys(ctx, s.lockKey("*")).Result(); err != nil || len(k) != 1 {
+		t.Errorf("lease keys left %v (%v), want only the other replica's o/r#103", k, err)
+	}
+}

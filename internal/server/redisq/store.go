@@ -47,7 +47,9 @@ type Store struct {
 	seq   atomic.Int64
 	owned bool // Close closes rdb
 	// commits batches the appends of concurrent deliveries (Enqueue).
-	commits committer
+	commits batcher[*enqueueCall]
+	// finishes batches the ends of concurrent jobs (FinishEntry).
+	finishes batcher[*finishCall]
 }
 
 var (

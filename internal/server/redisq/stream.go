@@ -178,70 +178,89 @@ type enqueueCall struct {
 	done   chan struct{}
 }
 
-// committer gathers appends into batches, one batch in flight at a time.
-type committer struct {
+func (c *enqueueCall) waiter() (context.Context, int) { return c.ctx, c.size }
+func (c *enqueueCall) answer(err error) {
+	c.err = err
+	close(c.done)
+}
+
+// batched is one call waiting for a batch: its caller's context (a call
+// whose caller gave up is answered and left out) and its size in bytes.
+type batched interface {
+	waiter() (context.Context, int)
+	answer(err error)
+}
+
+// batcher gathers concurrent calls into batches, one batch in flight at a
+// time (group commit): while one batch is on its way to Redis, the calls
+// arriving meanwhile wait and go together in the next one, so under load a
+// call costs a fraction of a round trip, and alone it costs one.
+type batcher[C batched] struct {
 	mu      sync.Mutex
-	waiting []*enqueueCall
+	waiting []C
 	running bool // a goroutine is committing batches
 }
 
 // add queues c and, unless a goroutine is already committing, starts one.
-func (cm *committer) add(c *enqueueCall, commit func([]*enqueueCall)) {
-	cm.mu.Lock()
-	cm.waiting = append(cm.waiting, c)
-	start := !cm.running
-	cm.running = true
-	cm.mu.Unlock()
+func (b *batcher[C]) add(c C, commit func([]C)) {
+	b.mu.Lock()
+	b.waiting = append(b.waiting, c)
+	start := !b.running
+	b.running = true
+	b.mu.Unlock()
 	if start {
-		go cm.loop(commit)
+		go b.loop(commit)
 	}
 }
 
 // loop commits batches until none is waiting.
-func (cm *committer) loop(commit func([]*enqueueCall)) {
+func (b *batcher[C]) loop(commit func([]C)) {
 	for {
-		cm.mu.Lock()
-		batch := cm.next()
+		b.mu.Lock()
+		batch := b.next()
 		if len(batch) == 0 {
-			cm.running = false
-			cm.mu.Unlock()
+			b.running = false
+			b.mu.Unlock()
 			return
 		}
-		cm.mu.Unlock()
+		b.mu.Unlock()
 		commit(batch)
 	}
 }
 
 // next takes the next batch off the waiting list (callers that gave up
-// are answered and left out); cm.mu held.
-func (cm *committer) next() []*enqueueCall {
-	var batch []*enqueueCall
+// are answered and left out); b.mu held.
+func (b *batcher[C]) next() []C {
+	var batch []C
 	size, i := 0, 0
-	for ; i < len(cm.waiting) && len(batch) < commitMax; i++ {
-		c := cm.waiting[i]
-		if c.ctx.Err() != nil {
-			c.err = c.ctx.Err()
-			close(c.done)
+	for ; i < len(b.waiting) && len(batch) < commitMax; i++ {
+		c := b.waiting[i]
+		ctx, n := c.waiter()
+		if ctx.Err() != nil {
+			c.answer(ctx.Err())
 			continue
 		}
-		if len(batch) > 0 && size+c.size > commitBytes {
+		if len(batch) > 0 && size+n > commitBytes {
 			break
 		}
 		batch = append(batch, c)
-		size += c.size
+		size += n
 	}
-	rest := copy(cm.waiting, cm.waiting[i:])
-	clear(cm.waiting[rest:])
-	cm.waiting = cm.waiting[:rest]
+	rest := copy(b.waiting, b.waiting[i:])
+	clear(b.waiting[rest:])
+	b.waiting = b.waiting[:rest]
 	return batch
 }
 
-// waitingEnqueues is how many appends wait for the next batch.
-func (s *Store) waitingEnqueues() int {
-	s.commits.mu.Lock()
-	defer s.commits.mu.Unlock()
-	return len(s.commits.waiting)
+// len is how many calls wait for the next batch.
+func (b *batcher[C]) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting)
 }
+
+// waitingEnqueues is how many appends wait for the next batch.
+func (s *Store) waitingEnqueues() int { return s.commits.len() }
 
 // commit sends one batch through enqueueScript and answers its callers.
 func (s *Store) commit(batch []*enqueueCall) {
@@ -265,12 +284,10 @@ func (s *Store) commit(batch []*enqueueCall) {
 		err = fmt.Errorf("%d answers from the enqueue script for %d deliveries", len(res), len(batch))
 	}
 	for i, c := range batch {
-		if err != nil {
-			c.err = err
-		} else {
+		if err == nil {
 			c.res = int(res[i])
 		}
-		close(c.done)
+		c.answer(err)
 	}
 }
 
@@ -401,47 +418,104 @@ func (s *Store) Ack(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// finishScript releases the leases a job held (each only while its owner
-// still holds it) and acknowledges and deletes the job's entry, in one
-// step. KEYS: the stream, then the lease keys; ARGV: the group, the entry
-// id, then the leases' owners. It returns 1 or 0 per lease: released, or
-// no longer held by that owner.
+// finishScript ends a batch of jobs in one step: for each job, it
+// releases the leases the job held (each only while its owner still holds
+// it); then it acknowledges and deletes every job's entry. KEYS: the
+// stream, then the jobs' lease keys in order; ARGV: the group, then per job
+// its entry id, its number of leases and their owners. It returns 1 or 0
+// per lease, in order: released, or no longer held by that owner.
 var finishScript = redis.NewScript(`
-local out = {}
-for i = 2, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[i + 1] then
-    redis.call('DEL', KEYS[i])
-    out[#out + 1] = 1
-  else
-    out[#out + 1] = 0
+local out, ids = {}, {}
+local k, a = 2, 2
+while a <= #ARGV do
+  ids[#ids + 1] = ARGV[a]
+  local n = tonumber(ARGV[a + 1])
+  a = a + 2
+  for i = 1, n do
+    if redis.call('GET', KEYS[k]) == ARGV[a] then
+      redis.call('DEL', KEYS[k])
+      out[#out + 1] = 1
+    else
+      out[#out + 1] = 0
+    end
+    k, a = k + 1, a + 1
   end
 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+redis.call('XDEL', KEYS[1], unpack(ids))
 return out`)
 
+// finishCall is one job's end waiting for its batch.
+type finishCall struct {
+	ctx    context.Context
+	id     string
+	leases []job.Lease
+	lost   []string
+	err    error
+	done   chan struct{}
+}
+
+func (c *finishCall) waiter() (context.Context, int) { return c.ctx, 0 }
+func (c *finishCall) answer(err error) {
+	c.err = err
+	close(c.done)
+}
+
 // FinishEntry releases leases (granted by this store) and acknowledges
-// and deletes entry id in one round trip. It returns the keys of the
-// leases another owner held by then (they had expired).
+// and deletes entry id. It returns the keys of the leases another owner
+// held by then (they had expired). Like appends, the ends of jobs that
+// finish together are committed in groups (one script, one round trip for
+// the batch); FinishEntry returns once the batch holding its job came
+// back.
 func (s *Store) FinishEntry(ctx context.Context, id string, leases []job.Lease) (lost []string, err error) {
-	keys := make([]string, 0, len(leases)+1)
-	keys = append(keys, s.streamKey())
-	args := make([]any, 0, len(leases)+2)
-	args = append(args, streamGroup, id)
-	for _, l := range leases {
-		keys = append(keys, s.lockKey(l.Key))
-		args = append(args, l.Owner)
+	c := &finishCall{ctx: ctx, id: id, leases: leases, done: make(chan struct{})}
+	s.finishes.add(c, s.finish)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		// The batch may still reach Redis; if not, the leases expire and the
+		// entry is claimed and run again, harmlessly.
+		return nil, fmt.Errorf("redis queue finish %s: %w", id, ctx.Err())
 	}
-	res, err := finishScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
-	if err != nil {
-		return nil, fmt.Errorf("redis queue finish %s: %w", id, err)
+	if c.err != nil {
+		return nil, fmt.Errorf("redis queue finish %s: %w", id, c.err)
 	}
-	for i, r := range res {
-		if r == 0 && i < len(leases) {
-			lost = append(lost, leases[i].Key)
+	return c.lost, nil
+}
+
+// waitingFinishes is how many job ends wait for the next batch.
+func (s *Store) waitingFinishes() int { return s.finishes.len() }
+
+// finish sends one batch of job ends through finishScript and answers
+// its callers.
+func (s *Store) finish(batch []*finishCall) {
+	keys := []string{s.streamKey()}
+	args := []any{streamGroup}
+	for _, c := range batch {
+		args = append(args, c.id, len(c.leases))
+		for _, l := range c.leases {
+			keys = append(keys, s.lockKey(l.Key))
+			args = append(args, l.Owner)
 		}
 	}
-	return lost, nil
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	res, err := finishScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	cancel()
+	if err == nil && len(res) != len(keys)-1 {
+		err = fmt.Errorf("%d answers from the finish script for %d leases", len(res), len(keys)-1)
+	}
+	r := 0
+	for _, c := range batch {
+		if err == nil {
+			for _, l := range c.leases {
+				if res[r] == 0 {
+					c.lost = append(c.lost, l.Key)
+				}
+				r++
+			}
+		}
+		c.answer(err)
+	}
 }
 
 // RenewEntries keeps the entries this consumer works on from being claimed
