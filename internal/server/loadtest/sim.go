@@ -64,7 +64,9 @@ type SimResult struct {
 	AnswerWorst         time.Duration
 	// What the simulated GitHub answered.
 	Calls, NotModified, Primary, Secondary int
-	ByKind                                 map[string]kindCalls
+	// LimitedInstallations is how many installations got a limit answer.
+	LimitedInstallations int
+	ByKind               map[string]kindCalls
 	// Redis memory (INFO memory) at the end and at its peak, in bytes.
 	RedisMemory, RedisMemoryPeak int64
 	Elapsed                      time.Duration
@@ -327,6 +329,11 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	res.Calls, res.NotModified, res.Primary, res.Secondary = g.calls, g.notModified, g.primary, g.secondary
 	for k, v := range g.byKind {
 		res.ByKind[k] = *v
+	}
+	for _, u := range g.inst {
+		if u.limited > 0 {
+			res.LimitedInstallations++
+		}
 	}
 	g.mu.Unlock()
 	return res, nil

@@ -96,8 +96,8 @@ func (r SimResult) String() string {
 		r.Answer.P50.Round(time.Millisecond), r.Answer.P95.Round(time.Millisecond), r.Answer.P99.Round(time.Millisecond), r.AnswerWorst.Round(time.Millisecond))
 	fmt.Fprintf(&sb, "chatter, pushes, reviews (%d): p50 %s p95 %s p99 %s\n", int(r.Interactive.N),
 		r.Interactive.P50.Round(time.Millisecond), r.Interactive.P95.Round(time.Millisecond), r.Interactive.P99.Round(time.Millisecond))
-	fmt.Fprintf(&sb, "GitHub calls %d: 304 %d (%.1f%%), primary-limit answers %d, secondary-limit answers %d\n",
-		r.Calls, r.NotModified, 100*float64(r.NotModified)/float64(max(r.Calls, 1)), r.Primary, r.Secondary)
+	fmt.Fprintf(&sb, "GitHub calls %d: 304 %d (%.1f%%), primary-limit answers %d, secondary-limit answers %d, to %d installations\n",
+		r.Calls, r.NotModified, 100*float64(r.NotModified)/float64(max(r.Calls, 1)), r.Primary, r.Secondary, r.LimitedInstallations)
 	kinds := slices.Collect(maps.Keys(r.ByKind))
 	slices.SortFunc(kinds, func(a, b string) int { return cmp.Compare(a, b) })
 	for _, k := range kinds {

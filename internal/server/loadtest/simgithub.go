@@ -45,6 +45,7 @@ const (
 // instUse is one installation's use of its limits.
 type instUse struct {
 	hour           int // requests charged this hour (the run is shorter)
+	limited        int // limit answers it got
 	inFlight       int
 	minute         time.Time // start of the current minute window
 	points, writes int       // in that window
@@ -146,9 +147,11 @@ func (g *simGitHub) do(ctx context.Context, r int, inst int64, c call) (notModif
 	case u.inFlight > secondaryConcurrent || u.points+points > secondaryPointsMinute ||
 		(c.creates && u.writes >= contentPerMinute):
 		g.secondary++
+		u.limited++
 		return false, nil
 	case u.hour >= primaryPerHour:
 		g.primary++
+		u.limited++
 		return false, nil
 	}
 	u.hour++
