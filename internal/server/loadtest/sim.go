@@ -3,6 +3,8 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -70,6 +72,8 @@ type SimResult struct {
 	// Redis memory (INFO memory) at the end and at its peak, in bytes.
 	RedisMemory, RedisMemoryPeak int64
 	Elapsed                      time.Duration
+	// Warnings counts the replicas' warnings and errors by message.
+	Warnings map[string]int
 }
 
 // Percentiles of a latency distribution.
@@ -230,6 +234,7 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 		byID["sim-"+strconv.Itoa(i)] = e
 	}
 	g := newSimGitHub(o.PerRequest, o.Replicas)
+	warnings := &warnCounter{n: map[string]int{}}
 	cut := make(chan struct{})
 	prefix := fmt.Sprintf("autopilot-sim:%d:", time.Now().UnixNano())
 	serveCtx, stop := context.WithCancel(ctx)
@@ -238,7 +243,8 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	var served []chan error
 	for r := range o.Replicas {
 		p := &simProcessor{g: g, replica: r, events: byID, cut: cut, issues: o.IssuesPer}
-		lo := withDefaults(Options{Workers: o.Workers, RedisURL: o.RedisURL, QueueMax: 4 * len(all)})
+		lo := withDefaults(Options{Workers: o.Workers, RedisURL: o.RedisURL, QueueMax: 4 * len(all),
+			Logger: slog.New(warnings)})
 		srv, closeStore, err := newServerOn(lo, p, prefix, func(cfg *settings.Config, deps *server.Deps) {
 			cfg.SweepInterval, cfg.ShutdownTimeout = o.SweepInterval, time.Second
 			deps.Sweeper, deps.Installations = p, simInstallations{o.Installations}
@@ -284,7 +290,7 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	res := SimResult{Deliveries: len(all), Elapsed: time.Since(start), ByKind: map[string]kindCalls{}}
+	res := SimResult{Deliveries: len(all), Elapsed: time.Since(start), ByKind: map[string]kindCalls{}, Warnings: warnings.counts()}
 	res.RedisMemory, res.RedisMemoryPeak = redisMemory(ctx, o.RedisURL)
 	close(cut)
 	stop()
@@ -337,6 +343,28 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	}
 	g.mu.Unlock()
 	return res, nil
+}
+
+// warnCounter is a slog handler counting warnings and errors by message.
+type warnCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (w *warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnCounter) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	w.n[r.Message]++
+	w.mu.Unlock()
+	return nil
+}
+func (w *warnCounter) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnCounter) WithGroup(string) slog.Handler      { return w }
+
+func (w *warnCounter) counts() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.n)
 }
 
 // sendPaced sends n deliveries with c goroutines, delivery i not before

@@ -105,6 +105,11 @@ func (r SimResult) String() string {
 		fmt.Fprintf(&sb, "  %-8s %6d jobs, %.1f calls each (%.1f answered 304)\n", k, c.jobs,
 			float64(c.calls)/float64(max(c.jobs, 1)), float64(c.notModified)/float64(max(c.jobs, 1)))
 	}
+	msgs := slices.Collect(maps.Keys(r.Warnings))
+	slices.Sort(msgs)
+	for _, m := range msgs {
+		fmt.Fprintf(&sb, "  logged %d×: %s\n", r.Warnings[m], m)
+	}
 	fmt.Fprintf(&sb, "redis memory: %.1f MiB at the end, %.1f MiB peak", float64(r.RedisMemory)/(1<<20), float64(r.RedisMemoryPeak)/(1<<20))
 	return sb.String()
 }
