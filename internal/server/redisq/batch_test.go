@@ -248,3 +248,88 @@ func TestFinishCommitsConcurrentJobsTogether(t *testing.T) {
 		t.Errorf("lease keys left %v (%v), want only the other replica's o/r#103", k, err)
 	}
 }
+
+// TestLeasesAndJobEndsShareARoundTrip: workers taking leases for their next
+// jobs while another job's end is on its way to Redis go together with the
+// ends that queued meanwhile, in one script: the leases are granted (all or
+// none per job, with increasing tokens) after the ends in the same batch
+// released theirs, so a job taking an issue another job just finished with
+// gets it at once.
+func TestLeasesAndJobEndsShareARoundTrip(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	ctx := context.Background()
+	if err := s.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
+	for i := range 3 {
+		if res, err := s.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue %d = %d, %v", i, res, err)
+		}
+	}
+	es, _, err := s.Read(ctx, 3, -1)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("read %d entries (%v), want 3", len(es), err)
+	}
+	// Warm the script cache with a lease and the third entry's end.
+	warm, ok, err := s.TryLockAll(ctx, []string{"o/r#9", "o/r#10"})
+	if err != nil || !ok {
+		t.Fatalf("warm-up lock: %v %v", ok, err)
+	}
+	if _, err := s.FinishEntry(ctx, es[2].ID, warm); err != nil {
+		t.Fatalf("warm-up finish: %v", err)
+	}
+	held, ok, err := s.TryLockAll(ctx, []string{"o/r#1", "o/r#2"})
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	gate := &scriptGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.rdb.AddHook(gate)
+	gate.armed.Store(true)
+	done := make(chan error, 8)
+	go func() { _, err := s.FinishEntry(ctx, es[0].ID, nil); done <- err }() // held on its way
+	<-gate.held
+	go func() { _, err := s.FinishEntry(ctx, es[1].ID, held); done <- err }()
+	type got struct {
+		ls []job.Lease
+		ok bool
+	}
+	locks := make(chan got, 4)
+	for _, keys := range [][]string{{"o/r#2", "o/r#3"}, {"o/r#4", "o/r#5"}} {
+		go func() {
+			ls, ok, err := s.TryLockAll(ctx, keys)
+			if err != nil {
+				t.Error(err)
+			}
+			locks <- got{ls, ok}
+		}()
+	}
+	single := make(chan job.Lease, 1)
+	go func() {
+		l, err := s.Lock(ctx, "o/r#1")
+		if err != nil {
+			t.Error(err)
+		}
+		single <- l
+	}()
+	waitFor(t, func() bool { return s.waitingFinishes() == 4 })
+	close(gate.release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		g := <-locks
+		if !g.ok || len(g.ls) != 2 || g.ls[1].Token <= g.ls[0].Token {
+			t.Errorf("TryLockAll = %+v, %v; want both leases, tokens increasing", g.ls, g.ok)
+		}
+	}
+	if l := <-single; l.Token <= held[1].Token {
+		t.Errorf("Lock(o/r#1) = %+v; want a lease with a token above %d", l, held[1].Token)
+	}
+	if c := gate.scripts.Load(); c != 2 {
+		t.Errorf("%d scripts sent, want 2: the held end, then the other end and the three leases together", c)
+	}
+}

@@ -418,103 +418,164 @@ func (s *Store) Ack(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// finishScript ends a batch of jobs in one step: for each job, it
-// releases the leases the job held (each only while its owner still holds
-// it); then it acknowledges and deletes every job's entry. KEYS: the
-// stream, then the jobs' lease keys in order; ARGV: the group, then per job
-// its entry id, its number of leases and their owners. It returns 1 or 0
-// per lease, in order: released, or no longer held by that owner.
-var finishScript = redis.NewScript(`
-local out, ids = {}, {}
-local k, a = 2, 2
+// workScript runs a batch of the workers' writes in one step: first the
+// ends of jobs — for each, the leases the job held are released (each only
+// while its owner still holds it), then every ended job's entry is
+// acknowledged and deleted — then the leases asked for, each job's all at
+// once or none when one is held, every key with its owner and the TTL, the
+// fence counter (KEYS[2]) growing by the number of leases. Ends go first
+// so that a job taking an issue another job of the batch finished with
+// gets it. KEYS: the stream, the fence counter, then each operation's
+// lease keys in order; ARGV: the group, the TTL, then per operation "E",
+// its entry id, its number of leases and their owners, or "L", its number
+// of leases and their owners. It returns, per operation in order, for an
+// end 1 or 0 per lease (released, or no longer held by that owner), for a
+// lease request the fence counter's new value (the last lease's token), or
+// 0 when none was taken.
+var workScript = redis.NewScript(`
+local out, ids, locks = {}, {}, {}
+local k, a = 3, 3
 while a <= #ARGV do
-  ids[#ids + 1] = ARGV[a]
-  local n = tonumber(ARGV[a + 1])
-  a = a + 2
-  for i = 1, n do
-    if redis.call('GET', KEYS[k]) == ARGV[a] then
-      redis.call('DEL', KEYS[k])
-      out[#out + 1] = 1
-    else
-      out[#out + 1] = 0
+  local kind = ARGV[a]
+  if kind == 'E' then
+    ids[#ids + 1] = ARGV[a + 1]
+    local n = tonumber(ARGV[a + 2])
+    a = a + 3
+    local r = {}
+    for i = 1, n do
+      if redis.call('GET', KEYS[k]) == ARGV[a] then
+        redis.call('DEL', KEYS[k])
+        r[i] = 1
+      else
+        r[i] = 0
+      end
+      k, a = k + 1, a + 1
     end
-    k, a = k + 1, a + 1
+    out[#out + 1] = r
+  else
+    local n = tonumber(ARGV[a + 1])
+    out[#out + 1] = 0
+    locks[#locks + 1] = {#out, k, a + 2, n}
+    k, a = k + n, a + 2 + n
   end
 end
-redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
-redis.call('XDEL', KEYS[1], unpack(ids))
+if #ids > 0 then
+  redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+  redis.call('XDEL', KEYS[1], unpack(ids))
+end
+for _, l in ipairs(locks) do
+  local at, k0, a0, n = l[1], l[2], l[3], l[4]
+  local free = true
+  for i = 0, n - 1 do
+    if redis.call('EXISTS', KEYS[k0 + i]) == 1 then free = false break end
+  end
+  if free then
+    for i = 0, n - 1 do
+      redis.call('SET', KEYS[k0 + i], ARGV[a0 + i], 'PX', ARGV[2])
+    end
+    out[at] = redis.call('INCRBY', KEYS[2], n)
+  end
+end
 return out`)
 
-// finishCall is one job's end waiting for its batch.
-type finishCall struct {
-	ctx    context.Context
-	id     string
+// workOp is one worker's write waiting for its batch: a job's end (entry
+// set: release leases, acknowledge the entry) or a lease request (keys).
+type workOp struct {
+	ctx context.Context
+	// end
+	entry  string
 	leases []job.Lease
 	lost   []string
-	err    error
-	done   chan struct{}
+	// lease request
+	keys   []string
+	owners []string
+	last   int64 // the last lease's token, 0: none taken
+
+	err  error
+	done chan struct{}
 }
 
-func (c *finishCall) waiter() (context.Context, int) { return c.ctx, 0 }
-func (c *finishCall) answer(err error) {
+func (c *workOp) waiter() (context.Context, int) { return c.ctx, 0 }
+func (c *workOp) answer(err error) {
 	c.err = err
 	close(c.done)
 }
 
-// FinishEntry releases leases (granted by this store) and acknowledges
-// and deletes entry id. It returns the keys of the leases another owner
-// held by then (they had expired). Like appends, the ends of jobs that
-// finish together are committed in groups (one script, one round trip for
-// the batch); FinishEntry returns once the batch holding its job came
-// back.
-func (s *Store) FinishEntry(ctx context.Context, id string, leases []job.Lease) (lost []string, err error) {
-	c := &finishCall{ctx: ctx, id: id, leases: leases, done: make(chan struct{})}
-	s.finishes.add(c, s.finish)
+// runWork queues op for the next batch of workers' writes and waits for
+// it (or for ctx: the batch may still reach Redis then).
+func (s *Store) runWork(op *workOp) error {
+	op.done = make(chan struct{})
+	s.work.add(op, s.commitWork)
 	select {
-	case <-c.done:
-	case <-ctx.Done():
-		// The batch may still reach Redis; if not, the leases expire and the
-		// entry is claimed and run again, harmlessly.
-		return nil, fmt.Errorf("redis queue finish %s: %w", id, ctx.Err())
+	case <-op.done:
+		return op.err
+	case <-op.ctx.Done():
+		return op.ctx.Err()
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("redis queue finish %s: %w", id, c.err)
-	}
-	return c.lost, nil
 }
 
-// waitingFinishes is how many job ends wait for the next batch.
-func (s *Store) waitingFinishes() int { return s.finishes.len() }
+// FinishEntry releases leases (granted by this store) and acknowledges
+// and deletes entry id. It returns the keys of the leases another owner
+// held by then (they had expired). Like appends, the workers' writes —
+// ends of jobs and lease requests — made while one batch of them is on its
+// way to Redis go together in the next (one script, one round trip);
+// FinishEntry returns once the batch holding its job's end came back.
+func (s *Store) FinishEntry(ctx context.Context, id string, leases []job.Lease) (lost []string, err error) {
+	op := &workOp{ctx: ctx, entry: id, leases: leases}
+	if err := s.runWork(op); err != nil {
+		// When the batch did not reach Redis, the leases expire and the
+		// entry is claimed and run again, harmlessly.
+		return nil, fmt.Errorf("redis queue finish %s: %w", id, err)
+	}
+	return op.lost, nil
+}
 
-// finish sends one batch of job ends through finishScript and answers
-// its callers.
-func (s *Store) finish(batch []*finishCall) {
-	keys := []string{s.streamKey()}
-	args := []any{streamGroup}
-	for _, c := range batch {
-		args = append(args, c.id, len(c.leases))
-		for _, l := range c.leases {
-			keys = append(keys, s.lockKey(l.Key))
-			args = append(args, l.Owner)
+// waitingFinishes is how many workers' writes wait for the next batch.
+func (s *Store) waitingFinishes() int { return s.work.len() }
+
+// commitWork sends one batch of workers' writes through workScript and
+// answers its callers.
+func (s *Store) commitWork(batch []*workOp) {
+	keys := []string{s.streamKey(), s.fenceKey()}
+	args := []any{streamGroup, s.opts.LockTTL.Milliseconds()}
+	for _, op := range batch {
+		if op.entry != "" {
+			args = append(args, "E", op.entry, len(op.leases))
+			for _, l := range op.leases {
+				keys = append(keys, s.lockKey(l.Key))
+				args = append(args, l.Owner)
+			}
+			continue
+		}
+		args = append(args, "L", len(op.keys))
+		for i, k := range op.keys {
+			keys = append(keys, s.lockKey(k))
+			args = append(args, op.owners[i])
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
-	res, err := finishScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
+	res, err := workScript.Run(ctx, s.rdb, keys, args...).Slice()
 	cancel()
-	if err == nil && len(res) != len(keys)-1 {
-		err = fmt.Errorf("%d answers from the finish script for %d leases", len(res), len(keys)-1)
+	if err == nil && len(res) != len(batch) {
+		err = fmt.Errorf("%d answers from the work script for %d operations", len(res), len(batch))
 	}
-	r := 0
-	for _, c := range batch {
-		if err == nil {
-			for _, l := range c.leases {
-				if res[r] == 0 {
-					c.lost = append(c.lost, l.Key)
-				}
-				r++
+	for i, op := range batch {
+		if err != nil {
+			op.answer(err)
+			continue
+		}
+		if op.entry == "" {
+			op.last, _ = res[i].(int64)
+			op.answer(nil)
+			continue
+		}
+		rel, _ := res[i].([]any)
+		for j, l := range op.leases {
+			if j >= len(rel) || rel[j] != int64(1) {
+				op.lost = append(op.lost, l.Key)
 			}
 		}
-		c.answer(err)
+		op.answer(nil)
 	}
 }
 
