@@ -17,8 +17,9 @@ import (
 // TestSimGitHubAnswersAsGitHubDoes pins the simulated GitHub's rules: a
 // conditional read of an unchanged resource is 304 and not charged, a
 // write makes the next read 200, an installation past its hourly budget
-// gets primary-limit answers, one creating content past 80 a minute gets
-// secondary-limit answers, and each installation has its own budget.
+// gets primary-limit answers, one creating content past 80 a minute or 500
+// an hour gets secondary-limit answers, and each installation has its own
+// budget.
 func TestSimGitHubAnswersAsGitHubDoes(t *testing.T) {
 	ctx := context.Background()
 	g := newSimGitHub(0, 1)
@@ -50,6 +51,12 @@ func TestSimGitHubAnswersAsGitHubDoes(t *testing.T) {
 	must(g.job(ctx, 0, 4, "k", creates))
 	if g.secondary != 5 {
 		t.Errorf("secondary-limit answers %d after %d creations, want 5", g.secondary, len(creates))
+	}
+	// 500 creations an hour, even when each minute stays under 80.
+	g.inst[5] = &instUse{created: contentPerHour}
+	must(g.job(ctx, 0, 5, "k", creates[:1]))
+	if g.secondary != 6 {
+		t.Errorf("secondary-limit answers %d after the hour's %d creations, want 6", g.secondary, contentPerHour+1)
 	}
 }
 

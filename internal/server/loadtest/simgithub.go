@@ -13,7 +13,8 @@ import (
 //   - primary: 5,000 requests an hour per installation; a conditional
 //     request answered 304 is not charged;
 //   - secondary: at most 100 requests in flight, 900 points a minute (a
-//     read 1, a write 5) and 80 content-creating requests a minute;
+//     read 1, a write 5), 80 content-creating requests a minute and 500
+//     an hour;
 //   - a conditional read of a resource unchanged since the caller's
 //     replica last read it is answered 304 (each replica keeps its own
 //     ETags, as the client does today).
@@ -40,12 +41,14 @@ const (
 	secondaryConcurrent   = 100
 	secondaryPointsMinute = 900
 	contentPerMinute      = 80
+	contentPerHour        = 500
 )
 
 // instUse is one installation's use of its limits.
 type instUse struct {
 	hour           int // requests charged this hour (the run is shorter)
 	limited        int // limit answers it got
+	created        int // content created this hour
 	inFlight       int
 	minute         time.Time // start of the current minute window
 	points, writes int       // in that window
@@ -145,7 +148,7 @@ func (g *simGitHub) do(ctx context.Context, r int, inst int64, c call) (notModif
 	}
 	switch {
 	case u.inFlight > secondaryConcurrent || u.points+points > secondaryPointsMinute ||
-		(c.creates && u.writes >= contentPerMinute):
+		(c.creates && (u.writes >= contentPerMinute || u.created >= contentPerHour)):
 		g.secondary++
 		u.limited++
 		return false, nil
@@ -158,6 +161,7 @@ func (g *simGitHub) do(ctx context.Context, r int, inst int64, c call) (notModif
 	u.points += points
 	if c.creates {
 		u.writes++
+		u.created++
 	}
 	if c.write {
 		g.version[c.resource]++
