@@ -169,20 +169,8 @@ func TestFinishCommitsConcurrentJobsTogether(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
 	ctx := context.Background()
-	if err := s.EnsureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
 	const n = 12
-	for i := range n + 2 {
-		if res, err := s.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
-			t.Fatalf("enqueue %d = %d, %v", i, res, err)
-		}
-	}
-	es, _, err := s.Read(ctx, n+2, -1)
-	if err != nil || len(es) != n+2 {
-		t.Fatalf("read %d entries (%v), want %d", len(es), err, n+2)
-	}
+	es := readNew(t, s, n+2)
 	// Warm the script cache (a script's first run may take two calls:
 	// EVALSHA answered NOSCRIPT, then EVAL) with the last entry.
 	if _, err := s.FinishEntry(ctx, es[n+1].ID, nil); err != nil {
@@ -259,19 +247,7 @@ func TestLeasesAndJobEndsShareARoundTrip(t *testing.T) {
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
 	ctx := context.Background()
-	if err := s.EnsureGroup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
-	for i := range 3 {
-		if res, err := s.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
-			t.Fatalf("enqueue %d = %d, %v", i, res, err)
-		}
-	}
-	es, _, err := s.Read(ctx, 3, -1)
-	if err != nil || len(es) != 3 {
-		t.Fatalf("read %d entries (%v), want 3", len(es), err)
-	}
+	es := readNew(t, s, 3)
 	// Warm the script cache with a lease and the third entry's end.
 	warm, ok, err := s.TryLockAll(ctx, []string{"o/r#9", "o/r#10"})
 	if err != nil || !ok {
@@ -332,4 +308,24 @@ func TestLeasesAndJobEndsShareARoundTrip(t *testing.T) {
 	if c := gate.scripts.Load(); c != 2 {
 		t.Errorf("%d scripts sent, want 2: the held end, then the other end and the three leases together", c)
 	}
+}
+
+// readNew queues n deliveries on s and reads their entries.
+func readNew(t *testing.T, s *Store, n int) []Entry {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
+	for i := range n {
+		if res, err := s.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue %d = %d, %v", i, res, err)
+		}
+	}
+	es, _, err := s.Read(ctx, n, -1)
+	if err != nil || len(es) != n {
+		t.Fatalf("read %d entries (%v), want %d", len(es), err, n)
+	}
+	return es
 }
