@@ -161,6 +161,12 @@ func requests(o Options) ([]request, error) {
 // newServer builds the webhook server around proc, on Redis when the run
 // names one; the returned func closes what it opened.
 func newServer(o Options, proc server.Processor) (*server.Server, func(), error) {
+	return newServerOn(o, proc, fmt.Sprintf("autopilot-loadtest:%d:", time.Now().UnixNano()), nil)
+}
+
+// newServerOn is newServer on the Redis key prefix given (replicas share
+// one), with edit (when set) changing the configuration and dependencies.
+func newServerOn(o Options, proc server.Processor, prefix string, edit func(*settings.Config, *server.Deps)) (*server.Server, func(), error) {
 	cfg := settings.Config{
 		WebhookSecret:   secret,
 		AppID:           1,
@@ -176,12 +182,15 @@ func newServer(o Options, proc server.Processor) (*server.Server, func(), error)
 	closeStore := func() {}
 	if o.RedisURL != "" {
 		store, err := redisq.New(o.RedisURL, redisq.Options{
-			Prefix: fmt.Sprintf("autopilot-loadtest:%d:", time.Now().UnixNano()), LockTTL: cfg.LockTTL})
+			Prefix: prefix, LockTTL: cfg.LockTTL})
 		if err != nil {
 			return nil, nil, err
 		}
 		closeStore = func() { store.Close() }
 		deps.Queue, deps.Deduper, deps.Locker = store, store, store
+	}
+	if edit != nil {
+		edit(&cfg, &deps)
 	}
 	srv, err := server.New(cfg, deps)
 	if err != nil {

@@ -159,3 +159,173 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestFinishCommitsConcurrentJobsTogether: the ends of jobs that finish
+// while one end is on its way to Redis (their leases released, their
+// entries acknowledged and deleted) go together in the next round trip,
+// each caller answered once its own batch came back, and a lease another
+// owner holds by then is reported lost to its caller alone.
+func TestFinishCommitsConcurrentJobsTogether(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	ctx := context.Background()
+	const n = 12
+	es := readNew(t, s, n+2)
+	// Warm the script cache (a script's first run may take two calls:
+	// EVALSHA answered NOSCRIPT, then EVAL) with the last entry.
+	if _, err := s.FinishEntry(ctx, es[n+1].ID, nil); err != nil {
+		t.Fatalf("warm-up finish: %v", err)
+	}
+	leases := make([][]job.Lease, n+1)
+	for i := range n + 1 {
+		ls, ok, err := s.TryLockAll(ctx, []string{fmt.Sprintf("o/r#%d", i), fmt.Sprintf("o/r#%d", 100+i)})
+		if err != nil || !ok {
+			t.Fatalf("lock %d: %v %v", i, ok, err)
+		}
+		leases[i] = ls
+	}
+	// Job 3's second lease expired and another replica took it.
+	if err := s.rdb.Set(ctx, s.lockKey("o/r#103"), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	gate := &scriptGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.rdb.AddHook(gate)
+	gate.armed.Store(true)
+	type answer struct {
+		i    int
+		lost []string
+		err  error
+	}
+	answers := make(chan answer, n+1)
+	finish := func(i int) {
+		lost, err := s.FinishEntry(ctx, es[i].ID, leases[i])
+		answers <- answer{i, lost, err}
+	}
+	go finish(n) // on its way to Redis, held there
+	<-gate.held
+	for i := range n {
+		go finish(i)
+	}
+	waitFor(t, func() bool { return s.waitingFinishes() == n })
+	select {
+	case a := <-answers:
+		t.Fatalf("job %d answered (%v, %v) before its end came back from Redis", a.i, a.lost, a.err)
+	default:
+	}
+	close(gate.release)
+	for range n + 1 {
+		a := <-answers
+		if a.err != nil {
+			t.Fatalf("job %d: %v", a.i, a.err)
+		}
+		want := 0
+		if a.i == 3 {
+			want = 1
+		}
+		if len(a.lost) != want || (want == 1 && a.lost[0] != "o/r#103") {
+			t.Errorf("job %d: lost leases %v, want %d (o/r#103 for job 3)", a.i, a.lost, want)
+		}
+	}
+	if c := gate.scripts.Load(); c != 2 {
+		t.Errorf("%d scripts sent for %d job ends, want 2 (the held one, then one for the %d that finished behind it)", c, n+1, n)
+	}
+	if l, err := s.QueueLen(ctx); err != nil || l != 0 {
+		t.Errorf("stream length %d (%v), want 0: every entry acknowledged and deleted", l, err)
+	}
+	if k, err := s.rdb.Keys(ctx, s.lockKey("*")).Result(); err != nil || len(k) != 1 {
+		t.Errorf("lease keys left %v (%v), want only the other replica's o/r#103", k, err)
+	}
+}
+
+// TestLeasesAndJobEndsShareARoundTrip: workers taking leases for their next
+// jobs while another job's end is on its way to Redis go together with the
+// ends that queued meanwhile, in one script: the leases are granted (all or
+// none per job, with increasing tokens) after the ends in the same batch
+// released theirs, so a job taking an issue another job just finished with
+// gets it at once.
+func TestLeasesAndJobEndsShareARoundTrip(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	s := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	ctx := context.Background()
+	es := readNew(t, s, 3)
+	// Warm the script cache with a lease and the third entry's end.
+	warm, ok, err := s.TryLockAll(ctx, []string{"o/r#9", "o/r#10"})
+	if err != nil || !ok {
+		t.Fatalf("warm-up lock: %v %v", ok, err)
+	}
+	if _, err := s.FinishEntry(ctx, es[2].ID, warm); err != nil {
+		t.Fatalf("warm-up finish: %v", err)
+	}
+	held, ok, err := s.TryLockAll(ctx, []string{"o/r#1", "o/r#2"})
+	if err != nil || !ok {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	gate := &scriptGate{held: make(chan struct{}), release: make(chan struct{})}
+	s.rdb.AddHook(gate)
+	gate.armed.Store(true)
+	done := make(chan error, 8)
+	go func() { _, err := s.FinishEntry(ctx, es[0].ID, nil); done <- err }() // held on its way
+	<-gate.held
+	go func() { _, err := s.FinishEntry(ctx, es[1].ID, held); done <- err }()
+	type got struct {
+		ls []job.Lease
+		ok bool
+	}
+	locks := make(chan got, 4)
+	for _, keys := range [][]string{{"o/r#2", "o/r#3"}, {"o/r#4", "o/r#5"}} {
+		go func() {
+			ls, ok, err := s.TryLockAll(ctx, keys)
+			if err != nil {
+				t.Error(err)
+			}
+			locks <- got{ls, ok}
+		}()
+	}
+	single := make(chan job.Lease, 1)
+	go func() {
+		l, err := s.Lock(ctx, "o/r#1")
+		if err != nil {
+			t.Error(err)
+		}
+		single <- l
+	}()
+	waitFor(t, func() bool { return s.waitingFinishes() == 4 })
+	close(gate.release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		g := <-locks
+		if !g.ok || len(g.ls) != 2 || g.ls[1].Token <= g.ls[0].Token {
+			t.Errorf("TryLockAll = %+v, %v; want both leases, tokens increasing", g.ls, g.ok)
+		}
+	}
+	if l := <-single; l.Token <= held[1].Token {
+		t.Errorf("Lock(o/r#1) = %+v; want a lease with a token above %d", l, held[1].Token)
+	}
+	if c := gate.scripts.Load(); c != 2 {
+		t.Errorf("%d scripts sent, want 2: the held end, then the other end and the three leases together", c)
+	}
+}
+
+// readNew queues n deliveries on s and reads their entries.
+func readNew(t *testing.T, s *Store, n int) []Entry {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := &ghevent.Event{Name: "issues", Action: "opened", Repo: "o/r", Issue: 1}
+	for i := range n {
+		if res, err := s.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue %d = %d, %v", i, res, err)
+		}
+	}
+	es, _, err := s.Read(ctx, n, -1)
+	if err != nil || len(es) != n {
+		t.Fatalf("read %d entries (%v), want %d", len(es), err, n)
+	}
+	return es
+}

@@ -47,15 +47,13 @@ type Store struct {
 	seq   atomic.Int64
 	owned bool // Close closes rdb
 	// commits batches the appends of concurrent deliveries (Enqueue).
-	commits committer
+	commits batcher[*enqueueCall]
+	// work batches the workers' concurrent writes: ends of jobs
+	// (FinishEntry) and lease requests (TryLockAll, Lock).
+	work batcher[*workOp]
 }
 
 var (
-	lockScript = redis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
-end
-return 0`)
 	renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -192,18 +190,17 @@ func (s *Store) lockKey(key string) string { return s.opts.Prefix + "{locks}:iss
 func (s *Store) fenceKey() string          { return s.opts.Prefix + "{locks}:fence" }
 
 // Lock implements Locker: it polls (10ms doubling to PollMax) while another
-// owner holds the key, and returns at once on a Redis error.
+// owner holds the key, and returns at once on a Redis error. Each attempt
+// goes with the workers' other writes (see FinishEntry).
 func (s *Store) Lock(ctx context.Context, key string) (job.Lease, error) {
-	owner := s.opts.Owner + ":" + strconv.FormatInt(s.seq.Add(1), 10)
 	wait := 10 * time.Millisecond
 	for {
-		token, err := lockScript.Run(ctx, s.rdb, []string{s.lockKey(key), s.fenceKey()},
-			owner, s.opts.LockTTL.Milliseconds()).Int64()
+		ls, ok, err := s.TryLockAll(ctx, []string{key})
 		if err != nil {
-			return job.Lease{}, fmt.Errorf("redis lock %s: %w", key, err)
+			return job.Lease{}, err
 		}
-		if token > 0 {
-			return job.NewLease(key, token, owner, s), nil
+		if ok {
+			return ls[0], nil
 		}
 		if !job.Sleep(ctx, wait) {
 			return job.Lease{}, fmt.Errorf("lock %s: %w", key, ctx.Err())
@@ -212,44 +209,25 @@ func (s *Store) Lock(ctx context.Context, key string) (job.Lease, error) {
 	}
 }
 
-// lockAllScript takes the leases on KEYS[2..] all at once, or none when one
-// is held: each key gets its owner (ARGV[i-1]) with the TTL (the last
-// ARGV), and the fence counter (KEYS[1]) grows by the number of leases. It
-// returns the counter's new value (the last lease's token), or 0.
-var lockAllScript = redis.NewScript(`
-for i = 2, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then return 0 end
-end
-for i = 2, #KEYS do
-  redis.call('SET', KEYS[i], ARGV[i - 1], 'PX', ARGV[#ARGV])
-end
-return redis.call('INCRBY', KEYS[1], #KEYS - 1)`)
-
-// TryLockAll takes the leases on keys in one round trip when none of them
-// is held (ok true), in the order given, with increasing tokens; when one
-// is held it takes none (ok false), and the caller takes them one by one
-// with Lock, waiting as it does.
+// TryLockAll takes the leases on keys in one step when none of them is
+// held (ok true), in the order given, with increasing tokens; when one is
+// held it takes none (ok false), and the caller takes them one by one with
+// Lock, waiting as it does. The request goes with the workers' other
+// writes (see FinishEntry).
 func (s *Store) TryLockAll(ctx context.Context, keys []string) (ls []job.Lease, ok bool, err error) {
-	rkeys := make([]string, 0, len(keys)+1)
-	rkeys = append(rkeys, s.fenceKey())
-	args := make([]any, 0, len(keys)+1)
-	owners := make([]string, len(keys))
-	for i, k := range keys {
-		rkeys = append(rkeys, s.lockKey(k))
-		owners[i] = s.opts.Owner + ":" + strconv.FormatInt(s.seq.Add(1), 10)
-		args = append(args, owners[i])
+	op := &workOp{ctx: ctx, keys: keys, owners: make([]string, len(keys))}
+	for i := range keys {
+		op.owners[i] = s.opts.Owner + ":" + strconv.FormatInt(s.seq.Add(1), 10)
 	}
-	args = append(args, s.opts.LockTTL.Milliseconds())
-	last, err := lockAllScript.Run(ctx, s.rdb, rkeys, args...).Int64()
-	if err != nil {
+	if err := s.runWork(op); err != nil {
 		return nil, false, fmt.Errorf("redis lock %v: %w", keys, err)
 	}
-	if last == 0 {
+	if op.last == 0 {
 		return nil, false, nil
 	}
-	first := last - int64(len(keys)) + 1
+	first := op.last - int64(len(keys)) + 1
 	for i, k := range keys {
-		ls = append(ls, job.NewLease(k, first+int64(i), owners[i], s))
+		ls = append(ls, job.NewLease(k, first+int64(i), op.owners[i], s))
 	}
 	return ls, true, nil
 }

@@ -178,70 +178,89 @@ type enqueueCall struct {
 	done   chan struct{}
 }
 
-// committer gathers appends into batches, one batch in flight at a time.
-type committer struct {
+func (c *enqueueCall) waiter() (context.Context, int) { return c.ctx, c.size }
+func (c *enqueueCall) answer(err error) {
+	c.err = err
+	close(c.done)
+}
+
+// batched is one call waiting for a batch: its caller's context (a call
+// whose caller gave up is answered and left out) and its size in bytes.
+type batched interface {
+	waiter() (context.Context, int)
+	answer(err error)
+}
+
+// batcher gathers concurrent calls into batches, one batch in flight at a
+// time (group commit): while one batch is on its way to Redis, the calls
+// arriving meanwhile wait and go together in the next one, so under load a
+// call costs a fraction of a round trip, and alone it costs one.
+type batcher[C batched] struct {
 	mu      sync.Mutex
-	waiting []*enqueueCall
+	waiting []C
 	running bool // a goroutine is committing batches
 }
 
 // add queues c and, unless a goroutine is already committing, starts one.
-func (cm *committer) add(c *enqueueCall, commit func([]*enqueueCall)) {
-	cm.mu.Lock()
-	cm.waiting = append(cm.waiting, c)
-	start := !cm.running
-	cm.running = true
-	cm.mu.Unlock()
+func (b *batcher[C]) add(c C, commit func([]C)) {
+	b.mu.Lock()
+	b.waiting = append(b.waiting, c)
+	start := !b.running
+	b.running = true
+	b.mu.Unlock()
 	if start {
-		go cm.loop(commit)
+		go b.loop(commit)
 	}
 }
 
 // loop commits batches until none is waiting.
-func (cm *committer) loop(commit func([]*enqueueCall)) {
+func (b *batcher[C]) loop(commit func([]C)) {
 	for {
-		cm.mu.Lock()
-		batch := cm.next()
+		b.mu.Lock()
+		batch := b.next()
 		if len(batch) == 0 {
-			cm.running = false
-			cm.mu.Unlock()
+			b.running = false
+			b.mu.Unlock()
 			return
 		}
-		cm.mu.Unlock()
+		b.mu.Unlock()
 		commit(batch)
 	}
 }
 
 // next takes the next batch off the waiting list (callers that gave up
-// are answered and left out); cm.mu held.
-func (cm *committer) next() []*enqueueCall {
-	var batch []*enqueueCall
+// are answered and left out); b.mu held.
+func (b *batcher[C]) next() []C {
+	var batch []C
 	size, i := 0, 0
-	for ; i < len(cm.waiting) && len(batch) < commitMax; i++ {
-		c := cm.waiting[i]
-		if c.ctx.Err() != nil {
-			c.err = c.ctx.Err()
-			close(c.done)
+	for ; i < len(b.waiting) && len(batch) < commitMax; i++ {
+		c := b.waiting[i]
+		ctx, n := c.waiter()
+		if ctx.Err() != nil {
+			c.answer(ctx.Err())
 			continue
 		}
-		if len(batch) > 0 && size+c.size > commitBytes {
+		if len(batch) > 0 && size+n > commitBytes {
 			break
 		}
 		batch = append(batch, c)
-		size += c.size
+		size += n
 	}
-	rest := copy(cm.waiting, cm.waiting[i:])
-	clear(cm.waiting[rest:])
-	cm.waiting = cm.waiting[:rest]
+	rest := copy(b.waiting, b.waiting[i:])
+	clear(b.waiting[rest:])
+	b.waiting = b.waiting[:rest]
 	return batch
 }
 
-// waitingEnqueues is how many appends wait for the next batch.
-func (s *Store) waitingEnqueues() int {
-	s.commits.mu.Lock()
-	defer s.commits.mu.Unlock()
-	return len(s.commits.waiting)
+// len is how many calls wait for the next batch.
+func (b *batcher[C]) len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiting)
 }
+
+// waitingEnqueues is how many appends wait for the next batch.
+func (s *Store) waitingEnqueues() int { return s.commits.len() }
 
 // commit sends one batch through enqueueScript and answers its callers.
 func (s *Store) commit(batch []*enqueueCall) {
@@ -265,12 +284,10 @@ func (s *Store) commit(batch []*enqueueCall) {
 		err = fmt.Errorf("%d answers from the enqueue script for %d deliveries", len(res), len(batch))
 	}
 	for i, c := range batch {
-		if err != nil {
-			c.err = err
-		} else {
+		if err == nil {
 			c.res = int(res[i])
 		}
-		close(c.done)
+		c.answer(err)
 	}
 }
 
@@ -401,47 +418,165 @@ func (s *Store) Ack(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// finishScript releases the leases a job held (each only while its owner
-// still holds it) and acknowledges and deletes the job's entry, in one
-// step. KEYS: the stream, then the lease keys; ARGV: the group, the entry
-// id, then the leases' owners. It returns 1 or 0 per lease: released, or
-// no longer held by that owner.
-var finishScript = redis.NewScript(`
-local out = {}
-for i = 2, #KEYS do
-  if redis.call('GET', KEYS[i]) == ARGV[i + 1] then
-    redis.call('DEL', KEYS[i])
-    out[#out + 1] = 1
+// workScript runs a batch of the workers' writes in one step: first the
+// ends of jobs — for each, the leases the job held are released (each only
+// while its owner still holds it), then every ended job's entry is
+// acknowledged and deleted — then the leases asked for, each job's all at
+// once or none when one is held, every key with its owner and the TTL, the
+// fence counter (KEYS[2]) growing by the number of leases. Ends go first
+// so that a job taking an issue another job of the batch finished with
+// gets it. KEYS: the stream, the fence counter, then each operation's
+// lease keys in order; ARGV: the group, the TTL, then per operation "E",
+// its entry id, its number of leases and their owners, or "L", its number
+// of leases and their owners. It returns, per operation in order, for an
+// end 1 or 0 per lease (released, or no longer held by that owner), for a
+// lease request the fence counter's new value (the last lease's token), or
+// 0 when none was taken.
+var workScript = redis.NewScript(`
+local out, ids, locks = {}, {}, {}
+local k, a = 3, 3
+while a <= #ARGV do
+  local kind = ARGV[a]
+  if kind == 'E' then
+    ids[#ids + 1] = ARGV[a + 1]
+    local n = tonumber(ARGV[a + 2])
+    a = a + 3
+    local r = {}
+    for i = 1, n do
+      if redis.call('GET', KEYS[k]) == ARGV[a] then
+        redis.call('DEL', KEYS[k])
+        r[i] = 1
+      else
+        r[i] = 0
+      end
+      k, a = k + 1, a + 1
+    end
+    out[#out + 1] = r
   else
+    local n = tonumber(ARGV[a + 1])
     out[#out + 1] = 0
+    locks[#locks + 1] = {#out, k, a + 2, n}
+    k, a = k + n, a + 2 + n
   end
 end
-redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
-redis.call('XDEL', KEYS[1], ARGV[2])
+if #ids > 0 then
+  redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+  redis.call('XDEL', KEYS[1], unpack(ids))
+end
+for _, l in ipairs(locks) do
+  local at, k0, a0, n = l[1], l[2], l[3], l[4]
+  local free = true
+  for i = 0, n - 1 do
+    if redis.call('EXISTS', KEYS[k0 + i]) == 1 then free = false break end
+  end
+  if free then
+    for i = 0, n - 1 do
+      redis.call('SET', KEYS[k0 + i], ARGV[a0 + i], 'PX', ARGV[2])
+    end
+    out[at] = redis.call('INCRBY', KEYS[2], n)
+  end
+end
 return out`)
 
-// FinishEntry releases leases (granted by this store) and acknowledges
-// and deletes entry id in one round trip. It returns the keys of the
-// leases another owner held by then (they had expired).
-func (s *Store) FinishEntry(ctx context.Context, id string, leases []job.Lease) (lost []string, err error) {
-	keys := make([]string, 0, len(leases)+1)
-	keys = append(keys, s.streamKey())
-	args := make([]any, 0, len(leases)+2)
-	args = append(args, streamGroup, id)
-	for _, l := range leases {
-		keys = append(keys, s.lockKey(l.Key))
-		args = append(args, l.Owner)
+// workOp is one worker's write waiting for its batch: a job's end (entry
+// set: release leases, acknowledge the entry) or a lease request (keys).
+type workOp struct {
+	ctx context.Context
+	// end
+	entry  string
+	leases []job.Lease
+	lost   []string
+	// lease request
+	keys   []string
+	owners []string
+	last   int64 // the last lease's token, 0: none taken
+
+	err  error
+	done chan struct{}
+}
+
+func (c *workOp) waiter() (context.Context, int) { return c.ctx, 0 }
+func (c *workOp) answer(err error) {
+	c.err = err
+	close(c.done)
+}
+
+// runWork queues op for the next batch of workers' writes and waits for
+// it (or for ctx: the batch may still reach Redis then).
+func (s *Store) runWork(op *workOp) error {
+	op.done = make(chan struct{})
+	s.work.add(op, s.commitWork)
+	select {
+	case <-op.done:
+		return op.err
+	case <-op.ctx.Done():
+		return op.ctx.Err()
 	}
-	res, err := finishScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
-	if err != nil {
+}
+
+// FinishEntry releases leases (granted by this store) and acknowledges
+// and deletes entry id. It returns the keys of the leases another owner
+// held by then (they had expired). Like appends, the workers' writes —
+// ends of jobs and lease requests — made while one batch of them is on its
+// way to Redis go together in the next (one script, one round trip);
+// FinishEntry returns once the batch holding its job's end came back.
+func (s *Store) FinishEntry(ctx context.Context, id string, leases []job.Lease) (lost []string, err error) {
+	op := &workOp{ctx: ctx, entry: id, leases: leases}
+	if err := s.runWork(op); err != nil {
+		// When the batch did not reach Redis, the leases expire and the
+		// entry is claimed and run again, harmlessly.
 		return nil, fmt.Errorf("redis queue finish %s: %w", id, err)
 	}
-	for i, r := range res {
-		if r == 0 && i < len(leases) {
-			lost = append(lost, leases[i].Key)
+	return op.lost, nil
+}
+
+// waitingFinishes is how many workers' writes wait for the next batch.
+func (s *Store) waitingFinishes() int { return s.work.len() }
+
+// commitWork sends one batch of workers' writes through workScript and
+// answers its callers.
+func (s *Store) commitWork(batch []*workOp) {
+	keys := []string{s.streamKey(), s.fenceKey()}
+	args := []any{streamGroup, s.opts.LockTTL.Milliseconds()}
+	for _, op := range batch {
+		if op.entry != "" {
+			args = append(args, "E", op.entry, len(op.leases))
+			for _, l := range op.leases {
+				keys = append(keys, s.lockKey(l.Key))
+				args = append(args, l.Owner)
+			}
+			continue
+		}
+		args = append(args, "L", len(op.keys))
+		for i, k := range op.keys {
+			keys = append(keys, s.lockKey(k))
+			args = append(args, op.owners[i])
 		}
 	}
-	return lost, nil
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	res, err := workScript.Run(ctx, s.rdb, keys, args...).Slice()
+	cancel()
+	if err == nil && len(res) != len(batch) {
+		err = fmt.Errorf("%d answers from the work script for %d operations", len(res), len(batch))
+	}
+	for i, op := range batch {
+		if err != nil {
+			op.answer(err)
+			continue
+		}
+		if op.entry == "" {
+			op.last, _ = res[i].(int64)
+			op.answer(nil)
+			continue
+		}
+		rel, _ := res[i].([]any)
+		for j, l := range op.leases {
+			if j >= len(rel) || rel[j] != int64(1) {
+				op.lost = append(op.lost, l.Key)
+			}
+		}
+		op.answer(nil)
+	}
 }
 
 // RenewEntries keeps the entries this consumer works on from being claimed
