@@ -10,6 +10,7 @@ const (
 	EffReact    EffectKind = "react"
 	EffDispatch EffectKind = "dispatch"
 	EffArchive  EffectKind = "archive"
+	EffEdit     EffectKind = "edit"
 )
 
 // EffectSpec describes one kind of effect.
@@ -33,6 +34,8 @@ var EffectKinds = map[EffectKind]EffectSpec{
 		By: "reconcile sends workflow_dispatch; a retried one first adopts a run whose title carries the token"},
 	EffArchive: {Carries: "Marker (the decisions it holds), Body (not stored: rendered again from the decisions, which stay until it is seen)", Outbox: true,
 		By: "reconcile posts it as a comment unless a bot comment starting with Marker exists"},
+	EffEdit: {Carries: "Marker, Body",
+		By: "reconcile edits the bot comment starting with Marker when its text differs (one write); nothing when it is the same or not on the thread. Not kept in the outbox: the engine announces it when what the comment shows changed (a Choose's quorum line)"},
 }
 
 // Effect is a write the engine announces. Comments and dispatches are kept
