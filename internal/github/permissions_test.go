@@ -245,8 +245,11 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 	cm, err := g.AddComment(repo, w.issue, "alice", "a comment")
 	must(err)
 	w.comment = cm.ID
+	// GITHUB_TOKEN cannot read organization teams (403): team membership
+	// goes out with the members_token input's token, as in the Action.
+	g.AddToken("tok-members", fakegithub.Identity{Login: "alice"})
 	c, err := New(Options{Repo: repo, Token: "tok-bot", BaseURL: g.URL(), Now: clock.Now, Sleep: clock.Sleep,
-		MinMutationGap: -1, BotLogin: fakegithub.ActionsBotLogin, AppID: fakegithub.ActionsAppID})
+		MinMutationGap: -1, BotLogin: fakegithub.ActionsBotLogin, AppID: fakegithub.ActionsAppID, MembersToken: "tok-members"})
 	must(err)
 
 	drivers := adapterDrivers(w)
@@ -302,8 +305,9 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 		}
 		// GITHUB_TOKEN always has metadata: read; it is no workflow scope.
 		// Nor is members (an organization permission GITHUB_TOKEN never
-		// has): in Action mode a team read fails closed, and the reply
-		// names the permission.
+		// has): in Action mode team reads go out with the members_token
+		// input, and without it a team read fails closed, the reply naming
+		// the permission and the input.
 		scope := strings.ReplaceAll(e.Perm, "_", "-")
 		if e.Perm != "metadata" && e.Perm != "members" && !grants(workflow[scope], e.Access) {
 			t.Errorf("%s %s (%s) needs %s: %s; the workflow's permissions: in docs/examples/autopilot.yml grant %q", e.Method, e.Path, strings.Join(by, ", "), scope, e.Access, workflow[scope])
