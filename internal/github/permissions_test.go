@@ -193,6 +193,13 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 			_, _, err := c.ReadFileAt(ctx, ".github/CODEOWNERS", "main")
 			return err
 		},
+		"EditIssueBody": func(ctx context.Context, c *Client) error {
+			is, err := c.CreateIssue(ctx, "dashboard", "body", nil)
+			if err != nil {
+				return err
+			}
+			return c.EditIssueBody(ctx, is.Number, "new body")
+		},
 		"CloseIssue": func(ctx context.Context, c *Client) error {
 			is, err := c.CreateIssue(ctx, "to close", "body", nil)
 			if err != nil {
