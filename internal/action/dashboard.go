@@ -64,6 +64,9 @@ func keepDashboard(ctx context.Context, api dashboardAPI, configPath string, bot
 		if err != nil {
 			return "", fmt.Errorf("dashboard: create the issue: %w", err)
 		}
+		if is.Number == 0 {
+			return "dry-run: would create the dashboard issue", nil
+		}
 		// Listed again: a sweep running at the same time may have created
 		// one too; the newer closes itself.
 		if cands, err = listDashboards(ctx, api); err != nil {
