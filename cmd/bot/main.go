@@ -240,6 +240,9 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: ok — flows %v, default flow %q, limits: max_sessions=%d max_hours=%g confidence_threshold=%g\n",
 		path, c.All.Names(), or(c.DefaultFlow, "(detected)"), c.Limits.MaxSessions, c.Limits.MaxHours, c.Limits.ConfidenceThreshold)
+	for _, n := range c.TeamNotes() {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
 	return 0
 }
 

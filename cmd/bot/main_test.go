@@ -28,6 +28,8 @@ func TestExitCodes(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yml")
 	os.WriteFile(good, []byte("default_flow: existing-code\nlimits:\n  max_sessions: 500\n"), 0o644)
 	os.WriteFile(bad, []byte("limits:\n  max_sessions: 3\nexecutor:\n  kind: robot\n"), 0o644)
+	teams := filepath.Join(dir, "teams.yml")
+	os.WriteFile(teams, []byte("approvals:\n  deploy:\n    teams: [\"@acme/sre\"]\n"), 0o644)
 	cases := []struct {
 		name string
 		args []string
@@ -40,6 +42,7 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"validate ok clamps silently", []string{"validate", good}, 0, "max_sessions=50"},
 		{"validate names line and field", []string{"validate", bad}, 2, "line 4: executor.kind"},
+		{"validate says what a team policy needs", []string{"validate", teams}, 0, "note: approvals.deploy.teams: membership of @acme/sre is read at each vote and needs the organization permission Members: read (the App: grant it; the Action: pass a token that has it as the members_token input, since GITHUB_TOKEN cannot read teams)"},
 		{"validate missing file", []string{"validate", filepath.Join(dir, "none.yml")}, 2, "no such file"},
 		{"validate too many args", []string{"validate", "a", "b"}, 2, "usage: bot validate"},
 		{"demo quiet", []string{"demo", "--quiet"}, 0, "Final status           done"},

@@ -65,6 +65,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 		return fail(2, err)
 	}
+	if w.Now, err = testClock(getenv, log); err != nil {
+		return fail(2, err)
+	}
 
 	metrics := metrics.New()
 	auth, err := appauth.New(appauth.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL, Observe: metrics.ObserveResponse})

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +39,10 @@ func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		env["PRIVATE_KEY_PATH"] = path
 		return env
 	}
+	badClock := filepath.Join(t.TempDir(), "clock")
+	if err := os.WriteFile(badClock, []byte("tomorrow\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		env  map[string]string
@@ -61,6 +67,8 @@ func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		{"redis url without scheme", with("REDIS_URL", "localhost:6379"), nil, []string{"REDIS_URL", "redis://"}},
 		{"admin address", with("ADMIN_ADDR", "9090"), nil, []string{"ADMIN_ADDR"}},
 		{"metrics switch", with("METRICS_ON_WEBHOOK_PORT", "sometimes"), nil, []string{"METRICS_ON_WEBHOOK_PORT"}},
+		{"test clock file missing", with("AUTOPILOT_TEST_CLOCK_FILE", "/nonexistent/clock"), nil, []string{"AUTOPILOT_TEST_CLOCK_FILE", "for tests only"}},
+		{"test clock not a duration", with("AUTOPILOT_TEST_CLOCK_FILE", badClock), nil, []string{"AUTOPILOT_TEST_CLOCK_FILE", `"tomorrow", not a duration`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/engine/dashissue"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
@@ -96,6 +97,17 @@ func Run(ctx context.Context, env Env) int {
 		// The error first: what the run left is reported after it, worded
 		// as what the failure left, never as a finished step.
 		code = failRun(env, res.Err)
+	}
+	if res.Err == nil && (ev.Name == "schedule" || ev.Name == "workflow_dispatch") {
+		note, err := keepDashboard(ctx, client, w.Inputs.ConfigPath, dashissue.Bot{Login: w.BotLogin, AppID: w.AppID}, res.Outcomes)
+		switch {
+		case err != nil:
+			fmt.Fprintf(env.Stdout, "::warning::dashboard issue not kept: %s\n", escapeAnnotation(err.Error()))
+		case note != "":
+			fmt.Fprintf(env.Stdout, "autopilot: %s\n", note)
+		}
+		st = client.Stats()
+		res.Calls = st.Total - st.ConditionalHits
 	}
 	report(env, res, st)
 	writeOutputs(env, w.Inputs, res)

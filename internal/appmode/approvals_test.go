@@ -176,3 +176,61 @@ func TestCodeOwnerApprovesThroughTheApp(t *testing.T) {
 		t.Fatalf("ola's vote: %+v", s.Gate.Ballot)
 	}
 }
+
+// TestTheChooseCommentShowsTheQuorum: the Choose comment people answer
+// shows the quorum once a vote counts — one edit of the bot's own comment
+// per change of the line, none for a refused vote that leaves it as it
+// was.
+func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
+	g := apptest.New(t)
+	skew := new(atomic.Int64)
+	r := approvalsRig(t, g, skew)
+	for _, err := range []error{
+		g.AddTeam("acme", "sre", false),
+		g.SetTeamMember("acme", "sre", "ola", "active", ""),
+		g.SetPermission(apptest.Repo, "ola", "write"),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := openApprovalGate(t, g, r, approvalsConfig)
+	choose := func() fakegithub.Comment {
+		t.Helper()
+		for _, c := range g.Comments(apptest.Repo, n) {
+			if c.Author.Login == apptest.BotLogin && strings.HasPrefix(c.Body, "<!-- autopilot:gate ") {
+				return c
+			}
+		}
+		t.Fatalf("no Choose comment:\n%s", botBodies(g, n))
+		return fakegithub.Comment{}
+	}
+	edits := func(from int) int {
+		k := 0
+		for _, q := range g.Requests()[from:] {
+			if q.Method == "PATCH" && strings.Contains(q.Path, "/issues/comments/") {
+				k++
+			}
+		}
+		return k
+	}
+
+	before := len(g.Requests())
+	r.mustProcess(g.Say(apptest.Repo, n, "ola", "A"))
+	body := choose().Body
+	if !strings.Contains(strings.ReplaceAll(body, "\n ", " "), "Approvals: 1 of 2 approvals: @\u200bola (A) — waiting for one more from @\u200bmaria or @\u200bacme/sre") {
+		t.Fatalf("the Choose comment does not show the quorum:\n%s", body)
+	}
+	if k := edits(before) - 1; k != 1 { // one PATCH is the state comment's
+		t.Fatalf("%d edits of the Choose comment for one counted vote, want 1", k)
+	}
+
+	before = len(g.Requests())
+	r.mustProcess(g.Say(apptest.Repo, n, apptest.Writer, "A"))
+	if k := edits(before) - 1; k != 0 {
+		t.Fatalf("%d edits of the Choose comment for a refused vote, want 0", k)
+	}
+	if choose().Body != body {
+		t.Fatalf("a refused vote changed the Choose comment")
+	}
+}

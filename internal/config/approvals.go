@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,20 @@ type Approval struct {
 	ExpireAfter Wait `yaml:"expire_after,omitempty" json:"expire_after,omitempty"`
 	// OnExpire is ExpireReject, ExpireDefault or ExpireStop.
 	OnExpire string `yaml:"on_expire,omitempty" json:"on_expire,omitempty"`
+}
+
+// TeamNotes says, for each approver policy naming teams (by key), what
+// reading their membership needs; `bot validate` prints them, since a
+// workflow's GITHUB_TOKEN can never read organization teams.
+func (c *Config) TeamNotes() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(c.Approvals)) {
+		if ts := c.Approvals[k].Teams; len(ts) > 0 {
+			out = append(out, fmt.Sprintf("approvals.%s.teams: membership of %s is read at each vote and needs the organization permission Members: read "+
+				"(the App: grant it; the Action: pass a token that has it as the members_token input, since GITHUB_TOKEN cannot read teams)", k, strings.Join(ts, ", ")))
+		}
+	}
+	return out
 }
 
 // What an expired gate does (Approval.OnExpire).

@@ -117,6 +117,10 @@ type Config struct {
 	// Approvals are the approver policies by gate kind or step (see
 	// Approval and ApprovalFor).
 	Approvals map[string]Approval `yaml:"approvals,omitempty" json:"approvals,omitempty"`
+	// Dashboard keeps one "autopilot dashboard" issue listing the open
+	// autopilot issues, updated by the Action's scheduled sweep
+	// (docs/dashboard.md).
+	Dashboard bool `yaml:"dashboard,omitempty" json:"dashboard,omitempty"`
 
 	// Resolved after parsing: built-in plus custom flows.
 	All flow.Set `yaml:"-" json:"-"`

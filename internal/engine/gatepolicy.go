@@ -88,6 +88,9 @@ func (m *inputs) vote(c events.Comment, letter, reason string, where state.VoteW
 	for _, d := range r.Dropped {
 		m.recordVote(g, d.Vote, "vote no longer counts: "+d.Why)
 	}
+	if r.Decided == "" {
+		m.showQuorum(g, approvals.Line(p, b), approvals.Line(p, r.Ballot))
+	}
 	switch {
 	case r.Refused != "":
 		g.Ballot = &r.Ballot
@@ -124,6 +127,17 @@ func (m *inputs) vote(c events.Comment, letter, reason string, where state.VoteW
 		m.Answer(c, r.Decided, quorum)
 	}
 	return true
+}
+
+// showQuorum edits the gate's Choose comment, the one people answer, to
+// show the quorum line when a vote changed it: one edit of the bot's own
+// comment, none when the line is as it was (a refused vote).
+func (m *inputs) showQuorum(g *state.Gate, before, after string) {
+	if before == after {
+		return
+	}
+	mk := prose.GateMarker(g.ID)
+	m.Emit(state.Effect{Kind: state.EffEdit, Marker: mk, Body: prose.GateWith(g, "Approvals: "+after)})
 }
 
 // voteReply answers a vote: a reply to its comment, or, for a click, a

@@ -22,7 +22,11 @@ import (
 // team exists and login is not in it, and "unreadable" when the token
 // cannot read the team: a secret team it cannot see (404 on the team too)
 // or no "Members: read" permission (403). Other failures are errors.
+// With Options.MembersToken the read goes out with that token.
 func (c *Client) TeamMembership(ctx context.Context, org, slug, login string) (string, error) {
+	if c.members != nil {
+		return c.members.TeamMembership(ctx, org, slug, login)
+	}
 	what := fmt.Sprintf("membership of %q in @%s/%s", login, org, slug)
 	teamPath := strings.Join([]string{"orgs", url.PathEscape(org), "teams", url.PathEscape(slug)}, "/")
 	var m struct {

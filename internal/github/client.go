@@ -76,6 +76,10 @@ type Options struct {
 	// AppID, when non-zero, additionally requires an adopted comment's
 	// performed_via_github_app.id to match.
 	AppID int64
+	// MembersToken, when set, is the token team membership is read with
+	// (the Action's members_token input: a workflow's GITHUB_TOKEN cannot
+	// read organization teams); every other request keeps Token.
+	MembersToken string
 }
 
 // Client is a forge.Forge bound to one repository. It is safe for
@@ -91,6 +95,9 @@ type Client struct {
 	botLogin    string
 	appID       int64
 	gqlURL      string
+	// members reads team membership when a token of its own was given
+	// (Options.MembersToken); nil means this client does.
+	members *Client
 
 	mu       sync.Mutex
 	identity string // login learnt from our own successful comment writes
@@ -117,6 +124,14 @@ func New(o Options) (*Client, error) {
 		return nil, fmt.Errorf("github: base URL %q is not an absolute URL", o.BaseURL)
 	}
 	withDefaults(&o)
+	var members *Client
+	if o.MembersToken != "" {
+		mo := o
+		mo.Token, mo.MembersToken, mo.HTTPClient = o.MembersToken, "", nil
+		if members, err = New(mo); err != nil {
+			return nil, err
+		}
+	}
 
 	hc := o.HTTPClient
 	if hc == nil {
@@ -149,7 +164,7 @@ func New(o Options) (*Client, error) {
 	return &Client{
 		gh: client, t: t, owner: owner, name: name, log: o.Logger, now: o.Now,
 		dryRun: o.DryRun, maxRetries: o.MaxRetries, botLogin: o.BotLogin, appID: o.AppID,
-		gqlURL: gql.URL(baseURL.String()),
+		gqlURL: gql.URL(baseURL.String()), members: members,
 	}, nil
 }
 

@@ -220,6 +220,13 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 			_, _, err := c.ReadFileAt(ctx, ".github/CODEOWNERS", "main")
 			return err
 		},
+		"EditIssueBody": func(ctx context.Context, c *Client) error {
+			is, err := c.CreateIssue(ctx, "dashboard", "body", nil)
+			if err != nil {
+				return err
+			}
+			return c.EditIssueBody(ctx, is.Number, "new body")
+		},
 		"CloseIssue": func(ctx context.Context, c *Client) error {
 			is, err := c.CreateIssue(ctx, "to close", "body", nil)
 			if err != nil {
@@ -286,8 +293,11 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 		_, err = g.RequestDeployment(repo, fakegithub.DeploymentRequest{RunID: run, Environment: "production"})
 		return run, err
 	}
+	// GITHUB_TOKEN cannot read organization teams (403): team membership
+	// goes out with the members_token input's token, as in the Action.
+	g.AddToken("tok-members", fakegithub.Identity{Login: "alice"})
 	c, err := New(Options{Repo: repo, Token: "tok-bot", BaseURL: g.URL(), Now: clock.Now, Sleep: clock.Sleep,
-		MinMutationGap: -1, BotLogin: fakegithub.ActionsBotLogin, AppID: fakegithub.ActionsAppID})
+		MinMutationGap: -1, BotLogin: fakegithub.ActionsBotLogin, AppID: fakegithub.ActionsAppID, MembersToken: "tok-members"})
 	must(err)
 
 	drivers := adapterDrivers(w)
@@ -343,8 +353,9 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 		}
 		// GITHUB_TOKEN always has metadata: read; it is no workflow scope.
 		// Nor is members (an organization permission GITHUB_TOKEN never
-		// has): in Action mode a team read fails closed, and the reply
-		// names the permission.
+		// has): in Action mode team reads go out with the members_token
+		// input, and without it a team read fails closed, the reply naming
+		// the permission and the input.
 		scope := strings.ReplaceAll(e.Perm, "_", "-")
 		// Nor is deployments: only the App answers protection rules (the
 		// Action's gate job reads the issue; docs/deploy-gate.md).

@@ -14,6 +14,7 @@ const (
 	// EffDeployReport posts a status report on it (docs/deploy-gate.md).
 	EffDeployAnswer EffectKind = "deploy-answer"
 	EffDeployReport EffectKind = "deploy-report"
+	EffEdit     EffectKind = "edit"
 )
 
 // EffectSpec describes one kind of effect.
@@ -41,6 +42,8 @@ var EffectKinds = map[EffectKind]EffectSpec{
 		By: "reconcile posts the run's protection-rule callback until the request is recorded Sent; a 422 (decided already) counts as sent"},
 	EffDeployReport: {Carries: "RunID, Environment, Body (at most 1024 characters)",
 		By: "reconcile posts a status report on the run's request; not kept in the outbox: sent once, when the question opens"},
+	EffEdit: {Carries: "Marker, Body",
+		By: "reconcile edits the bot comment starting with Marker when its text differs (one write); nothing when it is the same or not on the thread. Not kept in the outbox: the engine announces it when what the comment shows changed (a Choose's quorum line)"},
 }
 
 // Effect is a write the engine announces. Comments and dispatches are kept

@@ -25,6 +25,9 @@ type Inputs struct {
 	JiraProject      string
 	DryRun           bool
 	TelemetryPath    string
+	// MembersToken reads team membership for approver policies with
+	// teams (the workflow's GITHUB_TOKEN cannot); empty: GitHubToken.
+	MembersToken string
 }
 
 // InputNames lists every input the code reads; a test checks action.yml
@@ -32,6 +35,7 @@ type Inputs struct {
 var InputNames = []string{
 	"github_token", "config_path", "trigger_label", "bot_login", "state_key", "answer_permission",
 	"jira_url", "jira_user", "jira_token", "jira_project", "dry_run", "telemetry_path",
+	"members_token",
 }
 
 // InputError is a usage/configuration error in the inputs (exit code 2).
@@ -71,6 +75,7 @@ func LoadInputs(getenv func(string) string, prefix string) (Inputs, error) {
 		JiraToken:     get("jira_token"),
 		JiraProject:   get("jira_project"),
 		TelemetryPath: get("telemetry_path"),
+		MembersToken:  get("members_token"),
 	}
 	if in.GitHubToken == "" && prefix == "" {
 		in.GitHubToken = strings.TrimSpace(getenv("GITHUB_TOKEN"))

@@ -79,7 +79,7 @@ func (w Wiring) now() func() time.Time {
 func (w Wiring) GitHub(repo string) gh.Options {
 	return gh.Options{
 		Repo: repo, BotLogin: w.BotLogin, AppID: w.AppID, Now: w.now(),
-		MinMutationGap: w.Knobs.MutationGap, DryRun: w.Inputs.DryRun,
+		MinMutationGap: w.Knobs.MutationGap, DryRun: w.Inputs.DryRun, MembersToken: w.Inputs.MembersToken,
 	}
 }
 

@@ -224,7 +224,7 @@ func Eligible(p config.Approval, login string, f Facts) (evidence, refused strin
 		}
 	}
 	if len(unreadable) > 0 {
-		return "", fmt.Sprintf("the members of %s cannot be read, so the vote of @%s is not counted (fail closed); the App needs the organization permission %s", strings.Join(unreadable, ", "), bare(login), MissingPermission)
+		return "", fmt.Sprintf("the members of %s cannot be read, so the vote of @%s is not counted (fail closed); reading them needs the organization permission %s: grant it to the App, or, in the Action (whose GITHUB_TOKEN never has it), pass a token that has it as the members_token input", strings.Join(unreadable, ", "), bare(login), MissingPermission)
 	}
 	if len(pending) > 0 {
 		return "", fmt.Sprintf("@%s is invited to %s but has not accepted yet; a pending member does not count", bare(login), strings.Join(pending, ", "))

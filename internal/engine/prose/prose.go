@@ -6,6 +6,7 @@ package prose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/banner"
@@ -282,8 +283,16 @@ func Prompt(f *flow.Flow, s *state.State, st flow.Step, agent, tmpl string, atte
 func GateMarker(id string) string { return marker.Build(marker.Gate, id) }
 
 // Gate renders the Choose block of a gate.
-func Gate(g *state.Gate) string {
+func Gate(g *state.Gate) string { return GateWith(g, "") }
+
+// GateWith renders the Choose block of a gate with one more detail line
+// after the gate's own (none when extra is empty): an approver policy's
+// quorum, "Approvals: 1 of 2 approvals: @ada (A) — waiting for …".
+func GateWith(g *state.Gate, extra string) string {
 	b := choose.Block{GateID: g.ID, Title: g.Title, Details: g.Details, Recommend: g.Recommend, Reason: g.Reason}
+	if extra != "" {
+		b.Details = append(slices.Clip(b.Details), OneLine(extra, choose.MaxDetail))
+	}
 	for _, o := range g.Options {
 		b.Options = append(b.Options, choose.Option{Letter: o.Letter, Text: o.Text})
 	}

@@ -18,7 +18,8 @@ import (
 // for any other it does not exist (404, team and memberships alike). An
 // organization whose App installation lacks the "Members: read"
 // permission (DenyMembersRead) answers 403 "Resource not accessible by
-// integration".
+// integration", and so does every request with a workflow's GITHUB_TOKEN
+// (the GitHub Actions App is given no organization permissions).
 
 const teamsDoc = "https://docs.github.com/rest/teams/members#get-team-membership-for-a-user"
 
@@ -129,7 +130,7 @@ func (s *Server) TeamMembers(org, slug string) []string {
 func (s *Server) visibleTeam(c *call) (*team, reply) {
 	ts := s.teamsLocked()
 	org := c.params["org"]
-	if ts.denied[strings.ToLower(org)] {
+	if ts.denied[strings.ToLower(org)] || c.tok != nil && c.tok.id.AppID == ActionsAppID {
 		return nil, errorReply(http.StatusForbidden, "Resource not accessible by integration", teamsDoc)
 	}
 	t := ts.teams[strings.ToLower(org+"/"+c.params["team_slug"])]

@@ -177,3 +177,17 @@ func TestCommitOfAPullHeadAndUnknown(t *testing.T) {
 	_, resp, err = gh.Repositories.GetCommit(ctx, "octo", "repo", "0000", nil)
 	wantStatus(t, resp, err, http.StatusUnprocessableEntity)
 }
+
+// TestWorkflowTokenCannotReadTeams: a workflow's GITHUB_TOKEN acts for the
+// GitHub Actions App, which has no organization permissions: team and
+// membership reads answer 403.
+func TestWorkflowTokenCannotReadTeams(t *testing.T) {
+	e := teamEnv(t)
+	e.s.AddActionsToken("tok-workflow", "acme/widgets")
+	for _, p := range []string{"/orgs/acme/teams/sre/memberships/ada", "/orgs/acme/teams/sre"} {
+		resp, body := e.do("GET", p, "tok-workflow", "", nil)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "Resource not accessible by integration") {
+			t.Fatalf("%s with GITHUB_TOKEN: %d %s", p, resp.StatusCode, body)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
@@ -47,6 +48,10 @@ func (p Performer) Perform(ctx context.Context, effects []state.Effect) error {
 		switch e.Kind {
 		case state.EffComment, state.EffArchive:
 			if err := p.comment(ctx, e); err != nil {
+				return err
+			}
+		case state.EffEdit:
+			if err := p.edit(ctx, e); err != nil {
 				return err
 			}
 		case state.EffReact:
@@ -100,5 +105,36 @@ func (p Performer) comment(ctx context.Context, e state.Effect) error {
 	}
 	p.Markers[e.Marker] = c
 	p.Posted(c.ID, e.Marker)
+	return nil
+}
+
+// edit replaces the text of the bot's comment starting with the effect's
+// marker, keeping the version tag it was posted with: one write when the
+// text differs, none when it is the same or the comment is not on the
+// thread (deleted by someone: nothing to show the line in).
+func (p Performer) edit(ctx context.Context, e state.Effect) error {
+	c, ok := p.Markers[e.Marker]
+	if !ok {
+		return nil
+	}
+	body, _ := writes.CommentRequest(e.Marker, e.Body)
+	body += load.TagOf(c.Body)
+	if body == c.Body {
+		return nil
+	}
+	if p.DryRun {
+		p.Print(fmt.Sprintf("dry-run: would edit comment %d on #%d:\n%s", c.ID, p.Issue, body))
+		return nil
+	}
+	edited, err := p.Forge.EditComment(ctx, c.ID, body)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		return nil
+	case errors.Is(err, forge.ErrValidation):
+		return nil // refused: the comment keeps its text, the state holds the line
+	case err != nil:
+		return fmt.Errorf("edit comment %d on #%d: %w", c.ID, p.Issue, err)
+	}
+	p.Markers[e.Marker] = edited
 	return nil
 }

@@ -165,6 +165,15 @@ const TagReserve = 40
 // VersionTag is the hidden last line naming state version v.
 func VersionTag(v int64) string { return "\n" + versionTagPrefix + strconv.FormatInt(v, 10) + " -->" }
 
+// TagOf returns the version tag ending a bot comment's body (with its
+// leading newline), or "" when it has none: an edit keeps it.
+func TagOf(body string) string {
+	if i := strings.LastIndex(body, "\n"+versionTagPrefix); i >= 0 && taggedVersion(body) != 0 {
+		return body[i:]
+	}
+	return ""
+}
+
 // taggedVersion reads the version tag on the last line of a bot comment.
 func taggedVersion(body string) int64 {
 	i := strings.LastIndex(body, "\n"+versionTagPrefix)
