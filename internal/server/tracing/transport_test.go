@@ -85,7 +85,9 @@ func TestGitHubCallIsAChildSpanWithRouteStatusAndRateHeaders(t *testing.T) {
 // failing is a RoundTripper whose every request fails before an answer.
 type failing struct{}
 
-func (failing) RoundTrip(*http.Request) (*http.Response, error) { return nil, errors.New("connection refused") }
+func (failing) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("connection refused")
+}
 
 // TestCallWithoutAnswerIsAnErrorSpan: a request that got no answer ends
 // its span as an error, with the failure's kind and no status.
