@@ -61,6 +61,12 @@ func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		{"redis url without scheme", with("REDIS_URL", "localhost:6379"), nil, []string{"REDIS_URL", "redis://"}},
 		{"admin address", with("ADMIN_ADDR", "9090"), nil, []string{"ADMIN_ADDR"}},
 		{"metrics switch", with("METRICS_ON_WEBHOOK_PORT", "sometimes"), nil, []string{"METRICS_ON_WEBHOOK_PORT"}},
+		{"trace endpoint not a URL", with("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"), nil, []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://"}},
+		{"trace protocol grpc", func() map[string]string {
+			env := with("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+			env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "grpc"
+			return env
+		}(), nil, []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

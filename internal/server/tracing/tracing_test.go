@@ -200,3 +200,25 @@ func TestDeliveryIgnoresAnIncomingTraceparent(t *testing.T) {
 		t.Error("the delivery joined the incoming trace")
 	}
 }
+
+// TestOffAllocatesNothing: with traces off (a nil Tracer) the spans of a
+// delivery and its job cost no allocation.
+func TestOffAllocatesNothing(t *testing.T) {
+	var off *Tracer
+	ctx := context.Background()
+	n := testing.AllocsPerRun(100, func() {
+		c, root := off.Delivery(ctx)
+		_, step := off.Step(c, SpanVerify)
+		step.End()
+		Delivered(root, "issues", "labeled", "d", 1, "o/r", 2)
+		Answered(root, 202, "accepted")
+		root.End()
+		j, job := off.Job(off.Claimed(c, off.Carry(c), time.Time{}), "issues")
+		Finished(job, "ok", nil)
+		job.End()
+		_ = j
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per delivery with traces off, want 0", n)
+	}
+}
