@@ -1,19 +1,18 @@
 package appmode
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode/apptest"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
 	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/server/tracing"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing/tracingtest"
 )
 
 // TestADeliveryThroughTheAppIsOneTrace: a labeled delivery through the
@@ -23,10 +22,8 @@ import (
 // (no owner, repository or number in it), with the status and GitHub's
 // rate headers; the token mint of the installation is one of them.
 func TestADeliveryThroughTheAppIsOneTrace(t *testing.T) {
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	tr := tracing.New(tp)
+	sr := tracingtest.New(t)
+	tr := sr.Tracer
 	r := newRig(t, nil)
 	// As `bot serve` wires it: every GitHub request (token mints too) goes
 	// through the traced transport under appauth's clients.
@@ -95,10 +92,7 @@ func TestADeliveryThroughTheAppIsOneTrace(t *testing.T) {
 	}
 	post := calls["POST /repos/{owner}/{repo}/issues/{issue_number}/comments"]
 	if post != nil {
-		a := map[string]string{}
-		for _, kv := range post.Attributes() {
-			a[string(kv.Key)] = kv.Value.Emit()
-		}
+		a := tracingtest.Attrs(post)
 		if a["http.response.status_code"] != "201" || a["github.ratelimit.remaining"] == "" || a["github.ratelimit.resource"] != "core" {
 			t.Errorf("comment POST attributes %v, want 201 with the rate headers", a)
 		}

@@ -8,57 +8,32 @@ import (
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 	"github.com/autopilot-dev/autopilot/internal/server/tracing"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing/tracingtest"
 )
 
-// spans is an in-memory trace recorder (the SDK's SpanRecorder) behind a
-// Tracer, as a replica's.
+// spans is a replica's Tracer and the spans it ended.
 type spans struct {
-	*tracetest.SpanRecorder
+	*tracingtest.Recorder
 	tracer *tracing.Tracer
 }
 
 func newSpans(t *testing.T) spans {
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return spans{SpanRecorder: sr, tracer: tracing.New(tp)}
+	r := tracingtest.New(t)
+	return spans{Recorder: r, tracer: r.Tracer}
 }
 
-// named returns the ended spans called name.
-func (s spans) named(name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
-	for _, sp := range s.Ended() {
-		if sp.Name() == name {
-			out = append(out, sp)
-		}
-	}
-	return out
-}
-
-// one waits for exactly one ended span called name and returns it.
+// one waits for a span called name to end and returns it, failing the
+// test unless exactly one did.
 func (s spans) one(t *testing.T, name string) sdktrace.ReadOnlySpan {
 	t.Helper()
-	eventually(t, "one "+name+" span", func() bool { return len(s.named(name)) >= 1 })
-	got := s.named(name)
-	if len(got) != 1 {
-		t.Fatalf("%d %s spans, want 1", len(got), name)
-	}
-	return got[0]
-}
-
-func spanAttrs(s sdktrace.ReadOnlySpan) map[string]string {
-	m := map[string]string{}
-	for _, kv := range s.Attributes() {
-		m[string(kv.Key)] = kv.Value.Emit()
-	}
-	return m
+	eventually(t, "one "+name+" span", func() bool { return len(s.Named(name)) >= 1 })
+	return s.One(t, name)
 }
 
 // jobContexts records the span context each job ran under.
@@ -93,7 +68,7 @@ func checkDeliveryTrace(t *testing.T, at, ran spans, queued string, jc *jobConte
 	if root.Parent().IsValid() || root.SpanKind() != trace.SpanKindServer {
 		t.Errorf("delivery span: parent %v kind %v, want a server root", root.Parent(), root.SpanKind())
 	}
-	a := spanAttrs(root)
+	a := tracingtest.Attrs(root)
 	for k, v := range map[string]string{"github.event": "issues", "github.action": "labeled", "github.delivery": id,
 		"http.response.status_code": "202", "autopilot.outcome": OutcomeAccepted} {
 		if a[k] != v {
@@ -116,7 +91,7 @@ func checkDeliveryTrace(t *testing.T, at, ran spans, queued string, jc *jobConte
 	if wait.EndTime().After(run.StartTime()) {
 		t.Errorf("queue wait ends %s, after the job starts %s", wait.EndTime(), run.StartTime())
 	}
-	if a := spanAttrs(run); a["autopilot.outcome"] != "ok" || a["github.delivery"] != id {
+	if a := tracingtest.Attrs(run); a["autopilot.outcome"] != "ok" || a["github.delivery"] != id {
 		t.Errorf("job span attrs %v, want outcome ok for %s", a, id)
 	}
 	if got := jc.of(id); got.SpanID() != run.SpanContext().SpanID() || got.TraceID() != trace {
@@ -143,8 +118,8 @@ func TestADeliveryIsOneTraceThroughTheInProcessQueue(t *testing.T) {
 	if code, _ := issueDelivery(t, "tr-1", 4).send(t, srv.url); code != http.StatusOK {
 		t.Fatalf("duplicate code %d", code)
 	}
-	eventually(t, "the duplicate's span", func() bool { return len(sp.named(tracing.SpanDelivery)) == 2 })
-	if len(sp.named(tracing.SpanJob)) != 1 {
+	eventually(t, "the duplicate's span", func() bool { return len(sp.Named(tracing.SpanDelivery)) == 2 })
+	if len(sp.Named(tracing.SpanJob)) != 1 {
 		t.Error("the duplicate ran a job")
 	}
 }
@@ -204,8 +179,8 @@ func TestAHandedBackDeliveryContinuesItsTraceOnTheNextReplica(t *testing.T) {
 	rec.waitDone(t, 1)
 
 	var intake sdktrace.ReadOnlySpan
-	for _, s := range spA.named(tracing.SpanDelivery) {
-		if spanAttrs(s)["github.delivery"] == "h-2" {
+	for _, s := range spA.Named(tracing.SpanDelivery) {
+		if tracingtest.Attrs(s)["github.delivery"] == "h-2" {
 			intake = s
 		}
 	}
@@ -220,8 +195,8 @@ func TestAHandedBackDeliveryContinuesItsTraceOnTheNextReplica(t *testing.T) {
 				s.SpanContext().TraceID(), s.Parent().SpanID(), intake.SpanContext().TraceID(), intake.SpanContext().SpanID())
 		}
 	}
-	if len(spA.named(tracing.SpanJob)) != 1 {
-		t.Errorf("replica A ran %d jobs, want 1 (h-1)", len(spA.named(tracing.SpanJob)))
+	if len(spA.Named(tracing.SpanJob)) != 1 {
+		t.Errorf("replica A ran %d jobs, want 1 (h-1)", len(spA.Named(tracing.SpanJob)))
 	}
 	if got := jc.of("h-2"); got.TraceID() != intake.SpanContext().TraceID() {
 		t.Errorf("h-2's processor ran in trace %s, want %s", got.TraceID(), intake.SpanContext().TraceID())

@@ -1,4 +1,4 @@
-package tracing
+package tracing_test
 
 import (
 	"context"
@@ -10,48 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing/tracingtest"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// recorded is a Tracer on an SDK provider whose ended spans the test
-// reads (the SDK's in-memory SpanRecorder).
-func recorded(t *testing.T) (*Tracer, *tracetest.SpanRecorder) {
-	t.Helper()
-	sr := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return New(tp), sr
-}
-
-// byName returns the ended span called name; it fails the test unless
-// there is exactly one.
-func byName(t *testing.T, sr *tracetest.SpanRecorder, name string) sdktrace.ReadOnlySpan {
-	t.Helper()
-	var found []sdktrace.ReadOnlySpan
-	for _, s := range sr.Ended() {
-		if s.Name() == name {
-			found = append(found, s)
-		}
-	}
-	if len(found) != 1 {
-		var names []string
-		for _, s := range sr.Ended() {
-			names = append(names, s.Name())
-		}
-		t.Fatalf("%d spans named %q, want 1; ended: %q", len(found), name, names)
-	}
-	return found[0]
-}
-
-// attrs is a span's attributes as strings.
-func attrs(s sdktrace.ReadOnlySpan) map[string]string {
-	m := map[string]string{}
-	for _, kv := range s.Attributes() {
-		m[string(kv.Key)] = kv.Value.Emit()
-	}
-	return m
+// recorded is a Tracer whose ended spans the test reads.
+func recorded(t *testing.T) (*tracing.Tracer, *tracingtest.Recorder) {
+	r := tracingtest.New(t)
+	return r.Tracer, r
 }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -65,15 +33,15 @@ func TestFromEnvIsOffWithoutAnEndpoint(t *testing.T) {
 		{"OTEL_SERVICE_NAME": "autopilot"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_SDK_DISABLED": "true"},
 	} {
-		tr, shutdown, err := FromEnv(context.Background(), env(e), "test")
+		tr, shutdown, err := tracing.FromEnv(context.Background(), env(e), "test")
 		if err != nil || tr != nil {
-			t.Fatalf("%v: FromEnv = %v, %v; want nil, nil", e, tr, err)
+			t.Fatalf("%v: tracing.FromEnv = %v, %v; want nil, nil", e, tr, err)
 		}
 		if err := shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var off *Tracer
+	var off *tracing.Tracer
 	ctx, span := off.Delivery(context.Background())
 	if span.IsRecording() || span.SpanContext().IsValid() {
 		t.Error("a nil Tracer's delivery span records")
@@ -85,7 +53,7 @@ func TestFromEnvIsOffWithoutAnEndpoint(t *testing.T) {
 		t.Error("a nil Tracer resumed a trace")
 	}
 	next := http.DefaultTransport
-	if got := off.Transport(next, GitHub); got != next {
+	if got := off.Transport(next, tracing.GitHub); got != next {
 		t.Error("a nil Tracer wrapped the transport")
 	}
 }
@@ -104,7 +72,7 @@ func TestFromEnvRefusesWhatItCannotUse(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"},
 	}
 	for _, tt := range tests {
-		_, _, err := FromEnv(context.Background(), env(tt.env), "test")
+		_, _, err := tracing.FromEnv(context.Background(), env(tt.env), "test")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want one naming %s", tt.env, err, tt.want)
 		}
@@ -129,9 +97,9 @@ func TestFromEnvExportsOTLPOverHTTP(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-token=s3cret")
 	e := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_SERVICE_NAME": "autopilot-test"}
-	tr, shutdown, err := FromEnv(context.Background(), env(e), "v9")
+	tr, shutdown, err := tracing.FromEnv(context.Background(), env(e), "v9")
 	if err != nil || tr == nil {
-		t.Fatalf("FromEnv = %v, %v", tr, err)
+		t.Fatalf("tracing.FromEnv = %v, %v", tr, err)
 	}
 	_, span := tr.Delivery(context.Background())
 	span.End()
@@ -143,7 +111,7 @@ func TestFromEnvExportsOTLPOverHTTP(t *testing.T) {
 	if len(paths) != 1 || paths[0] != "POST /v1/traces application/x-protobuf s3cret" {
 		t.Fatalf("collector got %q, want one POST /v1/traces of protobuf with the header", paths)
 	}
-	for _, want := range []string{"autopilot-test", SpanDelivery, "v9"} {
+	for _, want := range []string{"autopilot-test", tracing.SpanDelivery, "v9"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("exported spans lack %q", want)
 		}
@@ -166,8 +134,8 @@ func TestCarriedContextContinuesTheTrace(t *testing.T) {
 	jctx, job := b.Job(b.Claimed(context.Background(), carried, enqueued), "issues")
 	job.End()
 	_ = jctx
-	wait, run := byName(t, srB, SpanQueueWait), byName(t, srB, SpanJob)
-	delivery := byName(t, srA, SpanDelivery)
+	wait, run := srB.One(t, tracing.SpanQueueWait), srB.One(t, tracing.SpanJob)
+	delivery := srA.One(t, tracing.SpanDelivery)
 	for _, s := range []sdktrace.ReadOnlySpan{wait, run} {
 		if s.SpanContext().TraceID() != delivery.SpanContext().TraceID() || s.Parent().SpanID() != delivery.SpanContext().SpanID() {
 			t.Errorf("%s: trace %s parent %s, want trace %s parent %s", s.Name(), s.SpanContext().TraceID(), s.Parent().SpanID(),
@@ -204,17 +172,17 @@ func TestDeliveryIgnoresAnIncomingTraceparent(t *testing.T) {
 // TestOffAllocatesNothing: with traces off (a nil Tracer) the spans of a
 // delivery and its job cost no allocation.
 func TestOffAllocatesNothing(t *testing.T) {
-	var off *Tracer
+	var off *tracing.Tracer
 	ctx := context.Background()
 	n := testing.AllocsPerRun(100, func() {
 		c, root := off.Delivery(ctx)
-		_, step := off.Step(c, SpanVerify)
+		_, step := off.Step(c, tracing.SpanVerify)
 		step.End()
-		Delivered(root, "issues", "labeled", "d", 1, "o/r", 2)
-		Answered(root, 202, "accepted")
+		tracing.Delivered(root, "issues", "labeled", "d", 1, "o/r", 2)
+		tracing.Answered(root, 202, "accepted")
 		root.End()
 		j, job := off.Job(off.Claimed(c, off.Carry(c), time.Time{}), "issues")
-		Finished(job, "ok", nil)
+		tracing.Finished(job, "ok", nil)
 		job.End()
 		_ = j
 	})

@@ -1,4 +1,4 @@
-package tracing
+package tracing_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakejira"
 	"github.com/autopilot-dev/autopilot/internal/jira"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing/tracingtest"
 )
 
 // get sends GET base+path with a token through rt, under ctx.
@@ -32,9 +34,9 @@ func get(t *testing.T, ctx context.Context, rt http.RoundTripper, url, token str
 }
 
 // TestGitHubCallIsAChildSpanWithRouteStatusAndRateHeaders: a call to the
-// (fake) GitHub through the transport is a client span under the job's,
+// (fake) tracing.GitHub through the transport is a client span under the job's,
 // named by its method and route template, with the status and the
-// x-ratelimit-* headers GitHub answered as attributes; a 404 is an error.
+// x-ratelimit-* headers tracing.GitHub answered as attributes; a 404 is an error.
 func TestGitHubCallIsAChildSpanWithRouteStatusAndRateHeaders(t *testing.T) {
 	tr, sr := recorded(t)
 	g := fakegithub.New(fakegithub.Options{})
@@ -52,16 +54,16 @@ func TestGitHubCallIsAChildSpanWithRouteStatusAndRateHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, job := tr.Job(context.Background(), "issues")
-	rt := tr.Transport(http.DefaultTransport, GitHub)
+	rt := tr.Transport(http.DefaultTransport, tracing.GitHub)
 	get(t, ctx, rt, g.URL()+"/repos/octo/repo/issues/"+strconv.Itoa(n), "tok")
 	get(t, ctx, rt, g.URL()+"/repos/octo/repo/issues/999999/comments", "tok")
 	job.End()
 
-	call := byName(t, sr, "GET /repos/{owner}/{repo}/issues/{issue_number}")
+	call := sr.One(t, "GET /repos/{owner}/{repo}/issues/{issue_number}")
 	if call.Parent().SpanID() != job.SpanContext().SpanID() || call.SpanKind().String() != "client" {
 		t.Errorf("call span parent %s kind %s, want the job's %s, client", call.Parent().SpanID(), call.SpanKind(), job.SpanContext().SpanID())
 	}
-	got := attrs(call)
+	got := tracingtest.Attrs(call)
 	want := map[string]string{
 		"http.request.method": "GET", "url.template": "/repos/{owner}/{repo}/issues/{issue_number}",
 		"http.response.status_code": "200", "autopilot.api": "github",
@@ -76,8 +78,8 @@ func TestGitHubCallIsAChildSpanWithRouteStatusAndRateHeaders(t *testing.T) {
 	if _, ok := got["url.full"]; ok {
 		t.Error("the span carries the raw URL")
 	}
-	missing := byName(t, sr, "GET /repos/{owner}/{repo}/issues/{issue_number}/comments")
-	if a := attrs(missing); a["http.response.status_code"] != "404" || a["error.type"] != "404" || missing.Status().Code != codes.Error {
+	missing := sr.One(t, "GET /repos/{owner}/{repo}/issues/{issue_number}/comments")
+	if a := tracingtest.Attrs(missing); a["http.response.status_code"] != "404" || a["error.type"] != "404" || missing.Status().Code != codes.Error {
 		t.Errorf("404 span: attrs %v status %v, want status 404 and an error", a, missing.Status())
 	}
 }
@@ -94,17 +96,17 @@ func (failing) RoundTrip(*http.Request) (*http.Response, error) {
 func TestCallWithoutAnswerIsAnErrorSpan(t *testing.T) {
 	tr, sr := recorded(t)
 	req, _ := http.NewRequest(http.MethodPost, "https://api.github.com/repos/o/r/issues/1/comments", nil)
-	if _, err := tr.Transport(failing{}, GitHub).RoundTrip(req); err == nil {
+	if _, err := tr.Transport(failing{}, tracing.GitHub).RoundTrip(req); err == nil {
 		t.Fatal("no error")
 	}
-	s := byName(t, sr, "POST /repos/{owner}/{repo}/issues/{issue_number}/comments")
-	if a := attrs(s); s.Status().Code != codes.Error || a["error.type"] == "" || a["http.response.status_code"] != "" {
+	s := sr.One(t, "POST /repos/{owner}/{repo}/issues/{issue_number}/comments")
+	if a := tracingtest.Attrs(s); s.Status().Code != codes.Error || a["error.type"] == "" || a["http.response.status_code"] != "" {
 		t.Errorf("attrs %v status %v, want an error without a status", a, s.Status())
 	}
 }
 
 // TestJiraCallIsAChildSpan: the go-jira adapter, built with the traced
-// transport as its HTTP client's, makes each Jira call a client span with
+// transport as its HTTP client's, makes each tracing.Jira call a client span with
 // its route and status.
 func TestJiraCallIsAChildSpan(t *testing.T) {
 	tr, sr := recorded(t)
@@ -112,7 +114,7 @@ func TestJiraCallIsAChildSpan(t *testing.T) {
 	t.Cleanup(fj.Close)
 	o := fj.Options()
 	c, err := jira.New(jira.Config{URL: fj.URL(), User: o.User, Token: o.Token, Project: o.Project,
-		HTTPClient: &http.Client{Transport: tr.Transport(http.DefaultTransport, Jira)}})
+		HTTPClient: &http.Client{Transport: tr.Transport(http.DefaultTransport, tracing.Jira)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +123,8 @@ func TestJiraCallIsAChildSpan(t *testing.T) {
 		t.Fatal(err)
 	}
 	job.End()
-	s := byName(t, sr, "GET /rest/api/2/myself")
-	if a := attrs(s); a["http.response.status_code"] != "200" || a["autopilot.api"] != "jira" || s.Parent().SpanID() != job.SpanContext().SpanID() {
+	s := sr.One(t, "GET /rest/api/2/myself")
+	if a := tracingtest.Attrs(s); a["http.response.status_code"] != "200" || a["autopilot.api"] != "jira" || s.Parent().SpanID() != job.SpanContext().SpanID() {
 		t.Errorf("jira span attrs %v parent %s, want 200 under the job", a, s.Parent().SpanID())
 	}
 }
