@@ -202,3 +202,30 @@ func TestAHandedBackDeliveryContinuesItsTraceOnTheNextReplica(t *testing.T) {
 		t.Errorf("h-2's processor ran in trace %s, want %s", got.TraceID(), intake.SpanContext().TraceID())
 	}
 }
+
+// TestASweepIsATraceOfItsOwn: a timer sweep of an installation is a trace
+// of its own, rooted at a sweep span naming the installation, and the
+// sweeper runs under it (its calls are the sweep's spans).
+func TestASweepIsATraceOfItsOwn(t *testing.T) {
+	sp := newSpans(t)
+	var mu sync.Mutex
+	var ran trace.SpanContext
+	sw := sweeperFunc(func(ctx context.Context, id int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ran = trace.SpanContextFromContext(ctx)
+		return nil
+	})
+	s, _ := start(t, testConfig(), Deps{Processor: newRecorder(), Sweeper: sw, Tracer: sp.tracer,
+		Installations: listerFunc(func(context.Context) ([]int64, error) { return []int64{7}, nil })})
+	s.sweepAll(context.Background())
+	sweep := sp.one(t, tracing.SpanSweep)
+	if sweep.Parent().IsValid() || tracingtest.Attrs(sweep)["github.installation_id"] != "7" || tracingtest.Attrs(sweep)["autopilot.outcome"] != "ok" {
+		t.Errorf("sweep span: parent %v attrs %v, want a root naming installation 7, outcome ok", sweep.Parent(), tracingtest.Attrs(sweep))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if ran.SpanID() != sweep.SpanContext().SpanID() {
+		t.Errorf("the sweeper ran under span %s, want the sweep's %s", ran.SpanID(), sweep.SpanContext().SpanID())
+	}
+}

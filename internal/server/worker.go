@@ -143,6 +143,8 @@ func (s *Server) run(ctx context.Context, w workq.Work) (kept []job.Lease) {
 		ev := w.Job.Event
 		_, issue, _ := ghevent.IssueKey(ev)
 		tracing.Delivered(span, ev.Name, ev.Action, w.Job.Delivery, ev.Installation, ev.Repo, issue)
+	} else {
+		tracing.Swept(span, w.Sweep)
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -238,6 +238,13 @@ func Delivered(span trace.Span, event, action, delivery string, installation int
 	}
 }
 
+// Swept names the installation a sweep span is for.
+func Swept(span trace.Span, installation int64) {
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int64(keyInstallation, installation))
+	}
+}
+
 // Answered records the intake's answer on the delivery span: the status
 // code and the outcome ("accepted", "duplicate", ...); a 5xx is an error.
 func Answered(span trace.Span, code int, outcome string) {
