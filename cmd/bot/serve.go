@@ -23,6 +23,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/settings"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -69,8 +70,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fail(2, err)
 	}
 
+	// Traces: off (nil, no exporter) unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	tracer, flush, err := tracing.FromEnv(ctx, getenv, version)
+	if err != nil {
+		return fail(2, err)
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := flush(fctx); err != nil {
+			log.Warn("traces not all exported at shutdown", "err", err)
+		}
+	}()
 	metrics := metrics.New()
-	auth, err := appauth.New(appauth.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL, Observe: metrics.ObserveResponse})
+	auth, err := appauth.New(appauth.Config{AppID: cfg.AppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL, Observe: metrics.ObserveResponse,
+		Transport: tracer.Transport(http.DefaultTransport, tracing.GitHub)})
 	if err != nil {
 		return fail(2, err)
 	}
@@ -94,12 +108,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	app, err := appmode.New(appmode.Options{
 		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Wiring: w, AdoptFrom: adopt,
 		Metrics: metrics, Logger: log, Sink: store.Updater{Store: rows, Log: log, WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL)},
+		Tracer: tracer,
 	})
 	if err != nil {
 		return fail(2, err)
 	}
 	srv, err := server.New(cfg, server.Deps{
 		Processor: app, Sweeper: app, Installations: auth, Deliveries: auth, BotLogin: bot, Metrics: metrics, Logger: log, Admin: dash,
+		Tracer: tracer,
 		OnInstallation: func(ev *ghevent.Event) {
 			switch ev.Action {
 			case "deleted", "suspend", "removed":
@@ -116,7 +132,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	log.Info("autopilot App server starting", "version", version, "app_id", cfg.AppID, "bot", bot,
 		"github_api_url", cfg.GitHubAPIURL, "redis", cfg.RedisURL != "", "sweep_interval", cfg.SweepInterval.String(),
 		"redelivery_interval", cfg.RedeliveryInterval.String(), "admin_addr", cfg.AdminAddr,
-		"metrics_on_webhook_port", cfg.MetricsOnWebhookPort)
+		"metrics_on_webhook_port", cfg.MetricsOnWebhookPort, "traces", tracer != nil)
 	if err := srv.Run(ctx); err != nil {
 		var taken *redisq.PrefixTakenError
 		if errors.As(err, &taken) {

@@ -69,6 +69,12 @@ func TestServeConfigurationErrorsExitTwoNamingTheSetting(t *testing.T) {
 		{"metrics switch", with("METRICS_ON_WEBHOOK_PORT", "sometimes"), nil, []string{"METRICS_ON_WEBHOOK_PORT"}},
 		{"test clock file missing", with("AUTOPILOT_TEST_CLOCK_FILE", "/nonexistent/clock"), nil, []string{"AUTOPILOT_TEST_CLOCK_FILE", "for tests only"}},
 		{"test clock not a duration", with("AUTOPILOT_TEST_CLOCK_FILE", badClock), nil, []string{"AUTOPILOT_TEST_CLOCK_FILE", `"tomorrow", not a duration`}},
+		{"trace endpoint not a URL", with("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"), nil, []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://"}},
+		{"trace protocol grpc", func() map[string]string {
+			env := with("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+			env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "grpc"
+			return env
+		}(), nil, []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

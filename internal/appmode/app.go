@@ -34,6 +34,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/metrics"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -74,6 +75,10 @@ type Options struct {
 	// Sink, when set, is told the state every pass left (the dashboard's
 	// read model).
 	Sink Sink
+	// Tracer, when set, makes each Jira call a span of the job's trace
+	// (unless Wiring.NewTracker builds the tracker). GitHub's calls are
+	// traced under Clients (appauth.Config.Transport).
+	Tracer *tracing.Tracer
 }
 
 // App runs deliveries and sweeps. Safe for concurrent use; the server's
@@ -136,6 +141,9 @@ func New(o Options) (*App, error) {
 	}
 	if o.Wiring.Inputs.TriggerLabel == "" {
 		o.Wiring.Inputs.TriggerLabel = "autopilot"
+	}
+	if o.Tracer != nil && o.Wiring.NewTracker == nil {
+		o.Wiring.NewTracker = wiring.JiraTrackerOver(&http.Client{Transport: o.Tracer.Transport(nil, tracing.Jira)})
 	}
 	o.Wiring = o.Wiring.ForApp(o.AppID, o.BotLogin)
 	a := &App{o: o, log: o.Logger, outbox: newOutboxGauge(o.Metrics), remints: newRemintCounter(o.Metrics)}

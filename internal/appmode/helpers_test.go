@@ -139,7 +139,7 @@ func (r *rig) start(cfg settings.Config, locker server.Locker) string {
 	cfg.AppID = apptest.AppID
 	srv, err := server.New(cfg, server.Deps{
 		Processor: r.app, Sweeper: r.app, Installations: r.auth, BotLogin: r.bot,
-		Metrics: r.metrics, Logger: quietLogger(), Locker: locker,
+		Metrics: r.metrics, Logger: quietLogger(), Locker: locker, Tracer: r.app.o.Tracer,
 	})
 	if err != nil {
 		r.t.Fatal(err)

@@ -13,9 +13,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -48,22 +51,34 @@ const maxLinkedLocks = 16
 // before the signature verifies, the queue slot is reserved before the
 // delivery id is recorded, and 202 is sent only for a committed job.
 func (s *Server) intake(w http.ResponseWriter, r *http.Request) {
-	a := &responder{s: s, w: w, start: time.Now(), event: "unverified"}
+	tr := s.deps.Tracer
+	ctx, span := tr.Delivery(r.Context())
+	defer span.End()
+	a := &responder{s: s, w: w, start: time.Now(), event: "unverified", span: span}
+	_, verify := tr.Step(ctx, tracing.SpanVerify)
 	body, release, ok := s.readVerified(r, a)
+	verify.End()
 	if !ok {
 		return
 	}
 	defer release()
 	name, delivery := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	tracing.Delivered(span, name, "", delivery, 0, "", 0)
 	ev, log, ok := s.triage(a, name, delivery, body)
 	if !ok {
 		return
 	}
-	job := job.Job{Delivery: delivery, Event: ev, Received: s.now()}
+	_, issue, _ := ghevent.IssueKey(ev)
+	tracing.Delivered(span, name, ev.Action, delivery, ev.Installation, ev.Repo, issue)
+	job := job.Job{Delivery: delivery, Event: ev, Received: s.now(), Trace: tr.Carry(ctx)}
 	if s.stream != nil {
+		_, step := tr.Step(ctx, tracing.SpanEnqueue)
+		defer step.End()
 		s.enqueue(r, job, log, a.answer)
 		return
 	}
+	_, step := tr.Step(ctx, tracing.SpanDedupe)
+	defer step.End()
 	s.queueLocal(r, job, log, a.answer)
 }
 
@@ -74,6 +89,7 @@ type responder struct {
 	w     http.ResponseWriter
 	start time.Time
 	event string
+	span  trace.Span // the delivery's (a no-op when traces are off)
 }
 
 func (a *responder) answer(code int, outcome, msg string) {
@@ -84,6 +100,7 @@ func (a *responder) answer(code int, outcome, msg string) {
 	a.w.WriteHeader(code)
 	_, _ = io.WriteString(a.w, msg+"\n")
 	a.s.metrics.Delivery(a.event, outcome, time.Since(a.start))
+	tracing.Answered(a.span, code, outcome)
 }
 
 // readVerified reads the body and checks the signature, the event and

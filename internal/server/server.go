@@ -31,6 +31,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/redelivery"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/settings"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -94,6 +95,9 @@ type Deps struct {
 	// Admin, when set, serves every ADMIN_ADDR path the server does not
 	// (the dashboard); never the webhook port.
 	Admin http.Handler
+	// Tracer records a trace per delivery (intake, queue wait, job); nil:
+	// traces are off.
+	Tracer *tracing.Tracer
 }
 
 // Server is the webhook server. Build it with New, mount Handler (or call

@@ -12,6 +12,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
+	"github.com/autopilot-dev/autopilot/internal/server/tracing"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
 
@@ -133,18 +134,31 @@ func (s *Server) run(ctx context.Context, w workq.Work) (kept []job.Lease) {
 	start := time.Now()
 	s.metrics.JobStarted(start.Sub(queuedAt(w)))
 	outcome := "ok"
+	var err error
+	if w.Sweep == 0 {
+		ctx = s.deps.Tracer.Claimed(ctx, w.Job.Trace, w.Job.Received)
+	}
+	ctx, span := s.deps.Tracer.Job(ctx, name)
+	if w.Sweep == 0 {
+		ev := w.Job.Event
+		_, issue, _ := ghevent.IssueKey(ev)
+		tracing.Delivered(span, ev.Name, ev.Action, w.Job.Delivery, ev.Installation, ev.Repo, issue)
+	} else {
+		tracing.Swept(span, w.Sweep)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			outcome = "panic"
 			log.Error("job panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 		s.metrics.JobDone(name, outcome, time.Since(start))
+		tracing.Finished(span, outcome, err)
+		span.End()
 	}()
 
 	jc := &jobCtx{srv: s, log: log, keep: w.Entry != "" && s.leasesFromQueue()}
 	defer func() { kept = jc.kept }() // also after a panic
 	ctx = context.WithValue(ctx, jobCtxKey{}, jc)
-	var err error
 	if w.Sweep != 0 {
 		err = s.deps.Sweeper.Sweep(ctx, w.Sweep)
 		if err == nil {

@@ -11,6 +11,7 @@ package wiring
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
@@ -124,17 +125,26 @@ func BudgetLow(c *gh.Client) bool {
 // JiraTracker builds the go-jira tracker from the inputs (credentials) and
 // the repository's jira: settings (field ids, issue types).
 func JiraTracker(in Inputs, j config.Jira) (tracker.Tracker, error) {
-	project := in.JiraProject
-	if project == "" {
-		project = j.Project // the input wins; the repository config may name it instead
+	return JiraTrackerOver(nil)(in, j)
+}
+
+// JiraTrackerOver is JiraTracker sending its requests through hc (its
+// transport, timeout and redirect policy; nil: the adapter's defaults):
+// App mode passes one whose transport traces each call.
+func JiraTrackerOver(hc *http.Client) TrackerFunc {
+	return func(in Inputs, j config.Jira) (tracker.Tracker, error) {
+		project := in.JiraProject
+		if project == "" {
+			project = j.Project // the input wins; the repository config may name it instead
+		}
+		c, err := jira.New(jira.Config{
+			URL: in.JiraURL, User: in.JiraUser, Token: in.JiraToken, Project: project,
+			Deployment: j.Deployment, EpicLinkField: j.EpicLinkField, EpicNameField: j.EpicNameField,
+			PointsField: j.PointsField, IssueTypeTask: j.TaskType, IssueTypeEpic: j.EpicType, HTTPClient: hc,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("jira: %w", err)
+		}
+		return c, nil
 	}
-	c, err := jira.New(jira.Config{
-		URL: in.JiraURL, User: in.JiraUser, Token: in.JiraToken, Project: project,
-		Deployment: j.Deployment, EpicLinkField: j.EpicLinkField, EpicNameField: j.EpicNameField,
-		PointsField: j.PointsField, IssueTypeTask: j.TaskType, IssueTypeEpic: j.EpicType,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("jira: %w", err)
-	}
-	return c, nil
 }

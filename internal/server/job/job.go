@@ -15,6 +15,9 @@ type Job struct {
 	Delivery string
 	Event    *ghevent.Event
 	Received time.Time
+	// Trace is the W3C traceparent of the delivery's intake span ("" when
+	// traces are off): the replica that runs the job continues that trace.
+	Trace string
 }
 
 // ErrLeaseLost is returned by Renew and Release when the lease expired or

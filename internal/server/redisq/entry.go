@@ -26,7 +26,9 @@ import (
 // field is binary-safe), not escaped inside the JSON, so an entry is the
 // routing fields (about 1 KB) plus at most one text: under 257 KiB for
 // the longest text GitHub accepts (65,536 characters of 4-byte UTF-8;
-// intake refuses longer ones). Format "1" (the whole decoded event as
+// intake refuses longer ones). With traces on, the delivery's W3C
+// traceparent (55 bytes) goes in a field of its own too; a replica that
+// does not know the field ignores it. Format "1" (the whole decoded event as
 // JSON, no App id) is still read, so entries queued before an upgrade run.
 
 // Entry fields.
@@ -41,6 +43,7 @@ const (
 	fieldBody     = "tb"
 	fieldComment  = "tc"
 	fieldReview   = "tr"
+	fieldTrace    = "tp" // the job's traceparent, when traces are on
 	entryVersion  = "2"
 	entryV1       = "1"
 )
@@ -87,6 +90,7 @@ func entryFields(j job.Job, appID int64) ([]any, error) {
 			out = append(out, field, s)
 		}
 	}
+	text(fieldTrace, j.Trace)
 	text(fieldTitle, ev.Title)
 	text(fieldBody, ev.Body)
 	ev.Title, ev.Body = "", ""
@@ -164,6 +168,7 @@ func decodeEntry(id string, vals map[string]any) Entry {
 		e.AppID = app
 	}
 	e.Job.Delivery = str(fieldDelivery)
+	e.Job.Trace = str(fieldTrace)
 	var ev ghevent.Event
 	if err := json.Unmarshal([]byte(str(fieldJSON)), &ev); err != nil || e.Job.Delivery == "" || ev.Name != str(fieldEvent) {
 		e.Bad = fmt.Errorf("queue entry %s (delivery %q): malformed event: %v", id, e.Job.Delivery, err)

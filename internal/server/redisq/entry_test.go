@@ -187,3 +187,36 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 	})
 }
+
+// TestEntryCarriesTheTraceContext: a job's traceparent comes back from its
+// entry, so the replica that claims it continues the delivery's trace; a
+// job without one (traces off) adds no field.
+func TestEntryCarriesTheTraceContext(t *testing.T) {
+	ev, err := ghevent.Decode("issues", ghtest.Payload(t, "issues.labeled.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []string{"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", ""} {
+		j := job.Job{Delivery: "d-1", Event: ev, Received: time.UnixMilli(1700000000000), Trace: tp}
+		fs, err := entryFields(j, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := map[string]any{}
+		for i := 0; i+1 < len(fs); i += 2 {
+			vals[fs[i].(string)] = fs[i+1]
+		}
+		if _, has := vals[fieldTrace]; has != (tp != "") {
+			t.Errorf("trace %q: entry has the trace field: %v", tp, has)
+		}
+		for k, v := range vals { // as Redis hands them back
+			vals[k] = fmt.Sprint(v)
+			if b, ok := v.([]byte); ok {
+				vals[k] = string(b)
+			}
+		}
+		if e := decodeEntry("1-0", vals); e.Bad != nil || e.Job.Trace != tp {
+			t.Errorf("trace %q came back as %q (%v)", tp, e.Job.Trace, e.Bad)
+		}
+	}
+}
