@@ -17,6 +17,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/appmode"
 	"github.com/autopilot-dev/autopilot/internal/dashboard"
 	"github.com/autopilot-dev/autopilot/internal/dashboard/store"
+	"github.com/autopilot-dev/autopilot/internal/ghcache"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
@@ -88,9 +89,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fail(2, err)
 	}
 	defer rows.Close()
+	var caches appmode.Caches // nil: memory; with Redis, shared by the replicas
+	if cfg.RedisURL != "" {
+		c, err := ghcache.Open(cfg.RedisURL, ghcache.Options{Prefix: cfg.WithDefaults().RedisPrefix})
+		if err != nil {
+			return fail(2, err)
+		}
+		defer c.Close()
+		caches = c
+	}
 	app, err := appmode.New(appmode.Options{
 		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Wiring: w, AdoptFrom: adopt,
 		Metrics: metrics, Logger: log, Sink: store.Updater{Store: rows, Log: log, WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL)},
+		Cache: caches,
 	})
 	if err != nil {
 		return fail(2, err)

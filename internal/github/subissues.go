@@ -93,7 +93,7 @@ func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, 
 	var moved error
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*apiIssue
-		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues"}, http.MethodGet,
+		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues", ETag: true}, http.MethodGet,
 			c.repoPath("issues", strconv.Itoa(parent), "sub_issues")+listQuery(nil, page), nil, &list, "")
 		if moved = movedErr(resp, err); moved != nil {
 			return nil, nil
@@ -152,7 +152,7 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 // means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
 	var list []*apiIssue
-	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies"}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies", ETag: true}, http.MethodGet,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by")+listQuery(nil, 0), nil, &list, "")
 	if statusOf(err) == http.StatusNotFound {
 		return nil, tracker.ErrNoDependencies
@@ -177,7 +177,7 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 	}
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*apiIssue
-		resp, err := c.do(ctx, transport.Op{Kind: "GET issues"}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET issues", ETag: true}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
 		for _, is := range list {
 			if !is.IsPullRequest() {
 				out = append(out, is.toTracker())
@@ -197,7 +197,7 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 // and the HTTP client follows it; MovedTo is where it went).
 func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) {
 	var is apiIssue
-	resp, err := c.do(ctx, transport.Op{Kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
+	resp, err := c.do(ctx, transport.Op{Kind: "GET issue", ETag: true}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
 	what := fmt.Sprintf("read #%d", n)
 	if via := redirectedFrom(resp, err); via != nil {
 		moved := &tracker.GoneError{Gone: state.IssueTransferred, Status: via.StatusCode, MovedTo: via.Header.Get("Location")}
