@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -81,6 +82,10 @@ type Options struct {
 	// ObserveAPI, when set, is told each GitHub answer's status and whether
 	// it was a 304 served from the cache.
 	ObserveAPI func(status int, cached bool)
+	// Budget is every installation's API budget, shared by the replicas
+	// on Redis (budget.OpenRedis); default one in memory with the default
+	// reserve. Sweeps are background work: they wait at the reserve.
+	Budget *budget.Budget
 }
 
 // Caches hands out one installation's conditional-read cache.
@@ -145,6 +150,9 @@ func New(o Options) (*App, error) {
 	}
 	if o.MaxClients <= 0 {
 		o.MaxClients = 1024
+	}
+	if o.Budget == nil {
+		o.Budget = budget.New(budget.NewMemory(), budget.Options{})
 	}
 	if o.Cache == nil {
 		o.Cache = transport.NewMemoryCache(8192, 64<<20)
@@ -285,7 +293,7 @@ func (a *App) forge(installation int64, repo string) (forge.Forge, *gh.Client, e
 func (a *App) newClient(installation int64, repo string) (*gh.Client, error) {
 	o := a.o.Wiring.GitHub(repo)
 	o.HTTPClient, o.BaseURL, o.Pacer = a.o.Clients.ClientFor(installation), a.o.BaseURL, a.pacer(installation)
-	o.Cache, o.ObserveAPI = a.o.Cache.For(installation), a.o.ObserveAPI
+	o.Cache, o.ObserveAPI, o.Gate = a.o.Cache.For(installation), a.o.ObserveAPI, a.o.Budget.For(installation)
 	o.Logger = a.log.With("installation", installation, "repo", repo)
 	return gh.New(o)
 }

@@ -106,6 +106,18 @@ type Config struct {
 	// ObserveAPI, when set, is told every answer's status and whether it
 	// was a 304 served from the cache (cached; the status is then 304).
 	ObserveAPI func(status int, cached bool)
+	// Gate, when set, is a budget shared beyond this transport (App mode:
+	// the installation's, across replicas; internal/budget).
+	Gate Gate
+}
+
+// Gate is a rate budget shared with other transports. Admit says how long
+// a request must wait before it is sent, and why (the request's class
+// travels in its context); Observe records each answer's x-ratelimit-*
+// headers and the end of a secondary limit's retry-after (zero: none).
+type Gate interface {
+	Admit(ctx context.Context, graphql bool) (time.Duration, string)
+	Observe(ctx context.Context, h http.Header, secondaryUntil time.Time)
 }
 
 // New builds a Transport.
@@ -113,7 +125,7 @@ func New(c Config) *Transport {
 	t := &Transport{
 		next: c.Next, now: c.Now, sleep: c.Sleep, rand: c.Rand, log: c.Log,
 		gap: c.Gap, maxWait: c.MaxWait, maxRetries: c.MaxRetries, dryRun: c.DryRun,
-		timeout: c.Timeout, pace: c.Pacer, cache: c.Cache, observeAPI: c.ObserveAPI,
+		timeout: c.Timeout, pace: c.Pacer, cache: c.Cache, observeAPI: c.ObserveAPI, gate: c.Gate,
 	}
 	if t.pace == nil {
 		t.pace = NewPacer()
@@ -146,6 +158,7 @@ type Transport struct {
 	// cache keeps conditional GETs' answers; observeAPI sees each answer.
 	cache      Cache
 	observeAPI func(status int, cached bool)
+	gate       Gate
 
 	mu             sync.Mutex
 	blockedUntil   time.Time
@@ -194,6 +207,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			retry, err = t.failed(ctx, a, err)
 		} else {
 			t.observeRate(resp.Header)
+			if t.gate != nil {
+				t.gate.Observe(ctx, resp.Header, time.Time{})
+			}
 			resp, retry, err = t.answered(ctx, a, resp)
 		}
 		if !retry {
@@ -255,6 +271,9 @@ func (t *Transport) answered(ctx context.Context, a *attempts, resp *http.Respon
 		if !isLimit {
 			break
 		}
+		if l.secondary && t.gate != nil {
+			t.gate.Observe(ctx, nil, l.until) // every replica of the installation holds
+		}
 		if otherBucket(resp.Header) && !l.secondary {
 			// GraphQL's own budget is spent; REST's may not be.
 			return nil, false, &forge.RateLimitError{Until: l.until, Msg: l.msg}
@@ -309,6 +328,9 @@ func (t *Transport) send(ctx context.Context, req *http.Request, o Op, mutating 
 	}
 	for {
 		if err := t.awaitWindow(ctx, o.Kind, o.NoWait); err != nil {
+			return nil, err
+		}
+		if err := t.awaitGate(ctx, o); err != nil {
 			return nil, err
 		}
 		if !mutating {
@@ -388,6 +410,31 @@ func (t *Transport) awaitWindow(ctx context.Context, kind string, noWait bool) e
 			return &forge.RateLimitError{Until: until, Secondary: secondary, Msg: msg}
 		}
 		t.log.Info("github rate limit: waiting", "op", kind, "wait", wait, "until", until, "secondary", secondary)
+		t.mu.Lock()
+		t.stats.Waited += wait
+		t.mu.Unlock()
+		if err := t.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// awaitGate waits for the shared budget to admit the request, or returns
+// a *forge.RateLimitError at once when the wait would exceed maxWait.
+func (t *Transport) awaitGate(ctx context.Context, o Op) error {
+	if t.gate == nil {
+		return nil
+	}
+	for {
+		wait, why := t.gate.Admit(ctx, o.Read)
+		if wait <= 0 {
+			return nil
+		}
+		until := t.now().Add(wait)
+		if wait > t.maxWait || o.NoWait {
+			return &forge.RateLimitError{Until: until, Msg: why}
+		}
+		t.log.Info("github budget: waiting", "op", o.Kind, "wait", wait, "until", until, "why", why)
 		t.mu.Lock()
 		t.stats.Waited += wait
 		t.mu.Unlock()
