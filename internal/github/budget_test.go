@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/fake/fakeclock"
 	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/tracker"
 )
 
 func budgetClient(t *testing.T, g *fakegithub.Server, clock *fakeclock.Clock, tok string, gate *budget.Gate, maxWait time.Duration) *Client {
@@ -98,5 +100,47 @@ func TestARetryAfterHoldsTheOtherClientsOfTheInstallation(t *testing.T) {
 	reqs := g.Requests()
 	if len(reqs) != 1 || reqs[0].Time.Before(start.Add(30*time.Second)) {
 		t.Fatalf("the other client's request went out at %v, want after %v", reqs, start.Add(30*time.Second))
+	}
+}
+
+// TestTrackerWorkWaitsAtTheReserveAndSaysWhy: the sub-issue tracker's
+// requests are background work: at the reserve a create is not sent and
+// comes back as the tracker's rate limit, until the reset, naming the
+// reserve (the sync's note in the state quotes it).
+func TestTrackerWorkWaitsAtTheReserveAndSaysWhy(t *testing.T) {
+	clock := fakeclock.New(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
+	lim := fakegithub.Limits{}
+	g := fakegithub.New(fakegithub.Options{Clock: clock.Now, Limits: &lim, RateLimit: 10})
+	t.Cleanup(g.Close)
+	if err := g.AddRepo(condRepo); err != nil {
+		t.Fatal(err)
+	}
+	g.AddToken("ghs_replica_a", fakegithub.Identity{Login: "autopilot[bot]", Type: "Bot", AppID: 99, InstallationID: 7})
+	var issues []int
+	for range 6 {
+		n, err := g.CreateIssue(condRepo, "alice", "t", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		issues = append(issues, n)
+	}
+	b := budget.New(budget.NewMemory(), budget.Options{Reserve: 0.5, Now: clock.Now})
+	c := budgetClient(t, g, clock, "ghs_replica_a", b.For(7), time.Minute)
+	ctx := context.Background()
+	for i := range 5 { // interactive: 5 of 10 left afterwards
+		if _, err := c.GetIssue(ctx, issues[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.CreateIssue(ctx, "task", "", nil)
+	var rl *tracker.RateLimitError
+	if !errors.As(err, &rl) || rl.RetryAfter < 59*time.Minute || !strings.Contains(rl.Reason, "interactive reserve") {
+		t.Fatalf("tracker create at the reserve: %v, want a wait until the reset naming the reserve", err)
+	}
+	if n := g.Count("POST /repos/*/*/issues"); n != 0 {
+		t.Fatalf("%d creates reached GitHub", n)
+	}
+	if _, err := c.GetIssue(ctx, issues[5]); err != nil {
+		t.Fatalf("interactive read after the tracker stopped: %v", err)
 	}
 }

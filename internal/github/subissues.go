@@ -11,6 +11,7 @@ import (
 
 	gh "github.com/google/go-github/v60/github"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -56,7 +57,11 @@ func (c *Client) trackerErr(what string, err error) error {
 		if wait < time.Second {
 			wait = time.Second
 		}
-		return &tracker.RateLimitError{RetryAfter: wait, Reason: "github " + what}
+		reason := "github " + what
+		if rl.Held {
+			reason += ": " + rl.Msg // the interactive reserve, or a wait another replica was told
+		}
+		return &tracker.RateLimitError{RetryAfter: wait, Reason: reason}
 	case errors.As(err, &te):
 		return &tracker.TransientError{Status: te.Status, Err: fmt.Errorf("github %s: %w", what, te.Err)}
 	case errors.Is(err, forge.ErrUnauthorized):
@@ -73,6 +78,7 @@ func (c *Client) trackerErr(what string, err error) error {
 
 // CreateIssue creates an issue with labels (POST /repos/{o}/{r}/issues).
 func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []string) (tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("POST issue", "title", title)
 		return tracker.GHIssue{ID: c.nextDryID(), Number: 0, Title: title, Body: body}, nil
@@ -89,6 +95,7 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []s
 // SubIssues lists an issue's sub-issues, every page
 // (GET /repos/{o}/{r}/issues/{n}/sub_issues).
 func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var out []tracker.GHIssue
 	var moved error
 	err := paginate(func(page int) (*gh.Response, error) {
@@ -115,6 +122,7 @@ func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, 
 // AddSubIssue links child (by its numeric id) under parent
 // (POST /repos/{o}/{r}/issues/{n}/sub_issues, {"sub_issue_id": id}).
 func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) error {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("POST sub-issue", "parent", parent, "child", childID)
 		return nil
@@ -132,6 +140,7 @@ func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) err
 // (POST /repos/{o}/{r}/issues/{n}/dependencies/blocked_by, {"issue_id": id}).
 // A 404 means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("POST dependency", "issue", n, "blocked_by", blockerID)
 		return nil
@@ -151,6 +160,7 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 // BlockedBy lists the issues issue n is blocked by (first page); a 404
 // means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var list []*apiIssue
 	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies", ETag: true}, http.MethodGet,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by")+listQuery(nil, 0), nil, &list, "")
@@ -170,6 +180,7 @@ func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error
 // ListLabeled lists the repository's issues (open and closed) carrying
 // label, updated since since (zero: all), pull requests left out.
 func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time) ([]tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var out []tracker.GHIssue
 	q := url.Values{"labels": {label}, "state": {"all"}, "sort": {"created"}, "direction": {"asc"}}
 	if !since.IsZero() {
@@ -196,6 +207,7 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 // not found (404), or transferred to another repository (GitHub answers 301
 // and the HTTP client follows it; MovedTo is where it went).
 func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var is apiIssue
 	resp, err := c.do(ctx, transport.Op{Kind: "GET issue", ETag: true}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
 	what := fmt.Sprintf("read #%d", n)
@@ -270,6 +282,7 @@ func (a *apiIssue) toTracker() tracker.GHIssue {
 
 // CloseIssue closes issue n (PATCH /repos/{o}/{r}/issues/{n}).
 func (c *Client) CloseIssue(ctx context.Context, n int) error {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("PATCH issue", "issue", n, "state", "closed")
 		return nil

@@ -432,7 +432,7 @@ func (t *Transport) awaitGate(ctx context.Context, o Op) error {
 		}
 		until := t.now().Add(wait)
 		if wait > t.maxWait || o.NoWait {
-			return &forge.RateLimitError{Until: until, Msg: why}
+			return &forge.RateLimitError{Until: until, Msg: why, Held: true}
 		}
 		t.log.Info("github budget: waiting", "op", o.Kind, "wait", wait, "until", until, "why", why)
 		t.mu.Lock()
