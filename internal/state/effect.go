@@ -14,7 +14,7 @@ const (
 	// EffDeployReport posts a status report on it (docs/deploy-gate.md).
 	EffDeployAnswer EffectKind = "deploy-answer"
 	EffDeployReport EffectKind = "deploy-report"
-	EffEdit     EffectKind = "edit"
+	EffEdit         EffectKind = "edit"
 )
 
 // EffectSpec describes one kind of effect.
