@@ -2,10 +2,10 @@ package budget
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/redisurl"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -28,17 +28,11 @@ type Redis struct {
 // OpenRedis connects to the redis:// (or rediss://) URL with short
 // timeouts (1 s) left unset in the URL: a slow Redis admits, never stalls.
 func OpenRedis(url string, o RedisOptions) (*Redis, error) {
-	ro, err := redis.ParseURL(url)
+	rdb, err := redisurl.Dial(url)
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, err
 	}
-	for _, d := range []*time.Duration{&ro.DialTimeout, &ro.ReadTimeout, &ro.WriteTimeout, &ro.PoolTimeout} {
-		if *d == 0 {
-			*d = time.Second
-		}
-	}
-	ro.ContextTimeoutEnabled = true
-	r := NewRedis(redis.NewClient(ro), o)
+	r := NewRedis(rdb, o)
 	r.owned = true
 	return r, nil
 }

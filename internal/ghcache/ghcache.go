@@ -19,7 +19,6 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -28,6 +27,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
+	"github.com/autopilot-dev/autopilot/internal/redisurl"
 )
 
 // Defaults of Options.
@@ -62,17 +62,11 @@ type Redis struct {
 // Open connects to the redis:// (or rediss://) URL, with short timeouts
 // left unset in the URL (1 s: a slow Redis is a miss, not a stall).
 func Open(url string, o Options) (*Redis, error) {
-	ro, err := redis.ParseURL(url)
+	rdb, err := redisurl.Dial(url)
 	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL: %w", err)
+		return nil, err
 	}
-	for _, d := range []*time.Duration{&ro.DialTimeout, &ro.ReadTimeout, &ro.WriteTimeout, &ro.PoolTimeout} {
-		if *d == 0 {
-			*d = time.Second
-		}
-	}
-	ro.ContextTimeoutEnabled = true
-	r := New(redis.NewClient(ro), o)
+	r := New(rdb, o)
 	r.owned = true
 	return r, nil
 }
