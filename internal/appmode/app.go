@@ -309,7 +309,15 @@ func (a *App) newClient(installation int64, repo string) (*gh.Client, error) {
 // reconciler builds the reconcile for one job (or one repository's sweep):
 // the same options as the Action, with the App's identity.
 func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*reconcile.Reconciler, error) {
-	rec, err := reconcile.New(a.o.Wiring.Reconcile(f, client, log, func(s string) { log.Info(s) }))
+	o := a.o.Wiring.Reconcile(f, client, log, func(s string) { log.Info(s) })
+	// A deployment protection-rule request's issue is known once routed:
+	// its reconcile takes the issue's lease then, as every job on the
+	// issue does (else it races them: duplicate answers and notes).
+	repo := f.Repo()
+	o.Lease = func(ctx context.Context, issue int, fn func(context.Context) error) error {
+		return server.WithIssueLock(ctx, repo, issue, fn)
+	}
+	rec, err := reconcile.New(o)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}

@@ -12,7 +12,7 @@ func (r *Reconciler) router() *route.Router {
 	o := r.o
 	return &route.Router{Forge: o.Forge, BotLogin: o.BotLogin, AppID: o.AppID, TriggerLabel: o.TriggerLabel, AnswerPermission: o.AnswerPermission,
 		CheckButtons: o.CheckButtons, DryRun: o.DryRun, Now: o.Now, Logger: o.Logger, Print: o.Print, BudgetLow: o.BudgetLow,
-		Config: r.cfg, ConfigPath: o.ConfigPath, Issue: r.Issue, Trusted: r.trusted, MergeGroup: r.mergeGroup}
+		Config: r.cfg, ConfigPath: o.ConfigPath, Issue: r.Issue, Trusted: r.trusted, MergeGroup: r.mergeGroup, Lease: o.Lease}
 }
 
 // Handle routes one decoded event to "reconcile issue N" for every issue it

@@ -61,6 +61,10 @@ type Options struct {
 	DryRun   bool
 	// BudgetLow reports that the API budget is nearly spent.
 	BudgetLow func() bool
+	// Lease, when set, runs fn holding issue's lease (the App: an event
+	// whose issue is found only while routing, a deployment
+	// protection-rule request, is reconciled under it like any other).
+	Lease func(ctx context.Context, issue int, fn func(context.Context) error) error
 	// ClaimSettle, when positive, is how long a pass waits after writing the
 	// state that claims Jira creates before it reads the comment back and
 	// sends them: a run that overlaps this one (no concurrency group) and

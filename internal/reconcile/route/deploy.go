@@ -35,7 +35,7 @@ func (r *Router) deploymentRule(ctx context.Context, ev *ghevent.Event) ([]Outco
 		}
 		if n, ok := sessionIssue(run.DisplayTitle); err == nil && ok {
 			d.Session = sessionToken(run.DisplayTitle)
-			out, err := r.Issue(ctx, n, Trigger{Events: []events.Event{d}})
+			out, err := r.leased(ctx, n, Trigger{Events: []events.Event{d}})
 			return []Outcome{out}, err
 		}
 	}
@@ -62,7 +62,7 @@ func (r *Router) deploymentRule(ctx context.Context, ev *ghevent.Event) ([]Outco
 	var errs []error
 	for _, is := range managed {
 		is := is
-		out, err := r.Issue(ctx, is.Number, Trigger{Issue: &is, Events: []events.Event{d}})
+		out, err := r.leased(ctx, is.Number, Trigger{Issue: &is, Events: []events.Event{d}})
 		outs = append(outs, out)
 		if err != nil {
 			errs = append(errs, err)

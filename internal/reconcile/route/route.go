@@ -113,6 +113,28 @@ type Router struct {
 	Trusted func(c forge.Comment) bool
 	// MergeGroup answers a merge queue's request for checks.
 	MergeGroup func(ctx context.Context, ev *ghevent.Event) error
+	// Lease, when set, runs fn holding the issue's lease: a deployment
+	// protection-rule request names its issue only once routed, so its
+	// job holds no lease until then.
+	Lease func(ctx context.Context, issue int, fn func(context.Context) error) error
+}
+
+// leased reconciles issue n holding its lease (Lease), so no other job
+// on the issue runs meanwhile.
+func (r *Router) leased(ctx context.Context, n int, t Trigger) (Outcome, error) {
+	if r.Lease == nil {
+		return r.Issue(ctx, n, t)
+	}
+	var out Outcome
+	err := r.Lease(ctx, n, func(ctx context.Context) error {
+		var err error
+		out, err = r.Issue(ctx, n, t)
+		return err
+	})
+	if out.Issue == 0 {
+		out.Issue = n
+	}
+	return out, err
 }
 
 // Handle routes one decoded event to "reconcile issue N" for every issue it
