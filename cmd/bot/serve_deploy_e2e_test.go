@@ -316,13 +316,16 @@ func TestServeDeployGateReplicaKilledBeforeTheCallbackAnswersOnce(t *testing.T) 
 		return d.Answer == state.DeployApproved && !d.Sent
 	})
 	var doomed, other *replica
+	// Stuck in the callback: the hanging step taken (GitHub holds the
+	// request), not only a job in flight — killed earlier, the replica
+	// would leave the hang to the other one's callback.
 	waitFor(t, "the replica stuck in the callback", func() bool {
 		for _, r := range []*replica{rg.a, rg.b} {
 			if r.metric("autopilot_jobs_in_flight") == 1 {
 				doomed = r
 			}
 		}
-		return doomed != nil
+		return doomed != nil && rg.g.PendingSteps() == 0
 	})
 	other = rg.a
 	if doomed == rg.a {
