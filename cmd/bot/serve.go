@@ -15,8 +15,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/appmode"
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/dashboard"
 	"github.com/autopilot-dev/autopilot/internal/dashboard/store"
+	"github.com/autopilot-dev/autopilot/internal/ghcache"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/appauth"
@@ -83,7 +85,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		log.Warn("migration window: state comments of the legacy bot are adopted; remove AUTOPILOT_BOT_LOGIN once every open run has been reconciled",
 			"legacy_bot", adopt, "bot", bot, "state_key_set", w.Inputs.StateKey != "")
 	}
-	rows, dash, err := newDashboard(cfg, metrics, errs, log)
+	// The conditional-read cache and the API budgets: in memory, or with
+	// Redis shared by the replicas.
+	var caches appmode.Caches
+	var budgetStore budget.Store = budget.NewMemory()
+	if cfg.RedisURL != "" {
+		c, err := ghcache.Open(cfg.RedisURL, ghcache.Options{Prefix: cfg.WithDefaults().RedisPrefix})
+		if err != nil {
+			return fail(2, err)
+		}
+		defer c.Close()
+		b, err := budget.OpenRedis(cfg.RedisURL, budget.RedisOptions{Prefix: cfg.WithDefaults().RedisPrefix})
+		if err != nil {
+			return fail(2, err)
+		}
+		defer b.Close()
+		caches, budgetStore = c, b
+	}
+	budgets := budget.New(budgetStore, budget.Options{Reserve: cfg.InteractiveReserve})
+	rows, dash, err := newDashboard(cfg, metrics, errs, log, budgetWaits(budgets))
 	if err != nil {
 		return fail(2, err)
 	}
@@ -91,6 +111,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	app, err := appmode.New(appmode.Options{
 		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Wiring: w, AdoptFrom: adopt,
 		Metrics: metrics, Logger: log, Sink: store.Updater{Store: rows, Log: log, WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL)},
+		Cache: caches, Budget: budgets,
 	})
 	if err != nil {
 		return fail(2, err)
@@ -136,7 +157,7 @@ func (memoryStore) Close() error { return nil }
 
 // newDashboard builds the dashboard's read model (in Redis when REDIS_URL
 // is set, shared by the replicas) and its pages for ADMIN_ADDR.
-func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard.ErrorLog, log *slog.Logger) (closingStore, http.Handler, error) {
+func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard.ErrorLog, log *slog.Logger, waiting func() []dashboard.BudgetWait) (closingStore, http.Handler, error) {
 	var rows closingStore = memoryStore{store.NewMemory()}
 	if cfg.RedisURL != "" {
 		r, err := store.OpenRedis(cfg.RedisURL, cfg.WithDefaults().RedisPrefix)
@@ -146,7 +167,7 @@ func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard
 		rows = r
 	}
 	o := dashboard.Options{
-		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs},
+		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs, Waiting: waiting},
 		Exposed: cfg.AdminAddr != "" && !dashboard.Loopback(cfg.AdminAddr), Logger: log,
 	}
 	if cfg.DashboardClientID != "" {
@@ -162,6 +183,18 @@ func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard
 		return nil, nil, err
 	}
 	return rows, d, nil
+}
+
+// budgetWaits shows the health page which installations' background work
+// waits for the API budget on this replica.
+func budgetWaits(b *budget.Budget) func() []dashboard.BudgetWait {
+	return func() []dashboard.BudgetWait {
+		var out []dashboard.BudgetWait
+		for _, w := range b.Waiting() {
+			out = append(out, dashboard.BudgetWait{Installation: w.Installation, Until: w.Until, Why: w.Why})
+		}
+		return out
+	}
 }
 
 // redisLog carries the Redis client's own log lines (failed dials, pool

@@ -24,6 +24,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -74,6 +75,22 @@ type Options struct {
 	// Sink, when set, is told the state every pass left (the dashboard's
 	// read model).
 	Sink Sink
+	// Cache keeps conditional reads per installation, shared by its
+	// repository clients (and by the replicas: internal/ghcache on
+	// REDIS_URL); default a memory cache (8,192 entries, 64 MiB).
+	Cache Caches
+	// ObserveAPI, when set, is told each GitHub answer's status and whether
+	// it was a 304 served from the cache.
+	ObserveAPI func(status int, cached bool)
+	// Budget is every installation's API budget, shared by the replicas
+	// on Redis (budget.OpenRedis); default one in memory with the default
+	// reserve. Sweeps are background work: they wait at the reserve.
+	Budget *budget.Budget
+}
+
+// Caches hands out one installation's conditional-read cache.
+type Caches interface {
+	For(installation int64) transport.Cache
 }
 
 // App runs deliveries and sweeps. Safe for concurrent use; the server's
@@ -133,6 +150,12 @@ func New(o Options) (*App, error) {
 	}
 	if o.MaxClients <= 0 {
 		o.MaxClients = 1024
+	}
+	if o.Budget == nil {
+		o.Budget = budget.New(budget.NewMemory(), budget.Options{})
+	}
+	if o.Cache == nil {
+		o.Cache = transport.NewMemoryCache(8192, 64<<20)
 	}
 	if o.Wiring.Inputs.TriggerLabel == "" {
 		o.Wiring.Inputs.TriggerLabel = "autopilot"
@@ -270,6 +293,7 @@ func (a *App) forge(installation int64, repo string) (forge.Forge, *gh.Client, e
 func (a *App) newClient(installation int64, repo string) (*gh.Client, error) {
 	o := a.o.Wiring.GitHub(repo)
 	o.HTTPClient, o.BaseURL, o.Pacer = a.o.Clients.ClientFor(installation), a.o.BaseURL, a.pacer(installation)
+	o.Cache, o.ObserveAPI, o.Gate = a.o.Cache.For(installation), a.o.ObserveAPI, a.o.Budget.For(installation)
 	o.Logger = a.log.With("installation", installation, "repo", repo)
 	return gh.New(o)
 }

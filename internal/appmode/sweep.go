@@ -10,6 +10,7 @@ import (
 
 	gogh "github.com/google/go-github/v60/github"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/route"
 	"github.com/autopilot-dev/autopilot/internal/server"
@@ -24,6 +25,7 @@ import (
 // rate limit stops the whole sweep (the next one continues). A token GitHub
 // refuses (401) is minted again once per sweep, and the repository swept again.
 func (a *App) Sweep(ctx context.Context, installation int64) error {
+	ctx = budget.WithClass(ctx, budget.Background) // leaves the interactive reserve
 	log := a.log.With("installation", installation)
 	repos, err := a.repositories(ctx, installation)
 	reminted := false

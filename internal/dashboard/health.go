@@ -22,6 +22,9 @@ type Health struct {
 	Metrics prometheus.Gatherer
 	// Errors keeps the recent error log lines (nil: not kept).
 	Errors *ErrorLog
+	// Waiting, when set, lists the installations whose background work
+	// (the sweep) waits for the API budget (internal/budget's Waiting).
+	Waiting func() []BudgetWait
 
 	mu      sync.Mutex
 	samples []sample // deliveries counter over time, for the rate
@@ -60,6 +63,15 @@ type Budget struct {
 	Remaining    string
 	// Reset is empty: the server does not keep x-ratelimit-reset yet.
 	Reset string
+	// Waiting says why and how long background work waits ("": it does not).
+	Waiting string
+}
+
+// BudgetWait is an installation's background work held back by its budget.
+type BudgetWait struct {
+	Installation int64
+	Until        time.Time
+	Why          string
 }
 
 // View gathers the figures now. A nil Health measures nothing.
@@ -125,8 +137,11 @@ func (h *Health) View(now time.Time) HealthView {
 		for _, m := range f.GetMetric() {
 			v.Budgets = append(v.Budgets, Budget{Installation: label(m, "installation"), Remaining: integer(value(m))})
 		}
-		slices.SortFunc(v.Budgets, func(a, b Budget) int { return compareNumeric(a.Installation, b.Installation) })
 	}
+	if h != nil && h.Waiting != nil {
+		v.Budgets = withWaits(v.Budgets, h.Waiting(), now)
+	}
+	slices.SortFunc(v.Budgets, func(a, b Budget) int { return compareNumeric(a.Installation, b.Installation) })
 	if h != nil && h.Errors != nil {
 		v.ErrorsKept = true
 		v.Errors = h.Errors.Recent()
@@ -256,4 +271,20 @@ func (e *errorHandler) WithAttrs(as []slog.Attr) slog.Handler {
 
 func (e *errorHandler) WithGroup(name string) slog.Handler {
 	return &errorHandler{next: e.next.WithGroup(name), log: e.log, attrs: e.attrs}
+}
+
+// withWaits adds each wait to its installation's row (a new row when the
+// installation has no gauge yet).
+func withWaits(rows []Budget, waits []BudgetWait, now time.Time) []Budget {
+	for _, w := range waits {
+		id := strconv.FormatInt(w.Installation, 10)
+		text := fmt.Sprintf("background work waits %s: %s", w.Until.Sub(now).Round(time.Second), w.Why)
+		i := slices.IndexFunc(rows, func(b Budget) bool { return b.Installation == id })
+		if i < 0 {
+			rows = append(rows, Budget{Installation: id, Remaining: "—"})
+			i = len(rows) - 1
+		}
+		rows[i].Waiting = text
+	}
+	return rows
 }

@@ -121,9 +121,9 @@ const healthTmpl = `
 <h1>service health <span class="muted">(this replica{{if .H.Shared}}; the queue is shared{{end}})</span></h1>
 <table><tbody>{{range .H.Lines}}<tr><th>{{.Name}}</th><td>{{if .Value}}{{.Value}}{{else}}<span class="muted">not measured</span>{{end}}</td><td class="muted">{{.Note}}</td></tr>{{end}}</tbody></table>
 <h2>API budget per installation</h2>
-<table><thead><tr><th>installation</th><th>remaining</th><th>resets</th></tr></thead><tbody>
-{{range .H.Budgets}}<tr><td>{{.Installation}}</td><td>{{.Remaining}}</td><td>{{if .Reset}}{{.Reset}}{{else}}<span class="muted">not measured</span>{{end}}</td></tr>
-{{else}}<tr><td colspan="3" class="muted">not measured yet (no GitHub answer seen by this replica)</td></tr>{{end}}</tbody></table>
+<table><thead><tr><th>installation</th><th>remaining</th><th>resets</th><th>background</th></tr></thead><tbody>
+{{range .H.Budgets}}<tr><td>{{.Installation}}</td><td>{{.Remaining}}</td><td>{{if .Reset}}{{.Reset}}{{else}}<span class="muted">not measured</span>{{end}}</td><td>{{if .Waiting}}{{.Waiting}}{{else}}<span class="muted">runs</span>{{end}}</td></tr>
+{{else}}<tr><td colspan="4" class="muted">not measured yet (no GitHub answer seen by this replica)</td></tr>{{end}}</tbody></table>
 <h2>recent errors</h2>
 <table><thead><tr><th>when</th><th>message</th><th>detail</th></tr></thead><tbody>
 {{range .H.Errors}}<tr><td>{{.At.UTC.Format "15:04:05"}}</td><td>{{.Msg}}</td><td class="muted">{{.Detail}}</td></tr>

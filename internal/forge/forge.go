@@ -246,6 +246,9 @@ type RateLimitError struct {
 	Until     time.Time
 	Secondary bool
 	Msg       string
+	// Held: the installation's shared budget held the request back
+	// unsent (internal/budget); Msg says why.
+	Held bool
 }
 
 func (e *RateLimitError) Error() string {

@@ -87,7 +87,7 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, workflow string, since ti
 		var batch struct {
 			WorkflowRuns []apiRun `json:"workflow_runs"`
 		}
-		resp, err := c.do(ctx, transport.Op{Kind: "GET workflow-runs"}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET workflow-runs", ETag: true}, http.MethodGet, p+listQuery(q, page), nil, &batch, "")
 		for _, r := range batch.WorkflowRuns {
 			path, _, _ := strings.Cut(r.Path, "@") // ".github/workflows/x.yml@main"
 			wr := forge.WorkflowRun{

@@ -28,7 +28,7 @@ func (c *Client) TeamMembership(ctx context.Context, org, slug, login string) (s
 	var m struct {
 		State string `json:"state"`
 	}
-	_, err := c.do(ctx, transport.Op{Kind: "GET team membership"}, http.MethodGet, teamPath+"/memberships/"+url.PathEscape(login), nil, &m, "")
+	_, err := c.do(ctx, transport.Op{Kind: "GET team membership", ETag: true}, http.MethodGet, teamPath+"/memberships/"+url.PathEscape(login), nil, &m, "")
 	switch statusOf(err) {
 	case 0:
 		if err != nil {
@@ -42,7 +42,7 @@ func (c *Client) TeamMembership(ctx context.Context, org, slug, login string) (s
 		return "unreadable", nil
 	case http.StatusNotFound:
 		// Not a member, or a team this token cannot see: the team says.
-		_, err := c.do(ctx, transport.Op{Kind: "GET team"}, http.MethodGet, teamPath, nil, &struct{}{}, "")
+		_, err := c.do(ctx, transport.Op{Kind: "GET team", ETag: true}, http.MethodGet, teamPath, nil, &struct{}{}, "")
 		switch statusOf(err) {
 		case 0:
 			if err != nil {
@@ -64,7 +64,7 @@ func (c *Client) PullFiles(ctx context.Context, n int) ([]string, error) {
 	p := c.repoPath("pulls", strconv.Itoa(n), "files")
 	err := paginate(func(page int) (*gh.Response, error) {
 		var batch []*gh.CommitFile
-		resp, err := c.do(ctx, transport.Op{Kind: "GET pull files"}, http.MethodGet, p+listQuery(nil, page), nil, &batch, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET pull files", ETag: true}, http.MethodGet, p+listQuery(nil, page), nil, &batch, "")
 		for _, f := range batch {
 			out = append(out, f.GetFilename())
 		}
@@ -81,7 +81,7 @@ func (c *Client) PullFiles(ctx context.Context, n int) ([]string, error) {
 // names no GitHub account.
 func (c *Client) HeadPusher(ctx context.Context, sha string) (string, error) {
 	var rc gh.RepositoryCommit
-	_, err := c.do(ctx, transport.Op{Kind: "GET commit"}, http.MethodGet, c.repoPath("commits", sha), nil, &rc, "")
+	_, err := c.do(ctx, transport.Op{Kind: "GET commit", ETag: true}, http.MethodGet, c.repoPath("commits", sha), nil, &rc, "")
 	if err != nil {
 		return "", c.mapErr(fmt.Sprintf("read commit %s", sha), err)
 	}
@@ -111,7 +111,7 @@ func (c *Client) readFile(ctx context.Context, path, ref string) ([]byte, bool, 
 		p += "?" + url.Values{"ref": {ref}}.Encode()
 	}
 	var buf bytes.Buffer
-	_, err := c.do(ctx, transport.Op{Kind: "GET contents"}, http.MethodGet, p, nil, &buf, "application/vnd.github.raw+json")
+	_, err := c.do(ctx, transport.Op{Kind: "GET contents", ETag: true}, http.MethodGet, p, nil, &buf, "application/vnd.github.raw+json")
 	if statusOf(err) == http.StatusNotFound {
 		return nil, false, nil
 	}

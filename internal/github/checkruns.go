@@ -57,7 +57,7 @@ func (c *Client) listCheckRuns(ctx context.Context, sha string, opts *gh.ListChe
 	var out []forge.Check
 	err := paginate(func(page int) (*gh.Response, error) {
 		opts.Page = page
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(transport.WithOp(ctx, transport.Op{Kind: "GET check-runs"}), c.owner, c.name, sha, opts)
+		res, resp, err := c.gh.Checks.ListCheckRunsForRef(transport.WithOp(ctx, transport.Op{Kind: "GET check-runs", ETag: true}), c.owner, c.name, sha, opts)
 		if res != nil {
 			for _, r := range res.CheckRuns {
 				url := r.GetHTMLURL()

@@ -76,6 +76,17 @@ type Options struct {
 	// AppID, when non-zero, additionally requires an adopted comment's
 	// performed_via_github_app.id to match.
 	AppID int64
+	// Cache keeps the answers of conditional reads; default a memory cache
+	// of this client's own. App mode shares one per installation (in Redis
+	// when REDIS_URL is set: internal/ghcache).
+	Cache transport.Cache
+	// ObserveAPI, when set, is told each answer's status and whether it
+	// was a 304 served from the cache (for metrics).
+	ObserveAPI func(status int, cached bool)
+	// Gate, when set, is the installation's budget shared by the replicas
+	// (internal/budget): background work waits at the interactive reserve,
+	// and a retry-after told to one replica holds them all.
+	Gate transport.Gate
 }
 
 // Client is a forge.Forge bound to one repository. It is safe for
@@ -139,7 +150,7 @@ func New(o Options) (*Client, error) {
 	t := transport.New(transport.Config{
 		Next: next, Now: o.Now, Sleep: o.Sleep, Rand: o.Rand, Log: o.Logger,
 		Gap: o.MinMutationGap, MaxWait: o.MaxWait, MaxRetries: o.MaxRetries, DryRun: o.DryRun,
-		Timeout: timeout, Pacer: o.Pacer,
+		Timeout: timeout, Pacer: o.Pacer, Cache: o.Cache, ObserveAPI: o.ObserveAPI, Gate: o.Gate,
 	})
 	wrapped := *hc
 	wrapped.Transport = t

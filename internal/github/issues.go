@@ -30,7 +30,7 @@ func (c *Client) ListOpenIssues(ctx context.Context, label string) ([]forge.Issu
 	var out []forge.Issue
 	err := paginate(func(page int) (*gh.Response, error) {
 		opts.Page = page
-		issues, resp, err := c.gh.Issues.ListByRepo(transport.WithOp(ctx, transport.Op{Kind: "GET issues"}), c.owner, c.name, opts)
+		issues, resp, err := c.gh.Issues.ListByRepo(transport.WithOp(ctx, transport.Op{Kind: "GET issues", ETag: true}), c.owner, c.name, opts)
 		for _, is := range issues {
 			if is.IsPullRequest() {
 				continue

@@ -14,7 +14,7 @@ import (
 
 // GetPull reads a pull request.
 func (c *Client) GetPull(ctx context.Context, number int) (forge.Pull, error) {
-	pr, _, err := c.gh.PullRequests.Get(transport.WithOp(ctx, transport.Op{Kind: "GET pull"}), c.owner, c.name, number)
+	pr, _, err := c.gh.PullRequests.Get(transport.WithOp(ctx, transport.Op{Kind: "GET pull", ETag: true}), c.owner, c.name, number)
 	if err != nil {
 		return forge.Pull{}, c.mapErr(fmt.Sprintf("get pull #%d", number), err)
 	}
@@ -80,7 +80,7 @@ func (c *Client) ListChecks(ctx context.Context, sha string) ([]forge.Check, err
 	statusOpts := &gh.ListOptions{PerPage: 100}
 	err = paginate(func(page int) (*gh.Response, error) {
 		statusOpts.Page = page
-		res, resp, err := c.gh.Repositories.GetCombinedStatus(transport.WithOp(ctx, transport.Op{Kind: "GET statuses"}), c.owner, c.name, sha, statusOpts)
+		res, resp, err := c.gh.Repositories.GetCombinedStatus(transport.WithOp(ctx, transport.Op{Kind: "GET statuses", ETag: true}), c.owner, c.name, sha, statusOpts)
 		if res != nil {
 			for _, s := range res.Statuses {
 				out = append(out, statusCheck(s))

@@ -23,7 +23,7 @@ func (c *Client) Permission(ctx context.Context, login string) (access.Level, er
 		Permission string `json:"permission"`
 		RoleName   string `json:"role_name"`
 	}
-	_, err := c.do(ctx, transport.Op{Kind: "GET permission"}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET permission", ETag: true}, http.MethodGet,
 		c.repoPath("collaborators", login, "permission"), nil, &p, "")
 	if statusOf(err) == http.StatusNotFound {
 		return access.None, nil

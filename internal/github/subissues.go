@@ -11,6 +11,7 @@ import (
 
 	gh "github.com/google/go-github/v60/github"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -56,7 +57,11 @@ func (c *Client) trackerErr(what string, err error) error {
 		if wait < time.Second {
 			wait = time.Second
 		}
-		return &tracker.RateLimitError{RetryAfter: wait, Reason: "github " + what}
+		reason := "github " + what
+		if rl.Held {
+			reason += ": " + rl.Msg // the interactive reserve, or a wait another replica was told
+		}
+		return &tracker.RateLimitError{RetryAfter: wait, Reason: reason}
 	case errors.As(err, &te):
 		return &tracker.TransientError{Status: te.Status, Err: fmt.Errorf("github %s: %w", what, te.Err)}
 	case errors.Is(err, forge.ErrUnauthorized):
@@ -73,6 +78,7 @@ func (c *Client) trackerErr(what string, err error) error {
 
 // CreateIssue creates an issue with labels (POST /repos/{o}/{r}/issues).
 func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []string) (tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("POST issue", "title", title)
 		return tracker.GHIssue{ID: c.nextDryID(), Number: 0, Title: title, Body: body}, nil
@@ -89,11 +95,12 @@ func (c *Client) CreateIssue(ctx context.Context, title, body string, labels []s
 // SubIssues lists an issue's sub-issues, every page
 // (GET /repos/{o}/{r}/issues/{n}/sub_issues).
 func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var out []tracker.GHIssue
 	var moved error
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*apiIssue
-		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues"}, http.MethodGet,
+		resp, err := c.do(ctx, transport.Op{Kind: "GET sub-issues", ETag: true}, http.MethodGet,
 			c.repoPath("issues", strconv.Itoa(parent), "sub_issues")+listQuery(nil, page), nil, &list, "")
 		if moved = movedErr(resp, err); moved != nil {
 			return nil, nil
@@ -115,6 +122,7 @@ func (c *Client) SubIssues(ctx context.Context, parent int) ([]tracker.GHIssue, 
 // AddSubIssue links child (by its numeric id) under parent
 // (POST /repos/{o}/{r}/issues/{n}/sub_issues, {"sub_issue_id": id}).
 func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) error {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("POST sub-issue", "parent", parent, "child", childID)
 		return nil
@@ -132,6 +140,7 @@ func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) err
 // (POST /repos/{o}/{r}/issues/{n}/dependencies/blocked_by, {"issue_id": id}).
 // A 404 means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("POST dependency", "issue", n, "blocked_by", blockerID)
 		return nil
@@ -151,8 +160,9 @@ func (c *Client) AddBlockedBy(ctx context.Context, n int, blockerID int64) error
 // BlockedBy lists the issues issue n is blocked by (first page); a 404
 // means the host has no dependency API: tracker.ErrNoDependencies.
 func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var list []*apiIssue
-	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies"}, http.MethodGet,
+	_, err := c.do(ctx, transport.Op{Kind: "GET dependencies", ETag: true}, http.MethodGet,
 		c.repoPath("issues", strconv.Itoa(n), "dependencies", "blocked_by")+listQuery(nil, 0), nil, &list, "")
 	if statusOf(err) == http.StatusNotFound {
 		return nil, tracker.ErrNoDependencies
@@ -170,6 +180,7 @@ func (c *Client) BlockedBy(ctx context.Context, n int) ([]tracker.GHIssue, error
 // ListLabeled lists the repository's issues (open and closed) carrying
 // label, updated since since (zero: all), pull requests left out.
 func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time) ([]tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var out []tracker.GHIssue
 	q := url.Values{"labels": {label}, "state": {"all"}, "sort": {"created"}, "direction": {"asc"}}
 	if !since.IsZero() {
@@ -177,7 +188,7 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 	}
 	err := paginate(func(page int) (*gh.Response, error) {
 		var list []*apiIssue
-		resp, err := c.do(ctx, transport.Op{Kind: "GET issues"}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
+		resp, err := c.do(ctx, transport.Op{Kind: "GET issues", ETag: true}, http.MethodGet, c.repoPath("issues")+listQuery(q, page), nil, &list, "")
 		for _, is := range list {
 			if !is.IsPullRequest() {
 				out = append(out, is.toTracker())
@@ -196,8 +207,9 @@ func (c *Client) ListLabeled(ctx context.Context, label string, since time.Time)
 // not found (404), or transferred to another repository (GitHub answers 301
 // and the HTTP client follows it; MovedTo is where it went).
 func (c *Client) ReadIssue(ctx context.Context, n int) (tracker.GHIssue, error) {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	var is apiIssue
-	resp, err := c.do(ctx, transport.Op{Kind: "GET issue"}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
+	resp, err := c.do(ctx, transport.Op{Kind: "GET issue", ETag: true}, http.MethodGet, c.repoPath("issues", strconv.Itoa(n)), nil, &is, "")
 	what := fmt.Sprintf("read #%d", n)
 	if via := redirectedFrom(resp, err); via != nil {
 		moved := &tracker.GoneError{Gone: state.IssueTransferred, Status: via.StatusCode, MovedTo: via.Header.Get("Location")}
@@ -270,6 +282,7 @@ func (a *apiIssue) toTracker() tracker.GHIssue {
 
 // CloseIssue closes issue n (PATCH /repos/{o}/{r}/issues/{n}).
 func (c *Client) CloseIssue(ctx context.Context, n int) error {
+	ctx = budget.WithClass(ctx, budget.Background) // tracker work leaves the interactive reserve
 	if c.dryRun {
 		c.dry("PATCH issue", "issue", n, "state", "closed")
 		return nil

@@ -103,7 +103,7 @@ func (s *Server) addToken(tok string, id Identity) {
 	if limit <= 0 {
 		limit = s.defaultLimit
 	}
-	s.tokens[tok] = &token{id: id, limit: limit}
+	s.tokens[tok] = &token{id: id, own: budget{limit: limit}}
 }
 
 // AddActionsToken registers tok as a GITHUB_TOKEN for repo: it acts as
@@ -123,7 +123,8 @@ func (s *Server) SetRateLimit(tok string, limit, remaining int, reset time.Time)
 	if t == nil {
 		return fmt.Errorf("fakegithub: unknown token")
 	}
-	t.limit, t.used, t.reset = limit, max(limit-remaining, 0), reset.UTC().Truncate(time.Second)
+	b := s.budgetOf(t)
+	b.limit, b.used, b.reset = limit, max(limit-remaining, 0), reset.UTC().Truncate(time.Second)
 	return nil
 }
 
@@ -136,8 +137,8 @@ func (s *Server) SetGraphQLRateLimit(tok string, remaining int) error {
 	if t == nil {
 		return fmt.Errorf("fakegithub: unknown token")
 	}
-	s.window(t)
-	t.gqlUsed = max(t.limit-remaining, 0)
+	b := s.window(t)
+	b.gqlUsed = max(b.limit-remaining, 0)
 	return nil
 }
 
@@ -154,22 +155,25 @@ func (s *Server) tokenFor(r *http.Request) *token {
 	return t
 }
 
-// window rolls the token's hourly window forward when it has passed.
-func (s *Server) window(t *token) {
+// window rolls the token's hourly window forward when it has passed and
+// returns the budget it spends.
+func (s *Server) window(t *token) *budget {
+	b := s.budgetOf(t)
 	now := s.clock()
-	if t.reset.IsZero() || !now.Before(t.reset) {
-		t.used, t.gqlUsed = 0, 0
-		t.reset = now.Add(time.Hour).UTC().Truncate(time.Second)
+	if b.reset.IsZero() || !now.Before(b.reset) {
+		b.used, b.gqlUsed = 0, 0
+		b.reset = now.Add(time.Hour).UTC().Truncate(time.Second)
 	}
+	return b
 }
 
 // limitedIn answers when the token's REST or GraphQL budget is spent:
 // REST with 403, GraphQL with an HTTP 200 whose errors say RATE_LIMITED.
 func (s *Server) limitedIn(t *token, graphql bool) (reply, bool) {
-	s.window(t)
-	if *t.bucket(graphql) < t.limit {
+	if b := s.window(t); *b.bucket(graphql) < b.limit {
 		return reply{}, false
 	}
+	s.countPrimary(t)
 	who := fmt.Sprintf("user ID %d", s.user(t.id.Login, t.id.Type).id)
 	if t.id.InstallationID != 0 {
 		who = fmt.Sprintf("installation ID %d", t.id.InstallationID)
@@ -178,6 +182,9 @@ func (s *Server) limitedIn(t *token, graphql bool) (reply, bool) {
 		"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits")
 	if graphql {
 		rep = gqlErrors(nil, obj{"type": "RATE_LIMITED", "message": "API rate limit exceeded for " + who + "."})
+	} else if s.limits.lim.Primary429 {
+		rep.status = http.StatusTooManyRequests
+		rep.body.(map[string]any)["status"] = strconv.Itoa(http.StatusTooManyRequests)
 	}
 	s.bucketHeaders(t, graphql, &rep)
 	return rep, true
@@ -186,15 +193,15 @@ func (s *Server) limitedIn(t *token, graphql bool) (reply, bool) {
 func (s *Server) rateHeaders(t *token, rep *reply) { s.bucketHeaders(t, false, rep) }
 
 func (s *Server) bucketHeaders(t *token, graphql bool, rep *reply) {
-	s.window(t)
-	used, resource := t.used, "core"
+	b := s.window(t)
+	used, resource := b.used, "core"
 	if graphql {
-		used, resource = t.gqlUsed, "graphql"
+		used, resource = b.gqlUsed, "graphql"
 	}
-	rep.set("X-RateLimit-Limit", strconv.Itoa(t.limit))
-	rep.set("X-RateLimit-Remaining", strconv.Itoa(max(t.limit-used, 0)))
+	rep.set("X-RateLimit-Limit", strconv.Itoa(b.limit))
+	rep.set("X-RateLimit-Remaining", strconv.Itoa(max(b.limit-used, 0)))
 	rep.set("X-RateLimit-Used", strconv.Itoa(used))
-	rep.set("X-RateLimit-Reset", strconv.FormatInt(t.reset.Unix(), 10))
+	rep.set("X-RateLimit-Reset", strconv.FormatInt(b.reset.Unix(), 10))
 	rep.set("X-RateLimit-Resource", resource)
 }
 

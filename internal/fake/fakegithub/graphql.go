@@ -51,7 +51,19 @@ func (s *Server) graphql(c *call) reply {
 		return gqlErrors(nil, obj{"message": "the fake GitHub serves only the " + RecentCommentsOp + " query",
 			"locations": []obj{{"line": 1, "column": 1}}})
 	}
-	return s.recentComments(c, in.Variables)
+	// GitHub's cost: the requests the connections need (labels(first: 100)
+	// and comments(last: N), one each) over 100, at least 1.
+	c.cost = 1
+	return s.recentComments(c, in.Query, in.Variables)
+}
+
+// gqlRateLimit answers the rateLimit field: the query's cost and the
+// budget as it stands once the query is charged.
+func (s *Server) gqlRateLimit(c *call) obj {
+	b := s.window(c.tok)
+	used := b.gqlUsed + c.cost
+	return obj{"cost": c.cost, "limit": b.limit, "used": used, "remaining": max(b.limit-used, 0),
+		"resetAt": b.reset.UTC().Format(time.RFC3339)}
 }
 
 // recentComments answers repository(owner,name){issue(number){number
@@ -59,7 +71,7 @@ func (s *Server) graphql(c *call) reply {
 // orderBy UPDATED_AT ASC)}}: the issue and the page of comments just
 // before the cursor (the newest when there is none), least recently
 // updated first, with pageInfo.
-func (s *Server) recentComments(c *call, v map[string]any) reply {
+func (s *Server) recentComments(c *call, query string, v map[string]any) reply {
 	last, _ := v["last"].(float64)
 	if last < 1 || last > maxGraphQLPage {
 		return gqlErrors(nil, obj{"message": fmt.Sprintf("Requesting %v records on the `comments` connection exceeds the `last` limit of 100 records.", last),
@@ -77,7 +89,11 @@ func (s *Server) recentComments(c *call, v map[string]any) reply {
 			"path": []string{"repository", "issue", "comments"}})
 	}
 	comments, ids := s.commentPage(list, max(hi-int(last), 0), hi)
-	rep = ok(obj{"data": obj{"repository": obj{"issue": s.issueNode(rp, is, comments)}}})
+	data := obj{"repository": obj{"issue": s.issueNode(rp, is, comments)}}
+	if strings.Contains(query, "rateLimit") {
+		data["rateLimit"] = s.gqlRateLimit(c)
+	}
+	rep = ok(obj{"data": data})
 	rep.listed = strings.Join(ids, ",")
 	return rep
 }

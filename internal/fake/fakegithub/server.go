@@ -34,6 +34,10 @@ type Options struct {
 	RateLimit int
 	// WebURL is the html_url base (default https://github.com).
 	WebURL string
+	// Limits, when set, turns on GitHub's per-installation limits
+	// (limits.go): one primary budget per installation, concurrency,
+	// points per minute, content creation. Nil: per-token budgets only.
+	Limits *Limits
 }
 
 // Server is the fake GitHub. All methods are safe for concurrent use.
@@ -63,6 +67,7 @@ type Server struct {
 	sub            *subState    // sub-issues, dependencies, content limits (subissues.go)
 	deploy         *deployState // environments, protection-rule requests (deploy.go)
 	teams          *teamState   // teams and pull request files (teams.go, codeowners.go)
+	limits         *limitState  // per-installation limits and answer counts (limits.go)
 }
 
 // New starts a fake GitHub on a local port. Call Close when done.
@@ -81,6 +86,7 @@ func New(opts Options) *Server {
 		repos:          map[string]*repository{},
 		comments:       map[int64]*comment{},
 		runs:           map[int64]*run{},
+		limits:         newLimitState(opts.Limits),
 	}
 	if s.clock == nil {
 		s.clock = time.Now
@@ -139,6 +145,7 @@ type call struct {
 	who    *user       // acting account on token routes
 	app    *app        // JWT routes
 	repo   *repository // routes under /repos/{owner}/{repo}
+	cost   int         // a GraphQL query's primary cost in points (0: 1)
 }
 
 // reply is a handler's answer before headers are finalised.
@@ -186,11 +193,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	entry.Time = s.clock()
 	latency := s.latency
-	if tok := s.tokenFor(r); tok != nil {
+	tok := s.tokenFor(r)
+	if tok != nil {
 		entry.Login = tok.id.Login
 	}
 	step := s.nextStep(r.Method, segs)
+	held, refused := s.admit(tok, r.Method, segs, body)
 	s.mu.Unlock()
+	defer s.release(held)
 	if step != nil {
 		latency += step.Delay
 	}
@@ -204,12 +214,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if step != nil && !step.Pass && !step.CommitThenFail {
 		rep = s.scripted(r, step)
+	} else if refused != nil {
+		rep = *refused
+		s.bucketHeaders(tok, len(segs) == 1 && segs[0] == "graphql", &rep)
 	} else {
 		rep = s.handle(r, segs, body, &entry)
 		if step != nil && step.CommitThenFail {
 			rep = s.scripted(r, step)
 		}
 	}
+	s.count(tok, rep.status, refused != nil)
 	s.mu.Unlock()
 
 	entry.Status = rep.status
@@ -269,7 +283,7 @@ func (s *Server) handle(r *http.Request, segs []string, body []byte, entry *Requ
 		rep = finish(r, rt.h(s, c))
 	}
 	if rep.status != http.StatusNotModified {
-		*c.tok.bucket(gql)++
+		*s.window(c.tok).bucket(gql) += max(c.cost, 1)
 	}
 	s.bucketHeaders(c.tok, gql, &rep)
 	return rep
@@ -301,11 +315,38 @@ func finish(r *http.Request, rep reply) reply {
 	sum := sha256.Sum256(append([]byte(r.Header.Get("Accept")+"\n"), rep.raw...))
 	etag := `W/"` + hex.EncodeToString(sum[:16]) + `"`
 	rep.set("ETag", etag)
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+	lastMod, hasLastMod := lastModified(rep.body)
+	if hasLastMod {
+		rep.set("Last-Modified", lastMod.Format(http.TimeFormat))
+	}
+	if etagMatches(r.Header.Get("If-None-Match"), etag) || notModifiedSince(r, lastMod, hasLastMod) {
 		rep.status = http.StatusNotModified
 		rep.raw = nil
 	}
 	return rep
+}
+
+// lastModified is a single object's updated_at, which GitHub sends as
+// Last-Modified. Lists carry none here: a deletion does not move the
+// newest updated_at, so a list's date cannot tell it changed (the ETag does).
+func lastModified(body any) (time.Time, bool) {
+	o, isObj := body.(obj)
+	if !isObj {
+		return time.Time{}, false
+	}
+	v, _ := o["updated_at"].(string)
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
+}
+
+// notModifiedSince applies If-Modified-Since, which a request's
+// If-None-Match overrides (RFC 9110 13.1.3).
+func notModifiedSince(r *http.Request, lastMod time.Time, has bool) bool {
+	if !has || r.Header.Get("If-None-Match") != "" {
+		return false
+	}
+	since, err := http.ParseTime(r.Header.Get("If-Modified-Since"))
+	return err == nil && !lastMod.After(since)
 }
 
 func etagMatches(header, etag string) bool {

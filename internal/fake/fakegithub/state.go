@@ -202,20 +202,11 @@ func (in *installation) covers(fullName string) bool {
 	return false
 }
 
-// token is a registered credential and its rate-limit window.
+// token is a registered credential and its own rate-limit window (GraphQL
+// is budgeted apart from REST, x-ratelimit-resource: graphql, in the same
+// hourly window). With Limits on, an installation's tokens spend their
+// installation's budget instead (budgetOf).
 type token struct {
-	id    Identity
-	limit int
-	used  int
-	reset time.Time
-	// gqlUsed counts GraphQL requests, which GitHub budgets apart from
-	// REST (x-ratelimit-resource: graphql) in the same hourly window.
-	gqlUsed int
-}
-
-func (t *token) bucket(graphql bool) *int {
-	if graphql {
-		return &t.gqlUsed
-	}
-	return &t.used
+	id  Identity
+	own budget
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	gh "github.com/google/go-github/v60/github"
 )
@@ -18,28 +21,40 @@ import (
 // 304 back into the cached answer, and the set of requests GitHub rejected
 // with 422, which are never sent again unchanged.
 
-func (t *Transport) cachedETag(key string) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.cache[key]; c != nil {
-		return c.etag
-	}
-	return ""
+// Entry is a cached answer: the ETag that validates it, its headers
+// (without the rate-limit ones) and its body.
+type Entry struct {
+	ETag   string
+	Header http.Header
+	Body   []byte
 }
 
-// conditionalHit answers a 304 from the cache as a 200, or returns nil when
-// nothing is cached for the URL.
-func (t *Transport) conditionalHit(req *http.Request, resp *http.Response, key string) *http.Response {
-	t.mu.Lock()
-	c := t.cache[key]
-	if c != nil {
-		t.stats.ConditionalHits++
-		t.secondaryStreak = 0
-	}
-	t.mu.Unlock()
-	if c == nil {
+// Cache keeps the answers of conditional GETs by key (the URL and the
+// Accept header). Implementations are safe for concurrent use and treat
+// their own failures as misses: a lost entry costs one full read, never a
+// wrong answer, because GitHub validates the ETag sent.
+type Cache interface {
+	Get(ctx context.Context, key string) (Entry, bool)
+	Put(ctx context.Context, key string, e Entry)
+	Forget(ctx context.Context, key string)
+}
+
+// cacheKey is what a GET's answer is cached under: the URL and the media
+// type asked for (the raw and the JSON form of a file differ).
+func cacheKey(req *http.Request) string {
+	return req.URL.String() + " " + req.Header.Get("Accept")
+}
+
+// conditionalHit answers a 304 from the entry whose ETag was sent, as a
+// 200, or returns nil when none was.
+func (t *Transport) conditionalHit(req *http.Request, resp *http.Response, e *Entry) *http.Response {
+	if e == nil {
 		return nil
 	}
+	t.mu.Lock()
+	t.stats.ConditionalHits++
+	t.secondaryStreak = 0
+	t.mu.Unlock()
 	drain(resp)
 	return &http.Response{
 		Status:        "200 OK",
@@ -47,15 +62,15 @@ func (t *Transport) conditionalHit(req *http.Request, resp *http.Response, key s
 		Proto:         resp.Proto,
 		ProtoMajor:    resp.ProtoMajor,
 		ProtoMinor:    resp.ProtoMinor,
-		Header:        c.header.Clone(),
-		Body:          io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: int64(len(c.body)),
+		Header:        e.Header.Clone(),
+		Body:          io.NopCloser(bytes.NewReader(e.Body)),
+		ContentLength: int64(len(e.Body)),
 		Request:       req,
 	}
 }
 
 // store caches a 200's body under its ETag (it reads and replaces the body).
-func (t *Transport) store(key string, resp *http.Response) error {
+func (t *Transport) store(ctx context.Context, key string, resp *http.Response) error {
 	etag := resp.Header.Get("ETag")
 	if etag == "" {
 		return nil
@@ -66,43 +81,112 @@ func (t *Transport) store(key string, resp *http.Response) error {
 	if err != nil {
 		return err
 	}
-	if len(body) > maxCacheBytes/4 {
-		return nil
-	}
 	h := resp.Header.Clone()
 	stripRateHeaders(h)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.cache == nil {
-		t.cache = map[string]*cached{}
-	}
-	if old := t.cache[key]; old != nil {
-		t.cacheBytes -= len(old.body)
-	} else {
-		t.cacheOrder = append(t.cacheOrder, key)
-	}
-	t.cache[key] = &cached{etag: etag, header: h, body: body}
-	t.cacheBytes += len(body)
-	for (len(t.cache) > maxCacheEntries || t.cacheBytes > maxCacheBytes) && len(t.cacheOrder) > 0 {
-		oldest := t.cacheOrder[0]
-		t.cacheOrder = t.cacheOrder[1:]
-		if c := t.cache[oldest]; c != nil {
-			t.cacheBytes -= len(c.body)
-			delete(t.cache, oldest)
-		}
-	}
+	t.cache.Put(ctx, key, Entry{ETag: etag, Header: h, Body: body})
 	return nil
 }
 
-func (t *Transport) forget(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.cache[key]; c != nil {
-		t.cacheBytes -= len(c.body)
-		delete(t.cache, key)
-		t.cacheOrder = slices.DeleteFunc(t.cacheOrder, func(k string) bool { return k == key })
+// observe tells ObserveAPI about an answer.
+func (t *Transport) observe(status int, cached bool) {
+	if t.observeAPI != nil {
+		t.observeAPI(status, cached)
 	}
 }
+
+// MemoryCache is a Cache in this process's memory, bounded in entries and
+// body bytes (the oldest stored goes first). For gives the view of one
+// installation, so clients of several installations can share one.
+type MemoryCache struct {
+	maxEntries, maxBytes int
+
+	mu    sync.Mutex
+	m     map[string]*Entry
+	order []string
+	bytes int
+}
+
+// NewMemoryCache returns a MemoryCache; a bound of 0 is the default
+// (1,024 entries, 32 MiB). An answer larger than a quarter of maxBytes is
+// not kept.
+func NewMemoryCache(maxEntries, maxBytes int) *MemoryCache {
+	if maxEntries <= 0 {
+		maxEntries = maxCacheEntries
+	}
+	if maxBytes <= 0 {
+		maxBytes = maxCacheBytes
+	}
+	return &MemoryCache{maxEntries: maxEntries, maxBytes: maxBytes, m: map[string]*Entry{}}
+}
+
+// For returns the view of one installation (its keys apart from others').
+func (c *MemoryCache) For(installation int64) Cache {
+	return prefixed{c, strconv.FormatInt(installation, 10) + " "}
+}
+
+// Get implements Cache.
+func (c *MemoryCache) Get(_ context.Context, key string) (Entry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[key]; e != nil {
+		return *e, true
+	}
+	return Entry{}, false
+}
+
+// Put implements Cache.
+func (c *MemoryCache) Put(_ context.Context, key string, e Entry) {
+	if len(e.Body) > c.maxBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[key]; old != nil {
+		c.bytes -= len(old.Body)
+	} else {
+		c.order = append(c.order, key)
+	}
+	c.m[key] = &e
+	c.bytes += len(e.Body)
+	for (len(c.m) > c.maxEntries || c.bytes > c.maxBytes) && len(c.order) > 0 {
+		oldest := c.order[0]
+		c.order = c.order[1:]
+		if old := c.m[oldest]; old != nil {
+			c.bytes -= len(old.Body)
+			delete(c.m, oldest)
+		}
+	}
+}
+
+// Forget implements Cache.
+func (c *MemoryCache) Forget(_ context.Context, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[key]; old != nil {
+		c.bytes -= len(old.Body)
+		delete(c.m, key)
+		c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == key })
+	}
+}
+
+// Len is the number of entries kept.
+func (c *MemoryCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// prefixed is a view of a Cache under a key prefix.
+type prefixed struct {
+	c      Cache
+	prefix string
+}
+
+func (p prefixed) Get(ctx context.Context, key string) (Entry, bool) {
+	return p.c.Get(ctx, p.prefix+key)
+}
+func (p prefixed) Put(ctx context.Context, key string, e Entry) { p.c.Put(ctx, p.prefix+key, e) }
+func (p prefixed) Forget(ctx context.Context, key string)       { p.c.Forget(ctx, p.prefix+key) }
 
 func (t *Transport) rejectedBefore(fp string) (string, bool) {
 	t.mu.Lock()

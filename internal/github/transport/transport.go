@@ -69,12 +69,6 @@ const (
 	backoffCap      = 30 * time.Second
 )
 
-type cached struct {
-	etag   string
-	header http.Header
-	body   []byte
-}
-
 // Pacer spaces the mutations of every client that shares it. GitHub asks
 // for mutations one at a time, a second apart, per token: clients of the
 // same token (one per repository of an App installation) must share one.
@@ -105,6 +99,25 @@ type Config struct {
 	Timeout time.Duration
 	// Pacer is shared by the clients of one token; nil: a new one.
 	Pacer *Pacer
+	// Cache keeps the answers of conditional GETs (Op.ETag); nil: a
+	// memory cache of this transport's own. Clients of one installation
+	// may share one, replicas through Redis (internal/ghcache).
+	Cache Cache
+	// ObserveAPI, when set, is told every answer's status and whether it
+	// was a 304 served from the cache (cached; the status is then 304).
+	ObserveAPI func(status int, cached bool)
+	// Gate, when set, is a budget shared beyond this transport (App mode:
+	// the installation's, across replicas; internal/budget).
+	Gate Gate
+}
+
+// Gate is a rate budget shared with other transports. Admit says how long
+// a request must wait before it is sent, and why (the request's class
+// travels in its context); Observe records each answer's x-ratelimit-*
+// headers and the end of a secondary limit's retry-after (zero: none).
+type Gate interface {
+	Admit(ctx context.Context, graphql bool) (time.Duration, string)
+	Observe(ctx context.Context, h http.Header, secondaryUntil time.Time)
 }
 
 // New builds a Transport.
@@ -112,10 +125,13 @@ func New(c Config) *Transport {
 	t := &Transport{
 		next: c.Next, now: c.Now, sleep: c.Sleep, rand: c.Rand, log: c.Log,
 		gap: c.Gap, maxWait: c.MaxWait, maxRetries: c.MaxRetries, dryRun: c.DryRun,
-		timeout: c.Timeout, pace: c.Pacer,
+		timeout: c.Timeout, pace: c.Pacer, cache: c.Cache, observeAPI: c.ObserveAPI, gate: c.Gate,
 	}
 	if t.pace == nil {
 		t.pace = NewPacer()
+	}
+	if t.cache == nil {
+		t.cache = NewMemoryCache(0, 0)
 	}
 	return t
 }
@@ -139,6 +155,10 @@ type Transport struct {
 	// pace makes mutations go out one at a time, spaced by gap; clients
 	// sharing a token share it.
 	pace *Pacer
+	// cache keeps conditional GETs' answers; observeAPI sees each answer.
+	cache      Cache
+	observeAPI func(status int, cached bool)
+	gate       Gate
 
 	mu             sync.Mutex
 	blockedUntil   time.Time
@@ -151,9 +171,6 @@ type Transport struct {
 	trackerUntil    time.Time
 	trackerMsg      string
 	secondaryStreak int
-	cache           map[string]*cached
-	cacheOrder      []string
-	cacheBytes      int
 	rejected        map[string]string // fingerprint of a 422'd request -> message
 	rejectedOrder   []string
 	stats           Stats
@@ -182,14 +199,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if msg, seen := t.rejectedBefore(fp); seen {
 		return nil, fmt.Errorf("%w: identical request was already rejected, not repeating it: %s", forge.ErrValidation, msg)
 	}
-	a := &attempts{req: req, o: o, key: req.URL.String(), fp: fp}
+	a := &attempts{req: req, o: o, key: cacheKey(req), fp: fp}
 	for {
-		resp, err := t.send(ctx, req, o, mutating, body, a.key)
+		resp, err := t.send(ctx, req, o, mutating, body, a)
 		var retry bool
 		if err != nil {
 			retry, err = t.failed(ctx, a, err)
 		} else {
 			t.observeRate(resp.Header)
+			if t.gate != nil {
+				t.gate.Observe(ctx, resp.Header, time.Time{})
+			}
 			resp, retry, err = t.answered(ctx, a, resp)
 		}
 		if !retry {
@@ -202,7 +222,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 type attempts struct {
 	req     *http.Request
 	o       Op
-	key, fp string // cache key (the URL); fingerprint (method, URL, body)
+	key, fp string // cache key (URL and Accept); fingerprint (method, URL, body)
+	// cached is the entry whose ETag the last attempt sent, if any.
+	cached *Entry
 	// limited and transient count the rate-limit answers and the transient
 	// failures so far.
 	limited, transient int
@@ -240,13 +262,17 @@ func (t *Transport) answered(ctx context.Context, a *attempts, resp *http.Respon
 	o := a.o
 	switch status := resp.StatusCode; {
 	case status == http.StatusNotModified:
-		if hit := t.conditionalHit(a.req, resp, a.key); hit != nil {
+		if hit := t.conditionalHit(a.req, resp, a.cached); hit != nil {
+			t.observe(status, true)
 			return hit, false, nil
 		}
 	case status == http.StatusForbidden || status == http.StatusTooManyRequests:
 		l, isLimit := t.limitFor(status, resp.Header, bufferBody(resp))
 		if !isLimit {
 			break
+		}
+		if l.secondary && t.gate != nil {
+			t.gate.Observe(ctx, nil, l.until) // every replica of the installation holds
 		}
 		if otherBucket(resp.Header) && !l.secondary {
 			// GraphQL's own budget is spent; REST's may not be.
@@ -282,25 +308,29 @@ func (t *Transport) answered(ctx context.Context, a *attempts, resp *http.Respon
 		t.secondaryStreak = 0
 		t.mu.Unlock()
 		if o.ETag && a.req.Method == http.MethodGet {
-			if err := t.store(a.key, resp); err != nil {
+			if err := t.store(ctx, a.key, resp); err != nil {
 				return nil, false, &forge.TransientError{Status: status, Err: fmt.Errorf("%s: read body: %w", o.Kind, err)}
 			}
 		}
 	case status == http.StatusNotFound:
-		t.forget(a.key)
+		t.cache.Forget(ctx, a.key)
 	}
+	t.observe(resp.StatusCode, false)
 	return stripRate(resp), false, nil
 }
 
 // send waits for any open window (and, for a mutation, its slot), then
 // sends one attempt.
-func (t *Transport) send(ctx context.Context, req *http.Request, o Op, mutating bool, body []byte, key string) (*http.Response, error) {
+func (t *Transport) send(ctx context.Context, req *http.Request, o Op, mutating bool, body []byte, a *attempts) (*http.Response, error) {
 	if mutating {
 		t.pace.mu.Lock()
 		defer t.pace.mu.Unlock()
 	}
 	for {
 		if err := t.awaitWindow(ctx, o.Kind, o.NoWait); err != nil {
+			return nil, err
+		}
+		if err := t.awaitGate(ctx, o); err != nil {
 			return nil, err
 		}
 		if !mutating {
@@ -322,9 +352,11 @@ func (t *Transport) send(ctx context.Context, req *http.Request, o Op, mutating 
 		attempt.Body = io.NopCloser(bytes.NewReader(body))
 		attempt.ContentLength = int64(len(body))
 	}
+	a.cached = nil
 	if o.ETag && req.Method == http.MethodGet {
-		if etag := t.cachedETag(key); etag != "" {
-			attempt.Header.Set("If-None-Match", etag)
+		if e, ok := t.cache.Get(ctx, a.key); ok && e.ETag != "" {
+			a.cached = &e
+			attempt.Header.Set("If-None-Match", e.ETag)
 		}
 	}
 	t.mu.Lock()
@@ -378,6 +410,31 @@ func (t *Transport) awaitWindow(ctx context.Context, kind string, noWait bool) e
 			return &forge.RateLimitError{Until: until, Secondary: secondary, Msg: msg}
 		}
 		t.log.Info("github rate limit: waiting", "op", kind, "wait", wait, "until", until, "secondary", secondary)
+		t.mu.Lock()
+		t.stats.Waited += wait
+		t.mu.Unlock()
+		if err := t.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// awaitGate waits for the shared budget to admit the request, or returns
+// a *forge.RateLimitError at once when the wait would exceed maxWait.
+func (t *Transport) awaitGate(ctx context.Context, o Op) error {
+	if t.gate == nil {
+		return nil
+	}
+	for {
+		wait, why := t.gate.Admit(ctx, o.Read)
+		if wait <= 0 {
+			return nil
+		}
+		until := t.now().Add(wait)
+		if wait > t.maxWait || o.NoWait {
+			return &forge.RateLimitError{Until: until, Msg: why, Held: true}
+		}
+		t.log.Info("github budget: waiting", "op", o.Kind, "wait", wait, "until", until, "why", why)
 		t.mu.Lock()
 		t.stats.Waited += wait
 		t.mu.Unlock()

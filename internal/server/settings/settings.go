@@ -118,6 +118,10 @@ type Config struct {
 	// SweepInterval is how often every installation's open autopilot issues
 	// are reconciled (SWEEP_INTERVAL, a Go duration; 0 turns the timer off).
 	SweepInterval time.Duration
+	// InteractiveReserve is the share of each installation's hourly API
+	// budget that background work (the sweep) leaves for interactive work
+	// (GITHUB_INTERACTIVE_RESERVE, a percentage; 0 is the default, 20 %).
+	InteractiveReserve float64
 	// RedeliveryInterval is how often the App's recent webhook deliveries
 	// are read and the failed ones redelivered (REDELIVERY_INTERVAL, a Go
 	// duration; 0 turns the job off).
@@ -273,6 +277,14 @@ func endpoints() []setting {
 		}},
 		{"REDIS_PREFIX", "prefix of every Redis key (default autopilot:<APP_ID>:, so Apps sharing one Redis stay apart)", func(c *Config, v string) error {
 			c.RedisPrefix = v
+			return nil
+		}},
+		{"GITHUB_INTERACTIVE_RESERVE", "percentage of each installation's hourly API budget the sweep leaves for answers, commands and PR events (default 20)", func(c *Config, v string) error {
+			n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "%")), 64)
+			if err != nil || n <= 0 || n >= 100 {
+				return fmt.Errorf("want a percentage above 0 and below 100, such as 20, got %q", v)
+			}
+			c.InteractiveReserve = n / 100
 			return nil
 		}},
 	}
