@@ -643,7 +643,13 @@ func (q *Replica) RenewLoop(ctx context.Context) {
 				}
 				return
 			}
-			if lost = q.unfinished(lost); len(lost) > 0 {
+			lost = q.unfinished(lost)
+			if dropped, rest := q.dropParked(lost); len(dropped) > 0 {
+				// Not read again: the replica that claimed them runs them.
+				q.Log.Warn("parked deliveries were claimed by another replica; left to it", "entries", dropped)
+				lost = rest
+			}
+			if len(lost) > 0 {
 				// Slow enough to be claimed: the other replica runs it too,
 				// which the issue lease serialises and the ledger makes harmless.
 				q.Log.Warn("held deliveries were claimed by another replica", "entries", lost)
@@ -651,6 +657,47 @@ func (q *Replica) RenewLoop(ctx context.Context) {
 			ids = ids[n:]
 		}
 	})
+}
+
+// dropParked forgets the parked entries among ids (another replica
+// claimed them) and returns them, and the other ids.
+func (q *Replica) dropParked(ids []string) (dropped, rest []string) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.parkedN == 0 {
+		return nil, ids
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for inst, pids := range q.parked {
+		kept := pids[:0]
+		for _, id := range pids {
+			if want[id] {
+				dropped = append(dropped, id)
+				delete(want, id)
+				delete(q.held, id)
+				q.parkedN--
+				continue
+			}
+			kept = append(kept, id)
+		}
+		if len(kept) == 0 {
+			delete(q.parked, inst)
+		} else {
+			q.parked[inst] = kept
+		}
+	}
+	for _, id := range ids {
+		if want[id] {
+			rest = append(rest, id)
+		}
+	}
+	return dropped, rest
 }
 
 // ackedMemory is how long acknowledged entries are remembered (see

@@ -206,3 +206,43 @@ func TestParkedEntriesRunOnceInStreamOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedEntriesClaimedByAnotherReplicaAreDropped: a replica too slow
+// to renew its parked entries, which another replica claimed, drops them
+// when its renewal finds them gone rather than run them a second time.
+func TestParkedEntriesClaimedByAnotherReplicaAreDropped(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	for i := range n {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: i + 1, Installation: 7}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	local := workq.New(10, Held(1), nil)
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: 30 * time.Millisecond, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
+	})
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ra.ReadLoop(readCtx) }()
+	waitFor(t, func() bool { return ra.parkedLen() == n-1-InstallationAhead })
+	stopReading()
+	<-done
+	if _, _, _, err := b.Claim(ctx, "0-0", 0, 2*n); err != nil {
+		t.Fatal(err)
+	}
+	renewCtx, stopRenewing := context.WithCancel(ctx)
+	defer stopRenewing()
+	go ra.RenewLoop(renewCtx)
+	waitFor(t, func() bool { return ra.parkedLen() == 0 })
+}
