@@ -139,3 +139,36 @@ func TestFloodOnOneInstallationDoesNotDelayAnother(t *testing.T) {
 		})
 	}
 }
+
+// TestBacklogAtTheStreamsFrontDoesNotHoldAnother: 2,000 deliveries of
+// installation 1 at the front of the Redis stream, then one of
+// installation 2, 2 workers, each job held: installation 2's delivery
+// starts among the first workers+1 jobs, though it sits far past the
+// replica's read-ahead (Held) in the stream: the reader reads past one
+// installation's backlog, keeping only the ids of what it cannot hold.
+func TestBacklogAtTheStreamsFrontDoesNotHoldAnother(t *testing.T) {
+	const workers, flood = 2, 2000
+	p := newBlockingProcessor()
+	cfg := testConfig()
+	cfg.Workers = workers
+	cfg.QueueSize = flood + 10
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
+	_, srv := start(t, cfg, Deps{Processor: p, Queue: store, Deduper: store, Locker: store})
+	t.Cleanup(func() { close(p.release) })
+	for i := range flood {
+		sendAccepted(t, installationDelivery(t, fmt.Sprintf("flood-%d", i), 1+i, 1), srv.url)
+	}
+	sendAccepted(t, installationDelivery(t, "other", flood+100, 2), srv.url)
+	var order []string
+	for !slices.Contains(order, "other") {
+		if len(order) > workers {
+			t.Fatalf("start order %v: installation 2's delivery, behind %d of installation 1 in the stream, not among the first %d jobs",
+				order, flood, workers+1)
+		}
+		if len(order) == workers {
+			p.release <- struct{}{} // free one worker
+		}
+		order = append(order, p.next(t, fmt.Sprintf("after %v", order)))
+	}
+}

@@ -33,6 +33,24 @@ const (
 	// claims) before it is given up: a job that took that many replicas
 	// down with it is left to the sweep rather than crash the next one.
 	MaxDeliveries = 5
+	// InstallationAhead is how many entries past the workers' count one
+	// installation may hold in the local queue. Past it, the reader keeps
+	// reading but keeps only the id of the installation's next entries
+	// (parked: still pending with this replica's consumer, renewed like the
+	// held ones, claimed by another replica after a crash) and reads their
+	// payloads again when the installation's jobs finish. So a backlog of one
+	// installation at the front of the stream does not keep the entries of
+	// the others behind it unread.
+	InstallationAhead = ReadAhead / 4
+	// MaxParked bounds the ids parked at once (a few dozen bytes each).
+	// Past it the reader reads nothing new until parked entries are run: the
+	// entries behind them wait in the stream, as every entry did before
+	// parking.
+	MaxParked = 100_000
+	// parkedReadBlock is how long a read waits for new entries while some
+	// are parked: the reader must come back soon to run them once their
+	// installation's jobs finish.
+	parkedReadBlock = 50 * time.Millisecond
 )
 
 // Replica is a replica's side of the Redis work queue: a reader that
@@ -66,6 +84,13 @@ type Replica struct {
 	toAck       []string
 	ackNote     chan struct{} // a value when toAck grew or acking should stop
 	ackClose    bool
+	// holding counts, per installation, the entries pushed into the local
+	// queue and not yet finished; parked holds, per installation, the ids
+	// read past InstallationAhead, in stream order (parkedN in all).
+	holding  map[int64]int
+	parked   map[int64][]string
+	parkedN  int
+	leftNote chan struct{} // a value when an installation's job finished
 }
 
 // ReplicaOptions connect a Replica to the server it feeds.
@@ -93,11 +118,144 @@ type ReplicaOptions struct {
 func NewReplica(store *Store, o ReplicaOptions) *Replica {
 	return &Replica{
 		ReplicaOptions: o, store: store,
-		tokens:  make(chan struct{}, Held(o.Workers)),
-		held:    make(map[string]bool),
-		acked:   make(map[string]time.Time),
-		ackNote: make(chan struct{}, 1),
+		tokens:   make(chan struct{}, Held(o.Workers)),
+		held:     make(map[string]bool),
+		acked:    make(map[string]time.Time),
+		ackNote:  make(chan struct{}, 1),
+		holding:  make(map[int64]int),
+		parked:   make(map[int64][]string),
+		leftNote: make(chan struct{}, 1),
 	}
+}
+
+// installationCap is the most entries one installation holds in the local
+// queue (running or waiting).
+func (q *Replica) installationCap() int { return q.Workers + InstallationAhead }
+
+// park keeps only e's id when its installation already holds
+// installationCap entries or has parked ones (which go first: one issue's
+// entries run in stream order); otherwise it counts e as held by its
+// installation. True when parked.
+func (q *Replica) park(id string, inst int64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.parked[inst]) == 0 && q.holding[inst] < q.installationCap() {
+		q.holding[inst]++
+		return false
+	}
+	q.parked[inst] = append(q.parked[inst], id)
+	q.parkedN++
+	return true
+}
+
+// left notes that a job of installation inst finished (or was handed
+// back): its parked entries may run.
+func (q *Replica) left(inst int64) {
+	q.mu.Lock()
+	if q.holding[inst]--; q.holding[inst] <= 0 {
+		delete(q.holding, inst)
+	}
+	q.mu.Unlock()
+	select {
+	case q.leftNote <- struct{}{}:
+	default:
+	}
+}
+
+// parkedFull reports whether the reader must read nothing new (MaxParked).
+func (q *Replica) parkedFull() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.parkedN >= MaxParked
+}
+
+func (q *Replica) parkedLen() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.parkedN
+}
+
+// unpark reads back and pushes up to n parked entries of installations
+// under installationCap, one installation after another; it returns how
+// many it pushed. When Redis does not answer they stay parked.
+func (q *Replica) unpark(ctx context.Context, n int) (int, error) {
+	type pick struct {
+		id   string
+		inst int64
+	}
+	var picks []pick
+	q.mu.Lock()
+	for more := true; more && len(picks) < n; {
+		more = false
+		for inst, ids := range q.parked {
+			if len(picks) >= n {
+				break
+			}
+			if q.holding[inst] >= q.installationCap() {
+				continue
+			}
+			picks = append(picks, pick{ids[0], inst})
+			q.holding[inst]++
+			q.parkedN--
+			if len(ids) == 1 {
+				delete(q.parked, inst)
+			} else {
+				q.parked[inst] = ids[1:]
+				more = true
+			}
+		}
+	}
+	q.mu.Unlock()
+	if len(picks) == 0 {
+		return 0, nil
+	}
+	ids := make([]string, len(picks))
+	for i, p := range picks {
+		ids[i] = p.id
+	}
+	es, gone, err := q.store.Entries(ctx, ids)
+	if err != nil {
+		q.mu.Lock()
+		for i := len(picks) - 1; i >= 0; i-- {
+			p := picks[i]
+			q.parked[p.inst] = append([]string{p.id}, q.parked[p.inst]...)
+			q.parkedN++
+			q.holding[p.inst]--
+		}
+		q.mu.Unlock()
+		return 0, err
+	}
+	if len(gone) > 0 {
+		q.Metrics.QueueLost(len(gone))
+		q.Log.Error("queue entries deleted before they were acknowledged; the sweep catches their issues up",
+			"entries", gone)
+		goneSet := make(map[string]bool, len(gone))
+		for _, id := range gone {
+			goneSet[id] = true
+		}
+		for _, p := range picks {
+			if goneSet[p.id] {
+				q.left(p.inst)
+				q.ack(p.id)
+			}
+		}
+	}
+	taken := 0
+	for _, e := range es {
+		inst := workq.Work{Job: e.Job}.Installation()
+		if e.Bad != nil {
+			q.Metrics.QueueLost(1)
+			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
+			q.left(inst)
+			q.ack(e.ID)
+			continue
+		}
+		q.NoteInstallation(e.Job.Event.Installation)
+		key, locks := q.Keys(e.Job.Event)
+		q.Queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
+		taken++
+	}
+	return taken, nil
 }
 
 // Held is the most entries a replica with workers workers holds at once:
@@ -137,6 +295,15 @@ func (q *Replica) ReadLoop(ctx context.Context) {
 			continue
 		}
 		wait = 100 * time.Millisecond
+		if taken == 0 && q.parkedFull() {
+			// Nothing new may be read and no parked entry can run: wait
+			// for a job to finish.
+			select {
+			case <-q.leftNote:
+			case <-ctx.Done():
+				return
+			}
+		}
 		if time.Now().After(nextConsumerSweep) {
 			nextConsumerSweep = time.Now().Add(consumerSweepEvery)
 			if err := q.store.DropGoneConsumers(ctx, consumerGone); err != nil {
@@ -192,7 +359,12 @@ type readCursor struct {
 // when a claim pass is due, then new ones. It returns how many it took.
 func (q *Replica) fetch(ctx context.Context, cur *readCursor, n int) (taken int, err error) {
 	log := q.Log
-	if !time.Now().Before(cur.nextClaim) {
+	if q.parkedLen() > 0 {
+		if taken, err = q.unpark(ctx, n); err != nil {
+			return taken, err
+		}
+	}
+	if taken < n && !time.Now().Before(cur.nextClaim) {
 		var es []Entry
 		var gone []string
 		es, cur.id, gone, err = q.store.Claim(ctx, cur.id, q.Idle, n)
@@ -209,8 +381,12 @@ func (q *Replica) fetch(ctx context.Context, cur *readCursor, n int) (taken int,
 		}
 		taken += q.accept(es, true)
 	}
-	if taken < n {
-		es, lostGroup, err := q.store.Read(ctx, n-taken, streamReadBlock)
+	if taken < n && !q.parkedFull() {
+		block := streamReadBlock
+		if q.parkedLen() > 0 {
+			block = parkedReadBlock
+		}
+		es, lostGroup, err := q.store.Read(ctx, n-taken, block)
 		if lostGroup {
 			q.Metrics.QueueLost(1)
 			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
@@ -262,6 +438,9 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 			q.Log.Info("claimed a delivery left pending by another replica", "delivery", e.Job.Delivery,
 				"entry", e.ID, "idle_over", q.Idle.String())
 		}
+		if q.park(e.ID, workq.Work{Job: e.Job}.Installation()) {
+			continue // its payload is read again when its installation's turn comes
+		}
 		q.NoteInstallation(e.Job.Event.Installation)
 		key, locks := q.Keys(e.Job.Event)
 		q.Queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
@@ -306,6 +485,7 @@ func (q *Replica) Finish(ctx context.Context, w workq.Work, leases []job.Lease) 
 	}
 	if len(leases) == 0 {
 		q.ack(w.Entry)
+		q.left(w.Installation())
 		<-q.tokens
 		return
 	}
@@ -317,6 +497,7 @@ func (q *Replica) Finish(ctx context.Context, w workq.Work, leases []job.Lease) 
 			"entry", w.Entry, "err", err)
 		q.release(leases)
 		q.ack(w.Entry)
+		q.left(w.Installation())
 		<-q.tokens
 		return
 	}
@@ -328,6 +509,7 @@ func (q *Replica) Finish(ctx context.Context, w workq.Work, leases []job.Lease) 
 	delete(q.held, w.Entry)
 	q.acked[w.Entry] = time.Now()
 	q.mu.Unlock()
+	q.left(w.Installation())
 	<-q.tokens
 }
 
@@ -363,6 +545,7 @@ func (q *Replica) GiveBack(w workq.Work) {
 	q.mu.Lock()
 	delete(q.held, w.Entry)
 	q.mu.Unlock()
+	q.left(w.Installation())
 	<-q.tokens
 }
 
@@ -460,7 +643,13 @@ func (q *Replica) RenewLoop(ctx context.Context) {
 				}
 				return
 			}
-			if lost = q.unfinished(lost); len(lost) > 0 {
+			lost = q.unfinished(lost)
+			if dropped, rest := q.dropParked(lost); len(dropped) > 0 {
+				// Not read again: the replica that claimed them runs them.
+				q.Log.Warn("parked deliveries were claimed by another replica; left to it", "entries", dropped)
+				lost = rest
+			}
+			if len(lost) > 0 {
 				// Slow enough to be claimed: the other replica runs it too,
 				// which the issue lease serialises and the ledger makes harmless.
 				q.Log.Warn("held deliveries were claimed by another replica", "entries", lost)
@@ -468,6 +657,47 @@ func (q *Replica) RenewLoop(ctx context.Context) {
 			ids = ids[n:]
 		}
 	})
+}
+
+// dropParked forgets the parked entries among ids (another replica
+// claimed them) and returns them, and the other ids.
+func (q *Replica) dropParked(ids []string) (dropped, rest []string) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.parkedN == 0 {
+		return nil, ids
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for inst, pids := range q.parked {
+		kept := pids[:0]
+		for _, id := range pids {
+			if want[id] {
+				dropped = append(dropped, id)
+				delete(want, id)
+				delete(q.held, id)
+				q.parkedN--
+				continue
+			}
+			kept = append(kept, id)
+		}
+		if len(kept) == 0 {
+			delete(q.parked, inst)
+		} else {
+			q.parked[inst] = kept
+		}
+	}
+	for _, id := range ids {
+		if want[id] {
+			rest = append(rest, id)
+		}
+	}
+	return dropped, rest
 }
 
 // ackedMemory is how long acknowledged entries are remembered (see

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,4 +97,152 @@ func TestReadAheadEntriesAreClaimedAfterACrash(t *testing.T) {
 	if len(es) != n {
 		t.Fatalf("replica b claimed %d entries, want all %d read by a (started or not)", len(es), n)
 	}
+}
+
+// TestParkedEntriesAreClaimedAfterACrash: a replica whose one worker is
+// busy reads one installation's backlog past InstallationAhead: the entries
+// it keeps only the ids of (parked) are pending with its consumer too, so
+// when it dies another replica claims every one, none lost; and the
+// installation behind the backlog in the stream is read and queued.
+func TestParkedEntriesAreClaimedAfterACrash(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 500 // of installation 7, past Held(1), then one of installation 8
+	enqueue := func(i int, inst int64) {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: i + 1, Installation: inst}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	for i := range n {
+		enqueue(i, 7)
+	}
+	enqueue(n, 8)
+	local := workq.New(10, Held(1), nil)
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: time.Minute, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
+	})
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ra.ReadLoop(readCtx) }()
+	// Installation 7 holds 1+InstallationAhead, installation 8 its one.
+	waitFor(t, func() bool { return local.Len() == 1+InstallationAhead+1 })
+	waitFor(t, func() bool { return ra.parkedLen() == n-1-InstallationAhead })
+	stopReading() // replica a dies: no renewal, no hand-back
+	<-done
+	es, _, _, err := b.Claim(ctx, "0-0", 0, 2*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != n+1 {
+		t.Fatalf("replica b claimed %d entries, want all %d read by a (queued or parked)", len(es), n+1)
+	}
+}
+
+// TestParkedEntriesRunOnceInStreamOrder: 400 entries on one issue of
+// installation 7 (most of them parked), then one of installation 8, one
+// worker whose first job is held until the reader has read the whole
+// stream: installation 8's entry is the second to start, and every entry
+// runs once, issue 1's in stream order.
+func TestParkedEntriesRunOnceInStreamOrder(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a", LockTTL: time.Minute})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	enqueue := func(d string, issue int, inst int64) {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: issue, Installation: inst}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: d, Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue %s = %d, %v", d, res, err)
+		}
+	}
+	for i := range n {
+		enqueue(fmt.Sprintf("d-%d", i), 1, 7)
+	}
+	enqueue("other", 2, 8)
+	local := workq.New(10, Held(1), nil)
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: time.Minute, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
+	})
+	readCtx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	go ra.ReadLoop(readCtx)
+	go ra.AckLoop(readCtx)
+	var order []string
+	for first := true; len(order) < n+1; first = false {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		w, ok := local.Take(tctx)
+		cancel()
+		if !ok {
+			t.Fatalf("nothing to start after %d jobs", len(order))
+		}
+		order = append(order, w.Job.Delivery)
+		if first {
+			waitFor(t, func() bool { return ra.parkedLen() == n-1-InstallationAhead })
+		}
+		ra.Finish(ctx, w, nil)
+		local.Done(w.Key)
+	}
+	if i := slices.Index(order, "other"); i < 0 || i > 1 {
+		t.Fatalf("installation 8's entry started %dth, want among the first 2", i+1)
+	}
+	order = slices.DeleteFunc(order, func(d string) bool { return d == "other" })
+	for i, d := range order {
+		if d != fmt.Sprintf("d-%d", i) {
+			t.Fatalf("job %d of issue 1 was %s, want d-%d (stream order, each once)", i, d, i)
+		}
+	}
+}
+
+// TestParkedEntriesClaimedByAnotherReplicaAreDropped: a replica too slow
+// to renew its parked entries, which another replica claimed, drops them
+// when its renewal finds them gone rather than run them a second time.
+func TestParkedEntriesClaimedByAnotherReplicaAreDropped(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	for i := range n {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: i + 1, Installation: 7}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	local := workq.New(10, Held(1), nil)
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: 30 * time.Millisecond, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
+	})
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ra.ReadLoop(readCtx) }()
+	waitFor(t, func() bool { return ra.parkedLen() == n-1-InstallationAhead })
+	stopReading()
+	<-done
+	if _, _, _, err := b.Claim(ctx, "0-0", 0, 2*n); err != nil {
+		t.Fatal(err)
+	}
+	renewCtx, stopRenewing := context.WithCancel(ctx)
+	defer stopRenewing()
+	go ra.RenewLoop(renewCtx)
+	waitFor(t, func() bool { return ra.parkedLen() == 0 })
 }

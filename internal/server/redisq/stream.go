@@ -689,3 +689,29 @@ func entryMillis(id string) (int64, bool) {
 	n, err := strconv.ParseInt(ms, 10, 64)
 	return n, err == nil
 }
+
+// Entries reads the entries ids back from the stream in one round trip
+// (XRANGE id id each), in the order asked; gone are the ids no longer in
+// the stream (deleted before they were acknowledged).
+func (s *Store) Entries(ctx context.Context, ids []string) (es []Entry, gone []string, err error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.XMessageSliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.XRange(ctx, s.streamKey(), id, id)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, fmt.Errorf("redis queue re-read: %w", err)
+	}
+	for i, c := range cmds {
+		ms, err := c.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, fmt.Errorf("redis queue re-read %s: %w", ids[i], err)
+		}
+		if len(ms) == 0 {
+			gone = append(gone, ids[i])
+			continue
+		}
+		es = append(es, decodeEntry(ms[0].ID, ms[0].Values))
+	}
+	return es, gone, nil
+}
