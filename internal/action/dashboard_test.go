@@ -51,7 +51,7 @@ func TestTwoSweepsCreatingAtOnceLeaveOneDashboard(t *testing.T) {
 		}
 	}}
 	ctx := context.Background()
-	note, err := keepDashboard(ctx, api, ".github/autopilot.yml", bot, nil)
+	note, _, err := keepDashboard(ctx, api, ".github/autopilot.yml", bot, nil)
 	if err != nil || !strings.Contains(note, "closed: another sweep created one first") {
 		t.Fatalf("the racing sweep: %q, %v", note, err)
 	}
@@ -67,7 +67,7 @@ func TestTwoSweepsCreatingAtOnceLeaveOneDashboard(t *testing.T) {
 	if open != 1 {
 		t.Fatalf("%d dashboards open after the race, want 1", open)
 	}
-	note, err = keepDashboard(ctx, c, ".github/autopilot.yml", bot, nil)
+	note, _, err = keepDashboard(ctx, c, ".github/autopilot.yml", bot, nil)
 	if err != nil || note != "dashboard issue #"+itoa(first)+" unchanged" {
 		t.Fatalf("the next sweep: %q, %v", note, err)
 	}
