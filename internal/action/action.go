@@ -99,12 +99,15 @@ func Run(ctx context.Context, env Env) int {
 		code = failRun(env, res.Err)
 	}
 	if res.Err == nil && (ev.Name == "schedule" || ev.Name == "workflow_dispatch") {
-		note, err := keepDashboard(ctx, client, w.Inputs.ConfigPath, dashissue.Bot{Login: w.BotLogin, AppID: w.AppID}, res.Outcomes)
+		note, warning, err := keepDashboard(ctx, client, w.Inputs.ConfigPath, dashissue.Bot{Login: w.BotLogin, AppID: w.AppID}, res.Outcomes)
 		switch {
 		case err != nil:
 			fmt.Fprintf(env.Stdout, "::warning::dashboard issue not kept: %s\n", escapeAnnotation(err.Error()))
 		case note != "":
 			fmt.Fprintf(env.Stdout, "autopilot: %s\n", note)
+		}
+		if warning != "" {
+			fmt.Fprintf(env.Stdout, "::warning::%s\n", escapeAnnotation(warning))
 		}
 		st = client.Stats()
 		res.Calls = st.Total - st.ConditionalHits

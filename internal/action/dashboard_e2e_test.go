@@ -47,10 +47,22 @@ func (h *harness) issueWrites(from int) (creates, edits int) {
 	return creates, edits
 }
 
+// pinCalls counts the pinIssue mutations since request from.
+func (h *harness) pinCalls(from int) int {
+	n := 0
+	for _, q := range h.gh.Requests()[from:] {
+		if q.Path == "/graphql" && strings.Contains(q.Body, "pinIssue(") {
+			n++
+		}
+	}
+	return n
+}
+
 // TestActionDashboardIssue: with dashboard: true the scheduled sweep
 // keeps one "autopilot dashboard" issue with a row per open autopilot
 // issue: created on the first sweep, untouched by a sweep that changes
-// nothing, edited once when a row changed; a look-alike issue another
+// nothing, edited once when a row changed; pinned right after it is
+// created, with one pinIssue call and none on later sweeps; a look-alike issue another
 // account wrote (the same marker in its body) is neither adopted nor
 // edited, and a hostile title renders inert.
 func TestActionDashboardIssue(t *testing.T) {
@@ -83,6 +95,9 @@ func TestActionDashboardIssue(t *testing.T) {
 		t.Fatalf("first sweep: %d creates and %d issue edits, want 1 and 0", c, e)
 	}
 	dash := ours[0]
+	if !dash.Pinned || h.pinCalls(from) != 1 {
+		t.Fatalf("first sweep: the dashboard pinned %v with %d pinIssue calls, want pinned with 1\n%s", dash.Pinned, h.pinCalls(from), r.stdout)
+	}
 	for _, want := range []string{"| Issue |", "#" + strconv.Itoa(n), "greenfield", "| Problem |", "Export &lt;b&gt;CSV&lt;/b&gt; \\|"} {
 		if !strings.Contains(dash.Body, want) {
 			t.Errorf("the dashboard lacks %q:\n%s", want, dash.Body)
@@ -99,8 +114,8 @@ func TestActionDashboardIssue(t *testing.T) {
 
 	from = len(h.gh.Requests())
 	h.sweep()
-	if c, e := h.issueWrites(from); c != 0 || e != 0 {
-		t.Fatalf("a sweep that changed nothing: %d creates and %d issue edits, want none", c, e)
+	if c, e := h.issueWrites(from); c != 0 || e != 0 || h.pinCalls(from) != 0 {
+		t.Fatalf("a sweep that changed nothing: %d creates, %d issue edits, %d pins, want none", c, e, h.pinCalls(from))
 	}
 
 	h.mustOK(h.run("issue_comment", h.comment(n, "maria", "/autopilot done problem stated")), "done")
@@ -112,5 +127,43 @@ func TestActionDashboardIssue(t *testing.T) {
 	ours, _ = h.dashboardIssues()
 	if len(ours) != 1 || ours[0].Number != dash.Number || !strings.Contains(ours[0].Body, "| Research |") {
 		t.Fatalf("the dashboard was not updated in place: %+v", ours)
+	}
+}
+
+// TestActionDashboardIssueWithThePinsTaken: the repository already has
+// its 3 pinned issues, so the pin after creating the dashboard is refused:
+// the run warns, naming what to do, and succeeds; the dashboard is kept
+// (created once, unpinned), and the next sweep does not try again.
+func TestActionDashboardIssueWithThePinsTaken(t *testing.T) {
+	h := newHarness(t)
+	if err := h.gh.SetFile(repo, ".github/autopilot.yml", []byte("dashboard: true\njira:\n  enabled: false\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, title := range []string{"Roadmap", "Release notes", "Help wanted"} {
+		n, err := h.gh.CreateIssue(repo, "maria", title, "pinned by hand", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.gh.PinIssue(repo, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from := len(h.gh.Requests())
+	r := h.sweep()
+	ours, _ := h.dashboardIssues()
+	if len(ours) != 1 || ours[0].Pinned {
+		t.Fatalf("after the refused pin: %d dashboards of ours (want 1, unpinned): %+v\n%s", len(ours), ours, r.stdout)
+	}
+	if h.pinCalls(from) != 1 {
+		t.Fatalf("%d pinIssue calls, want 1", h.pinCalls(from))
+	}
+	warn := "::warning::dashboard issue #" + strconv.Itoa(ours[0].Number) + " created but not pinned"
+	if !strings.Contains(r.stdout, warn) || !strings.Contains(r.stdout, "3 pinned issues") || !strings.Contains(r.stdout, "Pin issue") {
+		t.Fatalf("the run does not warn %q with GitHub's reason and what to do:\n%s", warn, r.stdout)
+	}
+	from = len(h.gh.Requests())
+	r = h.sweep()
+	if c, e := h.issueWrites(from); c != 0 || e != 0 || h.pinCalls(from) != 0 || strings.Contains(r.stdout, "::warning::") {
+		t.Fatalf("the next sweep: %d creates, %d edits, %d pins (want none, no warning)\n%s", c, e, h.pinCalls(from), r.stdout)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/github/gql"
 	"github.com/autopilot-dev/autopilot/internal/github/transport"
@@ -69,6 +70,32 @@ func (c *Client) ReadRecent(ctx context.Context, number int, more func(forge.Iss
 		before = conn.PageInfo.StartCursor
 	}
 	return forge.Recent{}, fmt.Errorf("github %s: more than %d pages, stopping", what, maxPages)
+}
+
+// PinIssue pins the issue with GraphQL id nodeID above the repository's
+// issue list (the pinIssue mutation; GitHub has no REST endpoint for it).
+// A mutation: paced, held back by dry-run. A refusal (the repository's 3
+// pins taken, no write access) is returned as GitHub worded it.
+func (c *Client) PinIssue(ctx context.Context, nodeID string) error {
+	ctx = budget.WithClass(ctx, budget.Background)
+	if c.dryRun {
+		c.dry("POST graphql pinIssue", "issue", nodeID)
+		return nil
+	}
+	const what = "pin the issue (GraphQL pinIssue)"
+	var ans gql.PinAnswer
+	_, err := c.do(ctx, transport.Op{Kind: "POST graphql pinIssue", NoWait: true}, http.MethodPost, c.gqlURL,
+		map[string]any{"query": gql.PinMutation, "operationName": "AutopilotPinIssue", "variables": map[string]any{"issueId": nodeID}}, &ans, "")
+	if err != nil {
+		return c.mapErr(what, err)
+	}
+	if err := gql.Failure(ans.Errors); err != nil {
+		return fmt.Errorf("github %s: %w", what, err)
+	}
+	if ans.Data == nil || ans.Data.PinIssue == nil || ans.Data.PinIssue.Issue == nil || !ans.Data.PinIssue.Issue.IsPinned {
+		return fmt.Errorf("github %s: the answer does not say the issue is pinned", what)
+	}
+	return nil
 }
 
 // Requests implements forge.RecentReader: every request sent, 304s and

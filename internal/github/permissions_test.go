@@ -61,6 +61,9 @@ var endpoints = []endpoint{
 	{"POST", "/repos/{owner}/{repo}/issues/{number}/dependencies/blocked_by", "issues", "write"},
 	// The thread query (gql.RecentQuery) reads one issue and its comments.
 	{"POST", "/graphql", "issues", "read"},
+	// The pinIssue mutation: "people with write access" may pin (GitHub's
+	// "Pinning an issue to your repository"). Told apart by its document.
+	{"POST", "/graphql#pinIssue", "issues", "write"},
 
 	{"GET", "/repos/{owner}/{repo}/pulls/{number}", "pull_requests", "read"},
 	{"GET", "/repos/{owner}/{repo}/pulls/{number}/reviews", "pull_requests", "read"},
@@ -227,6 +230,13 @@ func adapterDrivers(w *permWorld) map[string]func(context.Context, *Client) erro
 			}
 			return c.EditIssueBody(ctx, is.Number, "new body")
 		},
+		"PinIssue": func(ctx context.Context, c *Client) error {
+			is, err := c.CreateIssue(ctx, "to pin", "body", nil)
+			if err != nil {
+				return err
+			}
+			return c.PinIssue(ctx, is.NodeID)
+		},
 		"CloseIssue": func(ctx context.Context, c *Client) error {
 			is, err := c.CreateIssue(ctx, "to close", "body", nil)
 			if err != nil {
@@ -324,7 +334,11 @@ func TestAdapterCallsAreGrantedInTheDocs(t *testing.T) {
 			t.Errorf("%s made no request", name)
 		}
 		for _, q := range reqs {
-			e, ok := match(q.Method, q.Path)
+			path := q.Path
+			if path == "/graphql" && strings.Contains(q.Body, "pinIssue(") {
+				path += "#pinIssue"
+			}
+			e, ok := match(q.Method, path)
 			if !ok {
 				t.Errorf("%s calls %s %s, which is not in the endpoint table: add it with the permission GitHub's documentation names", name, q.Method, q.Path)
 				continue

@@ -31,7 +31,7 @@ var _ tracker.SubIssueAPI = (*Client)(nil)
 func (c *Client) SubIssueTracker() tracker.SubIssueAPI { return c }
 
 func ghIssue(is *gh.Issue) tracker.GHIssue {
-	out := tracker.GHIssue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(),
+	out := tracker.GHIssue{ID: is.GetID(), NodeID: is.GetNodeID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(),
 		Closed: is.GetState() == "closed", URL: is.GetHTMLURL(),
 		Author: is.GetUser().GetLogin(), AuthorIsBot: is.GetUser().GetType() == "Bot"}
 	for _, l := range is.Labels {

@@ -14,7 +14,8 @@ const MaxSubIssues = 100
 
 // GHIssue is a GitHub issue as the sub-issue tracker sees it.
 type GHIssue struct {
-	ID     int64 // the numeric id sub-issue and dependency requests take
+	ID     int64  // the numeric id sub-issue and dependency requests take
+	NodeID string // the GraphQL id (node_id) mutations such as pinIssue take
 	Number int
 	Title  string
 	Body   string

@@ -2,7 +2,7 @@
 // dashboard: true): the one "autopilot dashboard" issue per repository,
 // listing the open autopilot issues with the per-issue table of the App's
 // dashboard (rows built by internal/dashboard/model), and what a sweep
-// writes to keep it so: create it when none of ours is open, edit it only
+// writes to keep it so: create (and pin) it when none of ours is open, edit it only
 // when its text changed, close the newer of two a race created.
 //
 // It is pure: it reads no clock and does no I/O. The Action lists, creates,
@@ -67,6 +67,11 @@ func (b Bot) ours(c Candidate) bool {
 type Plan struct {
 	// Create: no dashboard of ours is open; open one with the body.
 	Create bool
+	// Pin: pin the created dashboard above the issue list, once. Only
+	// with Create: a later sweep never pins, so a pin a person removed or
+	// GitHub refused (3 pins per repository, write access) is not asked
+	// again on every sweep.
+	Pin bool
 	// Edit is the dashboard to give the new body (0: none, or unchanged).
 	Edit int
 	// Keep is the dashboard that stays (0 when Create).
@@ -87,7 +92,7 @@ func Decide(cands []Candidate, bot Bot, body string) Plan {
 		}
 	}
 	if len(mine) == 0 {
-		return Plan{Create: true}
+		return Plan{Create: true, Pin: true}
 	}
 	slices.SortFunc(mine, func(a, b Candidate) int { return a.Number - b.Number })
 	p := Plan{Keep: mine[0].Number}

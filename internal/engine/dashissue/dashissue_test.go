@@ -51,6 +51,21 @@ func TestDecideWritesOnlyWhatChanged(t *testing.T) {
 	}
 }
 
+// TestOnlyACreatedDashboardIsPinned: the pin is asked once, with the
+// create; a sweep that keeps, edits or closes dashboards never pins (a pin
+// a person undid, or GitHub refused, is not tried again each sweep).
+func TestOnlyACreatedDashboardIsPinned(t *testing.T) {
+	body := Render(nil)
+	if p := Decide(nil, bot, body); !p.Create || !p.Pin {
+		t.Errorf("none open: %+v, want created and pinned", p)
+	}
+	for _, cands := range [][]Candidate{{ourDash(7, body)}, {ourDash(7, Marker+"\nold")}, {ourDash(7, body), ourDash(9, body)}} {
+		if p := Decide(cands, bot, body); p.Pin {
+			t.Errorf("%d of ours open: %+v asks a pin", len(cands), p)
+		}
+	}
+}
+
 // TestTheNewerOfTwoRacingDashboardsClosesItself: two sweeps created one
 // each; listed again, the newer sees the older and closes itself, the
 // older does not.

@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// The GraphQL endpoint (POST /graphql; GHES: /api/graphql) answers one
-// document: the thread read the adapter sends, recognised by its operation
-// name. Anything else gets GitHub's error shape (HTTP 200, an "errors"
+// The GraphQL endpoint (POST /graphql; GHES: /api/graphql) answers two
+// documents, recognised by their operation names: the thread read the
+// adapter sends and the pinIssue mutation (pins.go). Anything else gets GitHub's error shape (HTTP 200, an "errors"
 // array), so a client that sends a document the fake does not model fails
 // loudly rather than reading an invented answer.
 
@@ -47,8 +47,12 @@ func (s *Server) graphql(c *call) reply {
 	if err := json.Unmarshal(c.body, &in); err != nil || in.Query == "" {
 		return errorReply(http.StatusBadRequest, "Problems parsing JSON", "https://docs.github.com/graphql")
 	}
+	if in.OperationName == PinIssueOp && strings.Contains(in.Query, "mutation "+PinIssueOp+"(") {
+		c.cost = 1
+		return s.pinIssue(c, in.Variables)
+	}
 	if in.OperationName != RecentCommentsOp || !strings.Contains(in.Query, "query "+RecentCommentsOp+"(") {
-		return gqlErrors(nil, obj{"message": "the fake GitHub serves only the " + RecentCommentsOp + " query",
+		return gqlErrors(nil, obj{"message": "the fake GitHub serves only the " + RecentCommentsOp + " query and the " + PinIssueOp + " mutation",
 			"locations": []obj{{"line": 1, "column": 1}}})
 	}
 	// GitHub's cost: the requests the connections need (labels(first: 100)

@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -41,11 +42,17 @@ func (r Request) ListedIDs() []int64 {
 }
 
 // IsMutation reports whether the request asked to change state (anything
-// but GET/HEAD, not counting App token minting nor GraphQL, where the fake
-// serves one query and no mutation).
+// but GET/HEAD, not counting App token minting; on GraphQL, a mutation
+// document).
 func (r Request) IsMutation() bool {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Path == "/graphql" {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return false
+	}
+	if r.Path == "/graphql" {
+		var doc struct {
+			Query string `json:"query"`
+		}
+		return json.Unmarshal([]byte(r.Body), &doc) == nil && strings.HasPrefix(strings.TrimSpace(doc.Query), "mutation")
 	}
 	return !strings.HasPrefix(r.Path, "/app/")
 }

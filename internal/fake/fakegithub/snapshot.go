@@ -24,6 +24,7 @@ type Issue struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	ClosedAt  time.Time
+	Pinned    bool // pinned above the repository's issue list
 }
 
 // Comment is an issue comment, deleted ones included.
@@ -80,7 +81,7 @@ func (u *user) snap() forge.User { return forge.User{Login: u.login, ID: u.id, T
 func (is *issue) snap() Issue {
 	out := Issue{Number: is.number, Title: is.title, Body: is.body, State: is.state,
 		Author: is.user.snap(), Labels: labelNamesOf(is), IsPR: is.pull != nil,
-		CreatedAt: is.created, UpdatedAt: is.updated, ClosedAt: is.closed}
+		CreatedAt: is.created, UpdatedAt: is.updated, ClosedAt: is.closed, Pinned: is.pinned}
 	for _, c := range is.comments {
 		if !c.deleted {
 			out.Comments++

@@ -82,6 +82,7 @@ type issue struct {
 	updated  time.Time
 	closed   time.Time
 	pull     *pullInfo // nil for plain issues
+	pinned   bool      // pinned above the issue list (pins.go)
 	// appID is the App whose token created the issue through the API
 	// (performed_via_github_app); 0 for people and the control API.
 	appID int64

@@ -1,5 +1,6 @@
-// Package gql is the GitHub adapter's GraphQL wire format: the one query it
-// sends (an issue with its most recently updated comments), the answer's
+// Package gql is the GitHub adapter's GraphQL wire format: the query it
+// sends (an issue with its most recently updated comments) and the
+// pinIssue mutation, the answer's
 // shape, and its conversion to forge types. It sends nothing itself
 // (internal/github does, through its transport).
 package gql
@@ -82,6 +83,29 @@ func (a *Actor) User() forge.User {
 		u.Login += "[bot]"
 	}
 	return u
+}
+
+// PinMutation pins an issue above its repository's issue list (GraphQL
+// only; no REST endpoint). GitHub lets people with write access pin and a
+// repository hold at most 3 pinned issues; a refusal is an errors array
+// (HTTP 200) whose wording GitHub does not document.
+const PinMutation = `mutation AutopilotPinIssue($issueId: ID!) {
+  pinIssue(input: {issueId: $issueId}) {
+    issue { id isPinned }
+  }
+}`
+
+// PinAnswer is the answer to PinMutation.
+type PinAnswer struct {
+	Data *struct {
+		PinIssue *struct {
+			Issue *struct {
+				ID       string `json:"id"`
+				IsPinned bool   `json:"isPinned"`
+			} `json:"issue"`
+		} `json:"pinIssue"`
+	} `json:"data"`
+	Errors []Error `json:"errors"`
 }
 
 // Error is one entry of the errors array GraphQL answers with HTTP 200.
