@@ -420,3 +420,27 @@ func callsOf(reqs []fakegithub.Request) string {
 	}
 	return fmt.Sprintf("%d calls: %s", len(reqs), strings.Join(out, ", "))
 }
+
+// TestServeDeployGateRejectsAnUnreviewedPush: the dispatched deploy run
+// asks for a commit the gates did not pass on (a push after the review):
+// GitHub gets one rejection that says so, and the issue a note.
+func TestServeDeployGateRejectsAnUnreviewedPush(t *testing.T) {
+	rg := newDeployRig(t, deployFlow)
+	const later = "0123456789abcdef0123456789abcdef01234567"
+	req, err := rg.g.RequestDeployment(apptest.Repo, fakegithub.DeploymentRequest{RunID: rg.run, Environment: "production", SHA: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rg.deliver(t, rg.b, req)
+	waitDeploy(t, rg, rg.run, "production", "the unreviewed push's rejection recorded sent", func(d *state.DeployRequest) bool { return d.Sent })
+	got := fakeRequest(rg.g, rg.run, "production")
+	if got.State != fakegithub.DeploymentRejected || !strings.Contains(got.Comment, "a later push is not reviewed") {
+		t.Errorf("GitHub's request %+v, want rejected: a later push is not reviewed", got)
+	}
+	if answers, _ := rg.answers(rg.run); answers != 1 {
+		t.Errorf("answers sent %d, want 1", answers)
+	}
+	if n := rg.g.BotComments(apptest.Repo, rg.issue, "🚫 Rejected the deploy"); n != 1 {
+		t.Errorf("%d notes on the issue say why the deploy was rejected, want 1", n)
+	}
+}
