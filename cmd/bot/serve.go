@@ -120,7 +120,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		caches, budgetStore = c, b
 	}
 	budgets := budget.New(budgetStore, budget.Options{Reserve: cfg.InteractiveReserve})
-	rows, dash, err := newDashboard(cfg, metrics, errs, log, budgetWaits(budgets))
+	rows, dash, err := newDashboard(cfg, metrics, errs, log, budgetWaits(budgets), budgetHeld(budgets))
 	if err != nil {
 		return fail(2, err)
 	}
@@ -176,7 +176,8 @@ func (memoryStore) Close() error { return nil }
 
 // newDashboard builds the dashboard's read model (in Redis when REDIS_URL
 // is set, shared by the replicas) and its pages for ADMIN_ADDR.
-func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard.ErrorLog, log *slog.Logger, waiting func() []dashboard.BudgetWait) (closingStore, http.Handler, error) {
+func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard.ErrorLog, log *slog.Logger, waiting func() []dashboard.BudgetWait,
+	held func(context.Context, []int64) ([]dashboard.BudgetWait, error)) (closingStore, http.Handler, error) {
 	var rows closingStore = memoryStore{store.NewMemory()}
 	if cfg.RedisURL != "" {
 		r, err := store.OpenRedis(cfg.RedisURL, cfg.WithDefaults().RedisPrefix)
@@ -187,7 +188,7 @@ func newDashboard(cfg settings.Config, metrics *metrics.Metrics, errs *dashboard
 	}
 	metrics.SetOpenIssues(dashboard.OpenIssueFigures(rows, time.Now))
 	o := dashboard.Options{
-		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs, Waiting: waiting},
+		Store: rows, Health: &dashboard.Health{Metrics: metrics.Registry(), Errors: errs, Waiting: waiting}, Held: held,
 		Exposed: cfg.AdminAddr != "" && !dashboard.Loopback(cfg.AdminAddr), Logger: log,
 	}
 	if cfg.DashboardClientID != "" {
@@ -214,6 +215,19 @@ func budgetWaits(b *budget.Budget) func() []dashboard.BudgetWait {
 			out = append(out, dashboard.BudgetWait{Installation: w.Installation, Until: w.Until, Why: w.Why})
 		}
 		return out
+	}
+}
+
+// budgetHeld tells the dashboard's issues which installations' background
+// sync waits for the API budget, from the shared record (budget.Held).
+func budgetHeld(b *budget.Budget) func(context.Context, []int64) ([]dashboard.BudgetWait, error) {
+	return func(ctx context.Context, ids []int64) ([]dashboard.BudgetWait, error) {
+		hs, err := b.Held(ctx, ids)
+		out := make([]dashboard.BudgetWait, 0, len(hs))
+		for _, h := range hs {
+			out = append(out, dashboard.BudgetWait{Installation: h.Installation, Until: h.Until, Why: h.Why, Reason: h.Reason.String()})
+		}
+		return out, err
 	}
 }
 

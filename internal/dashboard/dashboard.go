@@ -38,6 +38,11 @@ type Options struct {
 	Store store.Store
 	// Health reads the service's health (optional: "not measured").
 	Health *Health
+	// Held, when set, says which of the installations' background work
+	// (the sweep, tracker backfills) waits for the GitHub budget now, read
+	// from the shared budget record when a page is drawn (budget.Held):
+	// their issues say so on the list and their own pages.
+	Held func(ctx context.Context, installations []int64) ([]BudgetWait, error)
 	// Exposed: the admin address is not loopback. Every request is then
 	// refused unless SignIn is set, and with it only signed-in users see
 	// the repositories they can read.
@@ -183,6 +188,9 @@ type group struct {
 type rowView struct {
 	Pre, Post template.HTML
 	WaitAge   string
+	// Held says the installation's background sync waits for its budget
+	// (drawn each time, like the age: it changes without the row).
+	Held string
 }
 
 // listPage is the list template's data.
@@ -198,6 +206,11 @@ type listPage struct {
 	Tracker  int
 	// Pager is the page's place in the rows shown (nil: they fit one page).
 	Pager *pager
+	// Held lists the installations of the rows whose background sync
+	// waits for the budget (the banner); HeldUnread says why that could
+	// not be read ("": it was, or no budget is known).
+	Held       []BudgetWait
+	HeldUnread string
 }
 
 // page is what every template shows in its frame.
@@ -249,6 +262,11 @@ func (d *Dashboard) list(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.Shown = len(shown)
+	held := map[int64]string{}
+	p.Held, p.HeldUnread = d.held(r.Context(), rows)
+	for _, w := range p.Held {
+		held[w.Installation] = w.Text()
+	}
 	// Installation, then repository and issue (the store's order): the
 	// order the groups are drawn in, so a page never splits it differently.
 	slices.SortStableFunc(shown, func(a, b model.Row) int { return cmp.Compare(a.Installation, b.Installation) })
@@ -262,6 +280,7 @@ func (d *Dashboard) list(w http.ResponseWriter, r *http.Request) {
 		if row.Wait != nil && !row.Wait.Since.IsZero() {
 			v.WaitAge = Age(now.Sub(row.Wait.Since))
 		}
+		v.Held = held[row.Installation]
 		if n := len(p.Groups); n == 0 || p.Groups[n-1].Repo != row.Repo || p.Groups[n-1].Installation != row.Installation {
 			p.Groups = append(p.Groups, group{Installation: row.Installation, Repo: row.Repo})
 		}
@@ -283,6 +302,9 @@ type issuePage struct {
 	Row     model.Row
 	WaitAge string
 	SVG     timelineSVG
+	// Held says the installation's background sync waits for its budget;
+	// HeldUnread why that could not be read.
+	Held, HeldUnread string
 }
 
 func (d *Dashboard) issue(w http.ResponseWriter, r *http.Request) {
@@ -308,7 +330,32 @@ func (d *Dashboard) issue(w http.ResponseWriter, r *http.Request) {
 	if row.Wait != nil && !row.Wait.Since.IsZero() {
 		p.WaitAge = Age(d.o.Now().Sub(row.Wait.Since))
 	}
+	held, unread := d.held(r.Context(), []model.Row{row})
+	if len(held) > 0 {
+		p.Held = held[0].Text()
+	}
+	p.HeldUnread = unread
 	d.render(w, r, "issue", p)
+}
+
+// held asks Options.Held once about the installations of rows (each
+// once, in order); a failed read is the text the page shows instead.
+func (d *Dashboard) held(ctx context.Context, rows []model.Row) ([]BudgetWait, string) {
+	if d.o.Held == nil || len(rows) == 0 {
+		return nil, ""
+	}
+	var ids []int64
+	for _, row := range rows {
+		ids = append(ids, row.Installation)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	waits, err := d.o.Held(ctx, ids)
+	if err != nil {
+		d.o.Logger.Warn("dashboard: the GitHub budget could not be read", "err", err)
+		return nil, "whether background sync waits for the GitHub budget is not known: budget not read (" + err.Error() + ")"
+	}
+	return waits, ""
 }
 
 func (d *Dashboard) health(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -72,8 +73,20 @@ type Budget struct {
 type BudgetWait struct {
 	Installation int64
 	Until        time.Time
-	Why          string
+	// Why is the long reason (the health page's); Reason the short one
+	// the issues show ("interactive reserve", "budget spent", "GitHub's
+	// Retry-After"; Why when empty).
+	Why, Reason string
 }
+
+// Text is what an issue of the installation shows: "⏳ sync waits for
+// GitHub budget until 09:40 UTC (interactive reserve)".
+func (w BudgetWait) Text() string {
+	return fmt.Sprintf("⏳ sync waits for GitHub budget until %s UTC (%s)", w.Until.UTC().Format("15:04"), cmp.Or(w.Reason, w.Why))
+}
+
+// UntilUTC is Until for people, "16:40 UTC".
+func (w BudgetWait) UntilUTC() string { return w.Until.UTC().Format("15:04") + " UTC" }
 
 // budgets reads the REST (core) rate-limit gauges, one Budget per
 // installation; other resources (GraphQL, search) have budgets of their

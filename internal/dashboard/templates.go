@@ -49,7 +49,7 @@ h2{font-size:15px;margin:16px 0 4px}
 .s{display:inline-block;padding:0 6px;border-radius:10px;font-size:12px;white-space:nowrap}
 .s-awaiting-decision{background:#fff8c5}.s-in-progress{background:#ddf4ff}.s-failed{background:#ffebe9}
 .s-stopped{background:#eaeef2}.s-done{background:#dafbe1}
-.muted{color:#656d76}.reason{color:#cf222e}
+.muted{color:#656d76}.reason{color:#cf222e}.held{color:#9a6700}
 form.f{display:flex;gap:8px;align-items:end;flex-wrap:wrap;margin-bottom:8px}
 .sum span{margin-right:12px}
 nav.pager{margin:8px 0}nav.pager a{margin:0 8px}
@@ -72,11 +72,13 @@ const listTmpl = `
 {{else}}<label>waiting for (login)<br><input name="login" value="{{.Filter.Login}}" size="14"></label>{{end}}
 <button>filter</button> <a href="/">clear</a></form>
 <p class="sum"><span><b>{{.Shown}}</b> of {{.Total}} open issues</span>{{range .Statuses}}<span class="s {{statusClass .}}">{{.}}: {{index $.Counts .}}</span>{{end}}<span>tasks waiting for a tracker on {{.Tracker}} issue(s)</span></p>
+{{with .Held}}<p class="held">⏳ background sync waits for the GitHub budget: {{range $i, $w := .}}{{if $i}}; {{end}}installation {{$w.Installation}} until {{$w.UntilUTC}} ({{or $w.Reason $w.Why}}){{end}}. Answers and commands go on; the sweep and tracker syncs resume then.</p>{{end}}
+{{with .HeldUnread}}<p class="held muted">{{.}}</p>{{end}}
 {{with .Pager}}{{template "pager" .}}{{end}}
 {{range .Groups}}<h2>installation {{.Installation}} · <a href="{{repoQ .Repo}}">{{.Repo}}</a></h2>
 <table class="list"><colgroup><col style="width:24%"><col style="width:7%"><col style="width:8%"><col style="width:9%"><col style="width:20%"><col style="width:12%"><col style="width:5%"><col style="width:9%"><col style="width:6%"></colgroup>
 <thead><tr><th>issue</th><th>flow</th><th>step</th><th>status</th><th>waits for</th><th>from whom</th><th>for</th><th>stopped / failed</th><th>tracker</th></tr></thead><tbody>
-{{range .Rows}}{{.Pre}}<td>{{.WaitAge}}</td>{{.Post}}
+{{range .Rows}}{{.Pre}}<td>{{.WaitAge}}</td>{{.Post}}{{with .Held}} <span class="held">{{.}}</span>{{end}}</td></tr>
 {{end}}</tbody></table>
 {{else}}<p>No open autopilot issue matches. Rows appear after a pass on an issue (a delivery or the sweep).</p>{{end}}
 {{with .Pager}}{{template "pager" .}}{{end}}
@@ -86,13 +88,14 @@ const listTmpl = `
 
 // rowTmpl is one issue's row of the list, cut in two around the age
 // cell: the halves are rendered once per row version and cached
-// (rowCache), the age is rendered each time.
+// (rowCache), the age is rendered each time, and so is the end of the
+// tracker cell (a wait for the budget, which changes without the row).
 const rowTmpl = `
 {{define "row-pre"}}<tr id="{{.Key}}"><td><a href="{{.Link}}">#{{.Issue}}</a> {{.Title}} <a class="muted" href="{{.URL}}">↗</a></td>
 <td>{{.Flow}}</td><td>{{if .StepName}}{{.StepName}}{{else}}{{.Step}}{{end}}</td><td><span class="s {{statusClass .Status}}">{{.Status}}</span></td>
 {{if .Wait}}<td>{{.Wait.Kind}}: {{if .Wait.Link}}<a href="{{.Wait.Link}}">{{.Wait.What}}</a>{{else}}{{.Wait.What}}{{end}}</td><td>{{if .Wait.From}}{{joinAt .Wait.From}}; {{end}}<span class="muted">{{.Wait.Who}}</span></td>
 {{else}}<td></td><td></td>{{end}}{{end}}
-{{define "row-post"}}<td class="reason">{{.Stopped}}{{.Failed}}</td><td>{{with .TrackerWaiting}}{{len .}} waiting{{end}} <span class="muted">{{.TrackerNote}}</span></td></tr>{{end}}
+{{define "row-post"}}<td class="reason">{{.Stopped}}{{.Failed}}</td><td>{{with .TrackerWaiting}}{{len .}} waiting{{end}} <span class="muted">{{.TrackerNote}}</span>{{end}}
 `
 
 const issueTmpl = `
@@ -104,6 +107,8 @@ const issueTmpl = `
 {{if .Wait}}<dt>waits for</dt><dd>{{.Wait.Kind}}: {{if .Wait.Link}}<a href="{{.Wait.Link}}">{{.Wait.What}}</a>{{else}}{{.Wait.What}}{{end}} — {{if .Wait.From}}{{joinAt .Wait.From}}; {{end}}{{.Wait.Who}}, for {{$.WaitAge}}</dd>{{end}}
 {{if .Stopped}}<dt>stopped</dt><dd class="reason">{{.Stopped}}</dd>{{end}}
 {{if .Failed}}<dt>failed</dt><dd class="reason">{{.Failed}}</dd>{{end}}
+{{if $.Held}}<dt>background sync</dt><dd class="held">{{$.Held}}: the sweep and tracker syncs of this installation resume then; answers and commands go on</dd>{{end}}
+{{if $.HeldUnread}}<dt>background sync</dt><dd class="muted">{{$.HeldUnread}}</dd>{{end}}
 {{if .TrackerWaiting}}<dt>waiting for the tracker</dt><dd><ul>{{range .TrackerWaiting}}<li>{{.ID}} {{.Title}} — {{.Sync}} <span class="reason">{{.Error}}</span></li>{{end}}</ul>{{.TrackerNote}}</dd>{{end}}
 <dt>state version</dt><dd>{{.Version}}, written {{.UpdatedAt.UTC.Format "2006-01-02 15:04 UTC"}}</dd></dl>
 {{end}}
