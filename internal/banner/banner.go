@@ -54,6 +54,9 @@ type Current struct {
 	SubStep string // sub-step name; the SubStep line is omitted when empty
 	Retry   int
 	Action  string // what happens next
+	// Held says the background sync waits (the GitHub budget
+	// held it); the Held line is omitted when empty.
+	Held string
 }
 
 // Banner renders the status summary of seed 002 for a flow (without a code
@@ -92,6 +95,9 @@ func Banner(flow string, rows []Row, cur Current) string {
 	}
 	if action := clean(cur.Action, maxAction); action != "" {
 		b.WriteString(" Action:  " + action + "\n")
+	}
+	if held := clean(cur.Held, maxAction); held != "" {
+		b.WriteString(" Held:    " + held + "\n")
 	}
 	b.WriteString(bannerRule)
 	return b.String()

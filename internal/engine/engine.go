@@ -197,7 +197,9 @@ var eventHandlers = table(
 	do(func(m *inputs, e events.Tick) {
 		m.Tick(e)
 		m.AskDeployApprovals() // environment-page reviewers (deploy.go)
+		m.backgroundResumed()  // held.go
 	}),
+	do((*inputs).backgroundHeld),
 	do((*inputs).prLinked),
 	do((*inputs).pullSeen),
 	do((*inputs).pullRead),

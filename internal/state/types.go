@@ -96,6 +96,10 @@ type State struct {
 	// sub-issues instead" at the Jira authentication gate: the tasks then go
 	// to sub-issues whatever the config says.
 	Tracker Tracker `json:"tracker,omitempty"`
+	// BackgroundHeld: the sweep's last pass of the issue was cut by the
+	// installation's GitHub budget (App mode); nil once a sweep pass went
+	// through.
+	BackgroundHeld *BackgroundHold `json:"background_held,omitempty"`
 	// TrackerInUse is where this run's tasks go as the last write saw it
 	// (TrackerJira, TrackerGitHub, TrackerLocal or another registered
 	// tracker's name, RegisterTracker): the config's tracker, or GitHub

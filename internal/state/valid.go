@@ -79,7 +79,7 @@ func Valid(s *State) error {
 	if s == nil {
 		return bad("state", "missing")
 	}
-	checks := []func(*State) error{validHeader, validCurrent, validHistory, validArchives, validTasks, validGate, validRest, validMarks}
+	checks := []func(*State) error{validHeader, validCurrent, validHistory, validArchives, validTasks, validGate, validRest, validMarks, validHold}
 	for _, check := range checks {
 		if err := check(s); err != nil {
 			return err

@@ -180,6 +180,9 @@ func (g gen) rest(s *state.State) {
 		s.Tracker = pickOf[state.Tracker](g, "", "github")
 		s.TrackerInUse = pickOf(g, "", state.TrackerJira, state.TrackerGitHub, state.TrackerLocal)
 	}
+	if g.n(2) == 0 {
+		s.BackgroundHeld = &state.BackgroundHold{Until: g.time().Add(time.Hour), Reason: pickOf(g, state.HeldAtReserve, state.HeldSpent, state.HeldRetryAfter)}
+	}
 	if g.n(1) == 0 {
 		s.Since = g.time()
 		s.LedgerFloor = int64(g.n(1000))
