@@ -20,11 +20,15 @@ func TestTheBudgetHoldRule(t *testing.T) {
 		changed bool // the event asks for a write
 	}{
 		{"a hold ahead is recorded, without a write", nil,
-			func(h *harness) events.Event { return events.BackgroundHeld{Until: ahead(h), Reason: state.HeldAtReserve} }, true, false},
+			func(h *harness) events.Event {
+				return events.BackgroundHeld{Until: ahead(h), Reason: state.HeldAtReserve}
+			}, true, false},
 		{"a hold already over is not", nil,
 			func(h *harness) events.Event { return events.BackgroundHeld{Until: h.now(), Reason: state.HeldSpent} }, false, false},
 		{"the same hold again changes nothing", &state.BackgroundHold{Reason: state.HeldAtReserve},
-			func(h *harness) events.Event { return events.BackgroundHeld{Until: ahead(h), Reason: state.HeldAtReserve} }, true, false},
+			func(h *harness) events.Event {
+				return events.BackgroundHeld{Until: ahead(h), Reason: state.HeldAtReserve}
+			}, true, false},
 		{"the sweep's pass clears a hold, and writes", &state.BackgroundHold{Reason: state.HeldRetryAfter},
 			func(*harness) events.Event { return events.Tick{} }, false, true},
 		{"the sweep's pass without a hold writes nothing for it", nil,
