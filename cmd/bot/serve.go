@@ -129,7 +129,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		Clients: auth, BaseURL: cfg.GitHubAPIURL, AppID: cfg.AppID, BotLogin: bot, Wiring: w, AdoptFrom: adopt,
 		Metrics: metrics, Logger: log, Sink: store.Updater{Store: rows, Log: log, WebURL: dashboard.WebURLFor(cfg.GitHubAPIURL)},
 		Tracer: tracer,
-		Cache:  caches, Budget: budgets,
+		Cache:  caches, Budget: budgets, Holds: rows,
 	})
 	if err != nil {
 		return fail(2, err)

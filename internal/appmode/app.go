@@ -26,6 +26,7 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/budget"
 	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
+	"github.com/autopilot-dev/autopilot/internal/dashboard/store"
 	"github.com/autopilot-dev/autopilot/internal/forge"
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	gh "github.com/autopilot-dev/autopilot/internal/github"
@@ -91,6 +92,10 @@ type Options struct {
 	// on Redis (budget.OpenRedis); default one in memory with the default
 	// reserve. Sweeps are background work: they wait at the reserve.
 	Budget *budget.Budget
+	// Holds remembers the issues whose sweep pass the budget cut (the
+	// dashboard's store, shared by the replicas on Redis); default in
+	// this process.
+	Holds Holds
 }
 
 // Caches hands out one installation's conditional-read cache.
@@ -158,6 +163,9 @@ func New(o Options) (*App, error) {
 	}
 	if o.Budget == nil {
 		o.Budget = budget.New(budget.NewMemory(), budget.Options{})
+	}
+	if o.Holds == nil {
+		o.Holds = store.NewMemory()
 	}
 	if o.Cache == nil {
 		o.Cache = transport.NewMemoryCache(8192, 64<<20)
@@ -317,6 +325,7 @@ func (a *App) reconciler(f forge.Forge, client *gh.Client, log *slog.Logger) (*r
 	o.Lease = func(ctx context.Context, issue int, fn func(context.Context) error) error {
 		return server.WithIssueLock(ctx, repo, issue, fn)
 	}
+	o.Carry = a.carry(repo) // a sweep pass the budget cut (held.go)
 	rec, err := reconcile.New(o)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)

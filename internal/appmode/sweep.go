@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	gogh "github.com/google/go-github/v60/github"
 
@@ -22,7 +23,9 @@ import (
 // none exists) and every active run whose trigger label is gone. It catches up
 // missed deliveries and fires executor timeouts and wall-clock limits. A
 // repository that fails is reported and the others are still swept; a
-// rate limit stops the whole sweep (the next one continues). A token GitHub
+// rate limit stops the whole sweep (the next one continues), saying so in
+// one log line (installation, reason, until), and the issue whose pass it
+// cut is remembered (Holds): its next pass records the wait in its state. A token GitHub
 // refuses (401) is minted again once per sweep, and the repository swept again.
 func (a *App) Sweep(ctx context.Context, installation int64) error {
 	ctx = budget.WithClass(ctx, budget.Background) // leaves the interactive reserve
@@ -50,7 +53,15 @@ func (a *App) Sweep(ctx context.Context, installation int64) error {
 		}
 		errs = append(errs, fmt.Errorf("sweep %s: %w", repo, err))
 		var rl *forge.RateLimitError
-		if errors.As(err, &rl) || ctx.Err() != nil {
+		if errors.As(err, &rl) {
+			// Background work waits; it is not failed work. The next
+			// sweep after the until goes on (SWEEP_INTERVAL).
+			until, why := a.holdOf(ctx, installation, rl)
+			log.Warn("sweep waits for the GitHub budget; the next sweep after the until goes on", "repo", repo,
+				"reason", why.Words(), "until", until.UTC().Format(time.RFC3339), "err", err)
+			break
+		}
+		if ctx.Err() != nil {
 			log.Warn("sweep stopped", "repo", repo, "err", err)
 			break
 		}
@@ -82,6 +93,7 @@ func (a *App) sweepRepo(ctx context.Context, installation int64, repo string) er
 				if err == nil {
 					a.passed(ctx, installation, repo, out)
 				}
+				a.hold(ctx, installation, repo, number, err, log) // the budget cut it
 				return err
 			})
 			return out, err

@@ -83,6 +83,10 @@ type Options struct {
 	// CheckButtons offers a Choose block's options as buttons on the PR
 	// check (App mode: GitHub sends the clicks to the App only).
 	CheckButtons bool
+	// Carry, when set, gives engine events the entry point adds to every
+	// pass of issue (App mode: a sweep pass of it the GitHub budget cut,
+	// events.BackgroundHeld), applied after the trigger's own.
+	Carry func(ctx context.Context, issue int) []events.Event
 }
 
 // Reconciler reconciles issues of one repository.
@@ -164,6 +168,9 @@ const maxPasses = 3
 
 // Issue reconciles one issue, re-applying on a version conflict.
 func (r *Reconciler) Issue(ctx context.Context, number int, t route.Trigger) (route.Outcome, error) {
+	if r.o.Carry != nil {
+		t.Events = append(slices.Clip(t.Events), r.o.Carry(ctx, number)...)
+	}
 	var out route.Outcome
 	var done *route.Outcome // what earlier passes wrote stands
 	var err error

@@ -17,12 +17,15 @@ import (
 // the server's REDIS_PREFIX, "<prefix>dashboard:rows" (key → the row's
 // JSON without its timeline, all a list needs), "<prefix>dashboard:timelines"
 // (key → the timeline's JSON, read by Get only) and
-// "<prefix>dashboard:versions" (key → the highest version put or removed).
+// "<prefix>dashboard:versions" (key → the highest version put or removed);
+// and one key per held issue, "<prefix>dashboard:held:<key>" (the hold's
+// JSON), which expires when the hold ends.
 type Redis struct {
 	rdb       *redis.Client
 	rows      string
 	timelines string
 	versions  string
+	held      string
 	owned     bool
 
 	// decodedRows keeps each row List decoded with the JSON it came from:
@@ -77,7 +80,7 @@ func OpenRedis(url, prefix string) (*Redis, error) {
 
 // NewRedis uses an existing client; Close leaves it open.
 func NewRedis(rdb *redis.Client, prefix string) *Redis {
-	return &Redis{rdb: rdb, rows: prefix + "dashboard:rows", timelines: prefix + "dashboard:timelines", versions: prefix + "dashboard:versions"}
+	return &Redis{rdb: rdb, rows: prefix + "dashboard:rows", timelines: prefix + "dashboard:timelines", versions: prefix + "dashboard:versions", held: prefix + "dashboard:held:"}
 }
 
 // Ping checks that Redis answers.
@@ -116,7 +119,46 @@ func (r *Redis) Remove(ctx context.Context, key string, version int64) error {
 	if err := removeScript.Run(ctx, r.rdb, r.keys(), key, version).Err(); err != nil {
 		return fmt.Errorf("dashboard: remove %s: %w", key, err)
 	}
+	return r.Release(ctx, key)
+}
+
+// Release implements Store.
+func (r *Redis) Release(ctx context.Context, key string) error {
+	if err := r.rdb.Del(ctx, r.held+key).Err(); err != nil {
+		return fmt.Errorf("dashboard: release %s: %w", key, err)
+	}
 	return nil
+}
+
+// Hold implements Store: the hold's key expires at h.Until.
+func (r *Redis) Hold(ctx context.Context, h model.Hold) error {
+	if !h.Until.After(time.Now()) {
+		return nil
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("dashboard: hold %s: %w", h.Key(), err)
+	}
+	if err := r.rdb.SetArgs(ctx, r.held+h.Key(), b, redis.SetArgs{ExpireAt: h.Until}).Err(); err != nil {
+		return fmt.Errorf("dashboard: hold %s: %w", h.Key(), err)
+	}
+	return nil
+}
+
+// Held implements Store.
+func (r *Redis) Held(ctx context.Context, key string) (model.Hold, bool, error) {
+	b, err := r.rdb.Get(ctx, r.held+key).Bytes()
+	if err == redis.Nil {
+		return model.Hold{}, false, nil
+	}
+	if err != nil {
+		return model.Hold{}, false, fmt.Errorf("dashboard: held %s: %w", key, err)
+	}
+	var h model.Hold
+	if err := json.Unmarshal(b, &h); err != nil {
+		return model.Hold{}, false, fmt.Errorf("dashboard: held %s: %w", key, err)
+	}
+	return h, true, nil
 }
 
 // Get implements Store: the row and its timeline.

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 )
@@ -32,6 +33,13 @@ type Store interface {
 	// List returns every row, sorted by repository then issue; a row's
 	// Timeline may be left out (Get has it).
 	List(ctx context.Context) ([]model.Row, error)
+	// Hold remembers the issue whose sweep pass the budget cut, until
+	// h.Until (a hold already over is not kept); Remove forgets it.
+	Hold(ctx context.Context, h model.Hold) error
+	// Held returns the hold of key, if one is kept.
+	Held(ctx context.Context, key string) (model.Hold, bool, error)
+	// Release forgets the hold of key (a sweep pass of the issue runs).
+	Release(ctx context.Context, key string) error
 }
 
 // Sort orders rows by repository, then issue number.
@@ -49,11 +57,42 @@ type Memory struct {
 	mu       sync.RWMutex
 	rows     map[string]model.Row
 	versions map[string]int64
+	holds    map[string]model.Hold
 }
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{rows: map[string]model.Row{}, versions: map[string]int64{}}
+	return &Memory{rows: map[string]model.Row{}, versions: map[string]int64{}, holds: map[string]model.Hold{}}
+}
+
+// Hold implements Store.
+func (m *Memory) Hold(_ context.Context, h model.Hold) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h.Until.After(time.Now()) {
+		m.holds[h.Key()] = h
+	}
+	return nil
+}
+
+// Release implements Store.
+func (m *Memory) Release(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.holds, key)
+	return nil
+}
+
+// Held implements Store: a hold over by now is forgotten.
+func (m *Memory) Held(_ context.Context, key string) (model.Hold, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.holds[key]
+	if ok && !h.Until.After(time.Now()) {
+		delete(m.holds, key)
+		return model.Hold{}, false, nil
+	}
+	return h, ok, nil
 }
 
 // Put implements Store.
@@ -73,6 +112,7 @@ func (m *Memory) Remove(_ context.Context, key string, version int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.rows, key)
+	delete(m.holds, key)
 	if version > m.versions[key] {
 		m.versions[key] = version
 	}
