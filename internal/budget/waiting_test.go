@@ -58,3 +58,21 @@ func TestHeldInMemory(t *testing.T) {
 		t.Fatalf("held %+v, %v", got, err)
 	}
 }
+
+// BenchmarkHeldThousandInstallations is the dashboard list's one budget
+// read with 1,000 installations listed (Redis; skipped without it).
+func BenchmarkHeldThousandInstallations(b *testing.B) {
+	s := servertest.OpenRedis(b, OpenRedis, servertest.RedisURL(b), RedisOptions{Prefix: servertest.Prefix(b)})
+	bud := New(s, Options{Now: func() time.Time { return t0 }})
+	ctx := context.Background()
+	ids := make([]int64, 1000)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+		bud.For(ids[i]).Observe(ctx, headers(5000, 900+i, t0.Add(time.Hour), "core"), time.Time{})
+	}
+	for b.Loop() {
+		if _, err := bud.Held(ctx, ids); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
