@@ -25,8 +25,9 @@ import (
 // repository that fails is reported and the others are still swept; a
 // rate limit stops the whole sweep (the next one continues), saying so in
 // one log line (installation, reason, until), and the issue whose pass it
-// cut is remembered (Holds): its next pass records the wait in its state. A token GitHub
-// refuses (401) is minted again once per sweep, and the repository swept again.
+// cut is remembered (Holds): its next pass records the wait in its state.
+// A token GitHub refuses (401) is minted again once per sweep, and the
+// repository swept again.
 func (a *App) Sweep(ctx context.Context, installation int64) error {
 	ctx = budget.WithClass(ctx, budget.Background) // leaves the interactive reserve
 	log := a.log.With("installation", installation)
