@@ -26,6 +26,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/settings"
 	"github.com/autopilot-dev/autopilot/internal/server/tracing"
+	"github.com/autopilot-dev/autopilot/internal/state"
 	"github.com/autopilot-dev/autopilot/internal/wiring"
 )
 
@@ -225,7 +226,7 @@ func budgetHeld(b *budget.Budget) func(context.Context, []int64) ([]dashboard.Bu
 		hs, err := b.Held(ctx, ids)
 		out := make([]dashboard.BudgetWait, 0, len(hs))
 		for _, h := range hs {
-			out = append(out, dashboard.BudgetWait{Installation: h.Installation, Until: h.Until, Why: h.Why, Reason: h.Reason.String()})
+			out = append(out, dashboard.BudgetWait{Installation: h.Installation, Until: h.Until, Why: h.Why, Reason: state.HoldReason(h.Reason.String())})
 		}
 		return out, err
 	}

@@ -28,14 +28,7 @@ type Holds interface {
 // when the record says nothing (GitHub itself answered the limit).
 func (a *App) holdOf(ctx context.Context, installation int64, rl *forge.RateLimitError) (time.Time, state.HoldReason) {
 	if hs, err := a.o.Budget.Held(ctx, []int64{installation}); err == nil && len(hs) == 1 {
-		switch hs[0].Reason {
-		case budget.HeldAtReserve:
-			return hs[0].Until, state.HeldAtReserve
-		case budget.HeldSpent:
-			return hs[0].Until, state.HeldSpent
-		case budget.HeldRetryAfter:
-			return hs[0].Until, state.HeldRetryAfter
-		}
+		return hs[0].Until, state.HoldReason(hs[0].Reason.String())
 	}
 	if rl.Secondary {
 		return rl.Until, state.HeldRetryAfter

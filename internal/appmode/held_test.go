@@ -130,7 +130,7 @@ func TestASweepHeldByTheBudgetIsShownAndRecordedWithoutACallOfItsOwn(t *testing.
 			hs, err := b.Held(ctx, ids)
 			var out []dashboard.BudgetWait
 			for _, h := range hs {
-				out = append(out, dashboard.BudgetWait{Installation: h.Installation, Until: h.Until, Why: h.Why, Reason: h.Reason.String()})
+				out = append(out, dashboard.BudgetWait{Installation: h.Installation, Until: h.Until, Why: h.Why, Reason: state.HoldReason(h.Reason.String())})
 			}
 			return out, err
 		}})

@@ -19,15 +19,16 @@ const (
 	HeldRetryAfter
 )
 
-// String is the reason in the few words the dashboard and the state show.
+// String is the reason as the state names it (state.HoldReason, whose
+// Words say it to people): "reserve", "spent", "retry-after".
 func (r HoldReason) String() string {
 	switch r {
 	case HeldAtReserve:
-		return "interactive reserve"
+		return "reserve"
 	case HeldSpent:
-		return "budget spent"
+		return "spent"
 	case HeldRetryAfter:
-		return "GitHub's Retry-After"
+		return "retry-after"
 	}
 	return "unknown"
 }

@@ -54,7 +54,7 @@ func TestHeldInMemory(t *testing.T) {
 	ctx := context.Background()
 	b.For(7).Observe(ctx, headers(5000, 1000, t0.Add(time.Hour), "core"), time.Time{})
 	got, err := b.Held(ctx, []int64{7, 8})
-	if err != nil || len(got) != 1 || got[0].Reason != HeldAtReserve || got[0].Reason.String() != "interactive reserve" {
+	if err != nil || len(got) != 1 || got[0].Reason != HeldAtReserve || got[0].Reason.String() != "reserve" {
 		t.Fatalf("held %+v, %v", got, err)
 	}
 }

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
 // Health reads the service's health from what the server already
@@ -74,15 +75,24 @@ type BudgetWait struct {
 	Installation int64
 	Until        time.Time
 	// Why is the long reason (the health page's); Reason the short one
-	// the issues show ("interactive reserve", "budget spent", "GitHub's
-	// Retry-After"; Why when empty).
-	Why, Reason string
+	// the issues show, in its Words ("interactive reserve", "budget
+	// spent", "GitHub's Retry-After"; Why when empty).
+	Why    string
+	Reason state.HoldReason
 }
 
 // Text is what an issue of the installation shows: "⏳ sync waits for
 // GitHub budget until 09:40 UTC (interactive reserve)".
 func (w BudgetWait) Text() string {
-	return fmt.Sprintf("⏳ sync waits for GitHub budget until %s UTC (%s)", w.Until.UTC().Format("15:04"), cmp.Or(w.Reason, w.Why))
+	return fmt.Sprintf("⏳ sync waits for GitHub budget until %s (%s)", w.UntilUTC(), w.Words())
+}
+
+// Words is the short reason, else the long one.
+func (w BudgetWait) Words() string {
+	if w.Reason == "" {
+		return w.Why
+	}
+	return w.Reason.Words()
 }
 
 // UntilUTC is Until for people, "16:40 UTC".

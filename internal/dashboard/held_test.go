@@ -14,7 +14,7 @@ import (
 
 // heldAt answers Options.Held: installation 77 waits for its budget.
 type heldAt struct {
-	reason string
+	reason state.HoldReason
 	off    bool // nothing waits
 	asked  [][]int64
 }
@@ -34,7 +34,7 @@ func (h *heldAt) held(_ context.Context, ids []int64) ([]BudgetWait, error) {
 // GitHub call, no pass needed), and a banner above the list names the
 // installations waiting; the other installation's rows say nothing.
 func TestTheListShowsBackgroundSyncWaitingForTheBudget(t *testing.T) {
-	h := &heldAt{reason: "interactive reserve"}
+	h := &heldAt{reason: state.HeldAtReserve}
 	d := newDash(t, Options{Held: h.held, Store: fill(t,
 		samplePass(nil),
 		samplePass(func(s *state.State) { s.Issue, s.Title = 13, "Second" }),
@@ -78,7 +78,7 @@ func TestTheListShowsBackgroundSyncWaitingForTheBudget(t *testing.T) {
 
 // TestAHeldReasonRendersInert: the reason is escaped like any text.
 func TestAHeldReasonRendersInert(t *testing.T) {
-	h := &heldAt{reason: hostile[0] + hostile[1]}
+	h := &heldAt{reason: state.HoldReason(hostile[0] + hostile[1])}
 	d := newDash(t, Options{Held: h.held, Store: fill(t, samplePass(nil))})
 	for _, path := range []string{"/", "/issues/octo-org/hello-world/12"} {
 		_, body := get(t, d, path)

@@ -72,7 +72,7 @@ const listTmpl = `
 {{else}}<label>waiting for (login)<br><input name="login" value="{{.Filter.Login}}" size="14"></label>{{end}}
 <button>filter</button> <a href="/">clear</a></form>
 <p class="sum"><span><b>{{.Shown}}</b> of {{.Total}} open issues</span>{{range .Statuses}}<span class="s {{statusClass .}}">{{.}}: {{index $.Counts .}}</span>{{end}}<span>tasks waiting for a tracker on {{.Tracker}} issue(s)</span></p>
-{{with .Held}}<p class="held">⏳ background sync waits for the GitHub budget: {{range $i, $w := .}}{{if $i}}; {{end}}installation {{$w.Installation}} until {{$w.UntilUTC}} ({{or $w.Reason $w.Why}}){{end}}. Answers and commands go on; the sweep and tracker syncs resume then.</p>{{end}}
+{{with .Held}}<p class="held">⏳ background sync waits for the GitHub budget: {{range $i, $w := .}}{{if $i}}; {{end}}installation {{$w.Installation}} until {{$w.UntilUTC}} ({{$w.Words}}){{end}}. Answers and commands go on; the sweep and tracker syncs resume then.</p>{{end}}
 {{with .HeldUnread}}<p class="held muted">{{.}}</p>{{end}}
 {{with .Pager}}{{template "pager" .}}{{end}}
 {{range .Groups}}<h2>installation {{.Installation}} · <a href="{{repoQ .Repo}}">{{.Repo}}</a></h2>
