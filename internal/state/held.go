@@ -42,6 +42,15 @@ type BackgroundHold struct {
 	Reason HoldReason `json:"reason"`
 }
 
+// Banner is the banner's Held line ("" when h is nil).
+func (h *BackgroundHold) Banner() string {
+	if h == nil {
+		return ""
+	}
+	return "background sync of this issue was held by the GitHub budget (" + h.Reason.Words() + ") until " +
+		h.Until.UTC().Format("15:04") + " UTC; it resumes then"
+}
+
 // validHold checks background_held.
 func validHold(s *State) error {
 	h := s.BackgroundHeld

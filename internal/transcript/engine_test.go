@@ -87,6 +87,10 @@ type engineDriver struct {
 	applied, actions map[string]bool
 	// asked are the queries of the last event (approvers answers one).
 	asked []events.Query
+	// held is the hold App mode's carrier steps into every pass of the
+	// issue after the pass's own event, until a sweep pass (tick) takes
+	// it over (directive held).
+	held *events.BackgroundHeld
 }
 
 func gateOf(s *state.State) *state.Gate {
@@ -113,6 +117,14 @@ func (d *engineDriver) do(c *transcript.Case) string {
 		return d.show(c)
 	case "comments":
 		return d.comments(c)
+	case "held":
+		ev, err := d.engineEvent(&transcript.Case{Cmd: "background-held", Args: c.Args})
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		h := ev.(events.BackgroundHeld)
+		d.held = &h
+		return fmt.Sprintf("carried into every pass until a sweep's: held until %s (%s)", h.Until.Format("15:04"), h.Reason)
 	}
 	ev, err := d.engineEvent(c)
 	if err != nil {
@@ -123,6 +135,18 @@ func (d *engineDriver) do(c *transcript.Case) string {
 	res, err := engine.Apply(d.set, d.st, ev, d.clock)
 	if err != nil {
 		return "engine error: " + err.Error()
+	}
+	if _, sweep := ev.(events.Tick); sweep {
+		d.held = nil // a sweep pass takes the hold over
+	}
+	if d.held != nil && res.State != nil {
+		d.applied[fmt.Sprintf("%T", *d.held)] = true
+		carried, err := engine.Apply(d.set, res.State, *d.held, d.clock)
+		if err != nil {
+			return "engine error: " + err.Error()
+		}
+		res.State, res.Changed = carried.State, res.Changed || carried.Changed
+		res.Effects, res.Queries = append(res.Effects, carried.Effects...), append(res.Queries, carried.Queries...)
 	}
 	d.asked = res.Queries
 	if g := gateOf(d.st); res.Decision != "" && g != nil {
@@ -265,6 +289,12 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 		return d.trackerSynced(c), nil
 	case "tick":
 		return events.Tick{BudgetLow: c.Has("budget-low")}, nil
+	case "background-held":
+		in, err := time.ParseDuration(c.Or("for", "40m"))
+		if err != nil {
+			return nil, fmt.Errorf("background-held for=: %w", err)
+		}
+		return events.BackgroundHeld{Until: at.Add(in), Reason: state.HoldReason(c.Or("reason", string(state.HeldAtReserve)))}, nil
 	case "approvers":
 		return d.approvers(c)
 	case "recovered":

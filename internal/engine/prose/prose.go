@@ -92,6 +92,7 @@ func Banner(flows flow.Set, s *state.State) string {
 		cur.Phase, cur.SubStep = s.SubStep.Phase, s.SubStep.Name
 		cur.Retry = s.RetryCount
 	}
+	cur.Held = s.BackgroundHeld.Banner()
 	return banner.Banner(f.Name, rows, cur)
 }
 

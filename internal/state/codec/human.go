@@ -75,10 +75,7 @@ func statusBanner(s *state.State, view View) string {
 			Action:  view.Action,
 		}
 	}
-	if h := s.BackgroundHeld; h != nil {
-		cur.Held = fmt.Sprintf("background sync of this issue was held by the GitHub budget (%s) until %s UTC; it resumes then",
-			h.Reason.Words(), h.Until.UTC().Format("15:04"))
-	}
+	cur.Held = s.BackgroundHeld.Banner()
 	return banner.Banner(s.Flow, rows, cur)
 }
 
