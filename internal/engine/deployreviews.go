@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/autopilot-dev/autopilot/internal/engine/deploygate"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
 	"github.com/autopilot-dev/autopilot/internal/engine/machine"
 	"github.com/autopilot-dev/autopilot/internal/state"
@@ -39,6 +40,13 @@ func (m *inputs) deployReviews(e events.DeployApprovalsRead) {
 			return // decided by an earlier review of this read
 		}
 		c := events.Comment{Author: v.User, At: m.Now, URL: machine.DeployRunLink(m.Set.Repo, v.RunID)}
-		m.vote(c, v.Letter, "", state.VoteEnvironment, e)
+		m.vote(c, v.Letter, reviewed[v.Letter], state.VoteEnvironment, e)
 	}
+}
+
+// reviewed says where a deciding review was given, for the decision's
+// reason and the callback.
+var reviewed = map[string]string{
+	deploygate.LetterApprove: "approved on the environment page",
+	deploygate.LetterReject:  "rejected on the environment page",
 }
