@@ -114,6 +114,26 @@ if tonumber(ARGV[1]) > cur then redis.call('HSET', KEYS[1], 'nb', ARGV[1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return redis.call('HGETALL', KEYS[1])`)
 
+// holds reports whether this replica's fresh copy of the record already
+// holds b (merging it changes nothing: a 304's unchanged figures, an
+// older answer arriving late). The copy came from Redis, whose record
+// only ever holds back more, so writing b would change nothing there
+// either.
+func (r *Redis) holds(installation int64, graphql bool, b Bucket, now time.Time) bool {
+	r.mu.Lock()
+	c, ok := r.copies[installation]
+	r.mu.Unlock()
+	if !ok || now.Before(c.at) || now.Sub(c.at) >= r.fresh {
+		return false
+	}
+	cur := c.rec.Core
+	if graphql {
+		cur = c.rec.GraphQL
+	}
+	next := merge(cur, b)
+	return next.Limit == cur.Limit && next.Remaining == cur.Remaining && next.Reset.Equal(cur.Reset)
+}
+
 // Load implements Store: this replica's copy while it is fresh, else
 // the record in Redis.
 func (r *Redis) Load(ctx context.Context, installation int64) (Record, error) {
@@ -211,6 +231,9 @@ func (r *Redis) Observe(ctx context.Context, installation int64, graphql bool, b
 		p = "g"
 	}
 	now := r.now()
+	if r.holds(installation, graphql, b, now) {
+		return nil
+	}
 	res, err := observeScript.Run(ctx, r.rdb, []string{r.key(installation)},
 		p, b.Limit, b.Remaining, b.Reset.Unix(), recordTTL.Milliseconds()).Result()
 	return r.merged(installation, now, res, err)

@@ -108,3 +108,31 @@ func TestAReplicaLearnsOfAnothersRetryAfterWithinTheStalenessBound(t *testing.T)
 		t.Fatalf("b after its own answer: wait %v, want a's 10s", wait)
 	}
 }
+
+// TestAnAnswerThatChangesNothingCostsNoRoundTrip: an answer whose figures
+// the replica's fresh copy already holds (a 304, which GitHub does not
+// charge, or an older answer arriving late) is not written again.
+func TestAnAnswerThatChangesNothingCostsNoRoundTrip(t *testing.T) {
+	url, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	now := t0
+	s, calls := countedRedis(t, url, prefix, func() time.Time { return now })
+	g := New(s, Options{Now: func() time.Time { return now }}).For(7)
+	ctx := context.Background()
+	reset := t0.Add(time.Hour)
+	g.Observe(ctx, headers(5000, 4000, reset, "core"), time.Time{})
+	before := calls.n.Load()
+	g.Observe(ctx, headers(5000, 4000, reset, "core"), time.Time{}) // a 304: not charged
+	g.Observe(ctx, headers(5000, 4100, reset, "core"), time.Time{}) // an older answer, late
+	if n := calls.n.Load() - before; n != 0 {
+		t.Fatalf("%d round trips for answers that change nothing, want 0", n)
+	}
+	g.Observe(ctx, headers(5000, 3999, reset, "core"), time.Time{})
+	if n := calls.n.Load() - before; n != 1 {
+		t.Fatalf("%d round trips for an answer that lowers remaining, want 1", n)
+	}
+	now = now.Add(DefaultFresh) // a stale copy says nothing of Redis: written
+	g.Observe(ctx, headers(5000, 3999, reset, "core"), time.Time{})
+	if n := calls.n.Load() - before; n != 2 {
+		t.Fatalf("%d round trips after the copy went stale, want 2", n)
+	}
+}
