@@ -92,7 +92,7 @@ func TestSecondaryNotBeforeIsSharedAcrossReplicas(t *testing.T) {
 	clock := func() time.Time { return now }
 	var replicas []*Budget
 	for range 2 {
-		s := servertest.OpenRedis(t, OpenRedis, url, RedisOptions{Prefix: prefix})
+		s := servertest.OpenRedis(t, OpenRedis, url, RedisOptions{Prefix: prefix, Now: clock})
 		replicas = append(replicas, New(s, Options{Now: clock}))
 	}
 	ctx := context.Background()

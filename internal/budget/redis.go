@@ -2,7 +2,9 @@ package budget
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/redisurl"
@@ -13,17 +15,47 @@ import (
 type RedisOptions struct {
 	// Prefix starts every key (REDIS_PREFIX).
 	Prefix string
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Fresh is how long Load answers from this replica's copy of a record
+	// (default DefaultFresh).
+	Fresh time.Duration
 }
+
+// DefaultFresh is how long a replica reads its copy of a record.
+const DefaultFresh = time.Second
 
 // Redis is a Store shared by the replicas: one hash per installation
 // (<prefix>budget:<installation>), merged by a script so two replicas'
 // answers never undo each other; it expires two hours after its last
 // change (a window is one hour).
+//
+// A replica keeps its own copy of each record it read or merged, and Load
+// answers from that copy while it is younger than Fresh (1 s): every
+// merge's script answers the merged record, so a replica busy with an
+// installation asks Redis once per GitHub request (the merge of its
+// answer), not twice. What another replica merged in the meantime reaches
+// this one with its next answer's merge or once the copy is a second old;
+// docs/app.md ("GitHub's limits") says why that second is safe.
 type Redis struct {
 	rdb    *redis.Client
 	owned  bool
 	prefix string
+	fresh  time.Duration
+	now    func() time.Time
+
+	mu     sync.Mutex
+	copies map[int64]copyOf
 }
+
+// copyOf is a replica's copy of a record and when Redis answered it.
+type copyOf struct {
+	rec Record
+	at  time.Time
+}
+
+// maxCopies bounds the copies kept; past it the stale ones are dropped.
+const maxCopies = 10_000
 
 // OpenRedis connects to the redis:// (or rediss://) URL with short
 // timeouts (1 s) left unset in the URL: a slow Redis admits, never stalls.
@@ -39,7 +71,13 @@ func OpenRedis(url string, o RedisOptions) (*Redis, error) {
 
 // NewRedis uses an existing client; Close leaves it open.
 func NewRedis(rdb *redis.Client, o RedisOptions) *Redis {
-	return &Redis{rdb: rdb, prefix: o.Prefix + "budget:"}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Fresh <= 0 {
+		o.Fresh = DefaultFresh
+	}
+	return &Redis{rdb: rdb, prefix: o.Prefix + "budget:", fresh: o.Fresh, now: o.Now, copies: map[int64]copyOf{}}
 }
 
 // Ping checks that Redis answers.
@@ -68,20 +106,82 @@ if reset > curReset or (reset == curReset and (curRem < 0 or rem < curRem)) then
   redis.call('HSET', KEYS[1], p..'l', ARGV[2], p..'r', ARGV[3], p..'t', ARGV[4])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return 0`)
+return redis.call('HGETALL', KEYS[1])`)
 
 var holdScript = redis.NewScript(`
 local cur = tonumber(redis.call('HGET', KEYS[1], 'nb') or '0')
 if tonumber(ARGV[1]) > cur then redis.call('HSET', KEYS[1], 'nb', ARGV[1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 0`)
+return redis.call('HGETALL', KEYS[1])`)
 
-// Load implements Store.
+// holds reports whether this replica's fresh copy of the record already
+// holds b (merging it changes nothing: a 304's unchanged figures, an
+// older answer arriving late). The copy came from Redis, whose record
+// only ever holds back more, so writing b would change nothing there
+// either.
+func (r *Redis) holds(installation int64, graphql bool, b Bucket, now time.Time) bool {
+	r.mu.Lock()
+	c, ok := r.copies[installation]
+	r.mu.Unlock()
+	if !ok || now.Before(c.at) || now.Sub(c.at) >= r.fresh {
+		return false
+	}
+	cur := c.rec.Core
+	if graphql {
+		cur = c.rec.GraphQL
+	}
+	next := merge(cur, b)
+	return next.Limit == cur.Limit && next.Remaining == cur.Remaining && next.Reset.Equal(cur.Reset)
+}
+
+// Load implements Store: this replica's copy while it is fresh, else
+// the record in Redis.
 func (r *Redis) Load(ctx context.Context, installation int64) (Record, error) {
+	now := r.now()
+	r.mu.Lock()
+	c, ok := r.copies[installation]
+	r.mu.Unlock()
+	if ok && !now.Before(c.at) && now.Sub(c.at) < r.fresh {
+		return c.rec, nil
+	}
 	m, err := r.rdb.HGetAll(ctx, r.key(installation)).Result()
 	if err != nil {
 		return Record{}, err
 	}
+	return r.keep(installation, recordOf(m), now), nil
+}
+
+// keep stores rec as this replica's copy, merged with the copy it has:
+// two merges of one replica may come back in either order, and a merged
+// record only ever holds back more (a later window, a lower remaining, a
+// later not-before), as Redis' does.
+func (r *Redis) keep(installation int64, rec Record, at time.Time) Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.copies[installation]; ok {
+		rec = mergeRecord(c.rec, rec)
+	} else if len(r.copies) >= maxCopies {
+		for id, c := range r.copies {
+			if at.Sub(c.at) >= r.fresh {
+				delete(r.copies, id)
+			}
+		}
+	}
+	r.copies[installation] = copyOf{rec: rec, at: at}
+	return rec
+}
+
+// mergeRecord is the record that holds both a's and b's figures.
+func mergeRecord(a, b Record) Record {
+	a.Core, a.GraphQL = merge(a.Core, b.Core), merge(a.GraphQL, b.GraphQL)
+	if b.NotBefore.After(a.NotBefore) {
+		a.NotBefore = b.NotBefore
+	}
+	return a
+}
+
+// recordOf reads a record's hash (HGETALL's answer).
+func recordOf(m map[string]string) Record {
 	rec := blank()
 	num := func(k string) (int64, bool) {
 		n, err := strconv.ParseInt(m[k], 10, 64)
@@ -101,7 +201,27 @@ func (r *Redis) Load(ctx context.Context, installation int64) (Record, error) {
 	if nb, ok := num("nb"); ok {
 		rec.NotBefore = time.UnixMilli(nb).UTC()
 	}
-	return rec, nil
+	return rec
+}
+
+// merged keeps the record a script answered (HGETALL's flat list of
+// fields and values) as this replica's copy.
+func (r *Redis) merged(installation int64, now time.Time, res any, err error) error {
+	if err != nil {
+		return err
+	}
+	flat, ok := res.([]any)
+	if !ok || len(flat)%2 != 0 {
+		return fmt.Errorf("budget script answered %T, want the record's fields", res)
+	}
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		v, _ := flat[i+1].(string)
+		m[k] = v
+	}
+	r.keep(installation, recordOf(m), now)
+	return nil
 }
 
 // Observe implements Store.
@@ -110,11 +230,18 @@ func (r *Redis) Observe(ctx context.Context, installation int64, graphql bool, b
 	if graphql {
 		p = "g"
 	}
-	return observeScript.Run(ctx, r.rdb, []string{r.key(installation)},
-		p, b.Limit, b.Remaining, b.Reset.Unix(), recordTTL.Milliseconds()).Err()
+	now := r.now()
+	if r.holds(installation, graphql, b, now) {
+		return nil
+	}
+	res, err := observeScript.Run(ctx, r.rdb, []string{r.key(installation)},
+		p, b.Limit, b.Remaining, b.Reset.Unix(), recordTTL.Milliseconds()).Result()
+	return r.merged(installation, now, res, err)
 }
 
 // Hold implements Store.
 func (r *Redis) Hold(ctx context.Context, installation int64, until time.Time) error {
-	return holdScript.Run(ctx, r.rdb, []string{r.key(installation)}, until.UnixMilli(), recordTTL.Milliseconds()).Err()
+	now := r.now()
+	res, err := holdScript.Run(ctx, r.rdb, []string{r.key(installation)}, until.UnixMilli(), recordTTL.Milliseconds()).Result()
+	return r.merged(installation, now, res, err)
 }

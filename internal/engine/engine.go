@@ -211,7 +211,7 @@ var eventHandlers = table(
 	// none (deploy.go); and what became of its answer.
 	on(true, func(m *inputs, e events.DeploymentRequested) error { m.deploymentRequested(e); return nil }),
 	do(func(m *inputs, e events.DeployAnswered) { m.DeployAnswered(e) }),
-	do(func(m *inputs, e events.DeployApprovalsRead) { m.RecordDeployApprovals(e) }),
+	do((*inputs).deployReviews),
 )
 
 type row struct {

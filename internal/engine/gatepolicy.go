@@ -19,9 +19,6 @@ import (
 // votes, not by the first answer: the rules are package approvals'; this
 // file feeds them the answers and the clock and carries out what they say.
 
-// expiryActor is the decision's author when a question expires.
-const expiryActor = "autopilot"
-
 // gatePolicy returns the approver policy of the open gate, if one applies.
 func (m *inputs) gatePolicy() (config.Approval, bool) {
 	if m.S == nil || m.S.Gate == nil {
@@ -35,6 +32,7 @@ func (m *inputs) gatePolicy() (config.Approval, bool) {
 // picks the first of them.
 var rejectingActions = map[state.Action]bool{
 	state.ActChanges: true, state.ActAbort: true, state.ActStay: true, state.ActExecute: true, state.ActLowConfStop: true,
+	state.ActDeployReject: true,
 }
 
 func gateView(g *state.Gate) approvals.Gate {
@@ -66,16 +64,7 @@ func (m *inputs) vote(c events.Comment, letter, reason string, where state.VoteW
 	}
 	g := m.S.Gate
 	b := ballotOf(g)
-	if (len(p.Teams) > 0 || p.CodeOwners || p.PreventSelf) && m.facts == nil {
-		ask := &events.ApproversAsk{Teams: p.Teams, CodeOwners: p.CodeOwners, Vote: again}
-		for _, v := range b.Votes {
-			ask.Logins = append(ask.Logins, v.By)
-		}
-		ask.Logins = append(ask.Logins, c.Author)
-		if n := len(m.S.LinkedPRs); n > 0 {
-			ask.PR = m.S.LinkedPRs[n-1]
-		}
-		m.Ask(events.Query{Kind: events.QApprovers, Approvers: ask})
+	if m.askFacts(p, b, again, c.Author) {
 		return true
 	}
 	var f approvals.Facts
@@ -126,6 +115,26 @@ func (m *inputs) vote(c events.Comment, letter, reason string, where state.VoteW
 		}
 		m.Answer(c, r.Decided, quorum)
 	}
+	return true
+}
+
+// askFacts asks for the facts policy p judges votes on (team membership,
+// CODEOWNERS, the authors) when it needs some and the engine has not been
+// given them: of the ballot's voters and of voters, for again to be
+// applied once more with them (events.Voted). It reports whether it asked.
+func (m *inputs) askFacts(p config.Approval, b state.Ballot, again events.Event, voters ...string) bool {
+	if !(len(p.Teams) > 0 || p.CodeOwners || p.PreventSelf) || m.facts != nil {
+		return false
+	}
+	ask := &events.ApproversAsk{Teams: p.Teams, CodeOwners: p.CodeOwners, Vote: again}
+	for _, v := range b.Votes {
+		ask.Logins = append(ask.Logins, v.By)
+	}
+	ask.Logins = append(ask.Logins, voters...)
+	if n := len(m.S.LinkedPRs); n > 0 {
+		ask.PR = m.S.LinkedPRs[n-1]
+	}
+	m.Ask(events.Query{Kind: events.QApprovers, Approvers: ask})
 	return true
 }
 
@@ -213,7 +222,7 @@ func (m *inputs) deadlines() {
 		m.Stop(stops.StopApprovalExpired, fmt.Sprintf("nobody decided %q within %s (on_expire: %s)", g.Title, p.ExpireAfter, p.OnExpire))
 		return
 	}
-	m.Answer(events.Comment{Author: expiryActor, At: m.Now}, letter, fmt.Sprintf("expired after %s (on_expire: %s)", p.ExpireAfter, p.OnExpire))
+	m.Answer(events.Comment{Author: approvals.ExpiryActor, At: m.Now}, letter, fmt.Sprintf("expired after %s (on_expire: %s)", p.ExpireAfter, p.OnExpire))
 }
 
 // gateStatus refreshes, on a state about to be written, the line the

@@ -9,6 +9,10 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
+// ExpiryActor is the author of the decision an expired question makes
+// (on_expire: reject or default).
+const ExpiryActor = "autopilot"
+
 // Due is what the time rules ask for at one moment. Each deadline is due
 // once: the ballot records what was sent (Mark), so a retry or a second
 // replica finds nothing left to do.

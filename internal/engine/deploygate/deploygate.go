@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/config"
+	"github.com/autopilot-dev/autopilot/internal/engine/approvals"
 	"github.com/autopilot-dev/autopilot/internal/state"
+	"github.com/autopilot-dev/autopilot/internal/textsafe"
 )
 
 // Request is one deployment waiting for an answer: what GitHub's
@@ -189,18 +191,20 @@ func Decide(st *state.State, cfg config.DeployGate, req Request) Decision {
 		return decision(Reject, NoGatePassed, st.Issue, fmt.Sprintf("Rejected the %s: no gate of %s passed on any commit of a linked pull request.", what, ref))
 	}
 	kind := Kind(req.Environment, req.SHA)
+	if st.Gate != nil && st.Gate.Kind == kind {
+		// Open: what Key Decisions holds of it are votes short of an
+		// approver policy's quorum, not an answer.
+		return decision(Wait, Waiting, st.Issue, fmt.Sprintf("The %s waits for an answer to the deploy question on %s.", what, ref))
+	}
 	if d, ok := answered(st, kind); ok {
 		if d.Option == LetterApprove {
-			dec := decision(Approve, AnsweredApprove, st.Issue, fmt.Sprintf("Approved the %s: @%s answered approve on %s.", what, d.By, ref))
+			dec := decision(Approve, AnsweredApprove, st.Issue, fmt.Sprintf("Approved the %s: %s.", what, answeredBy(d, "approve", ref)))
 			dec.By, dec.Link = d.By, d.Link
 			return dec
 		}
-		dec := decision(Reject, AnsweredReject, st.Issue, fmt.Sprintf("Rejected the %s: @%s answered reject on %s.", what, d.By, ref))
+		dec := decision(Reject, AnsweredReject, st.Issue, fmt.Sprintf("Rejected the %s: %s.", what, answeredBy(d, "reject", ref)))
 		dec.By, dec.Link = d.By, d.Link
 		return dec
-	}
-	if st.Gate != nil && st.Gate.Kind == kind {
-		return decision(Wait, Waiting, st.Issue, fmt.Sprintf("The %s waits for an answer to the deploy question on %s.", what, ref))
 	}
 	if cfg.AutoApprove && reachedByAnswer(st) {
 		return decision(Approve, AutoApproved, st.Issue, fmt.Sprintf("Approved the %s: every gate of %s passed on this commit and the deploy step was reached by an answer (deploy_gate.auto_approve).", what, ref))
@@ -275,6 +279,22 @@ func answered(st *state.State, kind state.GateKind) (state.Decision, bool) {
 		}
 	}
 	return state.Decision{}, false
+}
+
+// answeredBy says who decided the deploy question d answered: the person
+// who answered, with the decision's reason (under an approver policy, who
+// voted and why they count: "decided by 2 of 2: @ada via comment (...)"),
+// or that it expired (on_expire). The reason is escaped: it mentions
+// nobody.
+func answeredBy(d state.Decision, word, ref string) string {
+	if d.By == approvals.ExpiryActor {
+		return fmt.Sprintf("the deploy question on %s %s", ref, textsafe.Escape(d.Reason))
+	}
+	s := fmt.Sprintf("@%s answered %s on %s", d.By, word, ref)
+	if d.Reason != "" {
+		s += " (" + textsafe.Escape(d.Reason) + ")"
+	}
+	return s
 }
 
 // reachedByAnswer reports whether the current step was entered by a

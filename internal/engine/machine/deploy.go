@@ -157,12 +157,55 @@ func (m *M) AskDeployApprovals() {
 	}
 }
 
+// DeployReview is a reviewer's decision on the environment page, for a
+// recorded request: approve (A) or reject (B).
+type DeployReview struct {
+	RunID       int64
+	Environment string
+	// Gate is the kind of the request's deploy question ("" if none was
+	// asked).
+	Gate    state.GateKind
+	User    string
+	Letter  string
+	Comment string
+}
+
 // RecordDeployApprovals records a run's review history as decisions of
 // the deploy step: each entry after the ones recorded already, for an
-// environment autopilot was asked about, with who, what and where.
-func (m *M) RecordDeployApprovals(e events.DeployApprovalsRead) {
+// environment autopilot was asked about, with who, what and where. It
+// returns the reviews it recorded.
+func (m *M) RecordDeployApprovals(e events.DeployApprovalsRead) []DeployReview {
+	first, reviews := m.NewDeployReviews(e)
+	if first == nil {
+		return nil
+	}
+	for _, r := range reviews {
+		d := m.S.Deploy(r.RunID, r.Environment)
+		verdict := state.DeployApproved
+		if r.Letter == deploygate.LetterReject {
+			verdict = state.DeployRejected
+		}
+		m.S.Decisions = append(m.S.Decisions, state.Decision{
+			Gate:       deploygate.ReviewGateID(e.RunID, d.Environment),
+			Question:   fmt.Sprintf("Deploy %s to %s? (a reviewer on the environment page)", shortSHA(d.SHA), d.Environment),
+			Option:     r.Letter,
+			OptionText: verdict + " on the environment page",
+			By:         r.User, At: m.Now,
+			Link:   DeployRunLink(m.Set.Repo, e.RunID),
+			Reason: prose.OneLine(r.Comment, 200), GateOpenedAt: d.At,
+		})
+	}
+	first.Reviewed = len(e.Approvals)
+	m.Changed = true
+	return reviews
+}
+
+// NewDeployReviews lists the entries of a run's review history not
+// recorded yet (the state counts those recorded on the run's first
+// request), and that request; nil when there is nothing new.
+func (m *M) NewDeployReviews(e events.DeployApprovalsRead) (*state.DeployRequest, []DeployReview) {
 	if e.Fail != events.ReadOK {
-		return
+		return nil, nil
 	}
 	var first *state.DeployRequest
 	for i := range m.S.Deploys {
@@ -172,8 +215,9 @@ func (m *M) RecordDeployApprovals(e events.DeployApprovalsRead) {
 		}
 	}
 	if first == nil || len(e.Approvals) <= first.Reviewed {
-		return
+		return nil, nil
 	}
+	var out []DeployReview
 	for _, a := range e.Approvals[first.Reviewed:] {
 		letter := ""
 		switch a.State {
@@ -187,19 +231,15 @@ func (m *M) RecordDeployApprovals(e events.DeployApprovalsRead) {
 			if d == nil || letter == "" || a.User == "" {
 				continue
 			}
-			m.S.Decisions = append(m.S.Decisions, state.Decision{
-				Gate:       deploygate.ReviewGateID(e.RunID, d.Environment),
-				Question:   fmt.Sprintf("Deploy %s to %s? (a reviewer on the environment page)", shortSHA(d.SHA), d.Environment),
-				Option:     letter,
-				OptionText: a.State + " on the environment page",
-				By:         a.User, At: m.Now,
-				Link:   fmt.Sprintf("https://github.com/%s/actions/runs/%d", m.Set.Repo, e.RunID),
-				Reason: prose.OneLine(a.Comment, 200), GateOpenedAt: d.At,
-			})
+			out = append(out, DeployReview{RunID: e.RunID, Environment: d.Environment, Gate: d.Gate, User: a.User, Letter: letter, Comment: a.Comment})
 		}
 	}
-	first.Reviewed = len(e.Approvals)
-	m.Changed = true
+	return first, out
+}
+
+// DeployRunLink is the workflow run's page.
+func DeployRunLink(repo string, run int64) string {
+	return fmt.Sprintf("https://github.com/%s/actions/runs/%d", repo, run)
 }
 
 func shortSHA(sha string) string {
