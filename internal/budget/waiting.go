@@ -2,7 +2,6 @@ package budget
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
@@ -130,28 +129,4 @@ func (r *Redis) LoadMany(ctx context.Context, installations []int64) (map[int64]
 		out[installations[i]] = recordOf(m)
 	}
 	return out, nil
-}
-
-// recordOf reads a record's hash (the fields Redis.Load reads).
-func recordOf(m map[string]string) Record {
-	rec := blank()
-	num := func(k string) (int64, bool) {
-		n, err := strconv.ParseInt(m[k], 10, 64)
-		return n, err == nil
-	}
-	for _, b := range []struct {
-		p  string
-		to *Bucket
-	}{{"c", &rec.Core}, {"g", &rec.GraphQL}} {
-		l, ok1 := num(b.p + "l")
-		rem, ok2 := num(b.p + "r")
-		t, ok3 := num(b.p + "t")
-		if ok1 && ok2 && ok3 {
-			*b.to = Bucket{Limit: int(l), Remaining: int(rem), Reset: time.Unix(t, 0).UTC()}
-		}
-	}
-	if nb, ok := num("nb"); ok {
-		rec.NotBefore = time.UnixMilli(nb).UTC()
-	}
-	return rec
 }
