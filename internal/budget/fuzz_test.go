@@ -2,6 +2,7 @@ package budget
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,27 @@ func FuzzBucketOf(f *testing.F) {
 		}
 		if graphql && !strings.EqualFold(resource, "graphql") {
 			t.Fatalf("graphql from resource %q", resource)
+		}
+	})
+}
+
+// FuzzRecordOf: any hash read back from Redis (or answered by the merge
+// script) is a record: a bucket is kept only when its limit, remaining and
+// reset all parse, and is blank (remaining -1) otherwise.
+func FuzzRecordOf(f *testing.F) {
+	f.Add("5000", "4999", "1772442000", "1772442000123")
+	f.Add("5000", "x", "1772442000", "")
+	f.Add("", "", "", "-1")
+	f.Fuzz(func(t *testing.T, limit, remaining, reset, notBefore string) {
+		rec := recordOf(map[string]string{"cl": limit, "cr": remaining, "ct": reset, "nb": notBefore})
+		_, err1 := strconv.ParseInt(limit, 10, 64)
+		_, err2 := strconv.ParseInt(remaining, 10, 64)
+		_, err3 := strconv.ParseInt(reset, 10, 64)
+		if parsed := err1 == nil && err2 == nil && err3 == nil; !parsed && rec.Core.Remaining != -1 {
+			t.Fatalf("core %+v from %q %q %q, want blank", rec.Core, limit, remaining, reset)
+		}
+		if rec.GraphQL.Remaining != -1 {
+			t.Fatalf("graphql %+v from a hash without g* fields", rec.GraphQL)
 		}
 	})
 }
