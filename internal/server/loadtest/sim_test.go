@@ -178,6 +178,17 @@ func BenchmarkSimulation(b *testing.B) {
 		o = SimOptions{}
 	}
 	o.RedisURL = rs.URL()
+	// AUTOPILOT_MUTATION_GAP as the App reads it ("0s": no spacing).
+	if v := os.Getenv("AUTOPILOT_MUTATION_GAP"); v != "" {
+		gap, err := time.ParseDuration(v)
+		if err != nil || gap < 0 {
+			b.Fatalf("AUTOPILOT_MUTATION_GAP=%q: want a duration such as 1s, or 0s for none", v)
+		}
+		o.MutationGap = gap
+		if gap == 0 {
+			o.MutationGap = -1
+		}
+	}
 	for range b.N {
 		res, err := Simulate(context.Background(), o)
 		if err != nil {
