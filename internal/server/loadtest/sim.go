@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/autopilot-dev/autopilot/internal/budget"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
@@ -55,6 +56,10 @@ type SimOptions struct {
 	// sweep of every installation, at start): each sweep lists an
 	// installation's open issues and reads each one.
 	SweepInterval time.Duration
+	// Budgets starts some installations' hourly budgets low: installation →
+	// requests remaining of 5,000 until an hour from the start (the budget
+	// holds their background work at the reserve, then everything at 0).
+	Budgets map[int64]int
 	// RedisURL is the Redis every replica shares (required).
 	RedisURL string
 }
@@ -83,6 +88,9 @@ type SimResult struct {
 	// Held is what the replicas' budget gates held, interactive and
 	// background apart.
 	HeldInteractive, HeldBackground Holds
+	// Budgeted is what GitHub answered the installations of
+	// SimOptions.Budgets, by installation.
+	Budgeted map[int64]fakegithub.InstallationStats
 	// Redis memory (INFO memory) at the end and at its peak, in bytes.
 	RedisMemory, RedisMemoryPeak int64
 	Elapsed                      time.Duration
@@ -365,6 +373,10 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	}
 	g.mu.Unlock()
 	st := g.fake.LimitStats()
+	res.Budgeted = map[int64]fakegithub.InstallationStats{}
+	for inst := range o.Budgets {
+		res.Budgeted[inst] = st.ByInstallation[inst]
+	}
 	res.NotModified, res.Primary, res.Secondary, res.InsideRetryAfter = st.NotModified, st.Primary, st.Secondary, st.InsideRetryAfter
 	for inst, in := range st.ByInstallation {
 		res.Calls += in.Requests

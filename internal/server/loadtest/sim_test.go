@@ -177,6 +177,10 @@ func BenchmarkSimulation(b *testing.B) {
 	if os.Getenv("AUTOPILOT_SIM") == "full" {
 		o = SimOptions{}
 	}
+	// Installation 2 starts just above the interactive reserve (its sweep
+	// is held), installation 3 with 10 requests left (its deliveries need
+	// about 26: the rest are held, not sent to be refused).
+	o.Budgets = map[int64]int{2: 1005, 3: 10}
 	o.RedisURL = rs.URL()
 	// AUTOPILOT_MUTATION_GAP as the App reads it ("0s": no spacing).
 	if v := os.Getenv("AUTOPILOT_MUTATION_GAP"); v != "" {
@@ -216,6 +220,11 @@ func (r SimResult) String() string {
 	fmt.Fprintf(&sb, "GitHub requests %d (%d token mints): 304 %d (%.1f%%), primary-limit answers %d, secondary-limit answers %d (%d sent inside a retry-after), to %d installations\n",
 		r.Calls, r.Tokens, r.NotModified, 100*float64(r.NotModified)/float64(max(r.Calls, 1)), r.Primary, r.Secondary, r.InsideRetryAfter, r.LimitedInstallations)
 	fmt.Fprintf(&sb, "  the flooder: %d requests, %d answered 304\n", r.FloodCalls, r.FloodNotModified)
+	for _, inst := range slices.Sorted(maps.Keys(r.Budgeted)) {
+		in := r.Budgeted[inst]
+		fmt.Fprintf(&sb, "  installation %d (budget set low): %d requests answered, %d primary-limit, %d secondary-limit; %d of its hour used\n",
+			inst, in.Requests, in.Primary, in.Secondary, in.Used)
+	}
 	fmt.Fprintf(&sb, "budget holds: interactive %d (%s in all), background %d (%s in all)\n",
 		r.HeldInteractive.Requests, r.HeldInteractive.Wait.Round(time.Millisecond), r.HeldBackground.Requests, r.HeldBackground.Wait.Round(time.Millisecond))
 	kinds := slices.Collect(maps.Keys(r.ByKind))

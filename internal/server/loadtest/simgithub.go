@@ -98,6 +98,13 @@ func newSimGitHub(o SimOptions) (*simGitHub, error) {
 			return nil, err
 		}
 	}
+	reset := time.Now().Add(time.Hour)
+	for inst, left := range o.Budgets {
+		if err := g.fake.SetInstallationRateLimit(inst, 5000, left, reset); err != nil {
+			g.fake.Close()
+			return nil, err
+		}
+	}
 	return g, nil
 }
 
