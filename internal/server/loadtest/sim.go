@@ -252,7 +252,7 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	for i, e := range all {
 		byID["sim-"+strconv.Itoa(i)] = e
 	}
-	g, err := newSimGitHub(o)
+	g, err := newSimFake(o)
 	if err != nil {
 		return SimResult{}, err
 	}

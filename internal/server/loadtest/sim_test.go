@@ -19,7 +19,7 @@ import (
 
 // simPair is the simulation's fake GitHub with two replicas' clients on
 // one Redis: installation 1 floods (one issue), 2 and 3 have two issues.
-func simPair(t *testing.T) (g *simGitHub, a, b *simClients, holds *holdCounter) {
+func simPair(t *testing.T) (g *simFake, a, b *simClients, holds *holdCounter) {
 	t.Helper()
 	rs := servertest.StartOwnRedis(t)
 	opts, err := redis.ParseURL(rs.URL())
@@ -28,7 +28,7 @@ func simPair(t *testing.T) (g *simGitHub, a, b *simClients, holds *holdCounter) 
 	}
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { rdb.Close() })
-	g, err = newSimGitHub(SimOptions{Installations: 3, IssuesPer: 2, Flood: 1}.withDefaults())
+	g, err = newSimFake(SimOptions{Installations: 3, IssuesPer: 2, Flood: 1}.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}

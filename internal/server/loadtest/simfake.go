@@ -43,8 +43,8 @@ const (
 // simRepo is installation inst's repository.
 func simRepo(inst int64) string { return fmt.Sprintf("inst%d/repo", inst) }
 
-// simGitHub is the fake GitHub and what the jobs did with it.
-type simGitHub struct {
+// simFake is the fake GitHub and what the jobs did with it.
+type simFake struct {
 	fake    *fakegithub.Server
 	keyPEM  []byte
 	issues  int           // issues per installation (the flooder has more)
@@ -67,17 +67,17 @@ type call struct {
 	n  int    // the issue or pull request
 }
 
-// newSimGitHub starts the fake with the limits on and seeds it: the App
+// newSimFake starts the fake with the limits on and seeds it: the App
 // installed on every installation's repository, each with issues issues
 // (the flooder flood more), a pull request, the bot's state comment on
 // every issue, the config file and a maintainer.
-func newSimGitHub(o SimOptions) (*simGitHub, error) {
+func newSimFake(o SimOptions) (*simFake, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
 	}
 	lim := fakegithub.GitHubLimits()
-	g := &simGitHub{
+	g := &simFake{
 		fake:   fakegithub.New(fakegithub.Options{Limits: &lim, Latency: o.PerRequest}),
 		keyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
 		issues: o.IssuesPer, pr: o.IssuesPer + 1, gap: o.MutationGap, byKind: map[string]*kindCalls{},
@@ -108,7 +108,7 @@ func newSimGitHub(o SimOptions) (*simGitHub, error) {
 	return g, nil
 }
 
-func (g *simGitHub) seed(inst int64, o SimOptions) error {
+func (g *simFake) seed(inst int64, o SimOptions) error {
 	repo := simRepo(inst)
 	if err := g.fake.AddRepo(repo); err != nil {
 		return err
@@ -149,14 +149,14 @@ func (g *simGitHub) seed(inst int64, o SimOptions) error {
 
 // touch is a person's comment on an issue: GitHub's copy changes, so the
 // next conditional read of the comments is a 200.
-func (g *simGitHub) touch(inst int64, n int) {
+func (g *simFake) touch(inst int64, n int) {
 	_, _ = g.fake.AddComment(simRepo(inst), n, simMaintainer, "a comment")
 }
 
 // simClients is one replica's way to GitHub: its App authentication, its
 // budget and cache on the shared Redis, one adapter per installation.
 type simClients struct {
-	g      *simGitHub
+	g      *simFake
 	auth   *appauth.Auth
 	budget *budget.Budget
 	cache  *ghcache.Redis
@@ -166,7 +166,7 @@ type simClients struct {
 	clients map[int64]*gh.Client
 }
 
-func (g *simGitHub) replica(rdb *redis.Client, prefix string, holds *holdCounter, tr http.RoundTripper) (*simClients, error) {
+func (g *simFake) replica(rdb *redis.Client, prefix string, holds *holdCounter, tr http.RoundTripper) (*simClients, error) {
 	auth, err := appauth.New(appauth.Config{AppID: simAppID, PrivateKey: g.keyPEM, BaseURL: g.fake.URL(), Transport: tr})
 	if err != nil {
 		return nil, err
