@@ -2,6 +2,7 @@ package fakegithub
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -317,4 +318,22 @@ func keepTimesSince(list []time.Time, from time.Time) []time.Time {
 		i++
 	}
 	return list[i:]
+}
+
+// SetInstallationRateLimit sets an installation's shared primary budget
+// (Options.Limits on): limit requests, of which remaining are left until
+// reset, whichever of its tokens spends them.
+func (s *Server) SetInstallationRateLimit(installationID int64, limit, remaining int, reset time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.limits.on || installationID == 0 {
+		return fmt.Errorf("fakegithub: installation budgets need Options.Limits and an installation id")
+	}
+	b := s.limits.budgets[installationID]
+	if b == nil {
+		b = &budget{}
+		s.limits.budgets[installationID] = b
+	}
+	b.limit, b.used, b.reset = limit, max(limit-remaining, 0), reset.UTC().Truncate(time.Second)
+	return nil
 }

@@ -204,3 +204,29 @@ func TestGraphQLChargesTheQueryCostAndReportsRateLimit(t *testing.T) {
 		t.Fatalf("headers %v", resp.Header)
 	}
 }
+
+// TestSetInstallationRateLimitIsSharedByItsTokens: the budget set for an
+// installation is the one all its tokens spend, and others keep theirs.
+func TestSetInstallationRateLimitIsSharedByItsTokens(t *testing.T) {
+	e := limitEnv(t, Limits{}, 5000)
+	n := e.issue("a")
+	path := "/repos/" + testRepo + "/issues/" + strconv.Itoa(n)
+	must(t, e.s.SetInstallationRateLimit(7, 5000, 2, epoch.Add(time.Hour)))
+	for i, tok := range []string{instTokA, instTokB} {
+		resp, _ := e.do("GET", path, tok, "", nil)
+		if resp.StatusCode != http.StatusOK || header(resp, "X-RateLimit-Remaining") != 1-i || header(resp, "X-RateLimit-Limit") != 5000 {
+			t.Fatalf("request %d: status %d remaining %q", i, resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"))
+		}
+	}
+	if resp, _ := e.do("GET", path, instTokA, "", nil); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("spent: status %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := e.do("GET", path, otherTok, "", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("installation 8: status %d", resp.StatusCode)
+	}
+	off := New(Options{})
+	defer off.Close()
+	if err := off.SetInstallationRateLimit(7, 1, 1, epoch); err == nil {
+		t.Error("without Limits: no error")
+	}
+}

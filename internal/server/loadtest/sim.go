@@ -17,6 +17,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/autopilot-dev/autopilot/internal/budget"
+	"github.com/autopilot-dev/autopilot/internal/fake/fakegithub"
 	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
@@ -44,12 +46,20 @@ type SimOptions struct {
 	// PerRequest is the simulated GitHub latency of one request (default
 	// 50 ms, like BenchmarkAnswerBehindFlood).
 	PerRequest time.Duration
+	// MutationGap spaces one installation's writes on a replica, as
+	// AUTOPILOT_MUTATION_GAP does in the App (0: its default of 1 s,
+	// GitHub's guidance; negative: none).
+	MutationGap time.Duration
 	// Replicas (default 2) with Workers each (default 8).
 	Replicas, Workers int
 	// SweepInterval is the catch-up sweep's period (default an hour: one
 	// sweep of every installation, at start): each sweep lists an
 	// installation's open issues and reads each one.
 	SweepInterval time.Duration
+	// Budgets starts some installations' hourly budgets low: installation →
+	// requests remaining of 5,000 until an hour from the start (the budget
+	// holds their background work at the reserve, then everything at 0).
+	Budgets map[int64]int
 	// RedisURL is the Redis every replica shares (required).
 	RedisURL string
 }
@@ -64,11 +74,23 @@ type SimResult struct {
 	// end of its job; AnswerWorst is the slowest installation's answer.
 	Answer, Interactive Percentiles
 	AnswerWorst         time.Duration
-	// What the simulated GitHub answered.
-	Calls, NotModified, Primary, Secondary int
-	// LimitedInstallations is how many installations got a limit answer.
-	LimitedInstallations int
-	ByKind               map[string]kindCalls
+	// What the fake GitHub answered (fakegithub.LimitStats): every
+	// request, the 304s, the primary- and secondary-limit answers, and
+	// InsideRetryAfter, requests sent inside an announced retry-after.
+	Calls, NotModified, Primary, Secondary, InsideRetryAfter int
+	// Tokens is how many installation tokens were minted (App requests).
+	Tokens int
+	// LimitedInstallations is how many installations got a limit answer;
+	// FloodCalls and FloodNotModified are the flooder's requests and 304s.
+	LimitedInstallations         int
+	FloodCalls, FloodNotModified int
+	ByKind                       map[string]kindCalls
+	// Held is what the replicas' budget gates held, interactive and
+	// background apart.
+	HeldInteractive, HeldBackground Holds
+	// Budgeted is what GitHub answered the installations of
+	// SimOptions.Budgets, by installation.
+	Budgeted map[int64]fakegithub.InstallationStats
 	// Redis memory (INFO memory) at the end and at its peak, in bytes.
 	RedisMemory, RedisMemoryPeak int64
 	Elapsed                      time.Duration
@@ -125,41 +147,36 @@ type simEvent struct {
 	inst  int64
 	issue int
 	req   request
-	touch string // the resource the person's action changed (a comment)
+	touch bool // a person commented on the issue (GitHub's copy changed)
 	sent  time.Time
 	ended atomic.Int64 // UnixNano of the job's end
 }
 
 // jobCalls are the requests one job of kind makes on issue n of
 // installation inst: what the bot reads (conditionally) and writes.
-func jobCalls(kind string, inst int64, n int) []call {
-	is := fmt.Sprintf("i%d/%d", inst, n)
-	cfg, perm := fmt.Sprintf("cfg%d", inst), fmt.Sprintf("perm%d", inst)
-	r := func(res string) call { return call{resource: res} }
+func jobCalls(kind string, n int) []call {
+	r := func(op string) call { return call{op: op, n: n} }
 	switch kind {
 	case "flood": // a run's start: read, post the state comment, label
-		return []call{r(is + "/issue"), r(is + "/comments"), r(cfg), r(perm),
-			{write: true, creates: true, resource: is + "/comments"}, {write: true, resource: is + "/issue"}}
+		return []call{r("issue"), r("comments"), r("config"), r("permission"), r("comment"), r("label")}
 	case "answer": // read the thread, edit the state, reply
-		return []call{r(is + "/comments"), r(is + "/issue"), r(perm), r(cfg),
-			{write: true, resource: is + "/comments"}, {write: true, creates: true, resource: is + "/comments"}}
+		return []call{r("comments"), r("issue"), r("permission"), r("config"), r("edit"), r("comment")}
 	case "chatter":
-		return []call{r(is + "/comments"), r(is + "/issue")}
+		return []call{r("comments"), r("issue")}
 	case "push": // the PR, its checks, the config; the check run
-		return []call{r(is + "/pr"), r(is + "/checks"), r(cfg), {write: true, resource: is + "/checks"}}
+		return []call{r("pull"), r("checks"), r("config"), r("check")}
 	case "review":
-		return []call{r(is + "/pr"), r(is + "/reviews"), r(is + "/comments"), {write: true, resource: is + "/comments"}}
+		return []call{r("pull"), r("reviews"), r("comments"), r("comment")}
 	}
 	return nil
 }
 
-// simProcessor runs a replica's jobs against the simulated GitHub.
+// simProcessor runs a replica's jobs against the fake GitHub.
 type simProcessor struct {
-	g       *simGitHub
-	replica int
-	events  map[string]*simEvent
-	cut     chan struct{}
-	issues  int
+	gh     *simClients
+	events map[string]*simEvent
+	cut    chan struct{}
+	issues int
 }
 
 func (p *simProcessor) Process(ctx context.Context, j job.Job) error {
@@ -169,26 +186,28 @@ func (p *simProcessor) Process(ctx context.Context, j job.Job) error {
 	}
 	ctx, cancel := p.cutCtx(ctx)
 	defer cancel()
-	err := p.g.job(ctx, p.replica, e.inst, e.kind, jobCalls(e.kind, e.inst, e.issue))
+	err := p.gh.job(ctx, e.inst, e.kind, jobCalls(e.kind, e.issue))
 	if err == nil {
 		e.ended.Store(time.Now().UnixNano())
 	}
 	return err
 }
 
-// Sweep reads the installation's open issues and each one's comments.
+// Sweep lists the installation's open issues and reads each one's
+// comments, as background work (it leaves the interactive reserve).
 func (p *simProcessor) Sweep(ctx context.Context, inst int64) error {
 	ctx, cancel := p.cutCtx(ctx)
 	defer cancel()
-	calls := []call{{resource: fmt.Sprintf("i%d/open", inst)}}
+	ctx = budget.WithClass(ctx, budget.Background)
+	calls := []call{{op: "open"}}
 	n := p.issues
 	if inst == floodInst {
 		n = 0 // its backfill is the flood
 	}
 	for i := 1; i <= n; i++ {
-		calls = append(calls, call{resource: fmt.Sprintf("i%d/%d/comments", inst, i)})
+		calls = append(calls, call{op: "comments", n: i})
 	}
-	return p.g.job(ctx, p.replica, inst, "sweep", calls)
+	return p.gh.job(ctx, inst, "sweep", calls)
 }
 
 // cutCtx ends with ctx or once the simulation is cut.
@@ -233,7 +252,20 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	for i, e := range all {
 		byID["sim-"+strconv.Itoa(i)] = e
 	}
-	g := newSimGitHub(o.PerRequest, o.Replicas)
+	g, err := newSimFake(o)
+	if err != nil {
+		return SimResult{}, err
+	}
+	defer g.fake.Close()
+	ropts, err := redis.ParseURL(o.RedisURL)
+	if err != nil {
+		return SimResult{}, err
+	}
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+	holds := &holdCounter{}
+	ghTransport := &http.Transport{MaxIdleConnsPerHost: 256}
+	defer ghTransport.CloseIdleConnections()
 	warnings := &warnCounter{n: map[string]int{}}
 	cut := make(chan struct{})
 	prefix := fmt.Sprintf("autopilot-sim:%d:", time.Now().UnixNano())
@@ -241,8 +273,12 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	defer stop()
 	var urls []string
 	var served []chan error
-	for r := range o.Replicas {
-		p := &simProcessor{g: g, replica: r, events: byID, cut: cut, issues: o.IssuesPer}
+	for range o.Replicas {
+		clients, err := g.replica(rdb, prefix, holds, ghTransport)
+		if err != nil {
+			return SimResult{}, err
+		}
+		p := &simProcessor{gh: clients, events: byID, cut: cut, issues: o.IssuesPer}
 		lo := withDefaults(Options{Workers: o.Workers, RedisURL: o.RedisURL, QueueMax: 4 * len(all),
 			Logger: slog.New(warnings)})
 		srv, closeStore, err := newServerOn(lo, p, prefix, func(cfg *settings.Config, deps *server.Deps) {
@@ -270,8 +306,8 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	sendOne := func(i int) {
 		e := all[i]
-		if e.touch != "" {
-			g.touch(e.touch)
+		if e.touch {
+			g.touch(e.inst, e.issue)
 		}
 		e.sent = time.Now()
 		codes[i] = post(ctx, client, urls[i%len(urls)], e.req, "sim-"+strconv.Itoa(i))
@@ -332,16 +368,29 @@ func Simulate(ctx context.Context, o SimOptions) (SimResult, error) {
 		res.AnswerWorst = max(res.AnswerWorst, d)
 	}
 	g.mu.Lock()
-	res.Calls, res.NotModified, res.Primary, res.Secondary = g.calls, g.notModified, g.primary, g.secondary
 	for k, v := range g.byKind {
 		res.ByKind[k] = *v
 	}
-	for _, u := range g.inst {
-		if u.limited > 0 {
+	g.mu.Unlock()
+	st := g.fake.LimitStats()
+	res.Budgeted = map[int64]fakegithub.InstallationStats{}
+	for inst := range o.Budgets {
+		res.Budgeted[inst] = st.ByInstallation[inst]
+	}
+	res.NotModified, res.Primary, res.Secondary, res.InsideRetryAfter = st.NotModified, st.Primary, st.Secondary, st.InsideRetryAfter
+	for inst, in := range st.ByInstallation {
+		res.Calls += in.Requests
+		if inst == 0 {
+			res.Tokens = in.Requests // the App's own: token mints
+		}
+		if in.Primary+in.Secondary > 0 {
 			res.LimitedInstallations++
 		}
+		if inst == floodInst {
+			res.FloodCalls, res.FloodNotModified = in.Requests, in.NotModified
+		}
 	}
-	g.mu.Unlock()
+	res.HeldInteractive, res.HeldBackground = holds.get(budget.Interactive), holds.get(budget.Background)
 	return res, nil
 }
 
@@ -429,9 +478,7 @@ func simEvents(o SimOptions) (flood, interactive []*simEvent, err error) {
 		}
 		e := &simEvent{kind: kind, inst: inst, issue: issue,
 			req: request{event: p.Event, body: body, sig: server.Sign([]byte(secret), body)}}
-		if strings.HasPrefix(p.Event, "issue_comment") {
-			e.touch = fmt.Sprintf("i%d/%d/comments", inst, issue)
-		}
+		e.touch = strings.HasPrefix(p.Event, "issue_comment")
 		return e, nil
 	}
 	for n := 1; n <= o.Flood; n++ {
@@ -453,7 +500,11 @@ func simEvents(o SimOptions) (flood, interactive []*simEvent, err error) {
 			}
 			added = true
 			for inst := 2; inst <= o.Installations; inst++ {
-				e, err := mk(k.kind, int64(inst), 1+(round*7+inst)%o.IssuesPer)
+				n := 1 + (round*7+inst)%o.IssuesPer
+				if k.kind == "push" || k.kind == "review" {
+					n = o.IssuesPer + 1 // the repository's pull request
+				}
+				e, err := mk(k.kind, int64(inst), n)
 				if err != nil {
 					return nil, nil, err
 				}
