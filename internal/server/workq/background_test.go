@@ -162,7 +162,7 @@ func TestBackgroundKeepsOneWaitingPerKeyOutsideTheDeliveriesRoom(t *testing.T) {
 	if q.Background(sweep(1)) {
 		t.Fatal("a second sweep of installation 1 was queued while the first waits")
 	}
-	if !q.Reserve() || !q.Reserve() {
+	if first, second := q.Reserve(), q.Reserve(); !first || !second {
 		t.Fatal("5 waiting sweeps took the room of the deliveries")
 	}
 	running, _ := takeNow(t, q)
