@@ -48,8 +48,9 @@ type Work struct {
 // Capacity is reserved before a job is committed, so intake can refuse
 // (503) before it records the delivery as seen, and a committed job always
 // has a place: commit never blocks and never drops. Entries read from the
-// Redis work queue are pushed past the limit (at most `extra` of them at
-// once: the reader holds no more than that), since Redis bounds them.
+// Redis work queue are pushed past the limit, since Redis bounds them (the
+// reader holds at most redisq.Held of them), and so are sweeps (Background:
+// at most one waiting per installation).
 type Queue struct {
 	limit   int
 	closing chan struct{} // closed when intake has stopped for good
@@ -106,11 +107,13 @@ func (w Work) Installation() int64 {
 // before the next free worker takes it anyway (one such job at a time).
 const BackgroundWait = 30 * time.Second
 
-// New is a queue of limit deliveries, plus room for extra pushed ones
-// (Redis bounds those); depth observes the waiting count. Background work
-// is not bounded until SetWorkers.
+// New is a queue of limit deliveries; depth observes the waiting count.
+// extra, the most deliveries pushed past limit at once, sizes nothing since
+// idle workers wait on a list (Redis bounds those deliveries); it goes when
+// its callers (redisq's tests) change. Background work is not bounded until
+// SetWorkers.
 func New(limit, extra int, depth func(int)) *Queue {
-	_ = extra // pushed deliveries need no room: nothing else is sized by them
+	_ = extra
 	if depth == nil {
 		depth = func(int) {}
 	}
