@@ -172,3 +172,41 @@ func TestBacklogAtTheStreamsFrontDoesNotHoldAnother(t *testing.T) {
 		order = append(order, p.next(t, fmt.Sprintf("after %v", order)))
 	}
 }
+
+// sweepStarts is a Sweeper that reports each sweep's start to the
+// blocking processor's start list ("sweep") and holds it like a job.
+type sweepStarts struct{ p *blockingProcessor }
+
+func (s sweepStarts) Sweep(ctx context.Context, _ int64) error {
+	return s.p.Process(ctx, job.Job{Delivery: "sweep"})
+}
+
+type listed []int64
+
+func (l listed) Installations(context.Context) ([]int64, error) { return l, nil }
+
+// TestSweepsAtStartDoNotHoldAnAnswer: 200 installations' sweeps are
+// queued at start, each held once it starts; an answer sent after starts
+// at once on a free worker (sweeps take at most half of the 4 workers),
+// though no sweep finished.
+func TestSweepsAtStartDoNotHoldAnAnswer(t *testing.T) {
+	p := newBlockingProcessor()
+	cfg := testConfig()
+	cfg.Workers = 4
+	cfg.SweepInterval = time.Hour
+	ids := make(listed, 200)
+	for i := range ids {
+		ids[i] = int64(i + 10)
+	}
+	_, srv := start(t, cfg, Deps{Processor: p, Sweeper: sweepStarts{p}, Installations: ids})
+	t.Cleanup(func() { close(p.release) })
+	for range 2 {
+		if got := p.next(t, "at start"); got != "sweep" {
+			t.Fatalf("started %s, want a sweep", got)
+		}
+	}
+	sendAccepted(t, installationDelivery(t, "answer", 1, 3), srv.url)
+	if got := p.next(t, "after the answer (held behind the start's sweeps)"); got != "answer" {
+		t.Fatalf("started %s with two sweeps running and 198 waiting, want the answer", got)
+	}
+}

@@ -161,6 +161,7 @@ func New(cfg settings.Config, deps Deps) (*Server, error) {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
 	s.queue = workq.New(cfg.QueueSize, redisq.Held(cfg.Workers), s.metrics.SetLocalQueue)
+	s.queue.SetWorkers(cfg.Workers)
 	if deps.Queue != nil {
 		s.stream = redisq.NewReplica(deps.Queue, redisq.ReplicaOptions{
 			Idle: cfg.QueueClaimIdle, Workers: cfg.Workers, Queue: s.queue, Keys: jobKeys,

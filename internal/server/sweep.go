@@ -18,28 +18,31 @@ func (s *Server) sweepTimer(ctx context.Context) {
 	job.Every(ctx, s.cfg.SweepInterval, func() { s.sweepAll(ctx) })
 }
 
-// sweepAll queues one sweep job per installation. Each installation's sweep
-// is claimed in the Deduper under its interval's number, so among replicas
-// sharing a store only the first to claim an interval sweeps it.
+// sweepAll queues one sweep job per installation, as background work: it
+// takes no room from deliveries and starts only when no delivery is ready
+// (see workq.Queue), so queueing every installation's sweep at once holds
+// no answer back. Each installation's sweep is claimed in the Deduper under
+// its interval's number, so among replicas sharing a store only the first
+// to claim an interval sweeps it; an installation whose previous sweep
+// still waits is not queued again.
 func (s *Server) sweepAll(ctx context.Context) {
 	ids := s.installations(ctx)
 	bucket := s.now().UnixNano() / int64(max(s.cfg.SweepInterval, time.Second))
 	for _, id := range ids {
-		if !s.queue.Reserve() {
-			s.log.Warn("queue full; sweep skipped this interval", "installation", id)
-			continue
+		key := "sweep:" + strconv.FormatInt(id, 10)
+		if s.queue.Waiting(key) {
+			continue // the sweep queued last interval has not started yet: it covers this one
 		}
 		cctx, cancel := context.WithTimeout(ctx, storeTimeout)
 		taken, err := s.deps.Deduper.Seen(cctx, fmt.Sprintf("sweep:%d:%d", id, bucket))
 		cancel()
 		if err != nil || taken {
-			s.queue.Unreserve()
 			if err != nil {
 				s.log.Warn("sweep not claimed", "installation", id, "err", err)
 			}
 			continue
 		}
-		s.queue.Commit(workq.Work{Key: "sweep:" + strconv.FormatInt(id, 10), Sweep: id, Queued: time.Now()})
+		s.queue.Background(workq.Work{Key: key, Sweep: id, Queued: time.Now()})
 	}
 }
 

@@ -50,7 +50,7 @@ type SimOptions struct {
 	// AUTOPILOT_MUTATION_GAP does in the App (0: its default of 1 s,
 	// GitHub's guidance; negative: none).
 	MutationGap time.Duration
-	// Replicas (default 2) with Workers each (default 8).
+	// Replicas (default 2) with Workers each (default 32).
 	Replicas, Workers int
 	// SweepInterval is the catch-up sweep's period (default an hour: one
 	// sweep of every installation, at start): each sweep lists an
@@ -125,7 +125,11 @@ func (o SimOptions) withDefaults() SimOptions {
 	def(&o.Pushes, 1)
 	def(&o.Reviews, 1)
 	def(&o.Replicas, 2)
-	def(&o.Workers, 8)
+	// Workers from the offered load: each installation's interactive jobs
+	// make 20 calls (answer 6, chatter 3×2, push 4, review 4) of 50 ms, so
+	// 1,000 installations over the 30 s window keep ~33 workers waiting on
+	// GitHub; 2 replicas × 32 leave room for bursts, the sweeps and the flood.
+	def(&o.Workers, 32)
 	if o.Window <= 0 {
 		o.Window = 30 * time.Second
 	}

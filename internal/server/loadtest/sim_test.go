@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -192,6 +193,14 @@ func BenchmarkSimulation(b *testing.B) {
 		if gap == 0 {
 			o.MutationGap = -1
 		}
+	}
+	// WORKERS as the App reads it: each replica's workers.
+	if v := os.Getenv("WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("WORKERS=%q: want a positive number", v)
+		}
+		o.Workers = n
 	}
 	for range b.N {
 		res, err := Simulate(context.Background(), o)

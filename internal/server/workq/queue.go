@@ -6,6 +6,7 @@ package workq
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +29,14 @@ type Work struct {
 // time, so jobs for one issue run in arrival order and never concurrently,
 // while jobs for different issues run side by side.
 //
+// Deliveries (interactive work) go before background work (sweeps): a
+// free worker takes a ready delivery first; a sweep starts only when no
+// delivery is ready, and at most half the workers (at least one, see
+// SetWorkers) sweep at once, so a long sweep never holds every worker when
+// answers arrive. A sweep still makes progress under steady deliveries:
+// once one has waited BackgroundWait, the next free worker takes it, one
+// such sweep at a time.
+//
 // Which key runs next is fair: a free worker takes from the installation
 // running the fewest jobs now (ties: the one that started a job longest
 // ago, then the one queued first), and within it the key that has waited longest to be ready; a key
@@ -39,16 +48,22 @@ type Work struct {
 // Capacity is reserved before a job is committed, so intake can refuse
 // (503) before it records the delivery as seen, and a committed job always
 // has a place: commit never blocks and never drops. Entries read from the
-// Redis work queue are pushed past the limit (at most `extra` of them at
-// once: the reader holds no more than that), since Redis bounds them.
+// Redis work queue are pushed past the limit, since Redis bounds them (the
+// reader holds at most redisq.Held of them), and so are sweeps (Background:
+// at most one waiting per installation).
 type Queue struct {
 	limit   int
-	avail   chan struct{} // one value per ready key: keys with waiting jobs and no running job
 	closing chan struct{} // closed when intake has stopped for good
 	depth   func(int)     // observer of the waiting count
+	now     func() time.Time
 
 	mu      sync.Mutex
 	pending int // reserved + waiting jobs
+	// background work waiting (part of pending, outside limit) and
+	// running, and the most that may run at once.
+	bgWaiting, bgRunning, bgMax int
+	// waiters are the idle workers, each woken by one value.
+	waiters []chan struct{}
 	keys    map[string]*keyJobs
 	// tenants are the installations with ready keys or running jobs.
 	tenants map[int64]*tenant
@@ -62,11 +77,15 @@ type keyJobs struct {
 	running bool
 	ready   bool  // in its tenant's ready list
 	tenant  int64 // the installation of its jobs
+	// background: its jobs are sweeps; since: when it became ready.
+	background bool
+	since      time.Time
 }
 
 // tenant is one installation's share of the queue.
 type tenant struct {
-	ready     []string // its ready keys, longest ready first
+	ready     []string // its ready delivery keys, longest ready first
+	bgReady   []string // its ready background keys, likewise
 	running   int
 	lastStart uint64
 	joined    uint64
@@ -84,27 +103,68 @@ func (w Work) Installation() int64 {
 	return 0
 }
 
-// New is a queue of limit jobs, plus room for extra pushed ones; depth
-// observes the waiting count.
+// BackgroundWait is how long background work waits behind deliveries
+// before the next free worker takes it anyway (one such job at a time).
+const BackgroundWait = 30 * time.Second
+
+// New is a queue of limit deliveries; depth observes the waiting count.
+// extra, the most deliveries pushed past limit at once, sizes nothing since
+// idle workers wait on a list (Redis bounds those deliveries); it goes when
+// its callers (redisq's tests) change. Background work is not bounded until
+// SetWorkers.
 func New(limit, extra int, depth func(int)) *Queue {
+	_ = extra
 	if depth == nil {
 		depth = func(int) {}
 	}
 	return &Queue{
 		limit:   limit,
-		avail:   make(chan struct{}, limit+extra),
 		closing: make(chan struct{}),
 		depth:   depth,
+		now:     time.Now,
+		bgMax:   math.MaxInt,
 		keys:    make(map[string]*keyJobs),
 		tenants: make(map[int64]*tenant),
 	}
+}
+
+// SetWorkers bounds background work to half of the workers workers taking
+// from the queue, at least one.
+func (q *Queue) SetWorkers(workers int) {
+	q.mu.Lock()
+	q.bgMax = max(1, workers/2)
+	q.mu.Unlock()
+}
+
+// Waiting reports whether a job with key waits (not runs).
+func (q *Queue) Waiting(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	kj := q.keys[key]
+	return kj != nil && len(kj.jobs) > 0
+}
+
+// Background queues background work (a sweep) outside the deliveries'
+// room; false when a job with its key already waits (not runs): one
+// waiting sweep covers the installation.
+func (q *Queue) Background(w Work) bool {
+	q.mu.Lock()
+	if kj := q.keys[w.Key]; kj != nil && len(kj.jobs) > 0 {
+		q.mu.Unlock()
+		return false
+	}
+	q.pending++
+	q.depth(q.pending)
+	q.mu.Unlock()
+	q.Commit(w)
+	return true
 }
 
 // Reserve claims room for one job; false when the queue is full.
 func (q *Queue) Reserve() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.pending >= q.limit || q.closed {
+	if q.pending-q.bgWaiting >= q.limit || q.closed {
 		return false
 	}
 	q.pending++
@@ -135,8 +195,11 @@ func (q *Queue) Commit(w Work) {
 	defer q.mu.Unlock()
 	kj := q.keys[w.Key]
 	if kj == nil {
-		kj = &keyJobs{tenant: w.Installation()}
+		kj = &keyJobs{tenant: w.Installation(), background: w.Sweep != 0}
 		q.keys[w.Key] = kj
+	}
+	if kj.background {
+		q.bgWaiting++
 	}
 	kj.jobs = append(kj.jobs, w)
 	if len(kj.jobs) == 1 && !kj.running {
@@ -152,93 +215,152 @@ func (q *Queue) makeReady(key string, kj *keyJobs) {
 		t = &tenant{joined: q.joins}
 		q.tenants[kj.tenant] = t
 	}
-	t.ready = append(t.ready, key)
+	if kj.background {
+		t.bgReady = append(t.bgReady, key)
+		kj.since = q.now()
+	} else {
+		t.ready = append(t.ready, key)
+	}
 	kj.ready = true
-	// At most one value per ready key and pending >= ready keys, so this
-	// send never blocks.
-	q.avail <- struct{}{}
+	q.wakeOne()
 }
 
-// pick takes the next ready key (see Queue) off its tenant's list: "" when
-// none is ready (the value taken from avail was for a key TakeEntries
-// emptied). q.mu held.
+// wakeOne wakes one idle worker, if any; q.mu held.
+func (q *Queue) wakeOne() {
+	if len(q.waiters) == 0 {
+		return
+	}
+	ch := q.waiters[0]
+	q.waiters[0] = nil
+	q.waiters = q.waiters[1:]
+	ch <- struct{}{} // buffered 1, sent to once
+}
+
+// pick takes the next ready key (see Queue) off its tenant's list: ""
+// when none may start now. q.mu held.
 func (q *Queue) pick() (string, *tenant) {
-	var best *tenant
+	first := func(t, best *tenant) bool {
+		return best == nil || cmp.Or(cmp.Compare(t.running, best.running), cmp.Compare(t.lastStart, best.lastStart),
+			cmp.Compare(t.joined, best.joined)) < 0
+	}
+	var best, bestBg, oldestBg *tenant
+	var oldest time.Time
 	for _, t := range q.tenants {
-		if len(t.ready) == 0 {
-			continue
-		}
-		if best == nil || cmp.Or(cmp.Compare(t.running, best.running), cmp.Compare(t.lastStart, best.lastStart),
-			cmp.Compare(t.joined, best.joined)) < 0 {
+		if len(t.ready) > 0 && first(t, best) {
 			best = t
 		}
+		if len(t.bgReady) > 0 {
+			if first(t, bestBg) {
+				bestBg = t
+			}
+			if since := q.keys[t.bgReady[0]].since; oldestBg == nil || since.Before(oldest) {
+				oldestBg, oldest = t, since
+			}
+		}
 	}
-	if best == nil {
-		return "", nil
+	switch {
+	case oldestBg != nil && q.bgRunning == 0 && q.now().Sub(oldest) >= BackgroundWait:
+		return popKey(&oldestBg.bgReady), oldestBg
+	case best != nil:
+		return popKey(&best.ready), best
+	case bestBg != nil && q.bgRunning < q.bgMax:
+		return popKey(&bestBg.bgReady), bestBg
 	}
-	key := best.ready[0]
-	best.ready[0] = ""
-	best.ready = best.ready[1:]
-	return key, best
+	return "", nil
+}
+
+// popKey takes the first key off list.
+func popKey(list *[]string) string {
+	key := (*list)[0]
+	(*list)[0] = ""
+	*list = (*list)[1:]
+	return key
 }
 
 // dropTenant forgets an installation with nothing ready or running; q.mu
 // held.
 func (q *Queue) dropTenant(id int64) {
-	if t := q.tenants[id]; t != nil && t.running == 0 && len(t.ready) == 0 {
+	if t := q.tenants[id]; t != nil && t.running == 0 && len(t.ready) == 0 && len(t.bgReady) == 0 {
 		delete(q.tenants, id)
 	}
 }
 
 // Take waits for the next job whose key is free. It returns false once ctx
-// ends, or once the queue is closed and nothing is ready.
+// ends, or once the queue is closed and nothing may start.
 func (q *Queue) Take(ctx context.Context) (Work, bool) {
-	if ctx.Err() != nil {
-		return Work{}, false
-	}
 	for {
-		select {
-		case <-q.avail:
-		default:
-			select {
-			case <-q.avail:
-			case <-q.closing:
-				// A key may have become ready since; take it before giving up.
-				select {
-				case <-q.avail:
-				default:
-					return Work{}, false
-				}
-			case <-ctx.Done():
-				return Work{}, false
-			}
+		if ctx.Err() != nil {
+			return Work{}, false
 		}
 		q.mu.Lock()
-		key, t := q.pick()
-		if key == "" {
-			// Its key was emptied by TakeEntries.
+		if w, ok := q.start(); ok {
 			q.mu.Unlock()
-			continue
+			return w, true
 		}
-		kj := q.keys[key]
-		w := kj.jobs[0]
-		kj.jobs[0] = Work{}
-		kj.jobs = kj.jobs[1:]
-		kj.running, kj.ready = true, false
-		q.starts++
-		t.running++
-		t.lastStart = q.starts
-		q.pending--
-		q.depth(q.pending)
+		if q.closed {
+			// A worker still running loops back for what its job readies.
+			q.mu.Unlock()
+			return Work{}, false
+		}
+		wake := make(chan struct{}, 1)
+		q.waiters = append(q.waiters, wake)
 		q.mu.Unlock()
-		return w, true
+		select {
+		case <-wake:
+		case <-q.closing:
+			q.leave(wake)
+		case <-ctx.Done():
+			q.leave(wake)
+			return Work{}, false
+		}
 	}
+}
+
+// leave takes an idle worker's wake channel off the list; a wake it was
+// sent meanwhile is passed on to another.
+func (q *Queue) leave(wake chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if i := slices.Index(q.waiters, wake); i >= 0 {
+		q.waiters = slices.Delete(q.waiters, i, i+1)
+		return
+	}
+	q.wakeOne()
+}
+
+// tryTake is Take without waiting.
+func (q *Queue) tryTake() (Work, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.start()
+}
+
+// start hands out the next job that may start now; q.mu held.
+func (q *Queue) start() (Work, bool) {
+	key, t := q.pick()
+	if key == "" {
+		return Work{}, false
+	}
+	kj := q.keys[key]
+	w := kj.jobs[0]
+	kj.jobs[0] = Work{}
+	kj.jobs = kj.jobs[1:]
+	kj.running, kj.ready = true, false
+	if kj.background {
+		q.bgWaiting--
+		q.bgRunning++
+	}
+	q.starts++
+	t.running++
+	t.lastStart = q.starts
+	q.pending--
+	q.depth(q.pending)
+	return w, true
 }
 
 // TakeEntries removes the Redis queue entries waiting (not running) and
 // returns them, for a replica shutting down to hand them back. A key left
-// with no job leaves its installation's ready list (its value in avail
-// stays; Take skips it).
+// with no job leaves its installation's ready list.
 func (q *Queue) TakeEntries() []Work {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -278,6 +400,10 @@ func (q *Queue) Done(key string) {
 	kj := q.keys[key]
 	kj.running = false
 	q.tenants[kj.tenant].running--
+	if kj.background {
+		q.bgRunning--
+		q.wakeOne() // a held sweep may start now
+	}
 	if len(kj.jobs) > 0 {
 		q.makeReady(key, kj)
 		return
