@@ -37,6 +37,10 @@ type Work struct {
 // once one has waited BackgroundWait, the next free worker takes it, one
 // such sweep at a time.
 //
+// One installation runs at most half the workers' jobs at once, at least
+// two (see SetWorkers), so a flood queued before anyone else's work cannot take
+// every worker while its jobs wait on its pacer.
+//
 // Which key runs next is fair: a free worker takes from the installation
 // running the fewest jobs now (ties: the one that started a job longest
 // ago, then the one queued first), and within it the key that has waited longest to be ready; a key
@@ -62,6 +66,8 @@ type Queue struct {
 	// background work waiting (part of pending, outside limit) and
 	// running, and the most that may run at once.
 	bgWaiting, bgRunning, bgMax int
+	// tenantMax is the most jobs one installation runs at once.
+	tenantMax int
 	// waiters are the idle workers, each woken by one value.
 	waiters []chan struct{}
 	keys    map[string]*keyJobs
@@ -123,16 +129,24 @@ func New(limit, extra int, depth func(int)) *Queue {
 		depth:   depth,
 		now:     time.Now,
 		bgMax:   math.MaxInt,
-		keys:    make(map[string]*keyJobs),
-		tenants: make(map[int64]*tenant),
+		// Unbounded until SetWorkers.
+		tenantMax: math.MaxInt,
+		keys:      make(map[string]*keyJobs),
+		tenants:   make(map[int64]*tenant),
 	}
 }
 
 // SetWorkers bounds background work to half of the workers workers taking
-// from the queue, at least one.
+// from the queue (at least one), and each installation's jobs to half of
+// them (at least two, so that one installation's issues still run side by
+// side on a small server). An
+// installation's writes go out one at a time through its pacer (one a
+// second), so its jobs beyond that share would mostly wait on it, holding
+// workers another installation's answer needs.
 func (q *Queue) SetWorkers(workers int) {
 	q.mu.Lock()
 	q.bgMax = max(1, workers/2)
+	q.tenantMax = max(2, workers/2)
 	q.mu.Unlock()
 }
 
@@ -246,6 +260,9 @@ func (q *Queue) pick() (string, *tenant) {
 	var best, bestBg, oldestBg *tenant
 	var oldest time.Time
 	for _, t := range q.tenants {
+		if t.running >= q.tenantMax {
+			continue // its share of the workers is taken
+		}
 		if len(t.ready) > 0 && first(t, best) {
 			best = t
 		}
@@ -399,7 +416,11 @@ func (q *Queue) Done(key string) {
 	defer q.mu.Unlock()
 	kj := q.keys[key]
 	kj.running = false
-	q.tenants[kj.tenant].running--
+	t := q.tenants[kj.tenant]
+	if t.running == q.tenantMax && len(t.ready)+len(t.bgReady) > 0 {
+		q.wakeOne() // it was at its share: its ready work may start now
+	}
+	t.running--
 	if kj.background {
 		q.bgRunning--
 		q.wakeOne() // a held sweep may start now
