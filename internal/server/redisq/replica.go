@@ -757,3 +757,44 @@ func (q *Replica) Leave() {
 
 // storeTimeout bounds one Redis call made outside a job.
 const storeTimeout = 2 * time.Second
+
+// HandBack, at shutdown once the reader has stopped, gives the entries this
+// replica read but will not run back to the group, for another replica to
+// read at once: ws (queued in the local queue, not started) first, then the
+// parked ones, each installation's in stream order, handBackBatch per round
+// trip. It stops when ctx ends (SHUTDOWN_TIMEOUT) or Redis fails: the
+// entries left then stay pending and are claimed after QUEUE_CLAIM_IDLE.
+func (q *Replica) HandBack(ctx context.Context, ws []workq.Work) {
+	ids := make([]string, 0, len(ws)+q.parkedLen())
+	for _, w := range ws {
+		ids = append(ids, w.Entry)
+	}
+	q.mu.Lock()
+	for inst, pids := range q.parked {
+		ids = append(ids, pids...)
+		delete(q.parked, inst)
+	}
+	q.parkedN = 0
+	q.mu.Unlock()
+	n, err := 0, error(nil)
+	if len(ids) > 0 {
+		n, err = q.store.HandBackEntries(ctx, ids)
+	}
+	for range n {
+		q.Metrics.QueueHandedBack()
+	}
+	if err != nil {
+		q.Log.Warn("could not hand every delivery back; another replica claims the rest after QUEUE_CLAIM_IDLE",
+			"handed_back", n, "of", len(ids), "err", err, "claim_idle", q.Idle.String())
+	}
+	// Handed back or left to the claim: no longer this replica's to renew.
+	q.mu.Lock()
+	for _, id := range ids {
+		delete(q.held, id)
+	}
+	q.mu.Unlock()
+	for _, w := range ws {
+		q.left(w.Installation())
+		<-q.tokens
+	}
+}

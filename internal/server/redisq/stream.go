@@ -91,6 +91,25 @@ if #e == 0 then return -1 end
 redis.call('XADD', KEYS[1], '*', unpack(e[1][2]))
 redis.call('XDEL', KEYS[1], ARGV[3])
 return 1`)
+	// handBackEntriesScript is handBackScript for many entries at once, in
+	// the order given (each issue's entries keep their order at the
+	// stream's end); it returns how many it handed back.
+	handBackEntriesScript = redis.NewScript(`
+local n = 0
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+  if #p == 1 then
+    local e = redis.call('XRANGE', KEYS[1], id, id)
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    if #e == 1 then
+      redis.call('XADD', KEYS[1], '*', unpack(e[1][2]))
+      redis.call('XDEL', KEYS[1], id)
+      n = n + 1
+    end
+  end
+end
+return n`)
 )
 
 // Entry is one stream entry read back: its id, the job it carries, and why
@@ -602,6 +621,33 @@ func (s *Store) HandBack(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("redis queue hand back %s: %w", id, err)
 	}
 	return n == 1, nil
+}
+
+// handBackBatch is the most entries one handBackEntriesScript call
+// hands back, so one call stays short.
+const handBackBatch = 256
+
+// HandBackEntries gives the entries among ids this consumer owns back to
+// the group (see handBackEntriesScript), handBackBatch per round trip, in
+// the order given; it returns how many it handed back. On an error (or ctx
+// ending) it stops: the entries not yet handed back stay pending.
+func (s *Store) HandBackEntries(ctx context.Context, ids []string) (int, error) {
+	done := 0
+	for len(ids) > 0 {
+		k := min(len(ids), handBackBatch)
+		args := make([]any, 0, k+2)
+		args = append(args, streamGroup, s.Consumer())
+		for _, id := range ids[:k] {
+			args = append(args, id)
+		}
+		n, err := handBackEntriesScript.Run(ctx, s.rdb, []string{s.streamKey()}, args...).Int()
+		if err != nil {
+			return done, fmt.Errorf("redis queue hand back %d entries: %w", len(ids), err)
+		}
+		done += n
+		ids = ids[k:]
+	}
+	return done, nil
 }
 
 // QueueStats reads the stream's length and pending summary in one round
