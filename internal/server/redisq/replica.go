@@ -386,7 +386,7 @@ func (q *Replica) fetch(ctx context.Context, cur *readCursor, n int) (taken int,
 		if q.parkedLen() > 0 {
 			block = parkedReadBlock
 		}
-		es, lostGroup, err := q.store.Read(ctx, n-taken, block)
+		es, lostGroup, err := q.store.read(ctx, n-taken, block)
 		if lostGroup {
 			q.Metrics.QueueLost(1)
 			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
@@ -404,6 +404,7 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 	taken := 0
 	for _, e := range es {
 		if app := q.store.AppID(); e.AppID != 0 && app != 0 && e.AppID != app {
+			e.decode()
 			q.foreign(e)
 			continue
 		}
@@ -424,6 +425,7 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 			continue // ours already, or just acknowledged: the renewer fell behind
 		}
 		if claimed && e.Deliveries > MaxDeliveries {
+			e.decode()
 			q.mu.Lock()
 			delete(q.held, e.ID)
 			q.mu.Unlock()
@@ -438,8 +440,16 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 			q.Log.Info("claimed a delivery left pending by another replica", "delivery", e.Job.Delivery,
 				"entry", e.ID, "idle_over", q.Idle.String())
 		}
-		if q.park(e.ID, workq.Work{Job: e.Job}.Installation()) {
-			continue // its payload is read again when its installation's turn comes
+		inst := e.installation()
+		if q.park(e.ID, inst) {
+			continue // its payload is read (and decoded) again when its installation's turn comes
+		}
+		if e.decode(); e.Bad != nil {
+			q.Metrics.QueueLost(1)
+			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
+			q.left(inst)
+			q.ack(e.ID)
+			continue
 		}
 		q.NoteInstallation(e.Job.Event.Installation)
 		key, locks := q.Keys(e.Job.Event)

@@ -125,6 +125,10 @@ type Entry struct {
 	// Deliveries is how often the group handed the entry out (claims
 	// included); set for claimed entries only.
 	Deliveries int64
+	// vals are the fields of an entry not decoded yet (see peekEntry),
+	// inst its installation.
+	vals map[string]any
+	inst int64
 }
 
 func (s *Store) streamKey() string { return s.opts.Prefix + "queue" }
@@ -314,6 +318,17 @@ func (s *Store) commit(batch []*enqueueCall) {
 // block for one (0: forever; negative: not at all). A missing group (Redis lost its data, or someone deleted
 // the key) is created again and reported through lostGroup.
 func (s *Store) Read(ctx context.Context, count int, block time.Duration) (es []Entry, lostGroup bool, err error) {
+	es, lostGroup, err = s.read(ctx, count, block)
+	for i := range es {
+		es[i].decode()
+	}
+	return es, lostGroup, err
+}
+
+// read is Read leaving the events of entries that carry their
+// installation undecoded (see peekEntry): the reader decodes an entry's
+// event only when it is about to queue it, not when it parks it.
+func (s *Store) read(ctx context.Context, count int, block time.Duration) (es []Entry, lostGroup bool, err error) {
 	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: streamGroup, Consumer: s.Consumer(), Streams: []string{s.streamKey(), ">"},
 		Count: int64(count), Block: block,
@@ -332,7 +347,7 @@ func (s *Store) Read(ctx context.Context, count int, block time.Duration) (es []
 	}
 	for _, st := range res {
 		for _, m := range st.Messages {
-			es = append(es, decodeEntry(m.ID, m.Values))
+			es = append(es, peekEntry(m.ID, m.Values))
 		}
 	}
 	return es, false, nil
