@@ -65,18 +65,27 @@ end
 return out`)
 	// renewEntriesScript resets the idle time of the entries this consumer still
 	// owns, so no replica claims work that is merely slow; an entry already
-	// claimed by another consumer is left alone. It returns the ids no longer
-	// owned.
+	// claimed by another consumer is left alone. The owned ones are claimed
+	// back with one XCLAIM per 500. It returns the ids no longer owned.
 	renewEntriesScript = redis.NewScript(`
-local lost = {}
+local lost, owned = {}, {}
+local function claim()
+  if #owned > 0 then
+    owned[#owned + 1] = 'JUSTID' -- the delivery count stays as it is
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(owned))
+    owned = {}
+  end
+end
 for i = 3, #ARGV do
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
   if #p == 1 then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    owned[#owned + 1] = ARGV[i]
+    if #owned == 500 then claim() end
   else
     lost[#lost + 1] = ARGV[i]
   end
 end
+claim()
 return lost`)
 	// handBackScript re-appends an entry this consumer owns at the end of the
 	// stream and drops the original, so another replica reads it at once
