@@ -128,7 +128,7 @@ func BenchmarkModes(b *testing.B) {
 			float64(r.AckP99)/float64(max(bare.AckP99, 1)), r.CPUPerDelivery, r.ProcessedPerSecond)
 	}
 	for _, m := range modes {
-		if m.rs != nil {
+		if m.rs != nil && results[m.name].PerSecond > 0 {
 			b.Logf("%s: redis-server used %s CPU per delivery on top (queue, dedupe, leases, acknowledgement)", m.name, redisCPU[m.name])
 			b.Logf("%s: redis commands per delivery (a script's own calls counted too): %s", m.name, formatCalls(calls[m.name]))
 		}
