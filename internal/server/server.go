@@ -450,16 +450,17 @@ func (s *Server) startStream(ctx context.Context) *streamLoops {
 }
 
 // stopReading stops the Redis reader and hands the entries read but not
-// started to the other replicas, which run them now.
+// started (queued or parked) to the other replicas, which run them now;
+// within ShutdownTimeout.
 func (s *Server) stopReading(l *streamLoops) {
 	l.stopRead()
 	l.reader.Wait()
 	if s.stream == nil {
 		return
 	}
-	for _, w := range s.queue.TakeEntries() {
-		s.stream.GiveBack(w)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	s.stream.HandBack(ctx, s.queue.TakeEntries())
 }
 
 // stopStream, once the workers are done, sends the last acknowledgements,

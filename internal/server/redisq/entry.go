@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
@@ -28,13 +29,17 @@ import (
 // the longest text GitHub accepts (65,536 characters of 4-byte UTF-8;
 // intake refuses longer ones). With traces on, the delivery's W3C
 // traceparent (55 bytes) goes in a field of its own too; a replica that
-// does not know the field ignores it. Format "1" (the whole decoded event as
+// does not know the field ignores it. The event's installation goes in a
+// field of its own as well ("i"), so a replica parks an entry (see
+// InstallationAhead) without decoding its event; an entry without it
+// (queued before) is decoded when read. Format "1" (the whole decoded event as
 // JSON, no App id) is still read, so entries queued before an upgrade run.
 
 // Entry fields.
 const (
 	fieldVersion  = "v"
 	fieldApp      = "a"
+	fieldInst     = "i" // the event's installation, read without decoding the event
 	fieldDelivery = "d"
 	fieldEvent    = "e"
 	fieldJSON     = "j"
@@ -83,8 +88,8 @@ func JobView(ev *ghevent.Event) *ghevent.Event {
 // arguments (field, value, ...).
 func entryFields(j job.Job, appID int64) ([]any, error) {
 	ev := JobView(j.Event)
-	out := []any{fieldVersion, entryVersion, fieldApp, appID, fieldDelivery, j.Delivery, fieldEvent, ev.Name,
-		fieldReceived, j.Received.UnixMilli()}
+	out := []any{fieldVersion, entryVersion, fieldApp, appID, fieldInst, ev.Installation, fieldDelivery, j.Delivery,
+		fieldEvent, ev.Name, fieldReceived, j.Received.UnixMilli()}
 	text := func(field, s string) {
 		if s != "" {
 			out = append(out, field, s)
@@ -142,17 +147,67 @@ func fieldsSize(fs []any) int {
 	return n
 }
 
+// peekEntry reads what the reader needs to hold or park an entry — its
+// format, App and installation — and leaves the event to decode (see
+// Entry.decode) when the entry carries its installation in a field of its
+// own; an entry without it (queued by an older replica) is decoded at once.
+func peekEntry(id string, vals map[string]any) Entry {
+	inst, ok := vals[fieldInst].(string)
+	if !ok || vals[fieldVersion] != entryVersion {
+		return decodeEntry(id, vals)
+	}
+	e := Entry{ID: id}
+	app, err := strconv.ParseInt(str(vals, fieldApp), 10, 64)
+	if err != nil {
+		e.Bad = fmt.Errorf("queue entry %s: App id %q: %v", id, str(vals, fieldApp), err)
+		return e
+	}
+	i, err := strconv.ParseInt(inst, 10, 64)
+	if err != nil {
+		return decodeEntry(id, vals)
+	}
+	e.AppID, e.inst, e.vals = app, i, vals
+	return e
+}
+
+// decode decodes an entry peekEntry left undecoded.
+func (e *Entry) decode() {
+	if e.vals == nil {
+		return
+	}
+	d := decodeEntry(e.ID, e.vals)
+	d.Deliveries = e.Deliveries
+	*e = d
+}
+
+// installation is the entry's installation (0 for none).
+func (e *Entry) installation() int64 {
+	if e.vals != nil {
+		return e.inst
+	}
+	if e.Job.Event != nil {
+		return e.Job.Event.Installation
+	}
+	return 0
+}
+
+// str is field k of an entry as a string ("" when missing).
+func str(vals map[string]any, k string) string {
+	switch v := vals[k].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// entryDecodes counts the events decoded from entries (tests).
+var entryDecodes atomic.Int64
+
 // decodeEntry turns an entry's fields back into its job.
 func decodeEntry(id string, vals map[string]any) Entry {
-	str := func(k string) string {
-		switch v := vals[k].(type) {
-		case string:
-			return v
-		case []byte:
-			return string(v)
-		}
-		return ""
-	}
+	str := func(k string) string { return str(vals, k) }
 	e := Entry{ID: id}
 	v := str(fieldVersion)
 	if v != entryVersion && v != entryV1 {
@@ -170,6 +225,7 @@ func decodeEntry(id string, vals map[string]any) Entry {
 	e.Job.Delivery = str(fieldDelivery)
 	e.Job.Trace = str(fieldTrace)
 	var ev ghevent.Event
+	entryDecodes.Add(1)
 	if err := json.Unmarshal([]byte(str(fieldJSON)), &ev); err != nil || e.Job.Delivery == "" || ev.Name != str(fieldEvent) {
 		e.Bad = fmt.Errorf("queue entry %s (delivery %q): malformed event: %v", id, e.Job.Delivery, err)
 		return e

@@ -220,3 +220,55 @@ func TestEntryCarriesTheTraceContext(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPeekEntry: whatever a stream entry holds, peeking at it never
+// panics; a peeked entry decodes to what decodeEntry reads, and its
+// installation is the decoded event's (an entry whose installation field
+// disagrees with its event is one no replica writes: entryFields takes both
+// from the same event).
+func FuzzPeekEntry(f *testing.F) {
+	f.Add("2", "123", "7", "d-1", "issues", `{"Name":"issues","Installation":7}`)
+	f.Add("2", "123", "x", "d-1", "issues", `{"Name":"issues"}`)
+	f.Add("1", "", "", "d-2", "issues", `{"Name":"issues","Title":"t"}`)
+	f.Add("2", "x", "1", "", "", "{")
+	f.Fuzz(func(t *testing.T, v, app, inst, delivery, event, js string) {
+		vals := map[string]any{fieldVersion: v, fieldApp: app, fieldInst: inst, fieldDelivery: delivery,
+			fieldEvent: event, fieldJSON: js}
+		e := peekEntry("1-0", vals)
+		peekedInst := e.installation()
+		undecoded := e.vals != nil
+		e.decode()
+		want := decodeEntry("1-0", vals)
+		if (e.Bad == nil) != (want.Bad == nil) || !reflect.DeepEqual(e.Job, want.Job) || e.AppID != want.AppID {
+			t.Fatalf("peeked then decoded: %+v (bad %v); decoded: %+v (bad %v)", e.Job, e.Bad, want.Job, want.Bad)
+		}
+		if undecoded && want.Bad == nil && want.Job.Event.Installation != peekedInst &&
+			fmt.Sprint(want.Job.Event.Installation) == inst {
+			t.Fatalf("installation %d peeked, %d decoded", peekedInst, want.Job.Event.Installation)
+		}
+	})
+}
+
+// TestPeekedEntryOfEntryFieldsKnowsItsInstallation: an entry written by
+// entryFields is parked from its installation field, without decoding.
+func TestPeekedEntryOfEntryFieldsKnowsItsInstallation(t *testing.T) {
+	ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: 3, Installation: 99}
+	fs, err := entryFields(job.Job{Delivery: "d-1", Event: ev, Received: time.UnixMilli(1_790_000_000_000)}, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string]any{}
+	for i := 0; i+1 < len(fs); i += 2 { // as Redis hands them back
+		vals[fs[i].(string)] = fmt.Sprint(fs[i+1])
+		if b, ok := fs[i+1].([]byte); ok {
+			vals[fs[i].(string)] = string(b)
+		}
+	}
+	e := peekEntry("1-0", vals)
+	if e.vals == nil || e.installation() != 99 || e.AppID != 42 {
+		t.Fatalf("peeked entry: undecoded %v, installation %d, App %d; want undecoded, 99, 42", e.vals != nil, e.installation(), e.AppID)
+	}
+	if e.decode(); e.Bad != nil || e.Job.Event.Installation != 99 || e.Job.Delivery != "d-1" {
+		t.Fatalf("decoded: %+v (%v)", e.Job, e.Bad)
+	}
+}

@@ -386,7 +386,7 @@ func (q *Replica) fetch(ctx context.Context, cur *readCursor, n int) (taken int,
 		if q.parkedLen() > 0 {
 			block = parkedReadBlock
 		}
-		es, lostGroup, err := q.store.Read(ctx, n-taken, block)
+		es, lostGroup, err := q.store.read(ctx, n-taken, block)
 		if lostGroup {
 			q.Metrics.QueueLost(1)
 			log.Error("the queue's consumer group was missing (Redis lost its data?) and was created again; deliveries queued before are lost to the sweep")
@@ -404,6 +404,7 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 	taken := 0
 	for _, e := range es {
 		if app := q.store.AppID(); e.AppID != 0 && app != 0 && e.AppID != app {
+			e.decode()
 			q.foreign(e)
 			continue
 		}
@@ -424,6 +425,7 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 			continue // ours already, or just acknowledged: the renewer fell behind
 		}
 		if claimed && e.Deliveries > MaxDeliveries {
+			e.decode()
 			q.mu.Lock()
 			delete(q.held, e.ID)
 			q.mu.Unlock()
@@ -438,8 +440,16 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 			q.Log.Info("claimed a delivery left pending by another replica", "delivery", e.Job.Delivery,
 				"entry", e.ID, "idle_over", q.Idle.String())
 		}
-		if q.park(e.ID, workq.Work{Job: e.Job}.Installation()) {
-			continue // its payload is read again when its installation's turn comes
+		inst := e.installation()
+		if q.park(e.ID, inst) {
+			continue // its payload is read (and decoded) again when its installation's turn comes
+		}
+		if e.decode(); e.Bad != nil {
+			q.Metrics.QueueLost(1)
+			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
+			q.left(inst)
+			q.ack(e.ID)
+			continue
 		}
 		q.NoteInstallation(e.Job.Event.Installation)
 		key, locks := q.Keys(e.Job.Event)
@@ -757,3 +767,44 @@ func (q *Replica) Leave() {
 
 // storeTimeout bounds one Redis call made outside a job.
 const storeTimeout = 2 * time.Second
+
+// HandBack, at shutdown once the reader has stopped, gives the entries this
+// replica read but will not run back to the group, for another replica to
+// read at once: ws (queued in the local queue, not started) first, then the
+// parked ones, each installation's in stream order, handBackBatch per round
+// trip. It stops when ctx ends (SHUTDOWN_TIMEOUT) or Redis fails: the
+// entries left then stay pending and are claimed after QUEUE_CLAIM_IDLE.
+func (q *Replica) HandBack(ctx context.Context, ws []workq.Work) {
+	ids := make([]string, 0, len(ws)+q.parkedLen())
+	for _, w := range ws {
+		ids = append(ids, w.Entry)
+	}
+	q.mu.Lock()
+	for inst, pids := range q.parked {
+		ids = append(ids, pids...)
+		delete(q.parked, inst)
+	}
+	q.parkedN = 0
+	q.mu.Unlock()
+	n, err := 0, error(nil)
+	if len(ids) > 0 {
+		n, err = q.store.HandBackEntries(ctx, ids)
+	}
+	for range n {
+		q.Metrics.QueueHandedBack()
+	}
+	if err != nil {
+		q.Log.Warn("could not hand every delivery back; another replica claims the rest after QUEUE_CLAIM_IDLE",
+			"handed_back", n, "of", len(ids), "err", err, "claim_idle", q.Idle.String())
+	}
+	// Handed back or left to the claim: no longer this replica's to renew.
+	q.mu.Lock()
+	for _, id := range ids {
+		delete(q.held, id)
+	}
+	q.mu.Unlock()
+	for _, w := range ws {
+		q.left(w.Installation())
+		<-q.tokens
+	}
+}

@@ -246,3 +246,109 @@ func TestParkedEntriesClaimedByAnotherReplicaAreDropped(t *testing.T) {
 	go ra.RenewLoop(renewCtx)
 	waitFor(t, func() bool { return ra.parkedLen() == 0 })
 }
+
+// TestParkedEntriesAreHandedBackAtShutdown: a replica that parked most of
+// one installation's backlog stops: it hands back the entries it queued and
+// the ones it parked, so another replica reads every one of them at once
+// (long before QUEUE_CLAIM_IDLE, a minute here), none left pending with
+// the stopped replica, each issue's entries still in stream order.
+func TestParkedEntriesAreHandedBackAtShutdown(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n, issues = 600, 3 // of installation 7, past Held(1)
+	for i := range n {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: i%issues + 1, Installation: 7}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	local := workq.New(10, Held(1), nil)
+	m := metrics.New()
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: time.Minute, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: m,
+	})
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ra.ReadLoop(readCtx) }()
+	waitFor(t, func() bool { return ra.parkedLen() == n-1-InstallationAhead })
+	stopReading()
+	<-done
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ra.HandBack(hctx, local.TakeEntries())
+	cancel()
+	if ids := ra.heldIDs(); len(ids) > 0 {
+		t.Errorf("replica a still holds %d entries after handing back", len(ids))
+	}
+	var es []Entry
+	for {
+		got, _, err := b.Read(ctx, streamBatch, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			break
+		}
+		es = append(es, got...)
+	}
+	if len(es) != n {
+		t.Fatalf("replica b read %d entries at once, want all %d handed back (queued and parked)", len(es), n)
+	}
+	last := map[int]int{}
+	for _, e := range es {
+		var i int
+		if _, err := fmt.Sscanf(e.Job.Delivery, "d-%d", &i); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := last[e.Job.Event.Issue]; ok && p > i {
+			t.Fatalf("issue %d: d-%d handed back after d-%d, want stream order", e.Job.Event.Issue, p, i)
+		}
+		last[e.Job.Event.Issue] = i
+	}
+	if st, err := a.QueueStats(ctx, time.Now()); err != nil || st.Pending != n {
+		t.Fatalf("pending = %d, %v; want the %d entries b read, none left with a", st.Pending, err, n)
+	}
+}
+
+// TestParkedEntriesAreNotDecodedUntilTheyRun: the reader parks an entry
+// from its installation field alone; its event (JSON) is decoded only
+// when it is read back to run, once, not when it is parked as well.
+func TestParkedEntriesAreNotDecodedUntilTheyRun(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	for i := range n {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: i + 1, Installation: 7}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	local := workq.New(10, Held(1), nil)
+	ra := NewReplica(a, ReplicaOptions{
+		Idle: time.Minute, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
+	})
+	before := entryDecodes.Load()
+	readCtx, stopReading := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); ra.ReadLoop(readCtx) }()
+	waitFor(t, func() bool { return ra.parkedLen() == n-1-InstallationAhead })
+	stopReading()
+	<-done
+	if got, want := entryDecodes.Load()-before, int64(1+InstallationAhead); got != want {
+		t.Fatalf("%d events decoded while reading %d entries, %d of them parked; want %d (the queued ones)", got, n, n-1-InstallationAhead, want)
+	}
+}

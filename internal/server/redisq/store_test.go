@@ -3,12 +3,14 @@ package redisq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestRedisDedupeIsSharedAcrossInstances(t *testing.T) {
@@ -151,5 +153,50 @@ func TestTryLockAllTakesAllOrNone(t *testing.T) {
 	}
 	if l, err := b.Lock(ctx, "o/r#2"); err != nil || l.Token <= ls[2].Token {
 		t.Fatalf("after release b.Lock = %+v, %v; want a lease with a larger token", l, err)
+	}
+}
+
+// TestRenewingHeldEntriesIsOneClaimPerBatch: renewing the entries a
+// replica holds resets their idle time with one XCLAIM for the batch, not
+// one per entry (a replica may hold thousands, parked ones included).
+func TestRenewingHeldEntriesIsOneClaimPerBatch(t *testing.T) {
+	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	a := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "a"})
+	ctx := context.Background()
+	if err := a.EnsureGroup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	for i := range n {
+		ev := &ghevent.Event{Name: "issues", Action: "labeled", Repo: "o/r", Issue: i + 1, Installation: 7}
+		if res, err := a.Enqueue(ctx, job.Job{Delivery: fmt.Sprintf("d-%d", i), Event: ev, Received: time.Now()}, 1000); err != nil || res != EnqueuedOK {
+			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
+		}
+	}
+	es, _, err := a.Read(ctx, n, -1)
+	if err != nil || len(es) != n {
+		t.Fatalf("read %d entries (%v), want %d", len(es), err, n)
+	}
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	ids = append(ids, "1-1") // not ours: reported lost
+	before := servertest.CommandCalls(t, u)["xclaim"]
+	lost, err := a.RenewEntries(ctx, ids)
+	if err != nil || len(lost) != 1 || lost[0] != "1-1" {
+		t.Fatalf("renew: lost %v (%v), want [1-1]", lost, err)
+	}
+	if got := servertest.CommandCalls(t, u)["xclaim"] - before; got != 1 {
+		t.Fatalf("%d XCLAIM calls to renew %d entries, want 1", got, n)
+	}
+	ps, err := a.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: a.streamKey(), Group: streamGroup, Start: "-", End: "+", Count: 2 * n}).Result()
+	if err != nil || len(ps) != n {
+		t.Fatalf("pending %d (%v), want %d", len(ps), err, n)
+	}
+	for _, p := range ps {
+		if p.RetryCount != 1 {
+			t.Fatalf("entry %s handed out %d times after a renewal, want 1 (a renewal is not a delivery)", p.ID, p.RetryCount)
+		}
 	}
 }

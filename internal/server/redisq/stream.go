@@ -65,18 +65,27 @@ end
 return out`)
 	// renewEntriesScript resets the idle time of the entries this consumer still
 	// owns, so no replica claims work that is merely slow; an entry already
-	// claimed by another consumer is left alone. It returns the ids no longer
-	// owned.
+	// claimed by another consumer is left alone. The owned ones are claimed
+	// back with one XCLAIM per 500. It returns the ids no longer owned.
 	renewEntriesScript = redis.NewScript(`
-local lost = {}
+local lost, owned = {}, {}
+local function claim()
+  if #owned > 0 then
+    owned[#owned + 1] = 'JUSTID' -- the delivery count stays as it is
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(owned))
+    owned = {}
+  end
+end
 for i = 3, #ARGV do
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
   if #p == 1 then
-    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    owned[#owned + 1] = ARGV[i]
+    if #owned == 500 then claim() end
   else
     lost[#lost + 1] = ARGV[i]
   end
 end
+claim()
 return lost`)
 	// handBackScript re-appends an entry this consumer owns at the end of the
 	// stream and drops the original, so another replica reads it at once
@@ -91,6 +100,25 @@ if #e == 0 then return -1 end
 redis.call('XADD', KEYS[1], '*', unpack(e[1][2]))
 redis.call('XDEL', KEYS[1], ARGV[3])
 return 1`)
+	// handBackEntriesScript is handBackScript for many entries at once, in
+	// the order given (each issue's entries keep their order at the
+	// stream's end); it returns how many it handed back.
+	handBackEntriesScript = redis.NewScript(`
+local n = 0
+for i = 3, #ARGV do
+  local id = ARGV[i]
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1, ARGV[2])
+  if #p == 1 then
+    local e = redis.call('XRANGE', KEYS[1], id, id)
+    redis.call('XACK', KEYS[1], ARGV[1], id)
+    if #e == 1 then
+      redis.call('XADD', KEYS[1], '*', unpack(e[1][2]))
+      redis.call('XDEL', KEYS[1], id)
+      n = n + 1
+    end
+  end
+end
+return n`)
 )
 
 // Entry is one stream entry read back: its id, the job it carries, and why
@@ -106,6 +134,10 @@ type Entry struct {
 	// Deliveries is how often the group handed the entry out (claims
 	// included); set for claimed entries only.
 	Deliveries int64
+	// vals are the fields of an entry not decoded yet (see peekEntry),
+	// inst its installation.
+	vals map[string]any
+	inst int64
 }
 
 func (s *Store) streamKey() string { return s.opts.Prefix + "queue" }
@@ -295,6 +327,17 @@ func (s *Store) commit(batch []*enqueueCall) {
 // block for one (0: forever; negative: not at all). A missing group (Redis lost its data, or someone deleted
 // the key) is created again and reported through lostGroup.
 func (s *Store) Read(ctx context.Context, count int, block time.Duration) (es []Entry, lostGroup bool, err error) {
+	es, lostGroup, err = s.read(ctx, count, block)
+	for i := range es {
+		es[i].decode()
+	}
+	return es, lostGroup, err
+}
+
+// read is Read leaving the events of entries that carry their
+// installation undecoded (see peekEntry): the reader decodes an entry's
+// event only when it is about to queue it, not when it parks it.
+func (s *Store) read(ctx context.Context, count int, block time.Duration) (es []Entry, lostGroup bool, err error) {
 	res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: streamGroup, Consumer: s.Consumer(), Streams: []string{s.streamKey(), ">"},
 		Count: int64(count), Block: block,
@@ -313,7 +356,7 @@ func (s *Store) Read(ctx context.Context, count int, block time.Duration) (es []
 	}
 	for _, st := range res {
 		for _, m := range st.Messages {
-			es = append(es, decodeEntry(m.ID, m.Values))
+			es = append(es, peekEntry(m.ID, m.Values))
 		}
 	}
 	return es, false, nil
@@ -602,6 +645,33 @@ func (s *Store) HandBack(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("redis queue hand back %s: %w", id, err)
 	}
 	return n == 1, nil
+}
+
+// handBackBatch is the most entries one handBackEntriesScript call
+// hands back, so one call stays short.
+const handBackBatch = 256
+
+// HandBackEntries gives the entries among ids this consumer owns back to
+// the group (see handBackEntriesScript), handBackBatch per round trip, in
+// the order given; it returns how many it handed back. On an error (or ctx
+// ending) it stops: the entries not yet handed back stay pending.
+func (s *Store) HandBackEntries(ctx context.Context, ids []string) (int, error) {
+	done := 0
+	for len(ids) > 0 {
+		k := min(len(ids), handBackBatch)
+		args := make([]any, 0, k+2)
+		args = append(args, streamGroup, s.Consumer())
+		for _, id := range ids[:k] {
+			args = append(args, id)
+		}
+		n, err := handBackEntriesScript.Run(ctx, s.rdb, []string{s.streamKey()}, args...).Int()
+		if err != nil {
+			return done, fmt.Errorf("redis queue hand back %d entries: %w", len(ids), err)
+		}
+		done += n
+		ids = ids[k:]
+	}
+	return done, nil
 }
 
 // QueueStats reads the stream's length and pending summary in one round
