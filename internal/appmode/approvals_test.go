@@ -238,10 +238,16 @@ func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
 
 // TestALostQuorumEditIsRedoneByTheNextPass: the vote's state write stands
 // but the PATCH of the Choose comment fails (a crash between the two); the
-// next pass of the issue, a chatter comment, finds the comment not showing
-// the quorum the state holds and edits it, once; a pass after that finds
-// nothing to edit and sends no PATCH of it.
+// next pass of the issue, a chatter comment or the sweep, finds the comment
+// not showing the quorum the state holds and edits it, once; a pass after
+// that finds nothing to edit and sends no PATCH of it.
 func TestALostQuorumEditIsRedoneByTheNextPass(t *testing.T) {
+	for _, next := range []string{"chatter", "sweep"} {
+		t.Run(next, func(t *testing.T) { lostQuorumEditRedone(t, next) })
+	}
+}
+
+func lostQuorumEditRedone(t *testing.T, next string) {
 	g := apptest.New(t)
 	skew := new(atomic.Int64)
 	r := approvalsRig(t, g, skew)
@@ -300,7 +306,17 @@ func TestALostQuorumEditIsRedoneByTheNextPass(t *testing.T) {
 	}
 
 	before = len(g.Requests())
-	r.mustProcess(g.Say(apptest.Repo, n, apptest.Stranger, "any news on this?"))
+	pass := func(text string) {
+		t.Helper()
+		if next == "sweep" {
+			if err := r.app.Sweep(context.Background(), apptest.Installation); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		r.mustProcess(g.Say(apptest.Repo, n, apptest.Stranger, text))
+	}
+	pass("any news on this?")
 	if !strings.Contains(chooseBody(), line) {
 		t.Fatalf("the next pass did not redo the lost edit:\n%s", chooseBody())
 	}
@@ -309,7 +325,7 @@ func TestALostQuorumEditIsRedoneByTheNextPass(t *testing.T) {
 	}
 
 	before = len(g.Requests())
-	r.mustProcess(g.Say(apptest.Repo, n, apptest.Stranger, "still waiting"))
+	pass("still waiting")
 	if ok, failed := edits(before); ok+failed != 0 {
 		t.Fatalf("%d PATCHes of the Choose comment when it shows the quorum already, want 0", ok+failed)
 	}
