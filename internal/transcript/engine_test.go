@@ -82,14 +82,14 @@ type engineDriver struct {
 	// posted are the markers of the comments and dispatches performed: the
 	// thread shows them from the next pass on.
 	posted map[string]bool
+	// shows and showed are the text of each comment performed, by marker,
+	// and what it showed before its last edit (shown lost).
+	shows, showed map[string]string
 	// applied are the engine event types applied and actions the gate
 	// actions taken (for the coverage test).
 	applied, actions map[string]bool
 	// asked are the queries of the last event (approvers answers one).
 	asked []events.Query
-	// shows and showed are the text of each comment performed, by marker,
-	// and what it showed before its last edit (shown lost).
-	shows, showed map[string]string
 }
 
 func gateOf(s *state.State) *state.Gate {
