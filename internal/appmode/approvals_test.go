@@ -178,11 +178,10 @@ func TestCodeOwnerApprovesThroughTheApp(t *testing.T) {
 	}
 }
 
-// TestTheChooseCommentShowsTheQuorum: the Choose comment people answer
-// shows the quorum once a vote counts — one edit of the bot's own comment
-// per change of the line, none for a refused vote that leaves it as it
-// was.
-func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
+// olaVotesOnAGate opens the config review's approval gate under
+// approvalsConfig, with ola a member of @acme/sre who may vote.
+func olaVotesOnAGate(t *testing.T) (*apptest.GitHub, *rig, int) {
+	t.Helper()
 	g := apptest.New(t)
 	skew := new(atomic.Int64)
 	r := approvalsRig(t, g, skew)
@@ -196,6 +195,15 @@ func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
 		}
 	}
 	n := openApprovalGate(t, g, r, approvalsConfig)
+	return g, r, n
+}
+
+// TestTheChooseCommentShowsTheQuorum: the Choose comment people answer
+// shows the quorum once a vote counts — one edit of the bot's own comment
+// per change of the line, none for a refused vote that leaves it as it
+// was.
+func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
+	g, r, n := olaVotesOnAGate(t)
 	choose := func() fakegithub.Comment {
 		t.Helper()
 		for _, c := range g.Comments(apptest.Repo, n) {
@@ -248,19 +256,7 @@ func TestALostQuorumEditIsRedoneByTheNextPass(t *testing.T) {
 }
 
 func lostQuorumEditRedone(t *testing.T, next string) {
-	g := apptest.New(t)
-	skew := new(atomic.Int64)
-	r := approvalsRig(t, g, skew)
-	for _, err := range []error{
-		g.AddTeam("acme", "sre", false),
-		g.SetTeamMember("acme", "sre", "ola", "active", ""),
-		g.SetPermission(apptest.Repo, "ola", "write"),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	n := openApprovalGate(t, g, r, approvalsConfig)
+	g, r, n := olaVotesOnAGate(t)
 	var choose fakegithub.Comment
 	for _, c := range g.Comments(apptest.Repo, n) {
 		if c.Author.Login == apptest.BotLogin && strings.HasPrefix(c.Body, "<!-- autopilot:gate ") {
