@@ -2,6 +2,7 @@ package appmode
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -177,11 +178,10 @@ func TestCodeOwnerApprovesThroughTheApp(t *testing.T) {
 	}
 }
 
-// TestTheChooseCommentShowsTheQuorum: the Choose comment people answer
-// shows the quorum once a vote counts — one edit of the bot's own comment
-// per change of the line, none for a refused vote that leaves it as it
-// was.
-func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
+// olaVotesOnAGate opens the config review's approval gate under
+// approvalsConfig, with ola a member of @acme/sre who may vote.
+func olaVotesOnAGate(t *testing.T) (*apptest.GitHub, *rig, int) {
+	t.Helper()
 	g := apptest.New(t)
 	skew := new(atomic.Int64)
 	r := approvalsRig(t, g, skew)
@@ -195,6 +195,15 @@ func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
 		}
 	}
 	n := openApprovalGate(t, g, r, approvalsConfig)
+	return g, r, n
+}
+
+// TestTheChooseCommentShowsTheQuorum: the Choose comment people answer
+// shows the quorum once a vote counts — one edit of the bot's own comment
+// per change of the line, none for a refused vote that leaves it as it
+// was.
+func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
+	g, r, n := olaVotesOnAGate(t)
 	choose := func() fakegithub.Comment {
 		t.Helper()
 		for _, c := range g.Comments(apptest.Repo, n) {
@@ -232,5 +241,88 @@ func TestTheChooseCommentShowsTheQuorum(t *testing.T) {
 	}
 	if choose().Body != body {
 		t.Fatalf("a refused vote changed the Choose comment")
+	}
+}
+
+// TestALostQuorumEditIsRedoneByTheNextPass: the vote's state write stands
+// but the PATCH of the Choose comment fails (a crash between the two); the
+// next pass of the issue, a chatter comment or the sweep, finds the comment
+// not showing the quorum the state holds and edits it, once; a pass after
+// that finds nothing to edit and sends no PATCH of it.
+func TestALostQuorumEditIsRedoneByTheNextPass(t *testing.T) {
+	for _, next := range []string{"chatter", "sweep"} {
+		t.Run(next, func(t *testing.T) { lostQuorumEditRedone(t, next) })
+	}
+}
+
+func lostQuorumEditRedone(t *testing.T, next string) {
+	g, r, n := olaVotesOnAGate(t)
+	var choose fakegithub.Comment
+	for _, c := range g.Comments(apptest.Repo, n) {
+		if c.Author.Login == apptest.BotLogin && strings.HasPrefix(c.Body, "<!-- autopilot:gate ") {
+			choose = c
+		}
+	}
+	if choose.ID == 0 {
+		t.Fatalf("no Choose comment:\n%s", botBodies(g, n))
+	}
+	chooseBody := func() string {
+		for _, c := range g.Comments(apptest.Repo, n) {
+			if c.ID == choose.ID {
+				return strings.ReplaceAll(c.Body, "\n ", " ")
+			}
+		}
+		t.Fatal("the Choose comment is gone")
+		return ""
+	}
+	path := fmt.Sprintf("/repos/%s/issues/comments/%d", apptest.Repo, choose.ID)
+	edits := func(from int) (ok, failed int) {
+		for _, q := range g.Requests()[from:] {
+			if q.Method == "PATCH" && q.Path == path {
+				if q.Status == 200 {
+					ok++
+				} else {
+					failed++
+				}
+			}
+		}
+		return ok, failed
+	}
+	const line = "Approvals: 1 of 2 approvals: @\u200bola (A) — waiting for one more from @\u200bmaria or @\u200bacme/sre"
+
+	g.Script("PATCH", path, fakegithub.Fail(500), fakegithub.Fail(500), fakegithub.Fail(500), fakegithub.Fail(500))
+	before := len(g.Requests())
+	_ = r.process(g.Say(apptest.Repo, n, "ola", "A")) // the edit is lost
+	g.ClearScripts()
+	if s := g.State(apptest.Repo, n); s == nil || s.Gate == nil || s.Gate.Ballot == nil || len(s.Gate.Ballot.Votes) != 1 {
+		t.Fatalf("the vote is not in the state: %+v", s)
+	}
+	if ok, failed := edits(before); ok != 0 || failed == 0 || strings.Contains(chooseBody(), line) {
+		t.Fatalf("the edit was not lost (%d PATCHes answered, %d failed):\n%s", ok, failed, chooseBody())
+	}
+
+	before = len(g.Requests())
+	pass := func(text string) {
+		t.Helper()
+		if next == "sweep" {
+			if err := r.app.Sweep(context.Background(), apptest.Installation); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		r.mustProcess(g.Say(apptest.Repo, n, apptest.Stranger, text))
+	}
+	pass("any news on this?")
+	if !strings.Contains(chooseBody(), line) {
+		t.Fatalf("the next pass did not redo the lost edit:\n%s", chooseBody())
+	}
+	if ok, failed := edits(before); ok != 1 || failed != 0 {
+		t.Fatalf("%d PATCHes of the Choose comment answered (%d failed), want exactly 1", ok, failed)
+	}
+
+	before = len(g.Requests())
+	pass("still waiting")
+	if ok, failed := edits(before); ok+failed != 0 {
+		t.Fatalf("%d PATCHes of the Choose comment when it shows the quorum already, want 0", ok+failed)
 	}
 }

@@ -205,6 +205,9 @@ var eventHandlers = table(
 	do((*inputs).pullRead),
 	do((*inputs).configRead),
 	do((*inputs).refused),
+	// What the thread shows of the open question's Choose comment
+	// (chooseshown.go).
+	do((*inputs).chooseShown),
 	do((*inputs).checkShown),
 	do((*inputs).click),
 	// A deployment protection-rule request, matched to this issue or to

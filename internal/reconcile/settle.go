@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/autopilot-dev/autopilot/internal/access"
 	"github.com/autopilot-dev/autopilot/internal/engine/events"
@@ -12,6 +13,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/reconcile/dispatch"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/effects"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/labelsync"
+	"github.com/autopilot-dev/autopilot/internal/reconcile/load"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/prcheck"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/trackersync"
 	"github.com/autopilot-dev/autopilot/internal/reconcile/writes"
@@ -102,6 +104,12 @@ func (ru *run) threadRead() pass.ThreadRead {
 	t := pass.ThreadRead{Links: map[string]string{}, Fresh: ld.Win.Fresh, FreshSince: ld.Win.Since}
 	for m, c := range ld.Markers {
 		t.Links[m] = c.URL
+		if ru.r.loader().Trusted(c) {
+			if t.Bodies == nil {
+				t.Bodies = map[string]string{}
+			}
+			t.Bodies[m] = strings.TrimSuffix(c.Body, load.TagOf(c.Body))
+		}
 	}
 	for _, c := range ld.Comments {
 		if c.UpdatedAt.After(t.Newest) {

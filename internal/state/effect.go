@@ -43,7 +43,7 @@ var EffectKinds = map[EffectKind]EffectSpec{
 	EffDeployReport: {Carries: "RunID, Environment, Body (at most 1024 characters)",
 		By: "reconcile posts a status report on the run's request; not kept in the outbox: sent once, when the question opens"},
 	EffEdit: {Carries: "Marker, Body",
-		By: "reconcile edits the bot comment starting with Marker when its text differs (one write); nothing when it is the same or not on the thread. Not kept in the outbox: the engine announces it when what the comment shows changed (a Choose's quorum line)"},
+		By: "reconcile edits the bot comment starting with Marker when its text differs (one write); nothing when it is the same or not on the thread. Not kept in the outbox: the engine announces it when what the comment shows changed (a Choose's quorum line), and again on any later pass that reads the comment and finds it showing something else (an edit lost to a crash)"},
 }
 
 // Effect is a write the engine announces. Comments and dispatches are kept

@@ -60,7 +60,7 @@ func TestTranscriptEngine(t *testing.T) {
 func newEngineDriver(t *testing.T) *engineDriver {
 	return &engineDriver{t: t, set: machine.Settings{Config: config.Default(), AnswerPermission: "write", Repo: repo},
 		clock: t0, nextID: 1000, prs: map[int]*evidence.PullFacts{}, applied: map[string]bool{}, actions: map[string]bool{}, posted: map[string]bool{},
-		effects: map[string]int{}}
+		effects: map[string]int{}, shows: map[string]string{}, showed: map[string]string{}}
 }
 
 // engineDriver is one engine scenario: settings, the state so far, a
@@ -82,6 +82,9 @@ type engineDriver struct {
 	// posted are the markers of the comments and dispatches performed: the
 	// thread shows them from the next pass on.
 	posted map[string]bool
+	// shows and showed are the text of each comment performed, by marker,
+	// and what it showed before its last edit (shown lost).
+	shows, showed map[string]string
 	// applied are the engine event types applied and actions the gate
 	// actions taken (for the coverage test).
 	applied, actions map[string]bool
@@ -321,6 +324,8 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 			AlreadyDecided: c.Has("decided")}, nil
 	case "config-read":
 		return events.ConfigRead{YAML: c.Input}, nil
+	case "shown":
+		return d.shown(c), nil
 	case "refused":
 		return events.Refused{Request: c.Args[0].Key}, nil
 	case "unmanaged":
@@ -334,6 +339,18 @@ func (d *engineDriver) engineEvent(c *transcript.Case) (events.Event, error) {
 		return ev, nil
 	}
 	return nil, fmt.Errorf("unknown directive %q", c.Cmd)
+}
+
+// shown is what the thread shows of the bot's comments: each as last
+// posted or edited; with lost, the open question's Choose comment shows
+// what it showed before its last edit (the edit lost to a crash after the
+// state write).
+func (d *engineDriver) shown(c *transcript.Case) events.ChooseShown {
+	if g := gateOf(d.st); c.Has("lost") && g != nil {
+		mk := prose.GateMarker(g.ID)
+		d.shows[mk] = d.showed[mk]
+	}
+	return events.ChooseShown{Bodies: maps.Clone(d.shows)}
 }
 
 // pullEvent maps a directive about a linked PR: its reviews, checks, link,
@@ -570,6 +587,9 @@ func (d *engineDriver) engineOutput(res engine.Result) string {
 		writes = append(writes, effectText(e))
 		if e.Marker != "" {
 			d.posted[e.Marker] = true
+		}
+		if e.Kind == state.EffComment || e.Kind == state.EffEdit {
+			d.showed[e.Marker], d.shows[e.Marker] = d.shows[e.Marker], e.Body
 		}
 	}
 	if written && !rd.Write {

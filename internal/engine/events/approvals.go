@@ -38,3 +38,14 @@ type Voted struct {
 }
 
 func (Voted) eventName() string { return "voted" }
+
+// ChooseShown is what the thread shows of the bot's comments, given once
+// a pass after its other events (pass.Node): the text of each comment read,
+// by marker, without its version tag. The engine edits the open
+// question's Choose comment when it does not show the quorum line the
+// state holds (an edit lost to a crash is redone).
+type ChooseShown struct {
+	Bodies map[string]string
+}
+
+func (ChooseShown) eventName() string { return "choose-shown" }

@@ -5,6 +5,7 @@ package pass
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/autopilot-dev/autopilot/internal/engine"
@@ -164,6 +165,9 @@ type ThreadRead struct {
 	Links map[string]string
 	// Refused holds the markers of outbox comments GitHub refused (422).
 	Refused map[string]bool
+	// Bodies maps the markers of the bot's comments read to their text,
+	// without the version tag (events.ChooseShown).
+	Bodies map[string]string
 	// Read are the people's comments read on the issue and its linked
 	// PRs: the watermark stays below the pending ones, the ledger's floor
 	// below the unhandled ones, and their reactions say which the ledger
@@ -278,7 +282,13 @@ func (n *Node) apply(ev events.Event, now time.Time) error {
 		res.State.Issue = n.opt.Issue
 	}
 	n.st = res.State
-	n.effects = append(n.effects, res.Effects...)
+	for _, e := range res.Effects {
+		if e.Kind == state.EffEdit {
+			// One edit of a comment a pass: the last asked wins.
+			n.effects = slices.DeleteFunc(n.effects, func(o state.Effect) bool { return o.Kind == state.EffEdit && o.Marker == e.Marker })
+		}
+		n.effects = append(n.effects, e)
+	}
 	for _, q := range res.Queries {
 		if q.Kind == events.QTrackerSync {
 			n.sync = append(n.sync, q)
@@ -411,6 +421,13 @@ func (n *Node) settle(now time.Time) error {
 	if n.st == nil {
 		n.changed = false
 		return nil
+	}
+	if n.st.Gate != nil && len(n.thread.Bodies) > 0 {
+		// What the open question's comment shows, once every event of
+		// the pass is in (the engine edits it when it shows another line).
+		if err := n.apply(events.ChooseShown{Bodies: n.thread.Bodies}, now); err != nil {
+			return err
+		}
 	}
 	// The engine decides what is still owed and what the write announces;
 	// classifications ride on this pass's write when effects follow
