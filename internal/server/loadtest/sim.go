@@ -50,7 +50,7 @@ type SimOptions struct {
 	// AUTOPILOT_MUTATION_GAP does in the App (0: its default of 1 s,
 	// GitHub's guidance; negative: none).
 	MutationGap time.Duration
-	// Replicas (default 2) with Workers each (default 32).
+	// Replicas (default 2) with Workers each (default 128).
 	Replicas, Workers int
 	// SweepInterval is the catch-up sweep's period (default an hour: one
 	// sweep of every installation, at start): each sweep lists an
@@ -126,10 +126,13 @@ func (o SimOptions) withDefaults() SimOptions {
 	def(&o.Reviews, 1)
 	def(&o.Replicas, 2)
 	// Workers from the offered load: each installation's interactive jobs
-	// make 20 calls (answer 6, chatter 3×2, push 4, review 4) of 50 ms, so
-	// 1,000 installations over the 30 s window keep ~33 workers waiting on
-	// GitHub; 2 replicas × 32 leave room for bursts, the sweeps and the flood.
-	def(&o.Workers, 32)
+	// make 20 calls (answer 6, chatter 3×2, push 4, review 4) of 50 ms and
+	// wait for its writes' 1 s spacing (an answer's two writes, a push's
+	// and a review's behind them): about 3 worker-seconds an installation,
+	// so 1,000 installations over the 30 s window keep ~100 workers busy;
+	// 2 replicas × 128 leave room for the flood's share (16 a replica) and
+	// the sweeps.
+	def(&o.Workers, 128)
 	if o.Window <= 0 {
 		o.Window = 30 * time.Second
 	}

@@ -38,7 +38,7 @@ type Work struct {
 // such sweep at a time.
 //
 // One installation runs at most half the workers' jobs at once, at least
-// two (see SetWorkers), so a flood queued before anyone else's work cannot take
+// two and at most TenantMax (see SetWorkers), so a flood queued before anyone else's work cannot take
 // every worker while its jobs wait on its pacer.
 //
 // Which key runs next is fair: a free worker takes from the installation
@@ -109,6 +109,13 @@ func (w Work) Installation() int64 {
 	return 0
 }
 
+// TenantMax is the most jobs of one installation a replica runs at once,
+// however many workers it has: GitHub answers more than 100 requests of one
+// installation in flight with a secondary limit, and a job has at most one
+// in flight, so six replicas stay under it; and since an installation's
+// writes go out one a second, more of its jobs at once would only wait.
+const TenantMax = 16
+
 // BackgroundWait is how long background work waits behind deliveries
 // before the next free worker takes it anyway (one such job at a time).
 const BackgroundWait = 30 * time.Second
@@ -139,14 +146,14 @@ func New(limit, extra int, depth func(int)) *Queue {
 // SetWorkers bounds background work to half of the workers workers taking
 // from the queue (at least one), and each installation's jobs to half of
 // them (at least two, so that one installation's issues still run side by
-// side on a small server). An
+// side on a small server) and to TenantMax. An
 // installation's writes go out one at a time through its pacer (one a
 // second), so its jobs beyond that share would mostly wait on it, holding
 // workers another installation's answer needs.
 func (q *Queue) SetWorkers(workers int) {
 	q.mu.Lock()
 	q.bgMax = max(1, workers/2)
-	q.tenantMax = max(2, workers/2)
+	q.tenantMax = min(TenantMax, max(2, workers/2))
 	q.mu.Unlock()
 }
 

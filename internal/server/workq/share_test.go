@@ -56,3 +56,24 @@ func TestTwoWorkersRunOneInstallationsIssuesSideBySide(t *testing.T) {
 		t.Fatalf("started %+v as a third job of installation 1 on 2 workers, want its share of 2", w)
 	}
 }
+
+// TestOneInstallationRunsAtMostTenantMaxJobs: with 128 workers one
+// installation still starts only TenantMax jobs (two replicas of 128 would
+// otherwise put 128 of its requests in flight, past GitHub's 100).
+func TestOneInstallationRunsAtMostTenantMaxJobs(t *testing.T) {
+	q := New(1000, 0, nil)
+	q.SetWorkers(128)
+	for i := range 200 {
+		q.Push(delivery(fmt.Sprintf("flood-%d", i), fmt.Sprintf("o/flood#%d", i), 1))
+	}
+	n := 0
+	for {
+		if _, ok := takeNow(t, q); !ok {
+			break
+		}
+		n++
+	}
+	if n != TenantMax {
+		t.Fatalf("installation 1 started %d jobs on 128 workers, want TenantMax (%d)", n, TenantMax)
+	}
+}
