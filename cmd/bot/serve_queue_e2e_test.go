@@ -39,7 +39,9 @@ func TestServeKilledReplicaLosesNoAcknowledgedDelivery(t *testing.T) {
 		redisEnv(t, e, prefix)
 		e["QUEUE_CLAIM_IDLE"] = claimIdle.String()
 		e["LOCK_TTL"] = lockTTL.String()
-		e["WORKERS"] = strconv.Itoa(n)
+		// Twice n: a replica runs at most half its workers' jobs for one
+		// installation (workq.SetWorkers), and all n must be running.
+		e["WORKERS"] = strconv.Itoa(2 * n)
 		return e
 	}
 	a := startReplica(t, "doomed", env())
