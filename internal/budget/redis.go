@@ -141,7 +141,7 @@ func (r *Redis) Load(ctx context.Context, installation int64) (Record, error) {
 	r.mu.Lock()
 	c, ok := r.copies[installation]
 	r.mu.Unlock()
-	if ok && !now.Before(c.at) && now.Sub(c.at) < r.fresh {
+	if ok && !now.Before(c.at) && now.Sub(c.at) < r.fresh && !nearEnd(c.rec, now) {
 		return c.rec, nil
 	}
 	m, err := r.rdb.HGetAll(ctx, r.key(installation)).Result()
@@ -149,6 +149,24 @@ func (r *Redis) Load(ctx context.Context, installation int64) (Record, error) {
 		return Record{}, err
 	}
 	return r.keep(installation, recordOf(m), now), nil
+}
+
+// copyMargin is how many requests a copy must show left in its window to
+// be trusted: within its second other replicas may spend about that many
+// (GitHub's 900 points a minute allow 15 reads a second, and each replica
+// runs at most 16 jobs of an installation), and a request sent on a copy
+// that missed the last of them is answered with a primary-limit 403.
+const copyMargin = 100
+
+// nearEnd reports whether rec shows a bucket of the current window with
+// at most copyMargin requests left: then Redis is read every time.
+func nearEnd(rec Record, now time.Time) bool {
+	for _, b := range []Bucket{rec.Core, rec.GraphQL} {
+		if b.Remaining >= 0 && b.Reset.After(now) && b.Remaining <= copyMargin {
+			return true
+		}
+	}
+	return false
 }
 
 // keep stores rec as this replica's copy, merged with the copy it has:

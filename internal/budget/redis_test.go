@@ -136,3 +136,24 @@ func TestAnAnswerThatChangesNothingCostsNoRoundTrip(t *testing.T) {
 		t.Fatalf("%d round trips after the copy went stale, want 2", n)
 	}
 }
+
+// TestNearItsEndABudgetIsReadFromRedisEveryTime: a replica's fresh copy
+// showing few requests left is not trusted: another replica may have spent
+// the last one within the second, and a request sent then is answered with
+// a primary-limit 403. So b, whose copy says 5 left, reads Redis and waits
+// once a spent them all.
+func TestNearItsEndABudgetIsReadFromRedisEveryTime(t *testing.T) {
+	url, prefix := servertest.RedisURL(t), servertest.Prefix(t)
+	now := t0
+	clock := func() time.Time { return now }
+	sa, _ := countedRedis(t, url, prefix, clock)
+	sb, _ := countedRedis(t, url, prefix, clock)
+	a, b := New(sa, Options{Now: clock}).For(7), New(sb, Options{Now: clock}).For(7)
+	ctx := context.Background()
+	reset := t0.Add(time.Hour)
+	b.Observe(ctx, headers(5000, 5, reset, "core"), time.Time{})
+	a.Observe(ctx, headers(5000, 0, reset, "core"), time.Time{})
+	if wait, why := b.Admit(ctx, false); wait == 0 {
+		t.Fatalf("b admitted a request on its copy (5 left) after a spent the budget, want a wait until the reset (%q)", why)
+	}
+}
