@@ -160,7 +160,7 @@ func New(cfg settings.Config, deps Deps) (*Server, error) {
 	if deps.Deliveries != nil {
 		s.redeliverer = redelivery.New(s.redeliveryOptions())
 	}
-	s.queue = workq.New(cfg.QueueSize, redisq.Held(cfg.Workers), s.metrics.SetLocalQueue)
+	s.queue = workq.New(cfg.QueueSize, s.metrics.SetLocalQueue)
 	s.queue.SetWorkers(cfg.Workers)
 	if deps.Queue != nil {
 		s.stream = redisq.NewReplica(deps.Queue, redisq.ReplicaOptions{

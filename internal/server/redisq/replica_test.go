@@ -71,7 +71,7 @@ func TestReadAheadEntriesAreClaimedAfterACrash(t *testing.T) {
 			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
 		}
 	}
-	local := workq.New(10, Held(1), nil)
+	local := workq.New(10, nil)
 	ra := NewReplica(a, ReplicaOptions{
 		Idle: time.Minute, Workers: 1, Queue: local,
 		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
@@ -123,7 +123,7 @@ func TestParkedEntriesAreClaimedAfterACrash(t *testing.T) {
 		enqueue(i, 7)
 	}
 	enqueue(n, 8)
-	local := workq.New(10, Held(1), nil)
+	local := workq.New(10, nil)
 	ra := NewReplica(a, ReplicaOptions{
 		Idle: time.Minute, Workers: 1, Queue: local,
 		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
@@ -170,7 +170,7 @@ func TestParkedEntriesRunOnceInStreamOrder(t *testing.T) {
 		enqueue(fmt.Sprintf("d-%d", i), 1, 7)
 	}
 	enqueue("other", 2, 8)
-	local := workq.New(10, Held(1), nil)
+	local := workq.New(10, nil)
 	ra := NewReplica(a, ReplicaOptions{
 		Idle: time.Minute, Workers: 1, Queue: local,
 		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
@@ -225,7 +225,7 @@ func TestParkedEntriesClaimedByAnotherReplicaAreDropped(t *testing.T) {
 			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
 		}
 	}
-	local := workq.New(10, Held(1), nil)
+	local := workq.New(10, nil)
 	ra := NewReplica(a, ReplicaOptions{
 		Idle: 30 * time.Millisecond, Workers: 1, Queue: local,
 		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
@@ -267,7 +267,7 @@ func TestParkedEntriesAreHandedBackAtShutdown(t *testing.T) {
 			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
 		}
 	}
-	local := workq.New(10, Held(1), nil)
+	local := workq.New(10, nil)
 	m := metrics.New()
 	ra := NewReplica(a, ReplicaOptions{
 		Idle: time.Minute, Workers: 1, Queue: local,
@@ -334,7 +334,7 @@ func TestParkedEntriesAreNotDecodedUntilTheyRun(t *testing.T) {
 			t.Fatalf("enqueue d-%d = %d, %v", i, res, err)
 		}
 	}
-	local := workq.New(10, Held(1), nil)
+	local := workq.New(10, nil)
 	ra := NewReplica(a, ReplicaOptions{
 		Idle: time.Minute, Workers: 1, Queue: local,
 		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },

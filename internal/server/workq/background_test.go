@@ -24,7 +24,7 @@ func takeNow(t *testing.T, q *Queue) (Work, bool) {
 // takes the answer, not the sweeps (before, an installation that never
 // started a job went first, so every sweep of the start ran ahead of it).
 func TestAnswerStartsBeforeReadySweepsOfOtherInstallations(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	q.SetWorkers(4)
 	q.Push(delivery("earlier", "o/r#1", 1))
 	w, _ := q.Take(context.Background())
@@ -45,7 +45,7 @@ func TestAnswerStartsBeforeReadySweepsOfOtherInstallations(t *testing.T) {
 // delivery still starts at once, and a finished sweep lets the next one
 // start.
 func TestSweepsNeverExceedTheirShareOfTheWorkers(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	q.SetWorkers(4)
 	for inst := range int64(10) {
 		q.Background(sweep(1 + inst))
@@ -73,7 +73,7 @@ func TestSweepsNeverExceedTheirShareOfTheWorkers(t *testing.T) {
 
 // TestOneWorkerMaySweep: the share is at least one worker.
 func TestOneWorkerMaySweep(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	q.SetWorkers(1)
 	q.Background(sweep(1))
 	if w, ok := takeNow(t, q); !ok || w.Sweep != 1 {
@@ -87,7 +87,7 @@ func TestOneWorkerMaySweep(t *testing.T) {
 // sweep at a time — and then deliveries again.
 func TestSweepWaitingLongUnderSteadyInteractiveLoadStarts(t *testing.T) {
 	now := time.Unix(1000, 0)
-	q := New(1000, 0, nil)
+	q := New(1000, nil)
 	q.now = func() time.Time { return now }
 	q.SetWorkers(2)
 	q.Background(sweep(7))
@@ -125,7 +125,7 @@ func TestSweepWaitingLongUnderSteadyInteractiveLoadStarts(t *testing.T) {
 // TestIdleWorkerWakesForADeliveryWhileSweepsAreHeld: a worker waiting
 // while the ready sweeps are at their share takes a delivery pushed after.
 func TestIdleWorkerWakesForADeliveryWhileSweepsAreHeld(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	q.SetWorkers(2)
 	q.Background(sweep(1))
 	q.Background(sweep(2))
@@ -152,7 +152,7 @@ func TestIdleWorkerWakesForADeliveryWhileSweepsAreHeld(t *testing.T) {
 // sweep of an installation whose sweep still waits is refused, and sweeps
 // never take the room deliveries are accepted into.
 func TestBackgroundKeepsOneWaitingPerKeyOutsideTheDeliveriesRoom(t *testing.T) {
-	q := New(2, 0, nil)
+	q := New(2, nil)
 	q.SetWorkers(2)
 	for inst := range int64(5) {
 		if !q.Background(sweep(1 + inst)) {

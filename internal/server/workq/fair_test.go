@@ -32,7 +32,7 @@ func takeIDs(t *testing.T, q *Queue, n int) []string {
 // issues waiting and two jobs running; installation 2's one delivery,
 // queued after them all, is the next taken.
 func TestTakeFavoursTheInstallationRunningFewest(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	for i := range 10 {
 		q.Push(delivery(fmt.Sprintf("a%d", i), fmt.Sprintf("o/r#%d", i), 1))
 	}
@@ -54,7 +54,7 @@ func TestTakeFavoursTheInstallationRunningFewest(t *testing.T) {
 // goes behind the keys already waiting, so a busy issue takes turns with
 // the others instead of running its backlog through.
 func TestTakeRoundRobinsIssuesWithinAnInstallation(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	for i := range 3 {
 		q.Push(delivery(fmt.Sprintf("a%d", i), "o/r#1", 1))
 	}
@@ -75,7 +75,7 @@ func TestTakeRoundRobinsIssuesWithinAnInstallation(t *testing.T) {
 // TestTakeEqualShareBetweenBusyInstallations: two installations each with
 // a backlog on many issues share the workers evenly.
 func TestTakeEqualShareBetweenBusyInstallations(t *testing.T) {
-	q := New(100, 0, nil)
+	q := New(100, nil)
 	for i := range 20 {
 		q.Push(delivery(fmt.Sprintf("a%d", i), fmt.Sprintf("o/a#%d", i), 1))
 	}

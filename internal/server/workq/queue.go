@@ -121,12 +121,9 @@ const TenantMax = 16
 const BackgroundWait = 30 * time.Second
 
 // New is a queue of limit deliveries; depth observes the waiting count.
-// extra, the most deliveries pushed past limit at once, sizes nothing since
-// idle workers wait on a list (Redis bounds those deliveries); it goes when
-// its callers (redisq's tests) change. Background work is not bounded until
-// SetWorkers.
-func New(limit, extra int, depth func(int)) *Queue {
-	_ = extra
+// Deliveries pushed past limit (read from Redis, which bounds them) and
+// background work are not bounded here: sweeps by SetWorkers.
+func New(limit int, depth func(int)) *Queue {
 	if depth == nil {
 		depth = func(int) {}
 	}

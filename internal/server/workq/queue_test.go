@@ -9,7 +9,7 @@ import (
 )
 
 func TestQueueHandsOutOneJobPerKeyInArrivalOrder(t *testing.T) {
-	q := New(4, 0, nil)
+	q := New(4, nil)
 	for _, w := range []Work{
 		{Key: "a", Job: job.Job{Delivery: "a1"}},
 		{Key: "a", Job: job.Job{Delivery: "a2"}},
@@ -40,7 +40,7 @@ func TestQueueHandsOutOneJobPerKeyInArrivalOrder(t *testing.T) {
 
 func TestQueueReservesCapacityBeforeCommit(t *testing.T) {
 	var depth int
-	q := New(2, 0, func(n int) { depth = n })
+	q := New(2, func(n int) { depth = n })
 	first, second := q.Reserve(), q.Reserve()
 	if !first || !second {
 		t.Fatal("reserve refused below the limit")
@@ -63,7 +63,7 @@ func TestQueueReservesCapacityBeforeCommit(t *testing.T) {
 }
 
 func TestQueueCloseLetsWaitingJobsFinish(t *testing.T) {
-	q := New(4, 0, nil)
+	q := New(4, nil)
 	for _, d := range []string{"x1", "x2"} {
 		q.Reserve()
 		q.Commit(Work{Key: "x", Job: job.Job{Delivery: d}})
@@ -87,7 +87,7 @@ func TestQueueCloseLetsWaitingJobsFinish(t *testing.T) {
 // key used again afterwards runs its new job once.
 func TestQueueTakeEntriesLeavesOtherWorkAndSkipsStaleKeys(t *testing.T) {
 	var depth int
-	q := New(4, 4, func(n int) { depth = n })
+	q := New(4, func(n int) { depth = n })
 	ctx := context.Background()
 	q.Push(Work{Key: "i1", Entry: "1-0", Job: job.Job{Delivery: "e1"}})
 	q.Push(Work{Key: "i1", Entry: "2-0", Job: job.Job{Delivery: "e2"}}) // waits behind e1

@@ -12,7 +12,7 @@ import (
 // afterwards starts on a free worker at once. When a flood job ends, the
 // flood may take the freed place again.
 func TestOneInstallationNeverHoldsMoreThanHalfTheWorkers(t *testing.T) {
-	q := New(1000, 0, nil)
+	q := New(1000, nil)
 	q.SetWorkers(8)
 	for i := range 100 {
 		q.Push(delivery(fmt.Sprintf("flood-%d", i), fmt.Sprintf("o/flood#%d", i), 1))
@@ -42,7 +42,7 @@ func TestOneInstallationNeverHoldsMoreThanHalfTheWorkers(t *testing.T) {
 // below two jobs, so on a two-worker server one installation's two issues
 // still run at once (a flood on one issue does not hold its other issue).
 func TestTwoWorkersRunOneInstallationsIssuesSideBySide(t *testing.T) {
-	q := New(10, 0, nil)
+	q := New(10, nil)
 	q.SetWorkers(2)
 	q.Push(delivery("a", "o/r#1", 1))
 	q.Push(delivery("b", "o/r#2", 1))
@@ -61,7 +61,7 @@ func TestTwoWorkersRunOneInstallationsIssuesSideBySide(t *testing.T) {
 // installation still starts only TenantMax jobs (two replicas of 128 would
 // otherwise put 128 of its requests in flight, past GitHub's 100).
 func TestOneInstallationRunsAtMostTenantMaxJobs(t *testing.T) {
-	q := New(1000, 0, nil)
+	q := New(1000, nil)
 	q.SetWorkers(128)
 	for i := range 200 {
 		q.Push(delivery(fmt.Sprintf("flood-%d", i), fmt.Sprintf("o/flood#%d", i), 1))
