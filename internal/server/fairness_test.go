@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
 	"github.com/autopilot-dev/autopilot/internal/server/redisq"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
@@ -61,7 +62,7 @@ func installationDelivery(t testing.TB, id string, n int, inst int64) delivery {
 
 // fairnessServer starts a server on the in-process queue, or on the Redis
 // work queue when redis is set, running p with workers workers.
-func fairnessServer(t *testing.T, redis bool, workers int, p Processor) running {
+func fairnessServer(t *testing.T, redis bool, workers int, p Processor) (*Server, running) {
 	t.Helper()
 	cfg := testConfig()
 	cfg.Workers = workers
@@ -72,8 +73,21 @@ func fairnessServer(t *testing.T, redis bool, workers int, p Processor) running 
 		store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
 		deps.Queue, deps.Deduper, deps.Locker = store, store, store
 	}
-	_, srv := start(t, cfg, deps)
-	return srv
+	return start(t, cfg, deps)
+}
+
+// awaitHeld waits until the replica holds d's job (read from the stream,
+// not started): a 202 means stored in Redis, and the replica reads it a
+// moment later. The ordering tests free a worker only after that, so they
+// test the scheduler's choice, not the reader's race with the release.
+func awaitHeld(t *testing.T, s *Server, d delivery) {
+	t.Helper()
+	ev, err := ghevent.Decode(d.event, d.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := jobKeys(ev)
+	eventually(t, d.id+" held by the replica", func() bool { return s.queue.Waiting(key) })
 }
 
 func sendAccepted(t *testing.T, d delivery, url string) {
@@ -92,7 +106,7 @@ func TestFloodOnOneIssueDoesNotHoldTheWorkers(t *testing.T) {
 	for _, mode := range []string{"in-process", "redis"} {
 		t.Run(mode, func(t *testing.T) {
 			p := newBlockingProcessor()
-			srv := fairnessServer(t, mode == "redis", 2, p)
+			_, srv := fairnessServer(t, mode == "redis", 2, p)
 			t.Cleanup(func() { close(p.release) })
 			for i := range 40 {
 				sendAccepted(t, issueDelivery(t, fmt.Sprintf("flood-%d", i), 1), srv.url)
@@ -120,18 +134,20 @@ func TestFloodOnOneInstallationDoesNotDelayAnother(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			const workers = 2
 			p := newBlockingProcessor()
-			srv := fairnessServer(t, mode == "redis", workers, p)
+			s, srv := fairnessServer(t, mode == "redis", workers, p)
 			t.Cleanup(func() { close(p.release) })
 			for i := range 40 {
 				sendAccepted(t, installationDelivery(t, fmt.Sprintf("flood-%d", i), 1+i, 1), srv.url)
 			}
-			sendAccepted(t, installationDelivery(t, "other", 100, 2), srv.url)
+			other := installationDelivery(t, "other", 100, 2)
+			sendAccepted(t, other, srv.url)
 			var order []string
 			for !slices.Contains(order, "other") {
 				if len(order) > workers {
 					t.Fatalf("start order %v: installation 2's delivery not among the first %d jobs", order, workers+1)
 				}
 				if len(order) == workers {
+					awaitHeld(t, s, other)
 					p.release <- struct{}{} // free one worker
 				}
 				order = append(order, p.next(t, fmt.Sprintf("after %v", order)))
@@ -154,12 +170,13 @@ func TestBacklogAtTheStreamsFrontDoesNotHoldAnother(t *testing.T) {
 	cfg.QueueSize = flood + 10
 	u, prefix := servertest.RedisURL(t), servertest.Prefix(t)
 	store := servertest.OpenRedis(t, redisq.New, u, redisq.Options{Prefix: prefix, LockTTL: cfg.LockTTL, PollMax: 5 * time.Millisecond})
-	_, srv := start(t, cfg, Deps{Processor: p, Queue: store, Deduper: store, Locker: store})
+	s, srv := start(t, cfg, Deps{Processor: p, Queue: store, Deduper: store, Locker: store})
 	t.Cleanup(func() { close(p.release) })
 	for i := range flood {
 		sendAccepted(t, installationDelivery(t, fmt.Sprintf("flood-%d", i), 1+i, 1), srv.url)
 	}
-	sendAccepted(t, installationDelivery(t, "other", flood+100, 2), srv.url)
+	other := installationDelivery(t, "other", flood+100, 2)
+	sendAccepted(t, other, srv.url)
 	var order []string
 	for !slices.Contains(order, "other") {
 		if len(order) > workers {
@@ -167,6 +184,7 @@ func TestBacklogAtTheStreamsFrontDoesNotHoldAnother(t *testing.T) {
 				order, flood, workers+1)
 		}
 		if len(order) == workers {
+			awaitHeld(t, s, other)
 			p.release <- struct{}{} // free one worker
 		}
 		order = append(order, p.next(t, fmt.Sprintf("after %v", order)))
