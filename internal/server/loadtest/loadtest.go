@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -88,6 +89,9 @@ type Result struct {
 	// the last job (0 for the bare handler, which runs none).
 	ProcessedPerSecond     float64
 	AckP50, AckP99, AckMax time.Duration
+	// Appends is what the Redis queue's append batches came to during the
+	// send (zero without Redis).
+	Appends redisq.AppendStats
 }
 
 // String is a one-line summary.
@@ -105,6 +109,16 @@ type request struct {
 	body       []byte
 }
 
+// Busy is the share of the process's CPUs (GOMAXPROCS) the send kept
+// busy: near 1, the run was bound by CPU; well below, by waiting (for
+// Redis, in a durable run).
+func (r Result) Busy() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.CPUPerDelivery) * float64(r.Sent) / float64(r.Elapsed) / float64(runtime.GOMAXPROCS(0))
+}
+
 // Run starts a server, sends the deliveries, drains the server and returns
 // the measurements.
 func Run(ctx context.Context, o Options) (Result, error) {
@@ -117,7 +131,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return runBare(ctx, o, reqs)
 	}
 	proc := &countingProcessor{delay: o.Delay, runs: make([]atomic.Int32, o.Deliveries)}
-	srv, closeStore, err := newServer(o, proc)
+	var store *redisq.Store
+	srv, closeStore, err := newServerOn(o, proc, fmt.Sprintf("autopilot-loadtest:%d:", time.Now().UnixNano()),
+		func(_ *settings.Config, d *server.Deps) { store = d.Queue })
 	if err != nil {
 		return Result{}, err
 	}
@@ -131,7 +147,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(serveCtx, ln) }()
 
+	var before redisq.AppendStats
+	if store != nil {
+		before = store.Appends()
+	}
 	m := sendAll(ctx, o, ln, reqs)
+	if store != nil {
+		after := store.Appends()
+		m.appends = redisq.AppendStats{Batches: after.Batches - before.Batches,
+			Deliveries: after.Deliveries - before.Deliveries, RoundTrips: after.RoundTrips - before.RoundTrips}
+	}
 	waitProcessed(proc, m.codes)
 	drained := time.Since(m.start)
 	stop()
@@ -222,6 +247,7 @@ type sending struct {
 	acks         []time.Duration
 	start        time.Time
 	elapsed, cpu time.Duration
+	appends      redisq.AppendStats
 }
 
 // sendAll sends every delivery to the webhook path on ln.
@@ -239,6 +265,7 @@ func sendAll(ctx context.Context, o Options, ln net.Listener, reqs []request) se
 func (m sending) result(p *countingProcessor) Result {
 	res := summarise(m.codes, m.acks, p, m.elapsed)
 	res.CPUPerDelivery = m.cpu / time.Duration(res.Sent)
+	res.Appends = m.appends
 	return res
 }
 

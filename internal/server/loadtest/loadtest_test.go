@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -97,6 +98,7 @@ func BenchmarkModes(b *testing.B) {
 	results := map[string]Result{}
 	redisCPU := map[string]time.Duration{}
 	calls := map[string]map[string]float64{}
+	script := map[string]time.Duration{} // redis-server's mean time in one script (EVALSHA)
 	for _, m := range modes {
 		o := base
 		o.Bare, o.RedisURL, o.QueueMax, o.Concurrency = m.o.Bare, m.o.RedisURL, m.o.QueueMax, m.clients
@@ -106,10 +108,14 @@ func BenchmarkModes(b *testing.B) {
 				return
 			}
 			cpu0 := m.rs.CPUTime()
-			calls0 := servertest.CommandCalls(b, o.RedisURL)
+			calls0, usec0 := servertest.CommandCalls(b, o.RedisURL), servertest.CommandTime(b, o.RedisURL)
 			results[m.name] = bench(b, o)
 			redisCPU[m.name] = (m.rs.CPUTime() - cpu0) / time.Duration(max(b.N, 1))
 			calls[m.name] = perDelivery(servertest.CommandCalls(b, o.RedisURL), calls0, max(b.N, 1))
+			if n := calls[m.name]["evalsha"]; n > 0 {
+				us := perDelivery(servertest.CommandTime(b, o.RedisURL), usec0, max(b.N, 1))["evalsha"]
+				script[m.name] = time.Duration(us / n * float64(time.Microsecond))
+			}
 		})
 	}
 	bareAt := map[int]Result{}
@@ -123,13 +129,18 @@ func BenchmarkModes(b *testing.B) {
 		if bare.PerSecond == 0 || r.PerSecond == 0 {
 			continue // not run (-bench filtered it out)
 		}
-		b.Logf("%-16s %3d clients %7.0f deliveries/s (%.2f of bare), ack p50 %s, p99 %s (%.2fx bare), %s CPU each, %.0f jobs/s",
+		b.Logf("%-16s %3d clients %7.0f deliveries/s (%.2f of bare), ack p50 %s, p99 %s (%.2fx bare), %s CPU each (%.0f%% of the process's %d CPUs busy), %.0f jobs/s",
 			m.name, m.clients, r.PerSecond, r.PerSecond/bare.PerSecond, r.AckP50, r.AckP99,
-			float64(r.AckP99)/float64(max(bare.AckP99, 1)), r.CPUPerDelivery, r.ProcessedPerSecond)
+			float64(r.AckP99)/float64(max(bare.AckP99, 1)), r.CPUPerDelivery, 100*r.Busy(), runtime.GOMAXPROCS(0), r.ProcessedPerSecond)
 	}
 	for _, m := range modes {
 		if m.rs != nil && results[m.name].PerSecond > 0 {
-			b.Logf("%s: redis-server used %s CPU per delivery on top (queue, dedupe, leases, acknowledgement)", m.name, redisCPU[m.name])
+			b.Logf("%s: redis-server used %s CPU per delivery on top (queue, dedupe, leases, acknowledgement); a script (append or workers' batch) ran %s in it on average",
+				m.name, redisCPU[m.name], script[m.name].Round(time.Microsecond))
+			if a := results[m.name].Appends; a.Batches > 0 {
+				b.Logf("%s: appends: %.1f deliveries per round trip to Redis, %s a round trip as this process saw it (Redis's work and sync, and the wait for the goroutine to run)",
+					m.name, float64(a.Deliveries)/float64(a.Batches), (a.RoundTrips / time.Duration(a.Batches)).Round(time.Microsecond))
+			}
 			b.Logf("%s: redis commands per delivery (a script's own calls counted too): %s", m.name, formatCalls(calls[m.name]))
 		}
 	}

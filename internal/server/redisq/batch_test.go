@@ -109,6 +109,11 @@ func TestEnqueueCommitsConcurrentDeliveriesTogether(t *testing.T) {
 	if l, err := s.QueueLen(ctx); err != nil || l != n+2 {
 		t.Errorf("stream length %d (%v), want %d (warm-up, first, d-0..d-%d)", l, err, n+2, n-1)
 	}
+	// The append statistics count the batches and every delivery they
+	// carried, the duplicate included (it travelled in its batch).
+	if a := s.Appends(); a.Batches != 3 || a.Deliveries != n+3 || a.RoundTrips <= 0 {
+		t.Errorf("Appends() = %+v, want 3 batches (warm-up, first, the rest) carrying %d deliveries, and their time", a, n+3)
+	}
 }
 
 // TestEnqueueBatchRespectsQueueMax: within one batch, the room left is

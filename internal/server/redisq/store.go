@@ -51,6 +51,8 @@ type Store struct {
 	// work batches the workers' concurrent writes: ends of jobs
 	// (FinishEntry) and lease requests (TryLockAll, Lock).
 	work batcher[*workOp]
+	// appends counts the append batches (see Appends).
+	appends struct{ batches, deliveries, nanos atomic.Int64 }
 }
 
 var (

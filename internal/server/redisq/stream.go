@@ -294,6 +294,21 @@ func (b *batcher[C]) len() int {
 // waitingEnqueues is how many appends wait for the next batch.
 func (s *Store) waitingEnqueues() int { return s.commits.len() }
 
+// AppendStats counts the append batches sent to Redis since the store
+// opened: how many, the deliveries they carried, and the time from sending
+// each to its answer (Redis's work, its sync of the append-only file, the
+// network, and the wait of this process's goroutine to be run).
+type AppendStats struct {
+	Batches, Deliveries int64
+	RoundTrips          time.Duration
+}
+
+// Appends is what the store's append batches came to so far.
+func (s *Store) Appends() AppendStats {
+	return AppendStats{Batches: s.appends.batches.Load(), Deliveries: s.appends.deliveries.Load(),
+		RoundTrips: time.Duration(s.appends.nanos.Load())}
+}
+
 // commit sends one batch through enqueueScript and answers its callers.
 func (s *Store) commit(batch []*enqueueCall) {
 	keys := make([]string, 0, len(batch)+1)
@@ -310,8 +325,12 @@ func (s *Store) commit(batch []*enqueueCall) {
 		args = append(args, c.fields...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	start := time.Now()
 	res, err := enqueueScript.Run(ctx, s.rdb, keys, args...).Int64Slice()
 	cancel()
+	s.appends.batches.Add(1)
+	s.appends.deliveries.Add(int64(len(batch)))
+	s.appends.nanos.Add(int64(time.Since(start)))
 	if err == nil && len(res) != len(batch) {
 		err = fmt.Errorf("%d answers from the enqueue script for %d deliveries", len(res), len(batch))
 	}

@@ -1,8 +1,11 @@
 package servertest
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRedisTestsSkipWithoutRedisWhateverCISays: without a test Redis
@@ -41,5 +44,29 @@ func TestRedisTestsSkipWithoutRedisWhateverCISays(t *testing.T) {
 	}
 	if !strings.Contains(redisMissing, "AUTOPILOT_TEST_REDIS_URL") || !strings.Contains(redisServerMissing, "redis-server") {
 		t.Fatalf("skip reasons do not say what is missing: %q, %q", redisMissing, redisServerMissing)
+	}
+}
+
+// TestCommandStatsCountCallsAndTime: 200 SETs show as 200 more calls and
+// some more time in INFO commandstats, read per command.
+func TestCommandStatsCountCallsAndTime(t *testing.T) {
+	rs := StartOwnRedis(t)
+	opts, err := redis.ParseURL(rs.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	calls0, usec0 := CommandCalls(t, rs.URL())["set"], CommandTime(t, rs.URL())["set"]
+	for i := range 200 {
+		if err := rdb.Set(context.Background(), "k", i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := CommandCalls(t, rs.URL())["set"] - calls0; d != 200 {
+		t.Errorf("set calls grew by %d, want 200", d)
+	}
+	if d := CommandTime(t, rs.URL())["set"] - usec0; d <= 0 {
+		t.Errorf("set time grew by %d µs after 200 calls, want more than 0", d)
 	}
 }
