@@ -3,6 +3,7 @@ package redisq
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -642,6 +643,9 @@ func (q *Replica) RenewLoop(ctx context.Context) {
 	job.Every(ctx, max(q.Idle/3, 10*time.Millisecond), func() {
 		q.forgetAcked(time.Now().Add(-ackedMemory))
 		ids := q.heldIDs()
+		// In stream order, so each batch's ids are one short range of the
+		// consumer's pending list (see RenewEntries).
+		slices.SortFunc(ids, func(a, b string) int { c, _ := compareIDs(a, b); return c })
 		for len(ids) > 0 {
 			n := min(len(ids), 512)
 			rctx, cancel := context.WithTimeout(ctx, storeTimeout)

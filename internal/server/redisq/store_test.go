@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -181,20 +182,41 @@ func TestRenewingHeldEntriesIsOneClaimPerBatch(t *testing.T) {
 	for i, e := range es {
 		ids[i] = e.ID
 	}
-	ids = append(ids, "1-1") // not ours: reported lost
-	before := servertest.CommandCalls(t, u)["xclaim"]
-	lost, err := a.RenewEntries(ctx, ids)
-	if err != nil || len(lost) != 1 || lost[0] != "1-1" {
-		t.Fatalf("renew: lost %v (%v), want [1-1]", lost, err)
+	// Another consumer claims one entry in the middle: it is no longer
+	// ours, reported lost and left with its new owner.
+	b := servertest.OpenRedis(t, New, u, Options{Prefix: prefix, Owner: "b"})
+	taken := ids[n/2]
+	if err := b.rdb.XClaim(ctx, &redis.XClaimArgs{Stream: b.streamKey(), Group: streamGroup, Consumer: b.Consumer(),
+		Messages: []string{taken}}).Err(); err != nil {
+		t.Fatal(err)
 	}
-	if got := servertest.CommandCalls(t, u)["xclaim"] - before; got != 1 {
+	ids = append(ids, "1-1") // not ours: reported lost
+	before := servertest.CommandCalls(t, u)
+	lost, err := a.RenewEntries(ctx, ids)
+	if err != nil || !slices.Equal(slices.Sorted(slices.Values(lost)), []string{"1-1", taken}) {
+		t.Fatalf("renew: lost %v (%v), want [1-1 %s]", lost, err, taken)
+	}
+	after := servertest.CommandCalls(t, u)
+	if got := after["xclaim"] - before["xclaim"]; got != 1 {
 		t.Fatalf("%d XCLAIM calls to renew %d entries, want 1", got, n)
+	}
+	// Ownership is read from the consumer's pending list a range at a
+	// time, not entry by entry.
+	if got := after["xpending"] - before["xpending"]; got > 2 {
+		t.Fatalf("%d XPENDING calls to renew %d entries, want at most 2", got, n)
+	}
+	if ps, err := b.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: b.streamKey(), Group: streamGroup, Start: taken, End: taken,
+		Count: 1}).Result(); err != nil || len(ps) != 1 || ps[0].Consumer != b.Consumer() {
+		t.Fatalf("the entry b claimed: %+v (%v), want it still b's", ps, err)
 	}
 	ps, err := a.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: a.streamKey(), Group: streamGroup, Start: "-", End: "+", Count: 2 * n}).Result()
 	if err != nil || len(ps) != n {
 		t.Fatalf("pending %d (%v), want %d", len(ps), err, n)
 	}
 	for _, p := range ps {
+		if p.ID == taken {
+			continue // b's claim counted a delivery
+		}
 		if p.RetryCount != 1 {
 			t.Fatalf("entry %s handed out %d times after a renewal, want 1 (a renewal is not a delivery)", p.ID, p.RetryCount)
 		}

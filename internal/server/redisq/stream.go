@@ -1,6 +1,7 @@
 package redisq
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,10 +66,13 @@ end
 return out`)
 	// renewEntriesScript resets the idle time of the entries this consumer still
 	// owns, so no replica claims work that is merely slow; an entry already
-	// claimed by another consumer is left alone. The owned ones are claimed
-	// back with one XCLAIM per 500. It returns the ids no longer owned.
+	// claimed by another consumer is left alone. Which ones it owns is read
+	// from its pending list between the first and the last id (ARGV[3],
+	// ARGV[4]), a thousand at a time, not entry by entry; the owned ones are
+	// claimed back with one XCLAIM per 500. It returns the ids no longer owned.
 	renewEntriesScript = redis.NewScript(`
-local lost, owned = {}, {}
+local want, found, owned = {}, {}, {}
+for i = 5, #ARGV do want[ARGV[i]] = true end
 local function claim()
   if #owned > 0 then
     owned[#owned + 1] = 'JUSTID' -- the delivery count stays as it is
@@ -76,16 +80,25 @@ local function claim()
     owned = {}
   end
 end
-for i = 3, #ARGV do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1, ARGV[2])
-  if #p == 1 then
-    owned[#owned + 1] = ARGV[i]
-    if #owned == 500 then claim() end
-  else
-    lost[#lost + 1] = ARGV[i]
+local start = ARGV[3]
+while true do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], start, ARGV[4], 1000, ARGV[2])
+  for _, e in ipairs(p) do
+    local id = e[1]
+    if want[id] and not found[id] then
+      found[id] = true
+      owned[#owned + 1] = id
+      if #owned == 500 then claim() end
+    end
   end
+  if #p < 1000 then break end
+  start = '(' .. p[#p][1]
 end
 claim()
+local lost = {}
+for i = 5, #ARGV do
+  if not found[ARGV[i]] then lost[#lost + 1] = ARGV[i] end
+end
 return lost`)
 	// handBackScript re-appends an entry this consumer owns at the end of the
 	// stream and drops the original, so another replica reads it at once
@@ -644,8 +657,12 @@ func (s *Store) commitWork(batch []*workOp) {
 // RenewEntries keeps the entries this consumer works on from being claimed
 // and returns those another consumer claimed meanwhile.
 func (s *Store) RenewEntries(ctx context.Context, ids []string) ([]string, error) {
-	args := make([]any, 0, len(ids)+2)
-	args = append(args, streamGroup, s.Consumer())
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	first, last := idRange(ids)
+	args := make([]any, 0, len(ids)+4)
+	args = append(args, streamGroup, s.Consumer(), first, last)
 	for _, id := range ids {
 		args = append(args, id)
 	}
@@ -654,6 +671,50 @@ func (s *Store) RenewEntries(ctx context.Context, ids []string) ([]string, error
 		return nil, fmt.Errorf("redis queue renew: %w", err)
 	}
 	return lost, nil
+}
+
+// idRange is the first and the last of stream entry ids in stream order
+// ("-" and "+" when one is not an entry id: the whole stream).
+func idRange(ids []string) (first, last string) {
+	lo, hi := ids[0], ids[0]
+	for _, id := range ids {
+		c, ok := compareIDs(id, lo)
+		if !ok {
+			return "-", "+"
+		}
+		if c < 0 {
+			lo = id
+		}
+		if c, _ = compareIDs(id, hi); c > 0 {
+			hi = id
+		}
+	}
+	return lo, hi
+}
+
+// compareIDs orders two stream entry ids ("<ms>-<seq>") as Redis does;
+// false when one is not such an id.
+func compareIDs(a, b string) (int, bool) {
+	am, as, ok1 := parseID(a)
+	bm, bs, ok2 := parseID(b)
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	if c := cmp.Compare(am, bm); c != 0 {
+		return c, true
+	}
+	return cmp.Compare(as, bs), true
+}
+
+// parseID splits a stream entry id into its time and sequence parts.
+func parseID(id string) (ms, seq uint64, ok bool) {
+	m, q, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	ms, err1 := strconv.ParseUint(m, 10, 64)
+	seq, err2 := strconv.ParseUint(q, 10, 64)
+	return ms, seq, err1 == nil && err2 == nil
 }
 
 // HandBack gives an entry this consumer owns back to the group (see
