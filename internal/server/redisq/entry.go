@@ -230,6 +230,13 @@ func decodeEntry(id string, vals map[string]any) Entry {
 		e.Bad = fmt.Errorf("queue entry %s (delivery %q): malformed event: %v", id, e.Job.Delivery, err)
 		return e
 	}
+	if i, err := strconv.ParseInt(str(fieldInst), 10, 64); err == nil && i != ev.Installation {
+		// No replica writes this (entryFields takes both from one event),
+		// and the replica counts the entry under the field's installation
+		// but ends its job under the event's: it is not run.
+		e.Bad = fmt.Errorf("queue entry %s (delivery %q): installation field %d, event's installation %d", id, e.Job.Delivery, i, ev.Installation)
+		return e
+	}
 	if v == entryVersion {
 		ev.Title, ev.Body = str(fieldTitle), str(fieldBody)
 		if ev.Comment != nil {

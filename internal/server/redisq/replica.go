@@ -241,22 +241,36 @@ func (q *Replica) unpark(ctx context.Context, n int) (int, error) {
 			}
 		}
 	}
+	inst := make(map[string]int64, len(picks))
+	for _, p := range picks {
+		inst[p.id] = p.inst
+	}
 	taken := 0
 	for _, e := range es {
-		inst := workq.Work{Job: e.Job}.Installation()
-		if e.Bad != nil {
-			q.Metrics.QueueLost(1)
-			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
-			q.left(inst)
-			q.ack(e.ID)
-			continue
+		if q.push(e, inst[e.ID]) {
+			taken++
 		}
-		q.NoteInstallation(e.Job.Event.Installation)
-		key, locks := q.Keys(e.Job.Event)
-		q.Queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
-		taken++
 	}
 	return taken, nil
+}
+
+// push queues a read entry that holds one of installation inst's slots
+// (the installation it was parked or counted under: an unreadable entry's
+// event does not say). An unreadable entry is dropped instead — counted,
+// logged, acknowledged, its slot given back — and its issue left to the
+// sweep. It reports whether it queued the entry.
+func (q *Replica) push(e Entry, inst int64) bool {
+	if e.Bad != nil {
+		q.Metrics.QueueLost(1)
+		q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
+		q.left(inst)
+		q.ack(e.ID)
+		return false
+	}
+	q.NoteInstallation(e.Job.Event.Installation)
+	key, locks := q.Keys(e.Job.Event)
+	q.Queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
+	return true
 }
 
 // Held is the most entries a replica with workers workers holds at once:
@@ -445,17 +459,10 @@ func (q *Replica) accept(es []Entry, claimed bool) int {
 		if q.park(e.ID, inst) {
 			continue // its payload is read (and decoded) again when its installation's turn comes
 		}
-		if e.decode(); e.Bad != nil {
-			q.Metrics.QueueLost(1)
-			q.Log.Error("unreadable queue entry dropped; the sweep catches its issue up", "entry", e.ID, "err", e.Bad)
-			q.left(inst)
-			q.ack(e.ID)
-			continue
+		e.decode()
+		if q.push(e, inst) {
+			taken++
 		}
-		q.NoteInstallation(e.Job.Event.Installation)
-		key, locks := q.Keys(e.Job.Event)
-		q.Queue.Push(workq.Work{Job: e.Job, Key: key, Locks: locks, Entry: e.ID, Queued: time.Now()})
-		taken++
 	}
 	return taken
 }
