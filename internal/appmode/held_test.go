@@ -19,6 +19,7 @@ import (
 	"github.com/autopilot-dev/autopilot/internal/dashboard/model"
 	"github.com/autopilot-dev/autopilot/internal/dashboard/store"
 	"github.com/autopilot-dev/autopilot/internal/forge"
+	"github.com/autopilot-dev/autopilot/internal/server"
 	"github.com/autopilot-dev/autopilot/internal/state"
 )
 
@@ -102,6 +103,9 @@ func TestASweepHeldByTheBudgetIsShownAndRecordedWithoutACallOfItsOwn(t *testing.
 	var rl *forge.RateLimitError
 	if !errors.As(err, &rl) || !rl.Held {
 		t.Fatalf("sweep: %v, want held by the budget", err)
+	}
+	if !errors.Is(err, server.ErrHeld) {
+		t.Fatalf("sweep: %v, not marked server.ErrHeld (the server would count it a failed job)", err)
 	}
 	var held, free int
 	for _, n := range issues {

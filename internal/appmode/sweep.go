@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,8 +25,10 @@ import (
 // missed deliveries and fires executor timeouts and wall-clock limits. A
 // repository that fails is reported and the others are still swept; a
 // rate limit stops the whole sweep (the next one continues), saying so in
-// one log line (installation, reason, until), and the issue whose pass it
-// cut is remembered (Holds): its next pass records the wait in its state.
+// one log line (installation, reason, until) and returning an error marked
+// server.ErrHeld (a wait, not a failure, unless a repository failed before
+// it), and the issue whose pass it cut is remembered (Holds): its next
+// pass records the wait in its state.
 // A token GitHub refuses (401) is minted again once per sweep, and the
 // repository swept again.
 func (a *App) Sweep(ctx context.Context, installation int64) error {
@@ -39,6 +42,10 @@ func (a *App) Sweep(ctx context.Context, installation int64) error {
 		}
 	}
 	if err != nil {
+		var rl *forge.RateLimitError
+		if errors.As(err, &rl) {
+			return a.waits(ctx, installation, "", rl, err, log)
+		}
 		return err
 	}
 	var errs []error
@@ -52,22 +59,37 @@ func (a *App) Sweep(ctx context.Context, installation int64) error {
 		if err == nil {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("sweep %s: %w", repo, err))
+		err = fmt.Errorf("sweep %s: %w", repo, err)
 		var rl *forge.RateLimitError
 		if errors.As(err, &rl) {
-			// Background work waits; it is not failed work. The next
-			// sweep after the until goes on (SWEEP_INTERVAL).
-			until, why := a.holdOf(ctx, installation, rl)
-			log.Warn("sweep waits for the GitHub budget; the next sweep after the until goes on", "repo", repo,
-				"reason", why.Words(), "until", until.UTC().Format(time.RFC3339), "err", err)
+			held := a.waits(ctx, installation, repo, rl, err, log)
+			if len(errs) == 0 {
+				return held
+			}
+			errs = append(errs, err) // a repository failed before: the sweep failed
 			break
 		}
+		errs = append(errs, err)
 		if ctx.Err() != nil {
 			log.Warn("sweep stopped", "repo", repo, "err", err)
 			break
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waits logs that the GitHub budget holds installation's sweep (at repo,
+// or before any when repo is "") and returns err marked server.ErrHeld:
+// background work waits, it is not failed work. The next sweep after the
+// until goes on (SWEEP_INTERVAL).
+func (a *App) waits(ctx context.Context, installation int64, repo string, rl *forge.RateLimitError, err error, log *slog.Logger) error {
+	until, why := a.holdOf(ctx, installation, rl)
+	if repo != "" {
+		log = log.With("repo", repo)
+	}
+	log.Warn("sweep waits for the GitHub budget; the next sweep after the until goes on",
+		"reason", why.Words(), "until", until.UTC().Format(time.RFC3339), "err", err)
+	return fmt.Errorf("%w: %w", server.ErrHeld, err)
 }
 
 // sweepRepo reconciles one repository's open autopilot issues.

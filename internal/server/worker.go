@@ -173,6 +173,8 @@ func (s *Server) run(ctx context.Context, w workq.Work) (kept []job.Lease) {
 	case errors.Is(err, ErrDropped):
 		outcome = "dropped"
 		log.Warn("delivery dropped: it can never succeed, so it is not retried", "err", err)
+	case w.Sweep != 0 && errors.Is(err, ErrHeld):
+		outcome = "held" // the Sweeper logged the wait and its until
 	case err != nil:
 		outcome = "error"
 		log.Error("job failed; the next event or sweep retries the issue", "err", err)

@@ -257,13 +257,20 @@ func Answered(span trace.Span, code int, outcome string) {
 	}
 }
 
-// Finished records a job's outcome ("ok", "error", "dropped", "panic") on
-// its span, with the error when there is one.
+// Finished records a job's outcome ("ok", "error", "dropped", "panic",
+// "held") on its span, with the error when there is one; a sweep the
+// GitHub budget held keeps its wait as an event, not an error status.
 func Finished(span trace.Span, outcome string, err error) {
 	if !span.IsRecording() {
 		return
 	}
 	span.SetAttributes(attribute.String(keyOutcome, outcome))
+	if outcome == "held" {
+		if err != nil {
+			span.RecordError(err)
+		}
+		return
+	}
 	if outcome != "ok" {
 		msg := outcome
 		if err != nil {
