@@ -3,7 +3,6 @@ package redisq
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/autopilot-dev/autopilot/internal/ghevent"
 	"github.com/autopilot-dev/autopilot/internal/server/job"
-	"github.com/autopilot-dev/autopilot/internal/server/metrics"
 	"github.com/autopilot-dev/autopilot/internal/server/servertest"
 	"github.com/autopilot-dev/autopilot/internal/server/workq"
 )
@@ -54,12 +52,7 @@ func TestAnUnreadableParkedEntryGivesItsInstallationsSlotBack(t *testing.T) {
 		good++
 	}
 	local := workq.New(10, nil)
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: time.Minute, Workers: workers, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
-	})
+	ra := testReplica(a, time.Minute, local, nil)
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	go ra.ReadLoop(readCtx)

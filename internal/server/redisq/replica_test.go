@@ -72,12 +72,7 @@ func TestReadAheadEntriesAreClaimedAfterACrash(t *testing.T) {
 		}
 	}
 	local := workq.New(10, nil)
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: time.Minute, Workers: 1, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
-	})
+	ra := testReplica(a, time.Minute, local, nil)
 	readCtx, stopReading := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); ra.ReadLoop(readCtx) }()
@@ -124,12 +119,7 @@ func TestParkedEntriesAreClaimedAfterACrash(t *testing.T) {
 	}
 	enqueue(n, 8)
 	local := workq.New(10, nil)
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: time.Minute, Workers: 1, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
-	})
+	ra := testReplica(a, time.Minute, local, nil)
 	readCtx, stopReading := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); ra.ReadLoop(readCtx) }()
@@ -171,12 +161,7 @@ func TestParkedEntriesRunOnceInStreamOrder(t *testing.T) {
 	}
 	enqueue("other", 2, 8)
 	local := workq.New(10, nil)
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: time.Minute, Workers: 1, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
-	})
+	ra := testReplica(a, time.Minute, local, nil)
 	readCtx, stopReading := context.WithCancel(ctx)
 	defer stopReading()
 	go ra.ReadLoop(readCtx)
@@ -228,12 +213,7 @@ func TestParkedEntriesClaimedByAnotherReplicaAreDropped(t *testing.T) {
 		}
 	}
 	local := workq.New(10, nil)
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: 30 * time.Millisecond, Workers: 1, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
-	})
+	ra := testReplica(a, 30*time.Millisecond, local, nil)
 	readCtx, stopReading := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); ra.ReadLoop(readCtx) }()
@@ -271,12 +251,7 @@ func TestParkedEntriesAreHandedBackAtShutdown(t *testing.T) {
 	}
 	local := workq.New(10, nil)
 	m := metrics.New()
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: time.Minute, Workers: 1, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: m,
-	})
+	ra := testReplica(a, time.Minute, local, m)
 	readCtx, stopReading := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); ra.ReadLoop(readCtx) }()
@@ -337,12 +312,7 @@ func TestParkedEntriesAreNotDecodedUntilTheyRun(t *testing.T) {
 		}
 	}
 	local := workq.New(10, nil)
-	ra := NewReplica(a, ReplicaOptions{
-		Idle: time.Minute, Workers: 1, Queue: local,
-		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
-		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
-		Log: slog.New(slog.DiscardHandler), Metrics: metrics.New(),
-	})
+	ra := testReplica(a, time.Minute, local, nil)
 	before := entryDecodes.Load()
 	readCtx, stopReading := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -353,4 +323,18 @@ func TestParkedEntriesAreNotDecodedUntilTheyRun(t *testing.T) {
 	if got, want := entryDecodes.Load()-before, int64(1+InstallationAhead); got != want {
 		t.Fatalf("%d events decoded while reading %d entries, %d of them parked; want %d (the queued ones)", got, n, n-1-InstallationAhead, want)
 	}
+}
+
+// testReplica is a one-worker replica of store that reads into local,
+// keys jobs by issue and logs nowhere (m nil: metrics of its own).
+func testReplica(store *Store, idle time.Duration, local *workq.Queue, m *metrics.Metrics) *Replica {
+	if m == nil {
+		m = metrics.New()
+	}
+	return NewReplica(store, ReplicaOptions{
+		Idle: idle, Workers: 1, Queue: local,
+		Keys:             func(ev *ghevent.Event) (string, []string) { return fmt.Sprintf("%s#%d", ev.Repo, ev.Issue), nil },
+		NoteInstallation: func(int64) {}, NoteStore: func(error) {},
+		Log: slog.New(slog.DiscardHandler), Metrics: m,
+	})
 }
